@@ -1,0 +1,77 @@
+//===- Circuit.h - Circuit dialect ----------------------------*- C++ -*-===//
+//
+// Part of the Hesper project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The circuit dialect: shape-typed graphs of tensor primitives whose
+// per-lane bodies are exp expressions.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HESPER_DIALECT_CIRCUIT_IR_CIRCUIT_H
+#define HESPER_DIALECT_CIRCUIT_IR_CIRCUIT_H
+
+#include "Hesper/Dialect/Exp/IR/Exp.h"
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/CallInterfaces.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "Hesper/Dialect/Circuit/IR/CircuitDialect.h.inc"
+#include "Hesper/Dialect/Circuit/IR/CircuitEnums.h.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "Hesper/Dialect/Circuit/IR/CircuitTypes.h.inc"
+
+#define GET_OP_CLASSES
+#include "Hesper/Dialect/Circuit/IR/CircuitOps.h.inc"
+
+namespace hesper {
+namespace circuit {
+
+/// Block size (values per block) of a quantized element type, or 0 for a
+/// plain element type.
+int64_t getQuantBlockSize(mlir::Type elementType);
+
+/// Bytes of one block of a quantized element type, or 0 for a plain type.
+int64_t getQuantBlockBytes(mlir::Type elementType);
+
+/// True for the quantized block formats (q8_0, q4_k, q6_k, i2_s, q8_1).
+inline bool isQuantized(mlir::Type elementType) {
+  return getQuantBlockSize(elementType) != 0;
+}
+
+/// Bytes a tensor of this type occupies in a buffer.
+int64_t getStorageBytes(mlir::RankedTensorType type);
+
+/// True when an input of shape `input` can be read beside an iteration over
+/// `iteration`: same number of elements, a suffix of it, or a single element.
+/// The input is read at `lane mod numel(input)`.
+bool isBroadcastCompatible(llvm::ArrayRef<int64_t> input,
+                           llvm::ArrayRef<int64_t> iteration);
+
+/// For a value written in place, follows the chain of in-place writes back to
+/// the buffer it started from: a graph argument or a `circuit.zeros`.
+mlir::Value getWrittenBufferRoot(mlir::Value dest);
+
+/// True when `op` writes into one of its operands in place (scatter,
+/// scatter_multi, reduce_scatter_epilogue).
+bool isInPlaceWriter(mlir::Operation *op);
+
+/// Ops that become one kernel each when lowered (every circuit op except
+/// graph, output, yield and zeros).
+bool isDispatchOp(mlir::Operation *op);
+
+} // namespace circuit
+} // namespace hesper
+
+#endif // HESPER_DIALECT_CIRCUIT_IR_CIRCUIT_H

@@ -1,0 +1,98 @@
+//===- CircuitBase.td - Circuit dialect definition ---------*- tablegen -*-===//
+//
+// Part of the Hesper project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HESPER_DIALECT_CIRCUIT_IR_CIRCUITBASE_TD
+#define HESPER_DIALECT_CIRCUIT_IR_CIRCUITBASE_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+include "mlir/IR/BuiltinTypeInterfaces.td"
+
+def Circuit_Dialect : Dialect {
+  let name = "circuit";
+  let cppNamespace = "::hesper::circuit";
+  let summary = "Shape-typed graphs of tensor primitives";
+  let description = [{
+    A `circuit.graph` is a dataflow graph over statically shaped tensors
+    (builtin `tensor<...>` of `f32`, `f16`, `i32`, or one of the quantized
+    block formats of this dialect). Graph arguments are external buffers
+    bound at run time. Each primitive (map, gather, scatter, reduce, matmul,
+    quantize, ...) is one candidate kernel; its per-lane behaviour is a
+    region of `exp` ops. Fusion passes merge primitives so that one
+    remaining primitive is one kernel.
+
+    Iteration and broadcasting: a primitive iterates over a shape (its
+    result's, or its first input's); every other input has either that
+    shape, a suffix of it (e.g. a `[D]` weight beside a `[rows, D]`
+    activation, read at `lane mod D`), or shape `[1]` (read at 0).
+    Per-lane bodies receive the flat lane index as an `i32`, followed by one
+    scalar per input.
+  }];
+  let useDefaultTypePrinterParser = 1;
+  let usePropertiesForAttributes = 1;
+  let dependentDialects = ["::hesper::exp::ExpDialect"];
+}
+
+class Circuit_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Circuit_Dialect, mnemonic, traits>;
+
+//===----------------------------------------------------------------------===//
+// Quantized element types
+//===----------------------------------------------------------------------===//
+
+class Circuit_QuantType<string name, string typeMnemonic, int block,
+                        int bytes, string what>
+    : TypeDef<Circuit_Dialect, name> {
+  let mnemonic = typeMnemonic;
+  let summary = what;
+  let description = what # ": blocks of " # block # " values stored in "
+      # bytes # " bytes, laid out as in GGUF. A tensor of this element type "
+      # "counts logical values; its last dimension is a multiple of "
+      # block # ".";
+  let extraClassDeclaration = [{
+    static constexpr int64_t kBlockSize = }] # block # [{;
+    static constexpr int64_t kBlockBytes = }] # bytes # [{;
+  }];
+}
+
+def Circuit_Q8_0Type : Circuit_QuantType<"Q8_0", "q8_0", 32, 34,
+    "8-bit weights, one f16 scale per block of 32">;
+def Circuit_Q4_KType : Circuit_QuantType<"Q4_K", "q4_k", 256, 144,
+    "4-bit k-quant weights, super-blocks of 256 with 6-bit sub-block scales">;
+def Circuit_Q6_KType : Circuit_QuantType<"Q6_K", "q6_k", 256, 210,
+    "6-bit k-quant weights, super-blocks of 256 with 8-bit sub-block scales">;
+def Circuit_I2_SType : Circuit_QuantType<"I2_S", "i2_s", 128, 32,
+    "BitNet b1.58 ternary weights, 2 bits each, with one f32 scale per tensor">;
+def Circuit_Q8_1Type : Circuit_QuantType<"Q8_1", "q8_1", 32, 36,
+    "8-bit activations, one f16 scale and one f16 scaled sum per block of 32">;
+
+def Circuit_QuantElement : AnyTypeOf<[Circuit_Q8_0Type, Circuit_Q4_KType,
+    Circuit_Q6_KType, Circuit_I2_SType, Circuit_Q8_1Type],
+    "quantized block format">;
+
+//===----------------------------------------------------------------------===//
+// Tensor constraints
+//===----------------------------------------------------------------------===//
+
+/// Values computed per lane: f32, f16 or i32 elements.
+def Circuit_ScalarElement : AnyTypeOf<[F32, F16, I32]>;
+def Circuit_Tensor : StaticShapeTensorOf<[F32, F16, I32, Circuit_Q8_0Type,
+    Circuit_Q4_KType, Circuit_Q6_KType, Circuit_I2_SType, Circuit_Q8_1Type]>;
+def Circuit_ScalarTensor : StaticShapeTensorOf<[F32, F16, I32]>;
+def Circuit_FloatTensor : StaticShapeTensorOf<[F32, F16]>;
+
+//===----------------------------------------------------------------------===//
+// Enums
+//===----------------------------------------------------------------------===//
+
+def Circuit_ReduceKind : I32EnumAttr<"ReduceKind", "reduction", [
+    I32EnumAttrCase<"sum", 0>, I32EnumAttrCase<"sum_sq", 1>,
+    I32EnumAttrCase<"max", 2>]> {
+  let cppNamespace = "::hesper::circuit";
+}
+
+#endif // HESPER_DIALECT_CIRCUIT_IR_CIRCUITBASE_TD

@@ -1,0 +1,408 @@
+//===- CircuitOps.td - Circuit dialect operations ----------*- tablegen -*-===//
+//
+// Part of the Hesper project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HESPER_DIALECT_CIRCUIT_IR_CIRCUITOPS_TD
+#define HESPER_DIALECT_CIRCUIT_IR_CIRCUITOPS_TD
+
+include "Hesper/Dialect/Circuit/IR/CircuitBase.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+include "mlir/Interfaces/FunctionInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Graph structure
+//===----------------------------------------------------------------------===//
+
+def Circuit_GraphOp : Circuit_Op<"graph", [
+    IsolatedFromAbove, FunctionOpInterface, Symbol, SingleBlock]> {
+  let summary = "a graph of tensor primitives over external buffers";
+  let description = [{
+    A graph is a function from tensors to tensors. Its arguments are the
+    external buffers bound at run time (inputs, weights, caches); its results
+    are the tensors it produces. An argument may also be written in place by
+    `circuit.scatter` and its relatives (a KV cache, say). The body is one
+    block of primitives ending in `circuit.output`.
+
+    ```mlir
+    circuit.graph @double(%x: tensor<128xf32>) -> tensor<128xf32> {
+      %y = circuit.map ins(%x : tensor<128xf32>) -> tensor<128xf32> {
+      ^bb0(%lane: i32, %v: f32):
+        %two = exp.constant 2.0 : f32
+        %r = exp.mul %v, %two : f32
+        circuit.yield %r : f32
+      }
+      circuit.output %y : tensor<128xf32>
+    }
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name,
+                       TypeAttrOf<FunctionType>:$function_type,
+                       OptionalAttr<DictArrayAttr>:$arg_attrs,
+                       OptionalAttr<DictArrayAttr>:$res_attrs);
+  let regions = (region SizedRegion<1>:$body);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    ::llvm::ArrayRef<::mlir::Type> getArgumentTypes() {
+      return getFunctionType().getInputs();
+    }
+    ::llvm::ArrayRef<::mlir::Type> getResultTypes() {
+      return getFunctionType().getResults();
+    }
+    ::mlir::Region *getCallableRegion() { return &getBody(); }
+  }];
+  let builders = [
+    OpBuilder<(ins "::llvm::StringRef":$name, "::mlir::FunctionType":$type)>
+  ];
+}
+
+def Circuit_OutputOp : Circuit_Op<"output", [Pure, Terminator, ReturnLike,
+                                             HasParent<"GraphOp">]> {
+  let summary = "the results of a graph";
+  let description = [{
+    ```mlir
+    circuit.output %y, %z : tensor<128xf32>, tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Circuit_Tensor>:$results);
+  let assemblyFormat = "($results^ `:` type($results))? attr-dict";
+  let hasVerifier = 1;
+}
+
+def Circuit_YieldOp : Circuit_Op<"yield", [Pure, Terminator, ReturnLike]> {
+  let summary = "the values one lane of a body produces";
+  let description = [{
+    Ends a per-lane body. What it yields depends on the primitive: one
+    element for `map`, an address for `gather`, address/value pairs for
+    `scatter`, ...
+
+    ```mlir
+    circuit.yield %addr, %v : i32, f32
+    ```
+  }];
+  let arguments = (ins Variadic<AnyType>:$values);
+  let assemblyFormat = "($values^ `:` type($values))? attr-dict";
+  let builders = [OpBuilder<(ins), [{ build($_builder, $_state, {}); }]>];
+}
+
+def Circuit_ZerosOp : Circuit_Op<"zeros", [Pure]> {
+  let summary = "a fresh zero-filled buffer";
+  let description = [{
+    A new tensor whose every element is zero: the destination of a scatter
+    that does not write into an external buffer.
+
+    ```mlir
+    %dst = circuit.zeros : tensor<256xf32>
+    ```
+  }];
+  let results = (outs Circuit_ScalarTensor:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+}
+
+//===----------------------------------------------------------------------===//
+// Pointwise primitives
+//===----------------------------------------------------------------------===//
+
+def Circuit_MapOp : Circuit_Op<"map", [Pure, IsolatedFromAbove]> {
+  let summary = "compute every element of a tensor from its inputs";
+  let description = [{
+    For every lane `i` of the result, runs the body on `i` and the inputs'
+    elements at `i` (broadcast inputs at `i mod numel`), and stores the
+    yielded value at `i`. With no inputs, the body computes from the lane
+    index alone.
+
+    ```mlir
+    %y = circuit.map ins(%x, %s : tensor<128xf32>, tensor<1xf32>)
+        -> tensor<128xf32> {
+    ^bb0(%lane: i32, %a: f32, %b: f32):
+      %p = exp.mul %a, %b : f32
+      circuit.yield %p : f32
+    }
+    ```
+  }];
+  let arguments = (ins Variadic<Circuit_ScalarTensor>:$inputs);
+  let results = (outs Circuit_ScalarTensor:$result);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    (`ins` `(` $inputs^ `:` type($inputs) `)`)? `->` type($result)
+    attr-dict-with-keyword $body
+  }];
+  let hasRegionVerifier = 1;
+}
+
+def Circuit_GatherOp : Circuit_Op<"gather", [Pure, IsolatedFromAbove]> {
+  let summary = "read elements of a source tensor at computed addresses";
+  let description = [{
+    For every lane `i` of the result, the body computes a flat address into
+    `source` from `i` and the inputs' elements; the result at `i` is the
+    source element there, or zero when the address is out of range.
+
+    ```mlir
+    // Reverse a vector.
+    %r = circuit.gather %x : tensor<8xf32> -> tensor<8xf32> {
+    ^bb0(%lane: i32):
+      %c7 = exp.constant 7 : i32
+      %a = exp.sub %c7, %lane : i32
+      circuit.yield %a : i32
+    }
+    ```
+  }];
+  let arguments = (ins Circuit_ScalarTensor:$source,
+                       Variadic<Circuit_ScalarTensor>:$inputs);
+  let results = (outs Circuit_ScalarTensor:$result);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $source (`ins` `(` $inputs^ `:` type($inputs) `)`)? `:` type($source)
+    `->` type($result) attr-dict-with-keyword $body
+  }];
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+}
+
+def Circuit_ScatterOp : Circuit_Op<"scatter", [IsolatedFromAbove,
+    AllTypesMatch<["dest", "result"]>,
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "write computed values at computed addresses";
+  let description = [{
+    Runs the body for `grid` lanes; lane `i` yields a flat address and a
+    value, and the value is written there in `dest`. The result is `dest`
+    with those writes; addresses out of range are skipped (a body can use
+    -1 to write nothing). Two lanes must not write the same address.
+
+    `dest` is either a fresh buffer (`circuit.zeros`) or an external buffer
+    (a graph argument, or the result of an earlier in-place write to one),
+    which is then updated in place: its old value must not be read after the
+    scatter.
+
+    ```mlir
+    // Write x into dst[128 .. 255].
+    %r = circuit.scatter grid(128) ins(%x : tensor<128xf32>)
+        into %dst : tensor<256xf32> {
+    ^bb0(%lane: i32, %v: f32):
+      %c128 = exp.constant 128 : i32
+      %a = exp.add %lane, %c128 : i32
+      circuit.yield %a, %v : i32, f32
+    }
+    ```
+  }];
+  let arguments = (ins ConfinedAttr<I64Attr, [IntPositive]>:$grid,
+                       Variadic<Circuit_ScalarTensor>:$inputs,
+                       Circuit_ScalarTensor:$dest);
+  let results = (outs Circuit_ScalarTensor:$result);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    `grid` `(` $grid `)` (`ins` `(` $inputs^ `:` type($inputs) `)`)?
+    `into` $dest `:` type($dest) attr-dict-with-keyword $body
+  }];
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+}
+
+def Circuit_ScatterMultiOp : Circuit_Op<"scatter_multi", [IsolatedFromAbove,
+    AttrSizedOperandSegments,
+    DeclareOpInterfaceMethods<InferTypeOpInterface>,
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "one grid of lanes writing into several destinations";
+  let description = [{
+    Like `circuit.scatter` with N destinations: lane `i` yields N
+    address/value pairs, pair `k` written into `dests[k]`. One kernel writes
+    them all (e.g. RoPE'd K and V into their caches).
+
+    ```mlir
+    %k2, %v2 = circuit.scatter_multi grid(64)
+        ins(%k, %v : tensor<64xf32>, tensor<64xf32>)
+        into(%kc, %vc : tensor<512xf32>, tensor<512xf32>) {
+    ^bb0(%lane: i32, %a: f32, %b: f32):
+      circuit.yield %lane, %a, %lane, %b : i32, f32, i32, f32
+    }
+    ```
+  }];
+  let arguments = (ins ConfinedAttr<I64Attr, [IntPositive]>:$grid,
+                       Variadic<Circuit_ScalarTensor>:$inputs,
+                       Variadic<Circuit_ScalarTensor>:$dests);
+  let results = (outs Variadic<Circuit_ScalarTensor>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    `grid` `(` $grid `)` (`ins` `(` $inputs^ `:` type($inputs) `)`)?
+    `into` `(` $dests `:` type($dests) `)` attr-dict-with-keyword $body
+  }];
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+def Circuit_ReduceOp : Circuit_Op<"reduce", [Pure, IsolatedFromAbove]> {
+  let summary = "reduce the last axis of a tensor";
+  let description = [{
+    Iterates over the shape of the first input, `[rows..., D]`, and reduces
+    each row of `D` values to one `f32` with `sum`, `sum_sq` (sum of
+    squares) or `max`. The result has shape `[rows...]` (`[1]` for a
+    rank-1 input). Without a `prologue`, the first input's elements are
+    reduced; with one, the prologue computes the value to reduce from the
+    lane and all inputs' elements. Sums are accumulated in `f32` in a fixed
+    order.
+
+    ```mlir
+    %ss = circuit.reduce sum_sq %x : tensor<4x256xf32> -> tensor<4xf32>
+    %dot = circuit.reduce sum %a, %b : tensor<64xf32>, tensor<64xf32>
+        -> tensor<1xf32> prologue {
+    ^bb0(%lane: i32, %p: f32, %q: f32):
+      %m = exp.mul %p, %q : f32
+      circuit.yield %m : f32
+    }
+    ```
+  }];
+  let arguments = (ins Circuit_ReduceKind:$kind,
+                       Variadic<Circuit_ScalarTensor>:$inputs);
+  let results = (outs Circuit_FloatTensor:$result);
+  let regions = (region AnyRegion:$prologue);
+  let assemblyFormat = [{
+    $kind $inputs `:` type($inputs) `->` type($result) attr-dict-with-keyword
+    (`prologue` $prologue^)?
+  }];
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+}
+
+def Circuit_ReduceEpilogueOp : Circuit_Op<"reduce_epilogue", [Pure,
+    IsolatedFromAbove]> {
+  let summary = "reduce each row, then compute every element of the row";
+  let description = [{
+    A reduction fused with a full-shape map that sees the reduced value:
+    for each row of the first input's shape `[rows..., D]`, reduces as
+    `circuit.reduce` does (with an optional `prologue`), then runs the
+    `epilogue` for every lane of the row on the lane index, the row's
+    reduced `f32` and the inputs' elements. The result has the first
+    input's shape. RMSNorm is one of these.
+
+    ```mlir
+    %y = circuit.reduce_epilogue sum_sq %x, %w
+        : tensor<256xf32>, tensor<256xf32> -> tensor<256xf32> epilogue {
+    ^bb0(%lane: i32, %ss: f32, %v: f32, %g: f32):
+      %d = exp.constant 256.0 : f32
+      %eps = exp.constant 1.0e-06 : f32
+      %m = exp.div %ss, %d : f32
+      %me = exp.add %m, %eps : f32
+      %r = exp.rsqrt %me : f32
+      %n = exp.mul %v, %r : f32
+      %o = exp.mul %n, %g : f32
+      circuit.yield %o : f32
+    }
+    ```
+  }];
+  let arguments = (ins Circuit_ReduceKind:$kind,
+                       Variadic<Circuit_ScalarTensor>:$inputs);
+  let results = (outs Circuit_ScalarTensor:$result);
+  let regions = (region AnyRegion:$prologue, SizedRegion<1>:$epilogue);
+  let assemblyFormat = [{
+    $kind $inputs `:` type($inputs) `->` type($result) attr-dict-with-keyword
+    (`prologue` $prologue^)? `epilogue` $epilogue
+  }];
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+}
+
+def Circuit_ReduceScatterEpilogueOp : Circuit_Op<"reduce_scatter_epilogue", [
+    IsolatedFromAbove, AllTypesMatch<["dest", "result"]>,
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "reduce each row, then scatter per-lane values";
+  let description = [{
+    Like `circuit.reduce_epilogue`, but the epilogue yields an address and a
+    value for each lane, written into `dest` as `circuit.scatter` does.
+
+    ```mlir
+    // dst[64 + i] = x[i] / sum(x) * 100
+    %r = circuit.reduce_scatter_epilogue sum %x : tensor<64xf32>
+        into %dst : tensor<256xf32> epilogue {
+    ^bb0(%lane: i32, %s: f32, %v: f32):
+      %c64 = exp.constant 64 : i32
+      %a = exp.add %lane, %c64 : i32
+      %q = exp.div %v, %s : f32
+      %h = exp.constant 100.0 : f32
+      %o = exp.mul %q, %h : f32
+      circuit.yield %a, %o : i32, f32
+    }
+    ```
+  }];
+  let arguments = (ins Circuit_ReduceKind:$kind,
+                       Variadic<Circuit_ScalarTensor>:$inputs,
+                       Circuit_ScalarTensor:$dest);
+  let results = (outs Circuit_ScalarTensor:$result);
+  let regions = (region AnyRegion:$prologue, SizedRegion<1>:$epilogue);
+  let assemblyFormat = [{
+    $kind $inputs `:` type($inputs) `into` $dest `:` type($dest)
+    attr-dict-with-keyword (`prologue` $prologue^)? `epilogue` $epilogue
+  }];
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Matrix products and quantization
+//===----------------------------------------------------------------------===//
+
+def Circuit_MatmulOp : Circuit_Op<"matmul", [Pure, IsolatedFromAbove]> {
+  let summary = "activations times transposed weights, with an epilogue";
+  let description = [{
+    `y[m, n] = sum_k x[m, k] * w[n, k]`: the weight is `[N, K]`, row-major,
+    as GGUF stores it (a rank-1 `x` of `[K]` gives a matvec with result
+    `[N]`). `x` is `f32`, `f16` or `q8_1` (quantized activations, for the
+    integer dot-product kernels); `w` is `f32`, `f16`, `q8_0`, `q4_k`,
+    `q6_k` or `i2_s`. Products are accumulated in `f32`.
+
+    The optional `epilogue` turns each accumulated value into the stored
+    one, given the flat output index, the `f32` accumulator and the elements
+    of the extra `ins` (broadcast over the result shape): bias, activation,
+    residual add or scaling, fused into the same kernel.
+
+    ```mlir
+    %y = circuit.matmul %x, %w ins(%b : tensor<64xf32>)
+        : tensor<256xf32>, tensor<64x256x!circuit.q4_k> -> tensor<64xf32>
+        epilogue {
+    ^bb0(%lane: i32, %acc: f32, %bias: f32):
+      %s = exp.add %acc, %bias : f32
+      %g = exp.gelu %s : f32
+      circuit.yield %g : f32
+    }
+    ```
+  }];
+  let arguments = (ins Circuit_Tensor:$x, Circuit_Tensor:$weight,
+                       Variadic<Circuit_ScalarTensor>:$inputs);
+  let results = (outs Circuit_FloatTensor:$result);
+  let regions = (region AnyRegion:$epilogue);
+  let assemblyFormat = [{
+    $x `,` $weight (`ins` `(` $inputs^ `:` type($inputs) `)`)? `:`
+    type($x) `,` type($weight) `->` type($result) attr-dict-with-keyword
+    (`epilogue` $epilogue^)?
+  }];
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+}
+
+def Circuit_QuantizeOp : Circuit_Op<"quantize", [Pure]> {
+  let summary = "quantize activations to a block format";
+  let description = [{
+    Splits the last axis into blocks of 32 values; per block,
+    `d = max|v| / 127` and `q = round(v / d)` (0 when `d` is 0). The result
+    is `q8_1` (which also keeps `d * sum(q)` per block for the integer
+    kernels) or `q8_0`.
+
+    ```mlir
+    %q = circuit.quantize %x : tensor<256xf32> -> tensor<256x!circuit.q8_1>
+    ```
+  }];
+  let arguments = (ins Circuit_FloatTensor:$input);
+  let results = (outs Circuit_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+#endif // HESPER_DIALECT_CIRCUIT_IR_CIRCUITOPS_TD

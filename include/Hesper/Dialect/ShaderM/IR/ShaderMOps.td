@@ -1,0 +1,266 @@
+//===- ShaderMOps.td - ShaderM dialect operations ----------*- tablegen -*-===//
+//
+// Part of the Hesper project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HESPER_DIALECT_SHADERM_IR_SHADERMOPS_TD
+#define HESPER_DIALECT_SHADERM_IR_SHADERMOPS_TD
+
+include "Hesper/Dialect/ShaderM/IR/ShaderMBase.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+include "mlir/Interfaces/FunctionInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Kernel
+//===----------------------------------------------------------------------===//
+
+def ShaderM_KernelOp : ShaderM_Op<"kernel", [
+    IsolatedFromAbove, FunctionOpInterface, Symbol, SingleBlock,
+    AutomaticAllocationScope]> {
+  let summary = "a GPU kernel with its workgroup size and bindings";
+  let description = [{
+    A kernel is a function every lane of a dispatch runs. Its arguments are
+    its bindings, in binding order: storage buffers (`!shaderm.buffer`) and
+    scalar parameters (`i32`, `f32`, passed as push constants). It returns
+    nothing; its body ends with `shaderm.return`.
+
+    `workgroup_size` gives the lanes per workgroup in x, y, z (at most 1024
+    in all). Optional launch hints: `subgroup_size` states the subgroup
+    width the body assumes (the compiler rejects a target with another one),
+    and `min_workgroups_per_sm` asks the backend to limit registers so that
+    many workgroups fit on one multiprocessor (CUDA `__launch_bounds__`).
+
+    ```mlir
+    shaderm.kernel @scale(%x: !shaderm.buffer<1024xf32, read_only>,
+                          %y: !shaderm.buffer<1024xf32>, %s: f32)
+        workgroup_size(256, 1, 1) {
+      %i = shaderm.global_id x
+      %v = shaderm.load %x[%i] : !shaderm.buffer<1024xf32, read_only> -> f32
+      %r = exp.mul %v, %s : f32
+      shaderm.store %r, %y[%i] : f32, !shaderm.buffer<1024xf32>
+      shaderm.return
+    }
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name,
+                       TypeAttrOf<FunctionType>:$function_type,
+                       OptionalAttr<DictArrayAttr>:$arg_attrs,
+                       OptionalAttr<DictArrayAttr>:$res_attrs,
+                       DenseI32ArrayAttr:$workgroup_size,
+                       OptionalAttr<I32Attr>:$subgroup_size,
+                       OptionalAttr<I32Attr>:$min_workgroups_per_sm);
+  let regions = (region SizedRegion<1>:$body);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    /// FunctionOpInterface hooks.
+    ::llvm::ArrayRef<::mlir::Type> getArgumentTypes() {
+      return getFunctionType().getInputs();
+    }
+    ::llvm::ArrayRef<::mlir::Type> getResultTypes() {
+      return getFunctionType().getResults();
+    }
+    ::mlir::Region *getCallableRegion() { return &getBody(); }
+
+    /// Total lanes of one workgroup.
+    int64_t getWorkgroupLanes();
+    /// Bytes of workgroup memory the kernel allocates.
+    int64_t getSharedMemoryBytes();
+  }];
+  let builders = [
+    OpBuilder<(ins "::llvm::StringRef":$name, "::mlir::TypeRange":$argTypes,
+                   "::llvm::ArrayRef<int32_t>":$workgroupSize)>
+  ];
+}
+
+def ShaderM_ReturnOp : ShaderM_Op<"return", [Pure, Terminator, ReturnLike,
+                                             HasParent<"KernelOp">]> {
+  let summary = "end of a kernel";
+  let description = [{
+    Ends the kernel body. A lane that returns early leaves the kernel, but
+    must not skip a barrier the others reach.
+
+    ```mlir
+    shaderm.return
+    ```
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
+//===----------------------------------------------------------------------===//
+// Builtin ids
+//===----------------------------------------------------------------------===//
+
+class ShaderM_IdOp<string mnemonic, string what>
+    : ShaderM_Op<mnemonic, [Pure]> {
+  let summary = what;
+  let description = what # [{ in one grid dimension, as `index`. Only valid
+    inside a kernel.
+
+    ```mlir
+    %id = shaderm.}] # mnemonic # [{ x
+    ```
+  }];
+  let arguments = (ins ShaderM_Dim:$dim);
+  let results = (outs Index:$result);
+  let assemblyFormat = "$dim attr-dict";
+  let hasVerifier = 1;
+}
+
+def ShaderM_GlobalIdOp : ShaderM_IdOp<"global_id",
+    "index of this lane in the whole dispatch (workgroup_id * size + local_id)">;
+def ShaderM_LocalIdOp : ShaderM_IdOp<"local_id",
+    "index of this lane within its workgroup">;
+def ShaderM_WorkgroupIdOp : ShaderM_IdOp<"workgroup_id",
+    "index of this workgroup in the grid">;
+def ShaderM_NumWorkgroupsOp : ShaderM_IdOp<"num_workgroups",
+    "number of workgroups in the grid">;
+
+def ShaderM_SubgroupIdOp : ShaderM_Op<"subgroup_id", [Pure]> {
+  let summary = "index of this lane's subgroup within its workgroup";
+  let description = [{
+    `local_id` (linearized) divided by the subgroup size. Only valid inside a
+    kernel.
+
+    ```mlir
+    %warp = shaderm.subgroup_id
+    ```
+  }];
+  let results = (outs Index:$result);
+  let assemblyFormat = "attr-dict";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Memory
+//===----------------------------------------------------------------------===//
+
+def ShaderM_SharedAllocOp : ShaderM_Op<"shared_alloc", [
+    MemoryEffects<[MemAlloc<AutomaticAllocationScopeResource>]>]> {
+  let summary = "allocate workgroup (shared) memory";
+  let description = [{
+    Reserves an array of workgroup memory for the kernel it appears in. Its
+    contents are undefined until written. Only valid inside a kernel, at any
+    depth; the allocation lives for the whole dispatch.
+
+    ```mlir
+    %tile = shaderm.shared_alloc : !shaderm.shared<256xf32>
+    ```
+  }];
+  let results = (outs ShaderM_SharedType:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def ShaderM_LoadOp : ShaderM_Op<"load"> {
+  let summary = "read an element (or a vector of elements) from memory";
+  let description = [{
+    Reads the element at `index` of a buffer or of shared memory. With a
+    vector result type, reads that many consecutive elements starting at
+    `index` (a vectorized load; the caller guarantees alignment). Only
+    valid inside a kernel. Out-of-range indices are undefined: guard them.
+
+    ```mlir
+    %v = shaderm.load %buf[%i] : !shaderm.buffer<1024xf32, read_only> -> f32
+    %q = shaderm.load %buf[%j] : !shaderm.buffer<1024xf32, read_only> -> vector<4xf32>
+    ```
+  }];
+  let arguments = (ins Arg<ShaderM_MemoryType, "memory to read",
+                           [MemRead]>:$memory,
+                       Index:$index);
+  let results = (outs AnyTypeOf<[AnySignlessInteger, F16, F32,
+                                 VectorOfRankAndType<[1], [AnySignlessInteger,
+                                                           F16, F32]>]>:$result);
+  let assemblyFormat =
+      "$memory `[` $index `]` attr-dict `:` type($memory) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def ShaderM_StoreOp : ShaderM_Op<"store"> {
+  let summary = "write an element (or a vector of elements) to memory";
+  let description = [{
+    Writes `value` at `index` of a read-write buffer or of shared memory; a
+    vector value writes consecutive elements. Storing into a `read_only`
+    buffer is an error. Only valid inside a kernel.
+
+    ```mlir
+    shaderm.store %v, %out[%i] : f32, !shaderm.buffer<1024xf32>
+    ```
+  }];
+  let arguments = (ins AnyTypeOf<[AnySignlessInteger, F16, F32,
+                                  VectorOfRankAndType<[1], [AnySignlessInteger,
+                                                            F16, F32]>]>:$value,
+                       Arg<ShaderM_MemoryType, "memory to write",
+                           [MemWrite]>:$memory,
+                       Index:$index);
+  let assemblyFormat = [{
+    $value `,` $memory `[` $index `]` attr-dict `:` type($value) `,`
+    type($memory)
+  }];
+  let hasVerifier = 1;
+}
+
+def ShaderM_AtomicRMWOp : ShaderM_Op<"atomic_rmw",
+    [AllTypesMatch<["value", "result"]>]> {
+  let summary = "atomic read-modify-write of one element";
+  let description = [{
+    Atomically replaces `memory[index]` by `kind(memory[index], value)` and
+    returns the old value. Integer elements take every kind; `f32` takes
+    `add`, `max`, `min` and `exchange`. Float atomics make sums depend on
+    lane timing: Hesper's own lowerings never use them for reductions.
+
+    ```mlir
+    %old = shaderm.atomic_rmw add %one, %counter[%c0] : i32, !shaderm.buffer<1xi32>
+    ```
+  }];
+  let arguments = (ins ShaderM_AtomicKind:$kind,
+                       AnyTypeOf<[I32, I64, F32]>:$value,
+                       Arg<ShaderM_MemoryType, "memory to update",
+                           [MemRead, MemWrite]>:$memory,
+                       Index:$index);
+  let results = (outs AnyTypeOf<[I32, I64, F32]>:$result);
+  let assemblyFormat = [{
+    $kind $value `,` $memory `[` $index `]` attr-dict `:` type($value) `,`
+    type($memory)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Synchronization
+//===----------------------------------------------------------------------===//
+
+def ShaderM_BarrierOp : ShaderM_Op<"barrier"> {
+  let summary = "workgroup execution and memory barrier";
+  let description = [{
+    Every lane of the workgroup waits here until all have arrived; writes to
+    shared and buffer memory made before it are visible to the workgroup
+    after it. All lanes of a workgroup must reach the same barrier (not in
+    divergent control flow). Only valid inside a kernel.
+
+    ```mlir
+    shaderm.barrier
+    ```
+  }];
+  let assemblyFormat = "attr-dict";
+  let hasVerifier = 1;
+}
+
+def ShaderM_SubgroupBarrierOp : ShaderM_Op<"subgroup_barrier"> {
+  let summary = "subgroup execution and memory barrier";
+  let description = [{
+    Like `shaderm.barrier`, for the lanes of one subgroup.
+
+    ```mlir
+    shaderm.subgroup_barrier
+    ```
+  }];
+  let assemblyFormat = "attr-dict";
+  let hasVerifier = 1;
+}
+
+#endif // HESPER_DIALECT_SHADERM_IR_SHADERMOPS_TD

@@ -1,0 +1,52 @@
+//===- CircuitDialect.cpp - Circuit dialect registration and types -------===//
+//
+// Part of the Hesper project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Hesper/Dialect/Circuit/IR/Circuit.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace hesper::circuit;
+
+#include "Hesper/Dialect/Circuit/IR/CircuitDialect.cpp.inc"
+#include "Hesper/Dialect/Circuit/IR/CircuitEnums.cpp.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "Hesper/Dialect/Circuit/IR/CircuitTypes.cpp.inc"
+
+void CircuitDialect::initialize() {
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "Hesper/Dialect/Circuit/IR/CircuitTypes.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "Hesper/Dialect/Circuit/IR/CircuitOps.cpp.inc"
+      >();
+}
+
+int64_t hesper::circuit::getQuantBlockSize(Type type) {
+  return llvm::TypeSwitch<Type, int64_t>(type)
+      .Case<Q8_0Type, Q4_KType, Q6_KType, I2_SType, Q8_1Type>(
+          [](auto t) { return decltype(t)::kBlockSize; })
+      .Default([](Type) { return 0; });
+}
+
+int64_t hesper::circuit::getQuantBlockBytes(Type type) {
+  return llvm::TypeSwitch<Type, int64_t>(type)
+      .Case<Q8_0Type, Q4_KType, Q6_KType, I2_SType, Q8_1Type>(
+          [](auto t) { return decltype(t)::kBlockBytes; })
+      .Default([](Type) { return 0; });
+}
+
+int64_t hesper::circuit::getStorageBytes(RankedTensorType type) {
+  Type element = type.getElementType();
+  if (int64_t block = getQuantBlockSize(element))
+    return type.getNumElements() / block * getQuantBlockBytes(element);
+  return type.getNumElements() * (element.getIntOrFloatBitWidth() / 8);
+}

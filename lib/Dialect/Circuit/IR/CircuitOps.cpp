@@ -1,0 +1,505 @@
+//===- CircuitOps.cpp - Circuit op verifiers and interfaces --------------===//
+//
+// Part of the Hesper project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Hesper/Dialect/Circuit/IR/Circuit.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/FunctionImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+using namespace hesper::circuit;
+
+//===----------------------------------------------------------------------===//
+// Shared helpers
+//===----------------------------------------------------------------------===//
+
+static int64_t product(ArrayRef<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+bool hesper::circuit::isBroadcastCompatible(ArrayRef<int64_t> input,
+                                            ArrayRef<int64_t> iteration) {
+  int64_t n = product(input);
+  if (n == 1 || n == product(iteration))
+    return true;
+  return input.size() <= iteration.size() &&
+         input == iteration.take_back(input.size());
+}
+
+bool hesper::circuit::isInPlaceWriter(Operation *op) {
+  return isa<ScatterOp, ScatterMultiOp, ReduceScatterEpilogueOp>(op);
+}
+
+bool hesper::circuit::isDispatchOp(Operation *op) {
+  return isa<MapOp, GatherOp, ScatterOp, ScatterMultiOp, ReduceOp,
+             ReduceEpilogueOp, ReduceScatterEpilogueOp, MatmulOp, QuantizeOp>(
+      op);
+}
+
+Value hesper::circuit::getWrittenBufferRoot(Value dest) {
+  while (Operation *def = dest.getDefiningOp()) {
+    if (auto s = dyn_cast<ScatterOp>(def))
+      dest = s.getDest();
+    else if (auto s = dyn_cast<ReduceScatterEpilogueOp>(def))
+      dest = s.getDest();
+    else if (auto s = dyn_cast<ScatterMultiOp>(def))
+      dest = s.getDests()[cast<OpResult>(dest).getResultNumber()];
+    else
+      break;
+  }
+  return dest;
+}
+
+static bool isGraphArgument(Value v) {
+  auto arg = dyn_cast<BlockArgument>(v);
+  return arg && isa<GraphOp>(arg.getOwner()->getParentOp());
+}
+
+/// Element type a per-lane body sees for a tensor.
+static Type elementOf(Value tensor) {
+  return cast<RankedTensorType>(tensor.getType()).getElementType();
+}
+
+static ArrayRef<int64_t> shapeOf(Value tensor) {
+  return cast<RankedTensorType>(tensor.getType()).getShape();
+}
+
+/// Checks that every input can be read beside an iteration over `iteration`.
+static LogicalResult verifyBroadcasts(Operation *op, ValueRange inputs,
+                                      ArrayRef<int64_t> iteration,
+                                      unsigned firstIndex = 0) {
+  for (auto [i, input] : llvm::enumerate(inputs)) {
+    if (!isBroadcastCompatible(shapeOf(input), iteration)) {
+      auto diag = op->emitOpError("expects input #")
+                  << (i + firstIndex) << " of shape [";
+      llvm::interleaveComma(shapeOf(input), diag);
+      diag << "] to broadcast over the iteration shape [";
+      llvm::interleaveComma(iteration, diag);
+      return diag << "] (same size, a suffix, or [1])";
+    }
+  }
+  return success();
+}
+
+/// Checks a per-lane body: its block takes `leading` followed by one scalar of
+/// each input's element type, and its `circuit.yield` yields `yields`.
+static LogicalResult verifyBody(Operation *op, Region &region, StringRef name,
+                                ArrayRef<Type> leading, ValueRange inputs,
+                                ArrayRef<Type> yields) {
+  if (region.empty())
+    return op->emitOpError("expects a non-empty ") << name << " region";
+  Block &block = region.front();
+  SmallVector<Type> expected(leading);
+  for (Value input : inputs)
+    expected.push_back(elementOf(input));
+  if (block.getNumArguments() != expected.size())
+    return op->emitOpError("expects the ")
+           << name << " region to take " << expected.size()
+           << " arguments, got " << block.getNumArguments();
+  for (auto [i, arg, type] :
+       llvm::enumerate(block.getArguments(), expected))
+    if (arg.getType() != type)
+      return op->emitOpError("expects ")
+             << name << " argument #" << i << " of type " << type << ", got "
+             << arg.getType();
+  auto yield = dyn_cast<YieldOp>(block.getTerminator());
+  if (!yield)
+    return op->emitOpError("expects the ")
+           << name << " region to end in 'circuit.yield'";
+  TypeRange got = yield.getValues().getTypes();
+  if (got.size() != yields.size())
+    return yield.emitOpError("expects ")
+           << yields.size() << " yielded values in the " << name
+           << " region, got " << got.size();
+  for (auto [i, want, have] : llvm::enumerate(yields, got))
+    if (want != have)
+      return yield.emitOpError("expects yielded value #")
+             << i << " of type " << want << ", got " << have;
+  return success();
+}
+
+/// A write destination is a fresh buffer (`circuit.zeros`), a graph argument
+/// (updated in place), or the result of an earlier write into one of those;
+/// each version of a buffer is written at most once, so an in-place update
+/// never forks.
+static LogicalResult verifyDestination(Operation *op, Value dest) {
+  Value root = getWrittenBufferRoot(dest);
+  if (!isGraphArgument(root) && !root.getDefiningOp<ZerosOp>()) {
+    auto diag = op->emitOpError("expects a destination that is a graph "
+                                "argument, a 'circuit.zeros' or an earlier "
+                                "write into one, got ");
+    if (Operation *def = root.getDefiningOp())
+      diag << "a result of '" << def->getName() << "'";
+    else
+      diag << "a block argument outside a graph";
+    return diag;
+  }
+  unsigned writers = 0;
+  for (OpOperand &use : dest.getUses()) {
+    Operation *user = use.getOwner();
+    if (auto s = dyn_cast<ScatterOp>(user))
+      writers += &use == &s.getDestMutable();
+    else if (auto s = dyn_cast<ReduceScatterEpilogueOp>(user))
+      writers += &use == &s.getDestMutable();
+    else if (auto s = dyn_cast<ScatterMultiOp>(user))
+      writers += use.getOperandNumber() >= s.getDests().getBeginOperandIndex();
+  }
+  if (writers > 1)
+    return op->emitOpError("expects each buffer version to be written once, "
+                           "got ")
+           << writers << " writes into the same value";
+  return success();
+}
+
+/// In-place writes into a graph argument are observable effects: the scatter
+/// must survive even when nothing in the graph reads its result.
+static void addInPlaceWriteEffect(
+    OpOperand &dest,
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  if (isGraphArgument(getWrittenBufferRoot(dest.get())))
+    effects.emplace_back(MemoryEffects::Write::get(), &dest,
+                         SideEffects::DefaultResource::get());
+}
+
+static LogicalResult verifyQuantizedShape(Operation *op, Type type,
+                                          StringRef what) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor)
+    return success();
+  int64_t block = getQuantBlockSize(tensor.getElementType());
+  if (!block)
+    return success();
+  if (tensor.getRank() == 0 || tensor.getShape().back() % block != 0)
+    return op->emitOpError("expects the last dimension of ")
+           << what << " " << tensor << " to be a multiple of the block size "
+           << block;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// GraphOp / OutputOp
+//===----------------------------------------------------------------------===//
+
+void GraphOp::build(OpBuilder &builder, OperationState &state, StringRef name,
+                    FunctionType type) {
+  state.addAttribute(getSymNameAttrName(state.name),
+                     builder.getStringAttr(name));
+  state.addAttribute(getFunctionTypeAttrName(state.name),
+                     TypeAttr::get(type));
+  Region *body = state.addRegion();
+  Block *block = new Block();
+  body->push_back(block);
+  for (Type t : type.getInputs())
+    block->addArgument(t, state.location);
+}
+
+ParseResult GraphOp::parse(OpAsmParser &parser, OperationState &result) {
+  auto buildType = [](Builder &builder, ArrayRef<Type> args,
+                      ArrayRef<Type> results,
+                      function_interface_impl::VariadicFlag, std::string &) {
+    return builder.getFunctionType(args, results);
+  };
+  return function_interface_impl::parseFunctionOp(
+      parser, result, /*allowVariadic=*/false,
+      getFunctionTypeAttrName(result.name), buildType,
+      getArgAttrsAttrName(result.name), getResAttrsAttrName(result.name));
+}
+
+void GraphOp::print(OpAsmPrinter &p) {
+  function_interface_impl::printFunctionOp(
+      p, *this, /*isVariadic=*/false, getFunctionTypeAttrName(),
+      getArgAttrsAttrName(), getResAttrsAttrName());
+}
+
+LogicalResult GraphOp::verify() {
+  auto check = [&](Type type, StringRef what,
+                   size_t index) -> LogicalResult {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor || !tensor.hasStaticShape())
+      return emitOpError("expects ")
+             << what << " #" << index << " to be a statically shaped tensor, "
+             << "got " << type;
+    return verifyQuantizedShape(*this, type, what);
+  };
+  for (auto [i, t] : llvm::enumerate(getArgumentTypes()))
+    if (failed(check(t, "argument", i)))
+      return failure();
+  for (auto [i, t] : llvm::enumerate(getResultTypes()))
+    if (failed(check(t, "result", i)))
+      return failure();
+  Block &entry = getBody().front();
+  if (entry.getArgumentTypes() != getArgumentTypes())
+    return emitOpError("expects block arguments matching the signature");
+  return success();
+}
+
+LogicalResult OutputOp::verify() {
+  auto graph = cast<GraphOp>((*this)->getParentOp());
+  ArrayRef<Type> want = graph.getResultTypes();
+  if (getResults().size() != want.size())
+    return emitOpError("expects ")
+           << want.size() << " results for the graph, got "
+           << getResults().size();
+  for (auto [i, w, v] : llvm::enumerate(want, getResults().getTypes()))
+    if (w != v)
+      return emitOpError("expects result #")
+             << i << " of type " << w << ", got " << v;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// MapOp / GatherOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult MapOp::verifyRegions() {
+  auto result = getType();
+  if (failed(verifyBroadcasts(*this, getInputs(), result.getShape())))
+    return failure();
+  Type i32 = IntegerType::get(getContext(), 32);
+  return verifyBody(*this, getBody(), "body", {i32}, getInputs(),
+                    {result.getElementType()});
+}
+
+LogicalResult GatherOp::verify() {
+  if (elementOf(getSource()) != getType().getElementType())
+    return emitOpError("expects the result element type to be the source's ")
+           << elementOf(getSource()) << ", got "
+           << getType().getElementType();
+  return verifyBroadcasts(*this, getInputs(), getType().getShape());
+}
+
+LogicalResult GatherOp::verifyRegions() {
+  Type i32 = IntegerType::get(getContext(), 32);
+  return verifyBody(*this, getBody(), "body", {i32}, getInputs(), {i32});
+}
+
+//===----------------------------------------------------------------------===//
+// ScatterOp / ScatterMultiOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ScatterOp::verify() {
+  if (failed(verifyBroadcasts(*this, getInputs(), {getGrid()})))
+    return failure();
+  return verifyDestination(*this, getDest());
+}
+
+LogicalResult ScatterOp::verifyRegions() {
+  Type i32 = IntegerType::get(getContext(), 32);
+  return verifyBody(*this, getBody(), "body", {i32}, getInputs(),
+                    {i32, elementOf(getDest())});
+}
+
+void ScatterOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  addInPlaceWriteEffect(getDestMutable(), effects);
+}
+
+LogicalResult ScatterMultiOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location>, ValueRange operands,
+    DictionaryAttr, OpaqueProperties properties, RegionRange,
+    SmallVectorImpl<Type> &inferred) {
+  // Operand segments are not known here without the adaptor, so infer from
+  // the trailing operands: there are as many results as destinations, and
+  // destinations are the last operands.
+  ScatterMultiOp::Adaptor adaptor(operands, nullptr, properties, {});
+  for (Value dest : adaptor.getDests())
+    inferred.push_back(dest.getType());
+  return success();
+}
+
+LogicalResult ScatterMultiOp::verify() {
+  if (getDests().empty())
+    return emitOpError("expects at least one destination");
+  if (failed(verifyBroadcasts(*this, getInputs(), {getGrid()})))
+    return failure();
+  for (Value dest : getDests())
+    if (failed(verifyDestination(*this, dest)))
+      return failure();
+  return success();
+}
+
+LogicalResult ScatterMultiOp::verifyRegions() {
+  Type i32 = IntegerType::get(getContext(), 32);
+  SmallVector<Type> yields;
+  for (Value dest : getDests()) {
+    yields.push_back(i32);
+    yields.push_back(elementOf(dest));
+  }
+  return verifyBody(*this, getBody(), "body", {i32}, getInputs(), yields);
+}
+
+void ScatterMultiOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  for (OpOperand &dest : getDestsMutable())
+    addInPlaceWriteEffect(dest, effects);
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+/// Checks the inputs of a reduction and returns the iteration shape (the
+/// first input's).
+static FailureOr<ArrayRef<int64_t>>
+verifyReductionInputs(Operation *op, ValueRange inputs, Region &prologue) {
+  if (inputs.empty())
+    return op->emitOpError("expects at least one input");
+  ArrayRef<int64_t> iteration = shapeOf(inputs.front());
+  if (iteration.empty())
+    return op->emitOpError("expects a first input of rank 1 or more");
+  if (failed(verifyBroadcasts(op, inputs.drop_front(), iteration, 1)))
+    return failure();
+  if (prologue.empty()) {
+    if (!isa<FloatType>(elementOf(inputs.front())))
+      return op->emitOpError("expects a float first input to reduce without "
+                             "a prologue, got ")
+             << elementOf(inputs.front());
+  }
+  return iteration;
+}
+
+static LogicalResult verifyPrologue(Operation *op, Region &prologue,
+                                    ValueRange inputs) {
+  if (prologue.empty())
+    return success();
+  Builder b(op->getContext());
+  return verifyBody(op, prologue, "prologue", {b.getI32Type()}, inputs,
+                    {b.getF32Type()});
+}
+
+LogicalResult ReduceOp::verify() {
+  auto iteration = verifyReductionInputs(*this, getInputs(), getPrologue());
+  if (failed(iteration))
+    return failure();
+  if (getPrologue().empty() && getInputs().size() > 1)
+    return emitOpError("expects a prologue to combine ")
+           << getInputs().size() << " inputs";
+  SmallVector<int64_t> rows(iteration->drop_back());
+  if (rows.empty())
+    rows.push_back(1);
+  if (getType().getShape() != ArrayRef<int64_t>(rows) ||
+      !getType().getElementType().isF32())
+    return emitOpError("expects result type ")
+           << RankedTensorType::get(rows, Float32Type::get(getContext()))
+           << ", got " << getType();
+  return success();
+}
+
+LogicalResult ReduceOp::verifyRegions() {
+  return verifyPrologue(*this, getPrologue(), getInputs());
+}
+
+LogicalResult ReduceEpilogueOp::verify() {
+  auto iteration = verifyReductionInputs(*this, getInputs(), getPrologue());
+  if (failed(iteration))
+    return failure();
+  if (getType().getShape() != *iteration)
+    return emitOpError("expects the result to have the first input's shape, "
+                       "got ")
+           << getType();
+  return success();
+}
+
+LogicalResult ReduceEpilogueOp::verifyRegions() {
+  if (failed(verifyPrologue(*this, getPrologue(), getInputs())))
+    return failure();
+  Builder b(getContext());
+  return verifyBody(*this, getEpilogue(), "epilogue",
+                    {b.getI32Type(), b.getF32Type()}, getInputs(),
+                    {getType().getElementType()});
+}
+
+LogicalResult ReduceScatterEpilogueOp::verify() {
+  if (failed(verifyReductionInputs(*this, getInputs(), getPrologue())))
+    return failure();
+  return verifyDestination(*this, getDest());
+}
+
+LogicalResult ReduceScatterEpilogueOp::verifyRegions() {
+  if (failed(verifyPrologue(*this, getPrologue(), getInputs())))
+    return failure();
+  Builder b(getContext());
+  return verifyBody(*this, getEpilogue(), "epilogue",
+                    {b.getI32Type(), b.getF32Type()}, getInputs(),
+                    {b.getI32Type(), elementOf(getDest())});
+}
+
+void ReduceScatterEpilogueOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  addInPlaceWriteEffect(getDestMutable(), effects);
+}
+
+//===----------------------------------------------------------------------===//
+// MatmulOp / QuantizeOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult MatmulOp::verify() {
+  auto xType = cast<RankedTensorType>(getX().getType());
+  auto wType = cast<RankedTensorType>(getWeight().getType());
+  Type xElt = xType.getElementType(), wElt = wType.getElementType();
+  if (!xElt.isF32() && !xElt.isF16() && !isa<Q8_1Type>(xElt))
+    return emitOpError("expects activations of f32, f16 or q8_1, got ")
+           << xElt;
+  if (xElt.isInteger(32) || wElt.isInteger(32) || isa<Q8_1Type>(wElt))
+    return emitOpError("expects weights of f32, f16, q8_0, q4_k, q6_k or "
+                       "i2_s, got ")
+           << wElt;
+  if (xType.getRank() != 1 && xType.getRank() != 2)
+    return emitOpError("expects activations of rank 1 or 2, got ") << xType;
+  if (wType.getRank() != 2)
+    return emitOpError("expects a rank-2 [N, K] weight, got ") << wType;
+  int64_t k = xType.getShape().back();
+  if (wType.getDimSize(1) != k)
+    return emitOpError("expects the weight's K dimension to be ")
+           << k << ", got " << wType.getDimSize(1);
+  if (failed(verifyQuantizedShape(*this, xType, "the activations")) ||
+      failed(verifyQuantizedShape(*this, wType, "the weight")))
+    return failure();
+  SmallVector<int64_t> want;
+  if (xType.getRank() == 2)
+    want.push_back(xType.getDimSize(0));
+  want.push_back(wType.getDimSize(0));
+  if (getType().getShape() != ArrayRef<int64_t>(want))
+    return emitOpError("expects a result of type ")
+           << RankedTensorType::get(want, getType().getElementType())
+           << ", got " << getType();
+  if (getEpilogue().empty() && !getInputs().empty())
+    return emitOpError("expects an epilogue to use ")
+           << getInputs().size() << " extra inputs";
+  return verifyBroadcasts(*this, getInputs(), getType().getShape());
+}
+
+LogicalResult MatmulOp::verifyRegions() {
+  if (getEpilogue().empty())
+    return success();
+  Builder b(getContext());
+  return verifyBody(*this, getEpilogue(), "epilogue",
+                    {b.getI32Type(), b.getF32Type()}, getInputs(),
+                    {getType().getElementType()});
+}
+
+LogicalResult QuantizeOp::verify() {
+  auto in = getInput().getType();
+  auto out = getType();
+  if (!isa<Q8_1Type, Q8_0Type>(out.getElementType()))
+    return emitOpError("expects a q8_1 or q8_0 result, got ")
+           << out.getElementType();
+  if (in.getShape() != out.getShape())
+    return emitOpError("expects the result to have the input's shape, got ")
+           << in << " and " << out;
+  return verifyQuantizedShape(*this, out, "the result");
+}
+
+#define GET_OP_CLASSES
+#include "Hesper/Dialect/Circuit/IR/CircuitOps.cpp.inc"

@@ -1,0 +1,239 @@
+//===- ShaderMOps.cpp - ShaderM op verifiers and custom syntax -----------===//
+//
+// Part of the Hesper project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Hesper/Dialect/ShaderM/IR/ShaderM.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/FunctionImplementation.h"
+
+using namespace mlir;
+using namespace hesper::shaderm;
+
+/// Ops that only make sense while a kernel runs must be nested in one.
+static LogicalResult verifyInsideKernel(Operation *op) {
+  if (!op->getParentOfType<KernelOp>())
+    return op->emitOpError("expects to be nested in a 'shaderm.kernel'");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// KernelOp
+//===----------------------------------------------------------------------===//
+
+void KernelOp::build(OpBuilder &builder, OperationState &state, StringRef name,
+                     TypeRange argTypes, ArrayRef<int32_t> workgroupSize) {
+  state.addAttribute(getSymNameAttrName(state.name),
+                     builder.getStringAttr(name));
+  state.addAttribute(getFunctionTypeAttrName(state.name),
+                     TypeAttr::get(builder.getFunctionType(argTypes, {})));
+  state.addAttribute(getWorkgroupSizeAttrName(state.name),
+                     builder.getDenseI32ArrayAttr(workgroupSize));
+  Region *body = state.addRegion();
+  Block *block = new Block();
+  body->push_back(block);
+  for (Type type : argTypes)
+    block->addArgument(type, state.location);
+}
+
+ParseResult KernelOp::parse(OpAsmParser &parser, OperationState &result) {
+  Builder &builder = parser.getBuilder();
+  StringAttr name;
+  if (parser.parseSymbolName(name, getSymNameAttrName(result.name),
+                             result.attributes))
+    return failure();
+
+  SMLoc signatureLoc = parser.getCurrentLocation();
+  SmallVector<OpAsmParser::Argument> args;
+  SmallVector<Type> resultTypes;
+  SmallVector<DictionaryAttr> resultAttrs;
+  bool isVariadic = false;
+  if (function_interface_impl::parseFunctionSignatureWithArguments(
+          parser, /*allowVariadic=*/false, args, isVariadic, resultTypes,
+          resultAttrs))
+    return failure();
+  if (!resultTypes.empty())
+    return parser.emitError(signatureLoc, "expects a kernel without results, "
+                                          "got ")
+           << resultTypes.size();
+  SmallVector<Type> argTypes;
+  for (auto &arg : args)
+    argTypes.push_back(arg.type);
+  result.addAttribute(getFunctionTypeAttrName(result.name),
+                      TypeAttr::get(builder.getFunctionType(argTypes, {})));
+  call_interface_impl::addArgAndResultAttrs(
+      builder, result, args, resultAttrs, getArgAttrsAttrName(result.name),
+      getResAttrsAttrName(result.name));
+
+  SmallVector<int32_t, 3> sizes;
+  if (parser.parseKeyword("workgroup_size") ||
+      parser.parseCommaSeparatedList(
+          OpAsmParser::Delimiter::Paren, [&]() -> ParseResult {
+            int32_t v;
+            if (parser.parseInteger(v))
+              return failure();
+            sizes.push_back(v);
+            return success();
+          }))
+    return failure();
+  result.addAttribute(getWorkgroupSizeAttrName(result.name),
+                      builder.getDenseI32ArrayAttr(sizes));
+
+  if (parser.parseOptionalAttrDictWithKeyword(result.attributes))
+    return failure();
+  Region *body = result.addRegion();
+  return parser.parseRegion(*body, args);
+}
+
+void KernelOp::print(OpAsmPrinter &p) {
+  p << ' ';
+  p.printSymbolName(getSymName());
+  function_interface_impl::printFunctionSignature(
+      p, *this, getArgumentTypes(), /*isVariadic=*/false, {});
+  p << " workgroup_size(";
+  llvm::interleaveComma(getWorkgroupSize(), p);
+  p << ')';
+  function_interface_impl::printFunctionAttributes(
+      p, *this,
+      {getSymNameAttrName(), getFunctionTypeAttrName(), getArgAttrsAttrName(),
+       getResAttrsAttrName(), getWorkgroupSizeAttrName()});
+  p << ' ';
+  p.printRegion(getBody(), /*printEntryBlockArgs=*/false,
+                /*printBlockTerminators=*/true);
+}
+
+int64_t KernelOp::getWorkgroupLanes() {
+  int64_t lanes = 1;
+  for (int32_t s : getWorkgroupSize())
+    lanes *= s;
+  return lanes;
+}
+
+int64_t KernelOp::getSharedMemoryBytes() {
+  int64_t bytes = 0;
+  walk([&](SharedAllocOp alloc) {
+    SharedType type = alloc.getType();
+    bytes += type.getLength() * getElementByteSize(type.getElementType());
+  });
+  return bytes;
+}
+
+LogicalResult KernelOp::verify() {
+  ArrayRef<int32_t> sizes = getWorkgroupSize();
+  if (sizes.size() != 3)
+    return emitOpError("expects 3 workgroup sizes (x, y, z), got ")
+           << sizes.size();
+  for (int32_t s : sizes)
+    if (s <= 0)
+      return emitOpError("expects positive workgroup sizes, got ") << s;
+  if (getWorkgroupLanes() > kMaxWorkgroupLanes)
+    return emitOpError("expects at most ")
+           << kMaxWorkgroupLanes << " lanes per workgroup, got "
+           << getWorkgroupLanes();
+  if (!getFunctionType().getResults().empty())
+    return emitOpError("expects a kernel without results, got ")
+           << getFunctionType().getNumResults();
+  for (auto [i, type] : llvm::enumerate(getArgumentTypes()))
+    if (!isa<BufferType>(type) && !type.isInteger(32) && !type.isF32())
+      return emitOpError("expects binding #")
+             << i << " to be a !shaderm.buffer, i32 or f32, got " << type;
+  if (std::optional<uint32_t> sg = getSubgroupSize())
+    if (*sg == 0 || (*sg & (*sg - 1)) != 0)
+      return emitOpError("expects a power-of-two subgroup_size, got ") << *sg;
+  return success();
+}
+
+LogicalResult KernelOp::verifyRegions() {
+  Block &entry = getBody().front();
+  if (entry.getNumArguments() != getArgumentTypes().size())
+    return emitOpError("expects ")
+           << getArgumentTypes().size() << " block arguments, got "
+           << entry.getNumArguments();
+  for (auto [arg, type] : llvm::zip(entry.getArguments(), getArgumentTypes()))
+    if (arg.getType() != type)
+      return emitOpError("expects block argument of type ")
+             << type << ", got " << arg.getType();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Builtin ids and shared memory
+//===----------------------------------------------------------------------===//
+
+LogicalResult GlobalIdOp::verify() { return verifyInsideKernel(*this); }
+LogicalResult LocalIdOp::verify() { return verifyInsideKernel(*this); }
+LogicalResult WorkgroupIdOp::verify() { return verifyInsideKernel(*this); }
+LogicalResult NumWorkgroupsOp::verify() { return verifyInsideKernel(*this); }
+LogicalResult SubgroupIdOp::verify() { return verifyInsideKernel(*this); }
+LogicalResult SharedAllocOp::verify() { return verifyInsideKernel(*this); }
+LogicalResult BarrierOp::verify() { return verifyInsideKernel(*this); }
+LogicalResult SubgroupBarrierOp::verify() { return verifyInsideKernel(*this); }
+
+//===----------------------------------------------------------------------===//
+// Memory access
+//===----------------------------------------------------------------------===//
+
+static Type getMemoryElementType(Type memory) {
+  if (auto buffer = dyn_cast<BufferType>(memory))
+    return buffer.getElementType();
+  return cast<SharedType>(memory).getElementType();
+}
+
+/// A load or store moves one element, or a vector of the element type.
+static LogicalResult verifyAccessType(Operation *op, Type memory,
+                                      Type valueType) {
+  Type element = getMemoryElementType(memory);
+  Type scalar = valueType;
+  if (auto vec = dyn_cast<VectorType>(valueType))
+    scalar = vec.getElementType();
+  if (scalar != element)
+    return op->emitOpError("expects the value type to be the memory's "
+                           "element type ")
+           << element << " or a vector of it, got " << valueType;
+  return success();
+}
+
+LogicalResult LoadOp::verify() {
+  if (failed(verifyInsideKernel(*this)))
+    return failure();
+  return verifyAccessType(*this, getMemory().getType(), getType());
+}
+
+LogicalResult StoreOp::verify() {
+  if (failed(verifyInsideKernel(*this)))
+    return failure();
+  if (auto buffer = dyn_cast<BufferType>(getMemory().getType()))
+    if (buffer.isReadOnly())
+      return emitOpError("expects a writable buffer, got read_only ")
+             << buffer;
+  return verifyAccessType(*this, getMemory().getType(),
+                          getValue().getType());
+}
+
+LogicalResult AtomicRMWOp::verify() {
+  if (failed(verifyInsideKernel(*this)))
+    return failure();
+  if (auto buffer = dyn_cast<BufferType>(getMemory().getType()))
+    if (buffer.isReadOnly())
+      return emitOpError("expects a writable buffer, got read_only ")
+             << buffer;
+  Type element = getMemoryElementType(getMemory().getType());
+  if (getValue().getType() != element || getType() != element)
+    return emitOpError("expects value and result of the memory's element "
+                       "type ")
+           << element << ", got " << getValue().getType() << " and "
+           << getType();
+  if (isa<FloatType>(element)) {
+    AtomicKind kind = getKind();
+    if (kind != AtomicKind::add && kind != AtomicKind::max &&
+        kind != AtomicKind::min && kind != AtomicKind::exchange)
+      return emitOpError("expects an integer element for atomic '")
+             << stringifyAtomicKind(kind) << "', got " << element;
+  }
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "Hesper/Dialect/ShaderM/IR/ShaderMOps.cpp.inc"

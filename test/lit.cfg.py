@@ -1,0 +1,34 @@
+# -*- Python -*-
+# lit configuration for Hesper's FileCheck tests.
+
+import os
+import shutil
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "Hesper"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir"]
+config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py"]
+
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.hesper_obj_root, "test")
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+
+# FileCheck, not, count and split-file live in the LLVM tools directory;
+# Hesper's tools in the build's bin directory.
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.hesper_tools_dir, append_path=True)
+llvm_config.use_default_substitutions()
+
+tools = ["hesper-opt", "hesper-run"]
+llvm_config.add_tool_substitutions(tools, [config.hesper_tools_dir])
+
+# Optional external validators: tests that need them say REQUIRES.
+if shutil.which("spirv-val"):
+    config.available_features.add("spirv-val")
+if os.path.exists("/usr/local/cuda/bin/ptxas") or shutil.which("ptxas"):
+    config.available_features.add("ptxas")
