@@ -26,11 +26,18 @@ static int64_t product(ArrayRef<int64_t> shape) {
 
 bool hesper::circuit::isBroadcastCompatible(ArrayRef<int64_t> input,
                                             ArrayRef<int64_t> iteration) {
-  int64_t n = product(input);
-  if (n == 1 || n == product(iteration))
+  // A flat read at the lane index.
+  if (product(input) == product(iteration))
     return true;
-  return input.size() <= iteration.size() &&
-         input == iteration.take_back(input.size());
+  // NumPy-style broadcasting: align the trailing dimensions; each input
+  // dimension equals the iteration's or is 1.
+  if (input.size() > iteration.size())
+    return false;
+  ArrayRef<int64_t> tail = iteration.take_back(input.size());
+  for (auto [in, it] : llvm::zip(input, tail))
+    if (in != it && in != 1)
+      return false;
+  return true;
 }
 
 bool hesper::circuit::isInPlaceWriter(Operation *op) {
@@ -82,7 +89,7 @@ static LogicalResult verifyBroadcasts(Operation *op, ValueRange inputs,
       llvm::interleaveComma(shapeOf(input), diag);
       diag << "] to broadcast over the iteration shape [";
       llvm::interleaveComma(iteration, diag);
-      return diag << "] (same size, a suffix, or [1])";
+      return diag << "] (same size, or trailing dimensions equal or 1)";
     }
   }
   return success();
@@ -384,9 +391,8 @@ LogicalResult ReduceOp::verify() {
   if (getPrologue().empty() && getInputs().size() > 1)
     return emitOpError("expects a prologue to combine ")
            << getInputs().size() << " inputs";
-  SmallVector<int64_t> rows(iteration->drop_back());
-  if (rows.empty())
-    rows.push_back(1);
+  SmallVector<int64_t> rows(*iteration);
+  rows.back() = 1;
   if (getType().getShape() != ArrayRef<int64_t>(rows) ||
       !getType().getElementType().isF32())
     return emitOpError("expects result type ")

@@ -54,8 +54,9 @@ inline bool isQuantized(mlir::Type elementType) {
 int64_t getStorageBytes(mlir::RankedTensorType type);
 
 /// True when an input of shape `input` can be read beside an iteration over
-/// `iteration`: same number of elements, a suffix of it, or a single element.
-/// The input is read at `lane mod numel(input)`.
+/// `iteration`: either it has as many elements (read at the flat lane index),
+/// or it broadcasts NumPy-style (trailing dimensions aligned, each equal to
+/// the iteration's or 1; a size-1 dimension is read at index 0).
 bool isBroadcastCompatible(llvm::ArrayRef<int64_t> input,
                            llvm::ArrayRef<int64_t> iteration);
 

@@ -26,9 +26,11 @@ def Circuit_Dialect : Dialect {
     remaining primitive is one kernel.
 
     Iteration and broadcasting: a primitive iterates over a shape (its
-    result's, or its first input's); every other input has either that
-    shape, a suffix of it (e.g. a `[D]` weight beside a `[rows, D]`
-    activation, read at `lane mod D`), or shape `[1]` (read at 0).
+    result's, or its first input's); every other input either has as many
+    elements (read at the flat lane index) or broadcasts NumPy-style:
+    trailing dimensions aligned, each equal to the iteration's or 1. So a
+    `[D]` weight beside a `[rows, D]` activation is read at `lane mod D`, a
+    `[rows, 1]` row statistic at `lane div D`, and a `[1]` scalar at 0.
     Per-lane bodies receive the flat lane index as an `i32`, followed by one
     scalar per input.
   }];

@@ -244,14 +244,14 @@ def Circuit_ReduceOp : Circuit_Op<"reduce", [Pure, IsolatedFromAbove]> {
   let description = [{
     Iterates over the shape of the first input, `[rows..., D]`, and reduces
     each row of `D` values to one `f32` with `sum`, `sum_sq` (sum of
-    squares) or `max`. The result has shape `[rows...]` (`[1]` for a
-    rank-1 input). Without a `prologue`, the first input's elements are
+    squares) or `max`. The result keeps the reduced axis with size 1,
+    `[rows..., 1]`, so that it broadcasts back over the rows. Without a `prologue`, the first input's elements are
     reduced; with one, the prologue computes the value to reduce from the
     lane and all inputs' elements. Sums are accumulated in `f32` in a fixed
     order.
 
     ```mlir
-    %ss = circuit.reduce sum_sq %x : tensor<4x256xf32> -> tensor<4xf32>
+    %ss = circuit.reduce sum_sq %x : tensor<4x256xf32> -> tensor<4x1xf32>
     %dot = circuit.reduce sum %a, %b : tensor<64xf32>, tensor<64xf32>
         -> tensor<1xf32> prologue {
     ^bb0(%lane: i32, %p: f32, %q: f32):

@@ -1,0 +1,166 @@
+//===- GraphBuilder.h - C++ API for building Circuit graphs ----*- C++ -*-===//
+//
+// Part of the Hesper project.
+//
+//===----------------------------------------------------------------------===//
+//
+// GraphBuilder builds a `circuit.graph` the way a model author thinks of it:
+// register external buffers, then apply primitives whose per-lane bodies are
+// C++ lambdas over an ExpBuilder. Composite builders (rms_norm, layer_norm,
+// softmax, rope) emit the primitives they are made of; the fusion passes
+// merge them later.
+//
+//   GraphBuilder g(&context, "rmsnorm");
+//   Value x = g.external("x", {256}, g.f32());
+//   Value w = g.external("w", {256}, g.f32());
+//   g.output(g.rmsNorm(x, w, 1e-6));
+//   OwningOpRef<ModuleOp> module = g.finish();
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HESPER_DIALECT_CIRCUIT_BUILDER_GRAPHBUILDER_H
+#define HESPER_DIALECT_CIRCUIT_BUILDER_GRAPHBUILDER_H
+
+#include "Hesper/Dialect/Circuit/IR/Circuit.h"
+#include "Hesper/Dialect/Exp/Utils/ExpBuilder.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+
+#include <utility>
+
+namespace hesper {
+namespace circuit {
+
+/// Pairing of rotary embeddings: NeoX rotates element d with d + head_dim/2;
+/// the original (GPT-J, "normal") layout rotates adjacent pairs (2j, 2j+1).
+enum class RopeStyle { Normal, NeoX };
+
+class GraphBuilder {
+public:
+  using Value = mlir::Value;
+  using ValueRange = mlir::ValueRange;
+
+  /// Computes one element from the lane index and the inputs' elements.
+  using LaneFn =
+      llvm::function_ref<Value(exp::ExpBuilder &, Value lane, ValueRange)>;
+  /// Computes an (address, value) pair for a scatter.
+  using ScatterFn = llvm::function_ref<std::pair<Value, Value>(
+      exp::ExpBuilder &, Value lane, ValueRange)>;
+  /// Computes N (address, value) pairs, flattened, for a scatter_multi.
+  using MultiScatterFn = llvm::function_ref<llvm::SmallVector<Value>(
+      exp::ExpBuilder &, Value lane, ValueRange)>;
+  /// Computes one element from the lane, a reduced (or accumulated) f32 and
+  /// the inputs' elements.
+  using EpilogueFn = llvm::function_ref<Value(exp::ExpBuilder &, Value lane,
+                                              Value acc, ValueRange)>;
+
+  /// Starts an empty graph named `name` inside a new module. The context must
+  /// have the circuit and exp dialects loaded (the constructor loads them).
+  GraphBuilder(mlir::MLIRContext *context, llvm::StringRef name);
+  ~GraphBuilder();
+
+  mlir::MLIRContext *getContext() const { return context; }
+  mlir::Type f32() const;
+  mlir::Type f16() const;
+  mlir::Type i32() const;
+  mlir::RankedTensorType tensorType(llvm::ArrayRef<int64_t> shape,
+                                    mlir::Type element) const;
+
+  //===--------------------------------------------------------------------===//
+  // Graph structure
+  //===--------------------------------------------------------------------===//
+
+  /// Registers an external buffer: a new graph argument, named in its
+  /// `circuit.name` argument attribute.
+  Value external(llvm::StringRef name, llvm::ArrayRef<int64_t> shape,
+                 mlir::Type element);
+  /// A fresh zero-filled buffer.
+  Value zeros(llvm::ArrayRef<int64_t> shape, mlir::Type element);
+  /// Sets the graph results (may be called once).
+  void output(ValueRange results);
+  /// Verifies the graph and hands over the module; returns null (after
+  /// emitting diagnostics) if verification fails.
+  mlir::OwningOpRef<mlir::ModuleOp> finish();
+  /// The graph under construction.
+  GraphOp getGraph() const { return graph; }
+
+  //===--------------------------------------------------------------------===//
+  // Primitives
+  //===--------------------------------------------------------------------===//
+
+  /// A tensor of `shape` x `element` computed per lane from `inputs`.
+  Value map(ValueRange inputs, llvm::ArrayRef<int64_t> shape,
+            mlir::Type element, LaneFn body);
+  /// Pointwise over one tensor; the result has its shape and element type.
+  Value map(Value x, llvm::function_ref<Value(exp::ExpBuilder &, Value)> fn);
+  /// Pointwise over two tensors (the second may broadcast); the result has
+  /// the first's shape and element type.
+  Value zip(Value a, Value b,
+            llvm::function_ref<Value(exp::ExpBuilder &, Value, Value)> fn);
+  /// Elements of `source` at addresses computed per lane.
+  Value gather(Value source, ValueRange inputs, llvm::ArrayRef<int64_t> shape,
+               LaneFn address);
+  /// Writes per-lane (address, value) pairs into `dest`.
+  Value scatter(Value dest, int64_t grid, ValueRange inputs, ScatterFn body);
+  /// Writes per-lane pairs into several destinations from one grid.
+  llvm::SmallVector<Value> scatterMulti(ValueRange dests, int64_t grid,
+                                        ValueRange inputs,
+                                        MultiScatterFn body);
+  /// Copies `src` (flattened) into `dest` starting at element `offset`.
+  Value writeSlice(Value dest, Value src, int64_t offset);
+  /// Reduces the last axis of `x`; the result is [rows..., 1] f32.
+  Value reduce(ReduceKind kind, Value x);
+  /// Reduces the per-lane values `prologue` computes from `inputs`.
+  Value reduce(ReduceKind kind, ValueRange inputs, LaneFn prologue);
+  /// Reduces each row of inputs[0], then computes every element of the row.
+  Value reduceEpilogue(ReduceKind kind, ValueRange inputs, mlir::Type element,
+                       EpilogueFn epilogue);
+  /// x · wᵀ for a [N, K] weight.
+  Value matmul(Value x, Value weight);
+  /// x · wᵀ with an epilogue over the accumulator and `extra` inputs.
+  Value matmul(Value x, Value weight, ValueRange extra, EpilogueFn epilogue);
+  /// Quantizes to a block format (q8_1 or q8_0).
+  Value quantize(Value x, mlir::Type quantElement);
+
+  //===--------------------------------------------------------------------===//
+  // Composites (decomposed into primitives)
+  //===--------------------------------------------------------------------===//
+
+  /// x * rsqrt(mean(x²) + eps) * w over the last axis: a reduce and three
+  /// maps.
+  Value rmsNorm(Value x, Value weight, double eps);
+  /// Two-pass layer norm ((x - mean) * rsqrt(var + eps) * w + b); the
+  /// variance is the mean of squared deviations, never E[x²] - mean².
+  Value layerNorm(Value x, Value weight, Value bias, double eps);
+  /// Numerically stable softmax over the last axis: max, exp(x - max), sum,
+  /// divide.
+  Value softmax(Value x);
+  /// Rotary position embedding of `x` ([heads, headDim] or flat), at the
+  /// position held in the i32 tensor `pos` of shape [1]; `freqFactors`
+  /// (optional, [headDim/2] f32) divides each frequency.
+  Value rope(Value x, Value pos, int64_t headDim, double base, RopeStyle style,
+             Value freqFactors = {});
+
+private:
+  /// Creates `op`'s region block with `leading` then the inputs' element
+  /// types as arguments and fills it with `fill`, which returns the yielded
+  /// values.
+  void buildBody(mlir::Region &region, llvm::ArrayRef<mlir::Type> leading,
+                 ValueRange inputs,
+                 llvm::function_ref<llvm::SmallVector<Value>(
+                     exp::ExpBuilder &, mlir::Block *)>
+                     fill);
+
+  mlir::MLIRContext *context;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  GraphOp graph;
+  mlir::OpBuilder builder;
+  mlir::Location loc;
+  bool hasOutput = false;
+};
+
+} // namespace circuit
+} // namespace hesper
+
+#endif // HESPER_DIALECT_CIRCUIT_BUILDER_GRAPHBUILDER_H

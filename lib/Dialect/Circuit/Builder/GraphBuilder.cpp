@@ -1,0 +1,364 @@
+//===- GraphBuilder.cpp - C++ API for building Circuit graphs ------------===//
+//
+// Part of the Hesper project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Hesper/Dialect/Circuit/Builder/GraphBuilder.h"
+
+#include "mlir/IR/Verifier.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace hesper;
+using namespace hesper::circuit;
+using hesper::exp::CmpPredicate;
+using hesper::exp::ExpBuilder;
+
+static RankedTensorType tensorOf(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
+
+GraphBuilder::GraphBuilder(MLIRContext *context, StringRef name)
+    : context(context), builder(context), loc(UnknownLoc::get(context)) {
+  context->getOrLoadDialect<CircuitDialect>();
+  context->getOrLoadDialect<exp::ExpDialect>();
+  loc = NameLoc::get(builder.getStringAttr(name));
+  module = ModuleOp::create(loc);
+  builder.setInsertionPointToEnd(module->getBody());
+  graph = GraphOp::create(builder, loc, name,
+                          builder.getFunctionType({}, {}));
+  builder.setInsertionPointToEnd(&graph.getBody().front());
+}
+
+GraphBuilder::~GraphBuilder() = default;
+
+Type GraphBuilder::f32() const { return Float32Type::get(context); }
+Type GraphBuilder::f16() const { return Float16Type::get(context); }
+Type GraphBuilder::i32() const { return IntegerType::get(context, 32); }
+
+RankedTensorType GraphBuilder::tensorType(ArrayRef<int64_t> shape,
+                                          Type element) const {
+  return RankedTensorType::get(shape, element);
+}
+
+//===----------------------------------------------------------------------===//
+// Graph structure
+//===----------------------------------------------------------------------===//
+
+Value GraphBuilder::external(StringRef name, ArrayRef<int64_t> shape,
+                             Type element) {
+  Block &entry = graph.getBody().front();
+  Type type = tensorType(shape, element);
+  Value arg = entry.addArgument(type, loc);
+  SmallVector<Type> inputs(entry.getArgumentTypes());
+  graph.setFunctionTypeAttr(TypeAttr::get(builder.getFunctionType(
+      inputs, graph.getFunctionType().getResults())));
+  // Rebuild the whole argument attribute array: it must have one entry per
+  // argument, including the one just added.
+  SmallVector<DictionaryAttr> argAttrs;
+  for (unsigned i = 0, e = entry.getNumArguments() - 1; i < e; ++i) {
+    DictionaryAttr attrs = graph.getArgAttrDict(i);
+    argAttrs.push_back(attrs ? attrs : builder.getDictionaryAttr({}));
+  }
+  argAttrs.push_back(builder.getDictionaryAttr(builder.getNamedAttr(
+      "circuit.name", builder.getStringAttr(name))));
+  graph.setAllArgAttrs(argAttrs);
+  return arg;
+}
+
+Value GraphBuilder::zeros(ArrayRef<int64_t> shape, Type element) {
+  return ZerosOp::create(builder, loc, tensorType(shape, element));
+}
+
+void GraphBuilder::output(ValueRange results) {
+  assert(!hasOutput && "graph output set twice");
+  hasOutput = true;
+  OutputOp::create(builder, loc, results);
+  SmallVector<Type> inputs(graph.getBody().front().getArgumentTypes());
+  graph.setFunctionTypeAttr(TypeAttr::get(
+      builder.getFunctionType(inputs, TypeRange(results.getTypes()))));
+}
+
+OwningOpRef<ModuleOp> GraphBuilder::finish() {
+  if (!hasOutput)
+    output({});
+  if (failed(verify(*module)))
+    return nullptr;
+  return std::move(module);
+}
+
+//===----------------------------------------------------------------------===//
+// Primitives
+//===----------------------------------------------------------------------===//
+
+void GraphBuilder::buildBody(
+    Region &region, ArrayRef<Type> leading, ValueRange inputs,
+    function_ref<SmallVector<Value>(ExpBuilder &, Block *)> fill) {
+  OpBuilder::InsertionGuard guard(builder);
+  SmallVector<Type> types(leading);
+  for (Value input : inputs)
+    types.push_back(tensorOf(input).getElementType());
+  SmallVector<Location> locs(types.size(), loc);
+  Block *block = builder.createBlock(&region, {}, types, locs);
+  ExpBuilder e(builder, loc);
+  SmallVector<Value> yields = fill(e, block);
+  YieldOp::create(builder, loc, yields);
+}
+
+Value GraphBuilder::map(ValueRange inputs, ArrayRef<int64_t> shape,
+                        Type element, LaneFn body) {
+  auto op = MapOp::create(builder, loc, tensorType(shape, element), inputs);
+  buildBody(op.getBody(), {i32()}, inputs, [&](ExpBuilder &e, Block *block) {
+    return SmallVector<Value>{
+        body(e, block->getArgument(0), block->getArguments().drop_front())};
+  });
+  return op;
+}
+
+Value GraphBuilder::map(Value x,
+                        function_ref<Value(ExpBuilder &, Value)> fn) {
+  RankedTensorType type = tensorOf(x);
+  return map(ValueRange{x}, type.getShape(), type.getElementType(),
+             [&](ExpBuilder &e, Value, ValueRange args) {
+               return fn(e, args[0]);
+             });
+}
+
+Value GraphBuilder::zip(Value a, Value b,
+                        function_ref<Value(ExpBuilder &, Value, Value)> fn) {
+  RankedTensorType type = tensorOf(a);
+  return map(ValueRange{a, b}, type.getShape(), type.getElementType(),
+             [&](ExpBuilder &e, Value, ValueRange args) {
+               return fn(e, args[0], args[1]);
+             });
+}
+
+Value GraphBuilder::gather(Value source, ValueRange inputs,
+                           ArrayRef<int64_t> shape, LaneFn address) {
+  auto op = GatherOp::create(
+      builder, loc, tensorType(shape, tensorOf(source).getElementType()),
+      source, inputs);
+  buildBody(op.getBody(), {i32()}, inputs, [&](ExpBuilder &e, Block *block) {
+    return SmallVector<Value>{address(e, block->getArgument(0),
+                                      block->getArguments().drop_front())};
+  });
+  return op;
+}
+
+Value GraphBuilder::scatter(Value dest, int64_t grid, ValueRange inputs,
+                            ScatterFn body) {
+  auto op = ScatterOp::create(builder, loc, dest.getType(),
+                              builder.getI64IntegerAttr(grid), inputs, dest);
+  buildBody(op.getBody(), {i32()}, inputs, [&](ExpBuilder &e, Block *block) {
+    auto [addr, value] =
+        body(e, block->getArgument(0), block->getArguments().drop_front());
+    return SmallVector<Value>{addr, value};
+  });
+  return op;
+}
+
+SmallVector<Value> GraphBuilder::scatterMulti(ValueRange dests, int64_t grid,
+                                              ValueRange inputs,
+                                              MultiScatterFn body) {
+  auto op = ScatterMultiOp::create(builder, loc, TypeRange(dests.getTypes()),
+                                   builder.getI64IntegerAttr(grid), inputs,
+                                   dests);
+  buildBody(op.getBody(), {i32()}, inputs, [&](ExpBuilder &e, Block *block) {
+    return body(e, block->getArgument(0), block->getArguments().drop_front());
+  });
+  return SmallVector<Value>(op.getResults());
+}
+
+Value GraphBuilder::writeSlice(Value dest, Value src, int64_t offset) {
+  int64_t n = tensorOf(src).getNumElements();
+  return scatter(dest, n, src,
+                 [&](ExpBuilder &e, Value lane, ValueRange args) {
+                   return std::make_pair(e.add(lane, e.i32(offset)), args[0]);
+                 });
+}
+
+/// The [rows..., 1] shape a reduction over the last axis produces.
+static SmallVector<int64_t> reducedShape(Value x) {
+  SmallVector<int64_t> shape(tensorOf(x).getShape());
+  shape.back() = 1;
+  return shape;
+}
+
+Value GraphBuilder::reduce(ReduceKind kind, Value x) {
+  auto op = ReduceOp::create(builder, loc, tensorType(reducedShape(x), f32()),
+                             kind, ValueRange{x});
+  return op;
+}
+
+Value GraphBuilder::reduce(ReduceKind kind, ValueRange inputs,
+                           LaneFn prologue) {
+  auto op = ReduceOp::create(builder, loc,
+                             tensorType(reducedShape(inputs[0]), f32()), kind,
+                             inputs);
+  buildBody(op.getPrologue(), {i32()}, inputs,
+            [&](ExpBuilder &e, Block *block) {
+              return SmallVector<Value>{
+                  prologue(e, block->getArgument(0),
+                           block->getArguments().drop_front())};
+            });
+  return op;
+}
+
+Value GraphBuilder::reduceEpilogue(ReduceKind kind, ValueRange inputs,
+                                   Type element, EpilogueFn epilogue) {
+  auto op = ReduceEpilogueOp::create(
+      builder, loc, tensorType(tensorOf(inputs[0]).getShape(), element), kind,
+      inputs);
+  buildBody(op.getEpilogue(), {i32(), f32()}, inputs,
+            [&](ExpBuilder &e, Block *block) {
+              return SmallVector<Value>{
+                  epilogue(e, block->getArgument(0), block->getArgument(1),
+                           block->getArguments().drop_front(2))};
+            });
+  return op;
+}
+
+/// [N] for a rank-1 x, [M, N] for a rank-2 x.
+static SmallVector<int64_t> matmulShape(Value x, Value weight) {
+  SmallVector<int64_t> shape;
+  if (tensorOf(x).getRank() == 2)
+    shape.push_back(tensorOf(x).getDimSize(0));
+  shape.push_back(tensorOf(weight).getDimSize(0));
+  return shape;
+}
+
+Value GraphBuilder::matmul(Value x, Value weight) {
+  return MatmulOp::create(builder, loc,
+                          tensorType(matmulShape(x, weight), f32()), x, weight,
+                          ValueRange{});
+}
+
+Value GraphBuilder::matmul(Value x, Value weight, ValueRange extra,
+                           EpilogueFn epilogue) {
+  auto op = MatmulOp::create(builder, loc,
+                             tensorType(matmulShape(x, weight), f32()), x,
+                             weight, extra);
+  buildBody(op.getEpilogue(), {i32(), f32()}, extra,
+            [&](ExpBuilder &e, Block *block) {
+              return SmallVector<Value>{
+                  epilogue(e, block->getArgument(0), block->getArgument(1),
+                           block->getArguments().drop_front(2))};
+            });
+  return op;
+}
+
+Value GraphBuilder::quantize(Value x, Type quantElement) {
+  return QuantizeOp::create(
+      builder, loc, tensorType(tensorOf(x).getShape(), quantElement), x);
+}
+
+//===----------------------------------------------------------------------===//
+// Composites
+//===----------------------------------------------------------------------===//
+
+Value GraphBuilder::rmsNorm(Value x, Value weight, double eps) {
+  RankedTensorType type = tensorOf(x);
+  double d = static_cast<double>(type.getShape().back());
+  Value sumSq = reduce(ReduceKind::sum_sq, x);
+  Value mean = map(sumSq, [&](ExpBuilder &e, Value s) {
+    return e.div(s, e.f32(d));
+  });
+  Value scale = map(mean, [&](ExpBuilder &e, Value m) {
+    return e.rsqrt(e.add(m, e.f32(eps)));
+  });
+  return map(ValueRange{x, scale, weight}, type.getShape(),
+             type.getElementType(),
+             [&](ExpBuilder &e, Value, ValueRange args) {
+               return e.mul(e.mul(args[0], args[1]), args[2]);
+             });
+}
+
+Value GraphBuilder::layerNorm(Value x, Value weight, Value bias, double eps) {
+  RankedTensorType type = tensorOf(x);
+  double d = static_cast<double>(type.getShape().back());
+  Value sum = reduce(ReduceKind::sum, x);
+  Value mean = map(sum, [&](ExpBuilder &e, Value s) {
+    return e.div(s, e.f32(d));
+  });
+  Value centered =
+      zip(x, mean, [&](ExpBuilder &e, Value v, Value m) { return e.sub(v, m); });
+  Value sumSq = reduce(ReduceKind::sum_sq, centered);
+  Value scale = map(sumSq, [&](ExpBuilder &e, Value s) {
+    return e.rsqrt(e.add(e.div(s, e.f32(d)), e.f32(eps)));
+  });
+  return map(ValueRange{centered, scale, weight, bias}, type.getShape(),
+             type.getElementType(),
+             [&](ExpBuilder &e, Value, ValueRange args) {
+               return e.add(e.mul(e.mul(args[0], args[1]), args[2]), args[3]);
+             });
+}
+
+Value GraphBuilder::softmax(Value x) {
+  Value max = reduce(ReduceKind::max, x);
+  Value exps = zip(x, max, [&](ExpBuilder &e, Value v, Value m) {
+    return e.exp(e.sub(v, m));
+  });
+  Value sum = reduce(ReduceKind::sum, exps);
+  return zip(exps, sum,
+             [&](ExpBuilder &e, Value v, Value s) { return e.div(v, s); });
+}
+
+Value GraphBuilder::rope(Value x, Value pos, int64_t headDim, double base,
+                         RopeStyle style, Value freqFactors) {
+  RankedTensorType type = tensorOf(x);
+  ArrayRef<int64_t> shape = type.getShape();
+  int64_t half = headDim / 2;
+
+  // The element each lane rotates with.
+  Value partner = gather(x, {}, shape, [&](ExpBuilder &e, Value lane,
+                                           ValueRange) {
+    Value d = e.remConst(lane, headDim);
+    Value rowStart = e.sub(lane, d);
+    Value other;
+    if (style == RopeStyle::NeoX) {
+      Value lower = e.cmp(CmpPredicate::lt, d, e.i32(half));
+      other = e.select(lower, e.add(d, e.i32(half)), e.sub(d, e.i32(half)));
+    } else {
+      other = exp::XorOp::create(e.builder(), e.location(), d, e.i32(1));
+    }
+    return e.add(rowStart, other);
+  });
+
+  // Frequency pair index j of each lane: d mod half (NeoX) or d / 2.
+  auto pairIndex = [&](ExpBuilder &e, Value lane) {
+    Value d = e.remConst(lane, headDim);
+    return style == RopeStyle::NeoX ? e.remConst(d, half) : e.divConst(d, 2);
+  };
+
+  SmallVector<Value> inputs{x, partner, pos};
+  if (freqFactors) {
+    inputs.push_back(gather(freqFactors, {}, shape,
+                            [&](ExpBuilder &e, Value lane, ValueRange) {
+                              return pairIndex(e, lane);
+                            }));
+  }
+  double logBase = std::log(base);
+  return map(inputs, shape, type.getElementType(),
+             [&](ExpBuilder &e, Value lane, ValueRange args) {
+               Value j = e.toF32(pairIndex(e, lane));
+               // theta = pos * base^(-2j / headDim) [/ factor]
+               Value invFreq =
+                   e.exp(e.mul(j, e.f32(-2.0 * logBase /
+                                        static_cast<double>(headDim))));
+               Value theta = e.mul(e.toF32(args[2]), invFreq);
+               if (freqFactors)
+                 theta = e.div(theta, args[3]);
+               Value c = e.cos(theta), s = e.sin(theta);
+               Value d = e.remConst(lane, headDim);
+               Value first =
+                   style == RopeStyle::NeoX
+                       ? e.cmp(CmpPredicate::lt, d, e.i32(half))
+                       : e.cmp(CmpPredicate::eq, e.remConst(d, 2), e.i32(0));
+               // first of a pair: x cos - x' sin; second: x cos + x' sin.
+               Value xs = e.mul(args[1], s);
+               Value xc = e.mul(args[0], c);
+               return e.select(first, e.sub(xc, xs), e.add(xc, xs));
+             });
+}
