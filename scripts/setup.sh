@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs what building and testing Hesper needs on Debian 12, with apt-get.
+# Idempotent: when every package is already installed it only checks and
+# returns (well under a second). Run as root, or with sudo available.
+set -euo pipefail
+
+PACKAGES=(
+  # Toolchain and build.
+  cmake g++ ninja-build ccache python3
+  # LLVM/MLIR 22 (bookworm-security ships 22.1.8).
+  llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
+  zlib1g-dev libzstd-dev
+  # Tests.
+  libgtest-dev
+  # Vulkan: loader headers, Mesa (lavapipe runs Vulkan on the CPU), the
+  # validation layers the tests enable, and the SPIR-V validator.
+  libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
+  spirv-tools
+)
+
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed"; then
+    missing+=("$pkg")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#PACKAGES[@]} packages present"
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  SUDO="sudo"
+fi
+echo "setup: installing ${missing[*]}"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+echo "setup: done"
