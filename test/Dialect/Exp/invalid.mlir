@@ -830,3 +830,12 @@ func.func @broadcast_first_result_type(%a: f32) {
   %0 = "exp.broadcast_first"(%a) : (f32) -> i32
   return
 }
+
+// -----
+
+// Lanes hold fixed-length vectors only.
+func.func @scalable_vector(%a: vector<[4]xf32>) -> vector<[4]xf32> {
+  // expected-error @+1 {{'exp.add' op operand #0 must be integer, index, float, or vector thereof}}
+  %0 = exp.add %a, %a : vector<[4]xf32>
+  return %0 : vector<[4]xf32>
+}

@@ -355,11 +355,12 @@ OpFoldResult ConvertOp::fold(FoldAdaptor adaptor) {
                 &losesInfo);
       return FloatAttr::get(to, v);
     }
-    // Float to integer is undefined out of range: only fold exact cases.
+    // Float to integer rounds toward zero and is undefined out of range
+    // (and for NaN): fold only in-range values.
     APSInt result(widthOf(to), isUnsigned);
     bool isExact = false;
-    if (v.convertToInteger(result, APFloat::rmTowardZero, &isExact) !=
-        APFloat::opOK && !isExact)
+    if (v.convertToInteger(result, APFloat::rmTowardZero, &isExact) ==
+        APFloat::opInvalidOp)
       return {};
     return IntegerAttr::get(to, APInt(result));
   }
@@ -604,6 +605,16 @@ OpFoldResult Dot4I8Op::fold(FoldAdaptor adaptor) {
 // Division by a constant
 //===----------------------------------------------------------------------===//
 
+/// x / d and x mod d for x read as unsigned; a divisor wider than x's type
+/// gives 0 and x.
+static std::pair<APInt, APInt> unsignedDivRem(const APInt &x, uint64_t d) {
+  unsigned width = x.getBitWidth();
+  if (width < 64 && d >= (uint64_t(1) << width))
+    return {APInt::getZero(width), x};
+  APInt divisor(width, d);
+  return {x.udiv(divisor), x.urem(divisor)};
+}
+
 OpFoldResult DivByConstOp::fold(FoldAdaptor adaptor) {
   uint64_t d = static_cast<uint64_t>(getDivisor());
   if (d == 1)
@@ -611,8 +622,7 @@ OpFoldResult DivByConstOp::fold(FoldAdaptor adaptor) {
   auto x = dyn_cast_or_null<IntegerAttr>(adaptor.getInput());
   if (!x)
     return {};
-  APInt v = x.getValue();
-  return IntegerAttr::get(getType(), v.udiv(APInt(v.getBitWidth(), d)));
+  return IntegerAttr::get(getType(), unsignedDivRem(x.getValue(), d).first);
 }
 
 OpFoldResult RemByConstOp::fold(FoldAdaptor adaptor) {
@@ -622,6 +632,5 @@ OpFoldResult RemByConstOp::fold(FoldAdaptor adaptor) {
   auto x = dyn_cast_or_null<IntegerAttr>(adaptor.getInput());
   if (!x)
     return {};
-  APInt v = x.getValue();
-  return IntegerAttr::get(getType(), v.urem(APInt(v.getBitWidth(), d)));
+  return IntegerAttr::get(getType(), unsignedDivRem(x.getValue(), d).second);
 }

@@ -44,13 +44,13 @@ def Exp_ScalarInt : AnyTypeOf<[I1, I8, I16, I32, I64, Index],
 def Exp_ScalarFloat : AnyTypeOf<[F16, F32], "f16 or f32">;
 
 def Exp_IntLike : AnyTypeOf<[Exp_ScalarInt,
-                             VectorOfAnyRankOf<[I1, I8, I16, I32, I64]>],
+                             FixedVectorOfAnyRank<[I1, I8, I16, I32, I64]>],
                             "signless integer, index, or vector thereof">;
-def Exp_FloatLike : AnyTypeOf<[Exp_ScalarFloat, VectorOfAnyRankOf<[F16, F32]>],
+def Exp_FloatLike : AnyTypeOf<[Exp_ScalarFloat, FixedVectorOfAnyRank<[F16, F32]>],
                               "f16, f32, or vector thereof">;
 def Exp_Numeric : AnyTypeOf<[Exp_IntLike, Exp_FloatLike],
                             "integer, index, float, or vector thereof">;
-def Exp_BoolLike : AnyTypeOf<[I1, VectorOfAnyRankOf<[I1]>],
+def Exp_BoolLike : AnyTypeOf<[I1, FixedVectorOfAnyRank<[I1]>],
                              "i1 or vector of i1">;
 /// Values a subgroup can exchange: one 16- or 32-bit scalar per lane.
 def Exp_LaneScalar : AnyTypeOf<[I32, F16, F32], "i32, f16 or f32">;

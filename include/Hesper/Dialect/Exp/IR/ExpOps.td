@@ -593,9 +593,12 @@ def Exp_RemByConstOp : Exp_Op<"rem_by_const", [Pure, AllTypesMatch<["input", "re
 // Lane-cooperative operations
 //===----------------------------------------------------------------------===//
 
-// These ops exchange values between the lanes of a subgroup. They have no
-// memory effects but are not speculatable: moving one into or out of a
-// branch changes which lanes take part.
+// lane_id and subgroup_size are plain values. The ops that exchange values
+// between lanes (subgroup_reduce, shuffle_xor, broadcast_first) are
+// convergent: their result depends on which lanes are active where they
+// execute. MLIR has no convergence trait, so they declare no memory-effect
+// interface at all; CSE, DCE and hoisting then leave them where they are
+// (two identical reductions in different branches are not the same value).
 
 def Exp_LaneIdOp : Exp_Op<"lane_id", [NoMemoryEffect]> {
   let summary = "index of this lane within its subgroup";
@@ -624,7 +627,7 @@ def Exp_SubgroupSizeOp : Exp_Op<"subgroup_size", [NoMemoryEffect]> {
 }
 
 def Exp_SubgroupReduceOp : Exp_Op<"subgroup_reduce",
-    [NoMemoryEffect, AllTypesMatch<["value", "result"]>]> {
+    [AllTypesMatch<["value", "result"]>]> {
   let summary = "reduce a value across the lanes of a subgroup";
   let description = [{
     Every active lane receives the `sum`, `max` or `min` of `value` over all
@@ -641,7 +644,7 @@ def Exp_SubgroupReduceOp : Exp_Op<"subgroup_reduce",
 }
 
 def Exp_ShuffleXorOp : Exp_Op<"shuffle_xor",
-    [NoMemoryEffect, AllTypesMatch<["value", "result"]>]> {
+    [AllTypesMatch<["value", "result"]>]> {
   let summary = "read a value from the lane whose id is this lane's xor mask";
   let description = [{
     Returns `value` as held by lane `lane_id ^ mask`. The mask is a
@@ -658,7 +661,7 @@ def Exp_ShuffleXorOp : Exp_Op<"shuffle_xor",
 }
 
 def Exp_BroadcastFirstOp : Exp_Op<"broadcast_first",
-    [NoMemoryEffect, AllTypesMatch<["value", "result"]>]> {
+    [AllTypesMatch<["value", "result"]>]> {
   let summary = "broadcast the value of the first active lane";
   let description = [{
     ```mlir
