@@ -156,6 +156,27 @@ TEST_F(GraphBuilderTest, ScatterIntoZerosAndScatterMulti) {
   EXPECT_EQ(count<ScatterMultiOp>(*module), 1);
 }
 
+TEST_F(GraphBuilderTest, ScatterTakesAnyNumberOfInputs) {
+  GraphBuilder g(&context, "inputs");
+  Value a = g.external("a", {4}, g.f32());
+  Value pos = g.external("pos", {1}, g.i32());
+  Value none = g.scatter(g.zeros({16}, g.f32()), 4, {},
+                         [](ExpBuilder &e, Value lane, ValueRange) {
+                           return std::make_pair(lane, e.f32(1));
+                         });
+  Value two = g.scatter(none, 4, ValueRange{a, pos},
+                        [](ExpBuilder &e, Value lane, ValueRange args) {
+                          return std::make_pair(e.add(lane, args[1]),
+                                                args[0]);
+                        });
+  g.output(two);
+  OwningOpRef<ModuleOp> module = g.finish();
+  ASSERT_TRUE(module);
+  EXPECT_EQ(typeOf(none), g.tensorType({16}, g.f32()));
+  EXPECT_EQ(typeOf(two), g.tensorType({16}, g.f32()));
+  EXPECT_EQ(count<ScatterOp>(*module), 2);
+}
+
 TEST_F(GraphBuilderTest, ReduceKeepsTheReducedAxis) {
   GraphBuilder g(&context, "reduce");
   Value x = g.external("x", {4, 256}, g.f32());

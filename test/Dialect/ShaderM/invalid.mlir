@@ -596,3 +596,17 @@ shaderm.kernel @shared_alloc_buffer_type() workgroup_size(1, 1, 1) {
   %s = "shaderm.shared_alloc"() : () -> !shaderm.buffer<16xf32>
   shaderm.return
 }
+
+// -----
+
+// expected-error @+1 {{'shaderm.kernel' op expects a positive min_workgroups_per_sm, got 0}}
+shaderm.kernel @zero_min_workgroups() workgroup_size(32, 1, 1) attributes {min_workgroups_per_sm = 0 : i32} {
+  shaderm.return
+}
+
+// -----
+
+// expected-error @+1 {{'shaderm.kernel' op expects a power-of-two subgroup_size, got -32}}
+shaderm.kernel @negative_subgroup() workgroup_size(32, 1, 1) attributes {subgroup_size = -32 : i32} {
+  shaderm.return
+}

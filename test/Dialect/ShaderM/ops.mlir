@@ -62,6 +62,18 @@ shaderm.kernel @both_hints(%a: !shaderm.buffer<128xf32>)
   shaderm.return
 }
 
+// Argument attributes and discardable attributes survive the round trip.
+
+// CHECK-LABEL: shaderm.kernel @attributes(
+// CHECK-SAME:    %{{.*}}: !shaderm.buffer<4xf32> {hesper.name = "x"}, %{{.*}}: i32 {hesper.push})
+// CHECK-SAME:    workgroup_size(1, 1, 1) attributes {hesper.tag = 1 : i64, subgroup_size = 16 : i32} {
+shaderm.kernel @attributes(%x: !shaderm.buffer<4xf32> {hesper.name = "x"},
+                           %n: i32 {hesper.push})
+    workgroup_size(1, 1, 1)
+    attributes {hesper.tag = 1 : i64, subgroup_size = 16 : i32} {
+  shaderm.return
+}
+
 // Every buffer element type and access, as bindings.
 
 // CHECK-LABEL: shaderm.kernel @buffer_types(
@@ -154,10 +166,10 @@ shaderm.kernel @ids(%out: !shaderm.buffer<?xi32>) workgroup_size(4, 4, 4) {
 // CHECK-SAME:    %[[OUT:.*]]: !shaderm.buffer<1024xf32>,
 // CHECK-SAME:    %[[HALF:.*]]: !shaderm.buffer<?xf16>,
 // CHECK-SAME:    %[[BYTES:.*]]: !shaderm.buffer<?xi8, read_only>)
-// CHECK:         %[[T:.*]] = shaderm.shared_alloc : <256xf32>
-// CHECK:         %[[TH:.*]] = shaderm.shared_alloc : <64xf16>
-// CHECK:         %[[TI:.*]] = shaderm.shared_alloc : <16xi64>
-// CHECK:         %[[TB:.*]] = shaderm.shared_alloc : <1xi8>
+// CHECK:         %[[T:.*]] = shaderm.shared_alloc : !shaderm.shared<256xf32>
+// CHECK:         %[[TH:.*]] = shaderm.shared_alloc : !shaderm.shared<64xf16>
+// CHECK:         %[[TI:.*]] = shaderm.shared_alloc : !shaderm.shared<16xi64>
+// CHECK:         %[[TB:.*]] = shaderm.shared_alloc : !shaderm.shared<1xi8>
 // CHECK:         %[[L:.*]] = shaderm.local_id x
 // CHECK:         %[[Q:.*]] = shaderm.load %[[IN]][%[[L]]] : !shaderm.buffer<1024xf32, read_only> -> vector<4xf32>
 // CHECK:         shaderm.store %[[Q]], %[[T]][%[[L]]] : vector<4xf32>, !shaderm.shared<256xf32>
@@ -212,7 +224,7 @@ shaderm.kernel @memory(%in: !shaderm.buffer<1024xf32, read_only>,
 // CHECK:         %[[A8:.*]] = shaderm.atomic_rmw exchange %[[A7]], %[[C]][%[[I]]] : i32, !shaderm.buffer<16xi32>
 // CHECK:         %[[W:.*]] = exp.convert %[[A8]] : i32 to i64
 // CHECK:         %{{.*}} = shaderm.atomic_rmw add %[[W]], %[[C64]][%[[I]]] : i64, !shaderm.buffer<?xi64>
-// CHECK:         %[[SH:.*]] = shaderm.shared_alloc : <32xi32>
+// CHECK:         %[[SH:.*]] = shaderm.shared_alloc : !shaderm.shared<32xi32>
 // CHECK:         %{{.*}} = shaderm.atomic_rmw add %[[V]], %[[SH]][%[[I]]] : i32, !shaderm.shared<32xi32>
 // CHECK:         %{{.*}} = shaderm.atomic_rmw or %[[V]], %[[SH]][%[[I]]] : i32, !shaderm.shared<32xi32>
 shaderm.kernel @atomics_int(%c: !shaderm.buffer<16xi32>,
@@ -245,7 +257,7 @@ shaderm.kernel @atomics_int(%c: !shaderm.buffer<16xi32>,
 // CHECK:         %[[F1:.*]] = shaderm.atomic_rmw max %[[F0]], %[[ACC]][%[[Z]]] : f32, !shaderm.buffer<1xf32>
 // CHECK:         %[[F2:.*]] = shaderm.atomic_rmw min %[[F1]], %[[ACC]][%[[Z]]] : f32, !shaderm.buffer<1xf32>
 // CHECK:         %[[F3:.*]] = shaderm.atomic_rmw exchange %[[F2]], %[[ACC]][%[[Z]]] : f32, !shaderm.buffer<1xf32>
-// CHECK:         %[[SH:.*]] = shaderm.shared_alloc : <1xf32>
+// CHECK:         %[[SH:.*]] = shaderm.shared_alloc : !shaderm.shared<1xf32>
 // CHECK:         %{{.*}} = shaderm.atomic_rmw add %[[F3]], %[[SH]][%[[Z]]] : f32, !shaderm.shared<1xf32>
 shaderm.kernel @atomics_float(%acc: !shaderm.buffer<1xf32>, %v: f32)
     workgroup_size(64, 1, 1) {
@@ -351,7 +363,7 @@ shaderm.kernel @control_flow(%x: !shaderm.buffer<?xf32, read_only>,
 // CHECK-SAME:    %[[IN:.*]]: !shaderm.buffer<?xf32, read_only>,
 // CHECK-SAME:    %[[OUT:.*]]: !shaderm.buffer<?xf32>, %[[N:.*]]: i32)
 // CHECK-SAME:    workgroup_size(256, 1, 1) attributes {subgroup_size = 32 : i32} {
-// CHECK:         %[[TILE:.*]] = shaderm.shared_alloc : <256xf32>
+// CHECK:         %[[TILE:.*]] = shaderm.shared_alloc : !shaderm.shared<256xf32>
 // CHECK:         %[[G:.*]] = shaderm.global_id x
 // CHECK:         %[[L:.*]] = shaderm.local_id x
 // CHECK:         %[[WG:.*]] = shaderm.workgroup_id x

@@ -10,6 +10,8 @@
 #include "mlir/Interfaces/FunctionImplementation.h"
 #include "llvm/ADT/STLExtras.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace hesper::circuit;
 
@@ -67,6 +69,13 @@ Value hesper::circuit::getWrittenBufferRoot(Value dest) {
 static bool isGraphArgument(Value v) {
   auto arg = dyn_cast<BlockArgument>(v);
   return arg && isa<GraphOp>(arg.getOwner()->getParentOp());
+}
+
+/// Lane indices are i32: a grid must fit.
+static LogicalResult verifyLaneCount(Operation *op, int64_t lanes) {
+  if (lanes > std::numeric_limits<int32_t>::max())
+    return op->emitOpError("expects at most 2^31-1 lanes, got ") << lanes;
+  return success();
 }
 
 /// Element type a per-lane body sees for a tensor.
@@ -245,6 +254,8 @@ LogicalResult GraphOp::verify() {
   Block &entry = getBody().front();
   if (entry.getArgumentTypes() != getArgumentTypes())
     return emitOpError("expects block arguments matching the signature");
+  if (entry.empty() || !isa<OutputOp>(entry.back()))
+    return emitOpError("expects the body to end in 'circuit.output'");
   return success();
 }
 
@@ -268,6 +279,8 @@ LogicalResult OutputOp::verify() {
 
 LogicalResult MapOp::verifyRegions() {
   auto result = getType();
+  if (failed(verifyLaneCount(*this, result.getNumElements())))
+    return failure();
   if (failed(verifyBroadcasts(*this, getInputs(), result.getShape())))
     return failure();
   Type i32 = IntegerType::get(getContext(), 32);
@@ -292,8 +305,22 @@ LogicalResult GatherOp::verifyRegions() {
 // ScatterOp / ScatterMultiOp
 //===----------------------------------------------------------------------===//
 
+LogicalResult ScatterOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location>, ValueRange operands,
+    DictionaryAttr, OpaqueProperties, RegionRange,
+    SmallVectorImpl<Type> &inferred) {
+  // The destination is the last operand; the result is its updated value.
+  if (operands.empty())
+    return failure();
+  inferred.push_back(operands.back().getType());
+  return success();
+}
+
 LogicalResult ScatterOp::verify() {
-  if (failed(verifyBroadcasts(*this, getInputs(), {getGrid()})))
+  if (failed(verifyLaneCount(*this, static_cast<int64_t>(getGrid()))))
+    return failure();
+  if (failed(verifyBroadcasts(*this, getInputs(),
+                              {static_cast<int64_t>(getGrid())})))
     return failure();
   return verifyDestination(*this, getDest());
 }
@@ -314,9 +341,7 @@ LogicalResult ScatterMultiOp::inferReturnTypes(
     MLIRContext *, std::optional<Location>, ValueRange operands,
     DictionaryAttr, OpaqueProperties properties, RegionRange,
     SmallVectorImpl<Type> &inferred) {
-  // Operand segments are not known here without the adaptor, so infer from
-  // the trailing operands: there are as many results as destinations, and
-  // destinations are the last operands.
+  // One result per destination, of its type.
   ScatterMultiOp::Adaptor adaptor(operands, nullptr, properties, {});
   for (Value dest : adaptor.getDests())
     inferred.push_back(dest.getType());
@@ -326,7 +351,10 @@ LogicalResult ScatterMultiOp::inferReturnTypes(
 LogicalResult ScatterMultiOp::verify() {
   if (getDests().empty())
     return emitOpError("expects at least one destination");
-  if (failed(verifyBroadcasts(*this, getInputs(), {getGrid()})))
+  if (failed(verifyLaneCount(*this, static_cast<int64_t>(getGrid()))))
+    return failure();
+  if (failed(verifyBroadcasts(*this, getInputs(),
+                              {static_cast<int64_t>(getGrid())})))
     return failure();
   for (Value dest : getDests())
     if (failed(verifyDestination(*this, dest)))
@@ -425,6 +453,16 @@ LogicalResult ReduceEpilogueOp::verifyRegions() {
                     {getType().getElementType()});
 }
 
+LogicalResult ReduceScatterEpilogueOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location>, ValueRange operands,
+    DictionaryAttr, OpaqueProperties, RegionRange,
+    SmallVectorImpl<Type> &inferred) {
+  if (operands.empty())
+    return failure();
+  inferred.push_back(operands.back().getType());
+  return success();
+}
+
 LogicalResult ReduceScatterEpilogueOp::verify() {
   if (failed(verifyReductionInputs(*this, getInputs(), getPrologue())))
     return failure();
@@ -460,6 +498,10 @@ LogicalResult MatmulOp::verify() {
   if (xElt.isInteger(32) || wElt.isInteger(32) || isa<Q8_1Type>(wElt))
     return emitOpError("expects weights of f32, f16, q8_0, q4_k, q6_k or "
                        "i2_s, got ")
+           << wElt;
+  if (isa<Q8_1Type>(xElt) && !isQuantized(wElt))
+    return emitOpError("expects quantized weights with q8_1 activations, "
+                       "got ")
            << wElt;
   if (xType.getRank() != 1 && xType.getRank() != 2)
     return emitOpError("expects activations of rank 1 or 2, got ") << xType;

@@ -139,9 +139,20 @@ LogicalResult KernelOp::verify() {
     if (!isa<BufferType>(type) && !type.isInteger(32) && !type.isF32())
       return emitOpError("expects binding #")
              << i << " to be a !shaderm.buffer, i32 or f32, got " << type;
-  if (std::optional<uint32_t> sg = getSubgroupSize())
-    if (*sg == 0 || (*sg & (*sg - 1)) != 0)
-      return emitOpError("expects a power-of-two subgroup_size, got ") << *sg;
+  if (IntegerAttr sg = getSubgroupSizeAttr()) {
+    int64_t v = sg.getValue().getSExtValue();
+    if (v <= 0 || (v & (v - 1)) != 0)
+      return emitOpError("expects a power-of-two subgroup_size, got ") << v;
+  }
+  if (IntegerAttr minWg = getMinWorkgroupsPerSmAttr()) {
+    int64_t v = minWg.getValue().getSExtValue();
+    if (v <= 0)
+      return emitOpError("expects a positive min_workgroups_per_sm, got ")
+             << v;
+  }
+  Block &entry = getBody().front();
+  if (entry.empty() || !isa<ReturnOp>(entry.back()))
+    return emitOpError("expects the body to end in 'shaderm.return'");
   return success();
 }
 

@@ -74,7 +74,10 @@ def Circuit_OutputOp : Circuit_Op<"output", [Pure, Terminator, ReturnLike,
   let hasVerifier = 1;
 }
 
-def Circuit_YieldOp : Circuit_Op<"yield", [Pure, Terminator, ReturnLike]> {
+def Circuit_YieldOp : Circuit_Op<"yield", [Pure, Terminator, ReturnLike,
+    ParentOneOf<["MapOp", "GatherOp", "ScatterOp", "ScatterMultiOp",
+                 "ReduceOp", "ReduceEpilogueOp", "ReduceScatterEpilogueOp",
+                 "MatmulOp"]>]> {
   let summary = "the values one lane of a body produces";
   let description = [{
     Ends a per-lane body. What it yields depends on the primitive: one
@@ -90,17 +93,20 @@ def Circuit_YieldOp : Circuit_Op<"yield", [Pure, Terminator, ReturnLike]> {
   let builders = [OpBuilder<(ins), [{ build($_builder, $_state, {}); }]>];
 }
 
-def Circuit_ZerosOp : Circuit_Op<"zeros", [Pure]> {
+def Circuit_ZerosOp : Circuit_Op<"zeros"> {
   let summary = "a fresh zero-filled buffer";
   let description = [{
     A new tensor whose every element is zero: the destination of a scatter
-    that does not write into an external buffer.
+    that does not write into an external buffer. It is an allocation, so two
+    of them are never merged (each is written once), and an unused one is
+    erased.
 
     ```mlir
     %dst = circuit.zeros : tensor<256xf32>
     ```
   }];
-  let results = (outs Circuit_ScalarTensor:$result);
+  let results = (outs Res<Circuit_ScalarTensor, "a fresh buffer",
+                          [MemAlloc<DefaultResource>]>:$result);
   let assemblyFormat = "attr-dict `:` type($result)";
 }
 
@@ -165,7 +171,7 @@ def Circuit_GatherOp : Circuit_Op<"gather", [Pure, IsolatedFromAbove]> {
 }
 
 def Circuit_ScatterOp : Circuit_Op<"scatter", [IsolatedFromAbove,
-    AllTypesMatch<["dest", "result"]>,
+    DeclareOpInterfaceMethods<InferTypeOpInterface>,
     DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
   let summary = "write computed values at computed addresses";
   let description = [{
@@ -311,7 +317,7 @@ def Circuit_ReduceEpilogueOp : Circuit_Op<"reduce_epilogue", [Pure,
 }
 
 def Circuit_ReduceScatterEpilogueOp : Circuit_Op<"reduce_scatter_epilogue", [
-    IsolatedFromAbove, AllTypesMatch<["dest", "result"]>,
+    IsolatedFromAbove, DeclareOpInterfaceMethods<InferTypeOpInterface>,
     DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
   let summary = "reduce each row, then scatter per-lane values";
   let description = [{

@@ -152,7 +152,7 @@ def ShaderM_SharedAllocOp : ShaderM_Op<"shared_alloc", [
     ```
   }];
   let results = (outs ShaderM_SharedType:$result);
-  let assemblyFormat = "attr-dict `:` type($result)";
+  let assemblyFormat = "attr-dict `:` qualified(type($result))";
   let hasVerifier = 1;
 }
 

@@ -1,0 +1,100 @@
+//===- Interpreter.h - Reference interpreter for Circuit graphs -*- C++ -*-===//
+//
+// Part of the Hesper project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The reference interpreter evaluates a `circuit.graph` on the CPU in plain
+// C++. It is the oracle of the test suite: fused graphs must match their
+// unfused source, and every backend must match it.
+//
+// Semantics it fixes (and that backends are compared against):
+// - f32 arithmetic is IEEE single precision; f16 values are rounded to half
+//   after every operation; integers wrap at their bit width.
+// - Lanes run in lockstep groups of `subgroupSize`; subgroup sums combine in
+//   butterfly (xor) order, so every lane of a group gets the same bits.
+// - Reductions accumulate in f32, sequentially along the row.
+// - Gathers read 0 out of range; scatters skip out-of-range addresses; if two
+//   lanes write one address, the higher lane wins.
+// - A scatter into a graph argument updates that argument in place.
+// - Integer division or remainder by zero gives 0 (it is undefined on GPUs).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HESPER_INTERPRETER_INTERPRETER_H
+#define HESPER_INTERPRETER_INTERPRETER_H
+
+#include "Hesper/Dialect/Circuit/IR/Circuit.h"
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace hesper {
+namespace interp {
+
+/// A tensor in host memory, stored in its element format: f32 and i32 as 4
+/// bytes, f16 as IEEE half bits, quantized types as their GGUF blocks.
+class HostTensor {
+public:
+  HostTensor() = default;
+  /// A zero-filled tensor of `type` (static shape).
+  explicit HostTensor(mlir::RankedTensorType type);
+
+  mlir::RankedTensorType getType() const { return type; }
+  mlir::Type getElementType() const { return type.getElementType(); }
+  int64_t getNumElements() const { return type.getNumElements(); }
+
+  /// Element `i` of an f32 or f16 tensor, as float.
+  float getFloat(int64_t i) const;
+  /// Stores `v` (rounded to half for f16) at element `i`.
+  void setFloat(int64_t i, float v);
+  /// Element `i` of an i32 tensor.
+  int32_t getInt(int64_t i) const;
+  void setInt(int64_t i, int32_t v);
+
+  std::vector<uint8_t> &bytes() { return storage; }
+  const std::vector<uint8_t> &bytes() const { return storage; }
+
+  /// Tensors from values (shape `shape`, f32 or i32 elements).
+  static HostTensor fromFloats(mlir::MLIRContext *context,
+                               llvm::ArrayRef<int64_t> shape,
+                               llvm::ArrayRef<float> values);
+  static HostTensor fromInts(mlir::MLIRContext *context,
+                             llvm::ArrayRef<int64_t> shape,
+                             llvm::ArrayRef<int32_t> values);
+  /// All elements as floats (f32/f16 tensors; quantized ones are
+  /// dequantized).
+  std::vector<float> toFloats() const;
+
+private:
+  mlir::RankedTensorType type;
+  std::vector<uint8_t> storage;
+};
+
+struct Options {
+  /// Lanes per subgroup for exp.subgroup_reduce and friends.
+  unsigned subgroupSize = 32;
+};
+
+/// Evaluates `graph` with `args` bound to its arguments, in order. Arguments
+/// written in place are updated. Returns the graph's results, or failure
+/// after emitting a diagnostic on the offending op.
+mlir::FailureOr<std::vector<HostTensor>>
+runGraph(circuit::GraphOp graph, std::vector<HostTensor> &args,
+         const Options &options = {});
+
+/// Dequantizes row `row` of a quantized (or f32/f16) tensor whose last
+/// dimension is `rowLength`, appending to `out`. Fails for formats the
+/// interpreter cannot decode.
+mlir::LogicalResult dequantizeRow(const HostTensor &tensor, int64_t row,
+                                  std::vector<float> &out);
+
+/// Quantizes `values` (a multiple of 32) into q8_0 or q8_1 blocks.
+void quantizeBlocks(llvm::ArrayRef<float> values, bool withSums,
+                    std::vector<uint8_t> &out);
+
+} // namespace interp
+} // namespace hesper
+
+#endif // HESPER_INTERPRETER_INTERPRETER_H
