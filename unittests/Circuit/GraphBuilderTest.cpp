@@ -304,6 +304,23 @@ TEST_F(GraphBuilderTest, RopeGathersPartnersAndFactors) {
   }
 }
 
+TEST_F(GraphBuilderTest, CompositesAcceptHalfPrecision) {
+  GraphBuilder g(&context, "half");
+  Value x = g.external("x", {2, 64}, g.f16());
+  Value w = g.external("w", {64}, g.f16());
+  Value b = g.external("b", {64}, g.f16());
+  Value pos = g.external("pos", {1}, g.i32());
+  Value n = g.rmsNorm(x, w, 1e-6);
+  Value l = g.layerNorm(x, w, b, 1e-5);
+  Value s = g.softmax(x);
+  Value r = g.rope(x, pos, 64, 1e4, RopeStyle::Normal);
+  g.output({n, l, s, r});
+  OwningOpRef<ModuleOp> module = g.finish();
+  ASSERT_TRUE(module);
+  for (Value v : {n, l, s, r})
+    EXPECT_EQ(typeOf(v), typeOf(x));
+}
+
 TEST_F(GraphBuilderTest, FinishRejectsAnInvalidGraph) {
   GraphBuilder g(&context, "bad");
   Value x = g.external("x", {8}, g.f32());

@@ -258,8 +258,18 @@ Value GraphBuilder::quantize(Value x, Type quantElement) {
 // Composites
 //===----------------------------------------------------------------------===//
 
+/// Composites compute in f32 whatever the element type: these convert an
+/// f16 element in and out (and leave f32 alone).
+static Value widen(ExpBuilder &e, Value v) {
+  return v.getType().isF32() ? v : e.toF32(v);
+}
+static Value narrow(ExpBuilder &e, Value v, Type element) {
+  return element == v.getType() ? v : e.convert(v, element);
+}
+
 Value GraphBuilder::rmsNorm(Value x, Value weight, double eps) {
   RankedTensorType type = tensorOf(x);
+  Type element = type.getElementType();
   double d = static_cast<double>(type.getShape().back());
   Value sumSq = reduce(ReduceKind::sum_sq, x);
   Value mean = map(sumSq, [&](ExpBuilder &e, Value s) {
@@ -268,41 +278,52 @@ Value GraphBuilder::rmsNorm(Value x, Value weight, double eps) {
   Value scale = map(mean, [&](ExpBuilder &e, Value m) {
     return e.rsqrt(e.add(m, e.f32(eps)));
   });
-  return map(ValueRange{x, scale, weight}, type.getShape(),
-             type.getElementType(),
+  return map(ValueRange{x, scale, weight}, type.getShape(), element,
              [&](ExpBuilder &e, Value, ValueRange args) {
-               return e.mul(e.mul(args[0], args[1]), args[2]);
+               Value y = e.mul(e.mul(widen(e, args[0]), args[1]),
+                               widen(e, args[2]));
+               return narrow(e, y, element);
              });
 }
 
 Value GraphBuilder::layerNorm(Value x, Value weight, Value bias, double eps) {
   RankedTensorType type = tensorOf(x);
+  Type element = type.getElementType();
   double d = static_cast<double>(type.getShape().back());
   Value sum = reduce(ReduceKind::sum, x);
   Value mean = map(sum, [&](ExpBuilder &e, Value s) {
     return e.div(s, e.f32(d));
   });
-  Value centered =
-      zip(x, mean, [&](ExpBuilder &e, Value v, Value m) { return e.sub(v, m); });
+  Value centered = map(ValueRange{x, mean}, type.getShape(), f32(),
+                       [&](ExpBuilder &e, Value, ValueRange args) {
+                         return e.sub(widen(e, args[0]), args[1]);
+                       });
   Value sumSq = reduce(ReduceKind::sum_sq, centered);
   Value scale = map(sumSq, [&](ExpBuilder &e, Value s) {
     return e.rsqrt(e.add(e.div(s, e.f32(d)), e.f32(eps)));
   });
   return map(ValueRange{centered, scale, weight, bias}, type.getShape(),
-             type.getElementType(),
-             [&](ExpBuilder &e, Value, ValueRange args) {
-               return e.add(e.mul(e.mul(args[0], args[1]), args[2]), args[3]);
+             element, [&](ExpBuilder &e, Value, ValueRange args) {
+               Value y = e.add(e.mul(e.mul(args[0], args[1]),
+                                     widen(e, args[2])),
+                               widen(e, args[3]));
+               return narrow(e, y, element);
              });
 }
 
 Value GraphBuilder::softmax(Value x) {
+  RankedTensorType type = tensorOf(x);
+  Type element = type.getElementType();
   Value max = reduce(ReduceKind::max, x);
-  Value exps = zip(x, max, [&](ExpBuilder &e, Value v, Value m) {
-    return e.exp(e.sub(v, m));
-  });
+  Value exps = map(ValueRange{x, max}, type.getShape(), f32(),
+                   [&](ExpBuilder &e, Value, ValueRange args) {
+                     return e.exp(e.sub(widen(e, args[0]), args[1]));
+                   });
   Value sum = reduce(ReduceKind::sum, exps);
-  return zip(exps, sum,
-             [&](ExpBuilder &e, Value v, Value s) { return e.div(v, s); });
+  return map(ValueRange{exps, sum}, type.getShape(), element,
+             [&](ExpBuilder &e, Value, ValueRange args) {
+               return narrow(e, e.div(args[0], args[1]), element);
+             });
 }
 
 Value GraphBuilder::rope(Value x, Value pos, int64_t headDim, double base,
@@ -351,14 +372,16 @@ Value GraphBuilder::rope(Value x, Value pos, int64_t headDim, double base,
                if (freqFactors)
                  theta = e.div(theta, args[3]);
                Value c = e.cos(theta), s = e.sin(theta);
+               Value self = widen(e, args[0]), other = widen(e, args[1]);
                Value d = e.remConst(lane, headDim);
                Value first =
                    style == RopeStyle::NeoX
                        ? e.cmp(CmpPredicate::lt, d, e.i32(half))
                        : e.cmp(CmpPredicate::eq, e.remConst(d, 2), e.i32(0));
                // first of a pair: x cos - x' sin; second: x cos + x' sin.
-               Value xs = e.mul(args[1], s);
-               Value xc = e.mul(args[0], c);
-               return e.select(first, e.sub(xc, xs), e.add(xc, xs));
+               Value xs = e.mul(other, s);
+               Value xc = e.mul(self, c);
+               return narrow(e, e.select(first, e.sub(xc, xs), e.add(xc, xs)),
+                             type.getElementType());
              });
 }

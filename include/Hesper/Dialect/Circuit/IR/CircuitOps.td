@@ -118,8 +118,9 @@ def Circuit_MapOp : Circuit_Op<"map", [Pure, IsolatedFromAbove]> {
   let summary = "compute every element of a tensor from its inputs";
   let description = [{
     For every lane `i` of the result, runs the body on `i` and the inputs'
-    elements at `i` (broadcast inputs at `i mod numel`), and stores the
-    yielded value at `i`. With no inputs, the body computes from the lane
+    elements for `i` (broadcast inputs by the dialect's rule: a `[D]` input
+    at `i mod D`, a `[rows, 1]` input at `i div D`, a `[1]` input at 0),
+    and stores the yielded value at `i`. With no inputs, the body computes from the lane
     index alone.
 
     ```mlir

@@ -538,7 +538,8 @@ def Exp_Dot4I8Op : Exp_Op<"dot4_i8", [Pure]> {
   let description = [{
     Treats `a` and `b` as four signed 8-bit lanes each and returns
     `acc + a0*b0 + a1*b1 + a2*b2 + a3*b3` (wrapping `i32`), as PTX
-    `dp4a.s32.s32` and SPIR-V `OpSDotAccSat` without saturation.
+    `dp4a.s32.s32`. On SPIR-V it is `OpSDot` followed by an ordinary add
+    (`OpSDotAccSat` would saturate).
 
     ```mlir
     %d = exp.dot4_i8 %a, %b, %acc

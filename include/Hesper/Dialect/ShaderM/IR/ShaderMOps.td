@@ -81,8 +81,9 @@ def ShaderM_ReturnOp : ShaderM_Op<"return", [Pure, Terminator, ReturnLike,
                                              HasParent<"KernelOp">]> {
   let summary = "end of a kernel";
   let description = [{
-    Ends the kernel body. A lane that returns early leaves the kernel, but
-    must not skip a barrier the others reach.
+    Ends the kernel body; it is the last op of the kernel's single block.
+    Lanes that have no work (a guard on the global id) skip it with
+    `scf.if`, and must still reach every barrier the others reach.
 
     ```mlir
     shaderm.return
@@ -139,8 +140,7 @@ def ShaderM_SubgroupIdOp : ShaderM_Op<"subgroup_id", [Pure]> {
 // Memory
 //===----------------------------------------------------------------------===//
 
-def ShaderM_SharedAllocOp : ShaderM_Op<"shared_alloc", [
-    MemoryEffects<[MemAlloc<AutomaticAllocationScopeResource>]>]> {
+def ShaderM_SharedAllocOp : ShaderM_Op<"shared_alloc"> {
   let summary = "allocate workgroup (shared) memory";
   let description = [{
     Reserves an array of workgroup memory for the kernel it appears in. Its
@@ -151,7 +151,8 @@ def ShaderM_SharedAllocOp : ShaderM_Op<"shared_alloc", [
     %tile = shaderm.shared_alloc : !shaderm.shared<256xf32>
     ```
   }];
-  let results = (outs ShaderM_SharedType:$result);
+  let results = (outs Res<ShaderM_SharedType, "the allocation",
+                          [MemAlloc<AutomaticAllocationScopeResource>]>:$result);
   let assemblyFormat = "attr-dict `:` qualified(type($result))";
   let hasVerifier = 1;
 }

@@ -1,0 +1,535 @@
+//===- Interpreter.cpp - Reference interpreter for Circuit graphs --------===//
+//
+// Part of the Hesper project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Hesper/Interpreter/Interpreter.h"
+#include "Hesper/Support/Half.h"
+
+#include "BodyProgram.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+using namespace mlir;
+using namespace hesper;
+using namespace hesper::circuit;
+using namespace hesper::interp;
+
+//===----------------------------------------------------------------------===//
+// HostTensor
+//===----------------------------------------------------------------------===//
+
+static size_t storageBytes(RankedTensorType type) {
+  return static_cast<size_t>(getStorageBytes(type));
+}
+
+HostTensor::HostTensor(RankedTensorType type)
+    : type(type), storage(storageBytes(type), 0) {}
+
+float HostTensor::getFloat(int64_t i) const {
+  if (getElementType().isF16()) {
+    uint16_t h;
+    std::memcpy(&h, storage.data() + 2 * i, 2);
+    return halfBitsToFloat(h);
+  }
+  float v;
+  std::memcpy(&v, storage.data() + 4 * i, 4);
+  return v;
+}
+
+void HostTensor::setFloat(int64_t i, float v) {
+  if (getElementType().isF16()) {
+    uint16_t h = floatToHalfBits(v);
+    std::memcpy(storage.data() + 2 * i, &h, 2);
+    return;
+  }
+  std::memcpy(storage.data() + 4 * i, &v, 4);
+}
+
+int32_t HostTensor::getInt(int64_t i) const {
+  int32_t v;
+  std::memcpy(&v, storage.data() + 4 * i, 4);
+  return v;
+}
+
+void HostTensor::setInt(int64_t i, int32_t v) {
+  std::memcpy(storage.data() + 4 * i, &v, 4);
+}
+
+HostTensor HostTensor::fromFloats(MLIRContext *context,
+                                  ArrayRef<int64_t> shape,
+                                  ArrayRef<float> values) {
+  HostTensor t(RankedTensorType::get(shape, Float32Type::get(context)));
+  assert(static_cast<int64_t>(values.size()) == t.getNumElements());
+  for (size_t i = 0; i < values.size(); ++i)
+    t.setFloat(i, values[i]);
+  return t;
+}
+
+HostTensor HostTensor::fromInts(MLIRContext *context, ArrayRef<int64_t> shape,
+                                ArrayRef<int32_t> values) {
+  HostTensor t(RankedTensorType::get(shape, IntegerType::get(context, 32)));
+  assert(static_cast<int64_t>(values.size()) == t.getNumElements());
+  for (size_t i = 0; i < values.size(); ++i)
+    t.setInt(i, values[i]);
+  return t;
+}
+
+std::vector<float> HostTensor::toFloats() const {
+  std::vector<float> out;
+  Type element = getElementType();
+  if (element.isInteger(32)) {
+    for (int64_t i = 0, e = getNumElements(); i < e; ++i)
+      out.push_back(static_cast<float>(getInt(i)));
+    return out;
+  }
+  int64_t rowLength = type.getRank() ? type.getShape().back() : 1;
+  for (int64_t row = 0, e = getNumElements() / rowLength; row < e; ++row)
+    if (failed(dequantizeRow(*this, row, out)))
+      return {};
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// Evaluation
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Maps an iteration lane to the element an input is read at: the lane
+/// itself for same-size inputs, else NumPy broadcasting.
+class BroadcastIndexer {
+public:
+  BroadcastIndexer(ArrayRef<int64_t> input, ArrayRef<int64_t> iteration) {
+    int64_t inputElements = 1, iterElements = 1;
+    for (int64_t d : input)
+      inputElements *= d;
+    for (int64_t d : iteration)
+      iterElements *= d;
+    flat = inputElements == iterElements;
+    if (flat)
+      return;
+    // Per iteration dimension: its extent, and the input stride to move by
+    // (0 where the input broadcasts).
+    size_t offset = iteration.size() - input.size();
+    int64_t stride = 1;
+    strides.assign(iteration.size(), 0);
+    for (size_t k = input.size(); k-- > 0;) {
+      if (input[k] != 1)
+        strides[offset + k] = stride;
+      stride *= input[k];
+    }
+    extents.assign(iteration.begin(), iteration.end());
+  }
+
+  int64_t operator()(int64_t lane) const {
+    if (flat)
+      return lane;
+    int64_t index = 0;
+    for (size_t k = extents.size(); k-- > 0;) {
+      int64_t coord = lane % extents[k];
+      lane /= extents[k];
+      index += coord * strides[k];
+    }
+    return index;
+  }
+
+private:
+  bool flat = true;
+  SmallVector<int64_t> extents, strides;
+};
+
+using TensorRef = std::shared_ptr<HostTensor>;
+
+class GraphEvaluator {
+public:
+  GraphEvaluator(const Options &options) : options(options) {}
+
+  LogicalResult run(GraphOp graph, std::vector<HostTensor> &args,
+                    std::vector<HostTensor> &results);
+
+private:
+  LogicalResult eval(Operation *op);
+  LogicalResult evalMap(MapOp op);
+  LogicalResult evalGather(GatherOp op);
+  LogicalResult evalScatter(Operation *op, ValueRange inputs,
+                            ValueRange dests, int64_t grid, Region &body);
+  LogicalResult evalReduce(Operation *op, ReduceKind kind, ValueRange inputs,
+                           Region &prologue, Region *epilogue,
+                           Value scatterDest);
+  LogicalResult evalMatmul(MatmulOp op);
+  LogicalResult evalQuantize(QuantizeOp op);
+
+  /// Reads element `index` of `tensor` as a body value.
+  static Val read(const HostTensor &tensor, int64_t index) {
+    if (tensor.getElementType().isInteger(32))
+      return Val::ofInt(tensor.getInt(index));
+    return Val::ofFloat(tensor.getFloat(index));
+  }
+  static void write(HostTensor &tensor, int64_t index, const Val &v) {
+    if (tensor.getElementType().isInteger(32))
+      tensor.setInt(index, static_cast<int32_t>(v.i));
+    else
+      tensor.setFloat(index, v.f);
+  }
+
+  /// Indexers and tensors for a body's inputs over `iteration`.
+  void bindInputs(ValueRange inputs, ArrayRef<int64_t> iteration,
+                  SmallVectorImpl<const HostTensor *> &tensors,
+                  SmallVectorImpl<BroadcastIndexer> &indexers) {
+    for (Value input : inputs) {
+      tensors.push_back(env[input].get());
+      indexers.emplace_back(
+          cast<RankedTensorType>(input.getType()).getShape(), iteration);
+    }
+  }
+
+  /// The tensor a write into `dest` updates: the graph argument itself for
+  /// in-place writes, a copy for writes into a fresh buffer.
+  TensorRef destinationFor(Value dest) {
+    Value root = getWrittenBufferRoot(dest);
+    if (isa<BlockArgument>(root))
+      return env[dest];
+    return std::make_shared<HostTensor>(*env[dest]);
+  }
+
+  FailureOr<BodyProgram> compile(Region &region) {
+    return BodyProgram::compile(region.front(), options.subgroupSize);
+  }
+
+  const Options &options;
+  llvm::DenseMap<Value, TensorRef> env;
+};
+
+} // namespace
+
+LogicalResult GraphEvaluator::run(GraphOp graph, std::vector<HostTensor> &args,
+                                  std::vector<HostTensor> &results) {
+  Block &body = graph.getBody().front();
+  if (args.size() != body.getNumArguments())
+    return graph.emitOpError("reference interpreter: expects ")
+           << body.getNumArguments() << " arguments, got " << args.size();
+  // Arguments are shared with the caller's vector so that in-place writes
+  // show up there.
+  std::vector<TensorRef> argRefs;
+  for (auto [i, arg] : llvm::enumerate(body.getArguments())) {
+    if (args[i].getType() != arg.getType())
+      return graph.emitOpError("reference interpreter: argument #")
+             << i << " has type " << args[i].getType() << ", expected "
+             << arg.getType();
+    argRefs.push_back(std::make_shared<HostTensor>(std::move(args[i])));
+    env[arg] = argRefs.back();
+  }
+  LogicalResult status = success();
+  for (Operation &op : body.without_terminator())
+    if (failed(eval(&op))) {
+      status = failure();
+      break;
+    }
+  for (size_t i = 0; i < args.size(); ++i)
+    args[i] = *argRefs[i];
+  if (failed(status))
+    return failure();
+  auto output = cast<OutputOp>(body.getTerminator());
+  for (Value v : output.getResults())
+    results.push_back(*env[v]);
+  return success();
+}
+
+LogicalResult GraphEvaluator::eval(Operation *op) {
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](ZerosOp z) {
+        env[z] = std::make_shared<HostTensor>(z.getType());
+        return success();
+      })
+      .Case([&](MapOp m) { return evalMap(m); })
+      .Case([&](GatherOp g) { return evalGather(g); })
+      .Case([&](ScatterOp s) {
+        return evalScatter(s, s.getInputs(), s.getDest(),
+                           static_cast<int64_t>(s.getGrid()), s.getBody());
+      })
+      .Case([&](ScatterMultiOp s) {
+        return evalScatter(s, s.getInputs(), s.getDests(),
+                           static_cast<int64_t>(s.getGrid()), s.getBody());
+      })
+      .Case([&](ReduceOp r) {
+        return evalReduce(r, r.getKind(), r.getInputs(), r.getPrologue(),
+                          nullptr, nullptr);
+      })
+      .Case([&](ReduceEpilogueOp r) {
+        return evalReduce(r, r.getKind(), r.getInputs(), r.getPrologue(),
+                          &r.getEpilogue(), nullptr);
+      })
+      .Case([&](ReduceScatterEpilogueOp r) {
+        return evalReduce(r, r.getKind(), r.getInputs(), r.getPrologue(),
+                          &r.getEpilogue(), r.getDest());
+      })
+      .Case([&](MatmulOp m) { return evalMatmul(m); })
+      .Case([&](QuantizeOp q) { return evalQuantize(q); })
+      .Default([](Operation *other) {
+        return other->emitOpError(
+            "is not supported by the reference interpreter");
+      });
+}
+
+LogicalResult GraphEvaluator::evalMap(MapOp op) {
+  auto program = compile(op.getBody());
+  if (failed(program))
+    return failure();
+  auto result = std::make_shared<HostTensor>(op.getType());
+  ArrayRef<int64_t> shape = op.getType().getShape();
+  SmallVector<const HostTensor *> tensors;
+  SmallVector<BroadcastIndexer> indexers;
+  bindInputs(op.getInputs(), shape, tensors, indexers);
+  program->run(
+      result->getNumElements(),
+      [&](int64_t lane, Val *args) {
+        args[0] = Val::ofInt(lane);
+        for (size_t k = 0; k < tensors.size(); ++k)
+          args[k + 1] = read(*tensors[k], indexers[k](lane));
+      },
+      [&](int64_t lane, const Val *out) { write(*result, lane, out[0]); });
+  env[op] = result;
+  return success();
+}
+
+LogicalResult GraphEvaluator::evalGather(GatherOp op) {
+  auto program = compile(op.getBody());
+  if (failed(program))
+    return failure();
+  auto result = std::make_shared<HostTensor>(op.getType());
+  const HostTensor &source = *env[op.getSource()];
+  int64_t sourceElements = source.getNumElements();
+  SmallVector<const HostTensor *> tensors;
+  SmallVector<BroadcastIndexer> indexers;
+  bindInputs(op.getInputs(), op.getType().getShape(), tensors, indexers);
+  program->run(
+      result->getNumElements(),
+      [&](int64_t lane, Val *args) {
+        args[0] = Val::ofInt(lane);
+        for (size_t k = 0; k < tensors.size(); ++k)
+          args[k + 1] = read(*tensors[k], indexers[k](lane));
+      },
+      [&](int64_t lane, const Val *out) {
+        int64_t addr = out[0].i;
+        if (addr >= 0 && addr < sourceElements)
+          write(*result, lane, read(source, addr));
+      });
+  env[op] = result;
+  return success();
+}
+
+LogicalResult GraphEvaluator::evalScatter(Operation *op, ValueRange inputs,
+                                          ValueRange dests, int64_t grid,
+                                          Region &body) {
+  auto program = compile(body);
+  if (failed(program))
+    return failure();
+  SmallVector<TensorRef> outs;
+  for (Value dest : dests)
+    outs.push_back(destinationFor(dest));
+  SmallVector<const HostTensor *> tensors;
+  SmallVector<BroadcastIndexer> indexers;
+  bindInputs(inputs, {grid}, tensors, indexers);
+  program->run(
+      grid,
+      [&](int64_t lane, Val *args) {
+        args[0] = Val::ofInt(lane);
+        for (size_t k = 0; k < tensors.size(); ++k)
+          args[k + 1] = read(*tensors[k], indexers[k](lane));
+      },
+      [&](int64_t, const Val *out) {
+        for (size_t d = 0; d < outs.size(); ++d) {
+          int64_t addr = out[2 * d].i;
+          if (addr >= 0 && addr < outs[d]->getNumElements())
+            write(*outs[d], addr, out[2 * d + 1]);
+        }
+      });
+  for (auto [result, out] : llvm::zip(op->getResults(), outs))
+    env[result] = out;
+  return success();
+}
+
+LogicalResult GraphEvaluator::evalReduce(Operation *op, ReduceKind kind,
+                                         ValueRange inputs, Region &prologue,
+                                         Region *epilogue, Value scatterDest) {
+  ArrayRef<int64_t> iteration =
+      cast<RankedTensorType>(inputs[0].getType()).getShape();
+  int64_t rowLength = iteration.back();
+  int64_t total = 1;
+  for (int64_t d : iteration)
+    total *= d;
+  int64_t rows = total / rowLength;
+
+  SmallVector<const HostTensor *> tensors;
+  SmallVector<BroadcastIndexer> indexers;
+  bindInputs(inputs, iteration, tensors, indexers);
+  auto setArgs = [&](unsigned leading) {
+    return [&, leading](int64_t lane, Val *args) {
+      for (size_t k = 0; k < tensors.size(); ++k)
+        args[leading + k] = read(*tensors[k], indexers[k](lane));
+    };
+  };
+
+  // The value each lane contributes.
+  std::vector<float> values(total);
+  if (prologue.empty()) {
+    for (int64_t lane = 0; lane < total; ++lane)
+      values[lane] = tensors[0]->getFloat(indexers[0](lane));
+  } else {
+    auto program = compile(prologue);
+    if (failed(program))
+      return failure();
+    auto fill = setArgs(1);
+    program->run(
+        total,
+        [&](int64_t lane, Val *args) {
+          args[0] = Val::ofInt(lane);
+          fill(lane, args);
+        },
+        [&](int64_t lane, const Val *out) { values[lane] = out[0].f; });
+  }
+
+  // Sequential f32 accumulation along each row.
+  std::vector<float> reduced(rows);
+  for (int64_t row = 0; row < rows; ++row) {
+    float acc = kind == ReduceKind::max
+                    ? -std::numeric_limits<float>::infinity()
+                    : 0.0f;
+    for (int64_t k = 0; k < rowLength; ++k) {
+      float v = values[row * rowLength + k];
+      if (kind == ReduceKind::sum)
+        acc += v;
+      else if (kind == ReduceKind::sum_sq)
+        acc += v * v;
+      else
+        acc = std::fmax(acc, v);
+    }
+    reduced[row] = acc;
+  }
+
+  if (!epilogue) {
+    auto result = std::make_shared<HostTensor>(
+        cast<RankedTensorType>(op->getResult(0).getType()));
+    for (int64_t row = 0; row < rows; ++row)
+      result->setFloat(row, reduced[row]);
+    env[op->getResult(0)] = result;
+    return success();
+  }
+
+  auto program = compile(*epilogue);
+  if (failed(program))
+    return failure();
+  auto fill = setArgs(2);
+  auto setEpilogueArgs = [&](int64_t lane, Val *args) {
+    args[0] = Val::ofInt(lane);
+    args[1] = Val::ofFloat(reduced[lane / rowLength]);
+    fill(lane, args);
+  };
+  if (scatterDest) {
+    TensorRef out = destinationFor(scatterDest);
+    program->run(total, setEpilogueArgs, [&](int64_t, const Val *res) {
+      int64_t addr = res[0].i;
+      if (addr >= 0 && addr < out->getNumElements())
+        write(*out, addr, res[1]);
+    });
+    env[op->getResult(0)] = out;
+    return success();
+  }
+  auto result = std::make_shared<HostTensor>(
+      cast<RankedTensorType>(op->getResult(0).getType()));
+  program->run(total, setEpilogueArgs, [&](int64_t lane, const Val *res) {
+    write(*result, lane, res[0]);
+  });
+  env[op->getResult(0)] = result;
+  return success();
+}
+
+LogicalResult GraphEvaluator::evalMatmul(MatmulOp op) {
+  const HostTensor &x = *env[op.getX()];
+  const HostTensor &w = *env[op.getWeight()];
+  auto xType = cast<RankedTensorType>(op.getX().getType());
+  auto wType = cast<RankedTensorType>(op.getWeight().getType());
+  int64_t k = xType.getShape().back();
+  int64_t m = xType.getRank() == 2 ? xType.getDimSize(0) : 1;
+  int64_t n = wType.getDimSize(0);
+
+  std::vector<float> xs, ws;
+  for (int64_t row = 0; row < m; ++row)
+    if (failed(dequantizeRow(x, row, xs)))
+      return op.emitOpError("reference interpreter: cannot decode ")
+             << xType.getElementType() << " activations";
+  for (int64_t row = 0; row < n; ++row)
+    if (failed(dequantizeRow(w, row, ws)))
+      return op.emitOpError("reference interpreter: cannot decode ")
+             << wType.getElementType() << " weights";
+
+  std::vector<float> acc(m * n);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      float sum = 0.0f;
+      for (int64_t kk = 0; kk < k; ++kk)
+        sum += xs[i * k + kk] * ws[j * k + kk];
+      acc[i * n + j] = sum;
+    }
+
+  auto result = std::make_shared<HostTensor>(op.getType());
+  if (op.getEpilogue().empty()) {
+    for (int64_t i = 0; i < m * n; ++i)
+      result->setFloat(i, acc[i]);
+  } else {
+    auto program = compile(op.getEpilogue());
+    if (failed(program))
+      return failure();
+    SmallVector<const HostTensor *> tensors;
+    SmallVector<BroadcastIndexer> indexers;
+    bindInputs(op.getInputs(), op.getType().getShape(), tensors, indexers);
+    program->run(
+        m * n,
+        [&](int64_t lane, Val *args) {
+          args[0] = Val::ofInt(lane);
+          args[1] = Val::ofFloat(acc[lane]);
+          for (size_t t = 0; t < tensors.size(); ++t)
+            args[t + 2] = read(*tensors[t], indexers[t](lane));
+        },
+        [&](int64_t lane, const Val *out) {
+          result->setFloat(lane, out[0].f);
+        });
+  }
+  env[op] = result;
+  return success();
+}
+
+LogicalResult GraphEvaluator::evalQuantize(QuantizeOp op) {
+  const HostTensor &input = *env[op.getInput()];
+  auto result = std::make_shared<HostTensor>(op.getType());
+  std::vector<float> values;
+  for (int64_t i = 0, e = input.getNumElements(); i < e; ++i)
+    values.push_back(input.getFloat(i));
+  std::vector<uint8_t> bytes;
+  quantizeBlocks(values, isa<Q8_1Type>(op.getType().getElementType()), bytes);
+  result->bytes() = std::move(bytes);
+  env[op] = result;
+  return success();
+}
+
+FailureOr<std::vector<HostTensor>>
+hesper::interp::runGraph(GraphOp graph, std::vector<HostTensor> &args,
+                         const Options &options) {
+  if (options.subgroupSize == 0 ||
+      (options.subgroupSize & (options.subgroupSize - 1)) != 0)
+    return graph.emitOpError("reference interpreter: subgroup size must be a "
+                             "power of two, got ")
+           << options.subgroupSize;
+  GraphEvaluator evaluator(options);
+  std::vector<HostTensor> results;
+  if (failed(evaluator.run(graph, args, results)))
+    return failure();
+  return results;
+}

@@ -1,0 +1,161 @@
+//===- Quant.cpp - Decoding and encoding GGUF block formats --------------===//
+//
+// Part of the Hesper project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Block layouts, as GGUF stores them (little-endian):
+//   q8_0  (34 B / 32):  f16 d, int8 q[32];                 v = d * q
+//   q8_1  (36 B / 32):  f16 d, f16 s (= d * sum q), int8 q[32]
+//   q4_k (144 B / 256): f16 d, f16 dmin, u8 scales[12], u8 qs[128]
+//                       eight 32-value sub-blocks with 6-bit scale and min;
+//                       v = d * sc * q - dmin * m
+//   q6_k (210 B / 256): u8 ql[128], u8 qh[64], int8 scales[16], f16 d;
+//                       v = d * scale * (q - 32), q from 4 low + 2 high bits
+//
+//===----------------------------------------------------------------------===//
+
+#include "Hesper/Interpreter/Interpreter.h"
+#include "Hesper/Support/Half.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace hesper;
+using namespace hesper::interp;
+using namespace hesper::circuit;
+
+static float readHalf(const uint8_t *p) {
+  return halfBitsToFloat(static_cast<uint16_t>(p[0] | (p[1] << 8)));
+}
+
+static void writeHalf(uint8_t *p, float v) {
+  uint16_t h = floatToHalfBits(v);
+  p[0] = static_cast<uint8_t>(h & 0xff);
+  p[1] = static_cast<uint8_t>(h >> 8);
+}
+
+static void decodeQ8(const uint8_t *block, bool withSum, float *out) {
+  float d = readHalf(block);
+  const int8_t *q =
+      reinterpret_cast<const int8_t *>(block + (withSum ? 4 : 2));
+  for (int i = 0; i < 32; ++i)
+    out[i] = d * static_cast<float>(q[i]);
+}
+
+/// The 6-bit scale and min of sub-block `j` of a q4_k super-block.
+static void q4kScaleMin(int j, const uint8_t *scales, uint8_t &sc,
+                        uint8_t &m) {
+  if (j < 4) {
+    sc = scales[j] & 63;
+    m = scales[j + 4] & 63;
+  } else {
+    sc = static_cast<uint8_t>((scales[j + 4] & 0xf) | ((scales[j - 4] >> 6) << 4));
+    m = static_cast<uint8_t>((scales[j + 4] >> 4) | ((scales[j] >> 6) << 4));
+  }
+}
+
+static void decodeQ4K(const uint8_t *block, float *out) {
+  float d = readHalf(block), dmin = readHalf(block + 2);
+  const uint8_t *scales = block + 4;
+  const uint8_t *qs = block + 16;
+  int is = 0;
+  for (int j = 0; j < 256; j += 64) {
+    uint8_t sc, m;
+    q4kScaleMin(is, scales, sc, m);
+    float d1 = d * sc, m1 = dmin * m;
+    q4kScaleMin(is + 1, scales, sc, m);
+    float d2 = d * sc, m2 = dmin * m;
+    for (int l = 0; l < 32; ++l)
+      *out++ = d1 * static_cast<float>(qs[l] & 0xf) - m1;
+    for (int l = 0; l < 32; ++l)
+      *out++ = d2 * static_cast<float>(qs[l] >> 4) - m2;
+    qs += 32;
+    is += 2;
+  }
+}
+
+static void decodeQ6K(const uint8_t *block, float *out) {
+  const uint8_t *ql = block;
+  const uint8_t *qh = block + 128;
+  const int8_t *sc = reinterpret_cast<const int8_t *>(block + 192);
+  float d = readHalf(block + 208);
+  for (int n = 0; n < 256; n += 128) {
+    for (int l = 0; l < 32; ++l) {
+      int is = l / 16;
+      int q1 = ((ql[l] & 0xf) | (((qh[l] >> 0) & 3) << 4)) - 32;
+      int q2 = ((ql[l + 32] & 0xf) | (((qh[l] >> 2) & 3) << 4)) - 32;
+      int q3 = ((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32;
+      int q4 = ((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32;
+      out[l] = d * sc[is] * q1;
+      out[l + 32] = d * sc[is + 2] * q2;
+      out[l + 64] = d * sc[is + 4] * q3;
+      out[l + 96] = d * sc[is + 6] * q4;
+    }
+    out += 128;
+    ql += 64;
+    qh += 32;
+    sc += 8;
+  }
+}
+
+LogicalResult hesper::interp::dequantizeRow(const HostTensor &tensor,
+                                            int64_t row,
+                                            std::vector<float> &out) {
+  RankedTensorType type = tensor.getType();
+  int64_t rowLength = type.getShape().back();
+  Type element = type.getElementType();
+  if (element.isF32() || element.isF16()) {
+    for (int64_t i = 0; i < rowLength; ++i)
+      out.push_back(tensor.getFloat(row * rowLength + i));
+    return success();
+  }
+  int64_t blockSize = getQuantBlockSize(element);
+  int64_t blockBytes = getQuantBlockBytes(element);
+  if (!blockSize || isa<I2_SType>(element))
+    return failure();
+  int64_t blocksPerRow = rowLength / blockSize;
+  const uint8_t *base =
+      tensor.bytes().data() + row * blocksPerRow * blockBytes;
+  size_t start = out.size();
+  out.resize(start + rowLength);
+  float *dst = out.data() + start;
+  for (int64_t b = 0; b < blocksPerRow; ++b) {
+    const uint8_t *block = base + b * blockBytes;
+    float *o = dst + b * blockSize;
+    if (isa<Q8_0Type>(element))
+      decodeQ8(block, /*withSum=*/false, o);
+    else if (isa<Q8_1Type>(element))
+      decodeQ8(block, /*withSum=*/true, o);
+    else if (isa<Q4_KType>(element))
+      decodeQ4K(block, o);
+    else
+      decodeQ6K(block, o);
+  }
+  return success();
+}
+
+void hesper::interp::quantizeBlocks(ArrayRef<float> values, bool withSums,
+                                    std::vector<uint8_t> &out) {
+  const size_t blockBytes = withSums ? 36 : 34;
+  for (size_t b = 0; b + 32 <= values.size(); b += 32) {
+    float amax = 0.0f;
+    for (size_t i = 0; i < 32; ++i)
+      amax = std::fmax(amax, std::fabs(values[b + i]));
+    float d = amax / 127.0f;
+    size_t at = out.size();
+    out.resize(at + blockBytes);
+    uint8_t *block = out.data() + at;
+    int8_t *q = reinterpret_cast<int8_t *>(block + (withSums ? 4 : 2));
+    int sum = 0;
+    for (size_t i = 0; i < 32; ++i) {
+      float scaled = d != 0.0f ? values[b + i] / d : 0.0f;
+      float r = std::fmin(std::fmax(std::round(scaled), -127.0f), 127.0f);
+      q[i] = static_cast<int8_t>(r);
+      sum += q[i];
+    }
+    writeHalf(block, d);
+    if (withSums)
+      writeHalf(block + 2, d * static_cast<float>(sum));
+  }
+}
