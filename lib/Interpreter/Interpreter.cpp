@@ -179,15 +179,25 @@ private:
       tensor.setFloat(index, v.f);
   }
 
-  /// Indexers and tensors for a body's inputs over `iteration`.
-  void bindInputs(ValueRange inputs, ArrayRef<int64_t> iteration,
-                  SmallVectorImpl<const HostTensor *> &tensors,
-                  SmallVectorImpl<BroadcastIndexer> &indexers) {
+  /// The inputs of a body, read for one lane with broadcasting.
+  struct LaneInputs {
+    SmallVector<const HostTensor *> tensors;
+    SmallVector<BroadcastIndexer> indexers;
+    /// Stores the inputs' elements for `lane` after `leading` arguments.
+    void fill(int64_t lane, Val *args, unsigned leading) const {
+      for (size_t k = 0; k < tensors.size(); ++k)
+        args[leading + k] = read(*tensors[k], indexers[k](lane));
+    }
+  };
+
+  LaneInputs bindInputs(ValueRange inputs, ArrayRef<int64_t> iteration) {
+    LaneInputs bound;
     for (Value input : inputs) {
-      tensors.push_back(env[input].get());
-      indexers.emplace_back(
+      bound.tensors.push_back(env[input].get());
+      bound.indexers.emplace_back(
           cast<RankedTensorType>(input.getType()).getShape(), iteration);
     }
+    return bound;
   }
 
   /// The tensor a write into `dest` updates: the graph argument itself for
@@ -283,16 +293,12 @@ LogicalResult GraphEvaluator::evalMap(MapOp op) {
   if (failed(program))
     return failure();
   auto result = std::make_shared<HostTensor>(op.getType());
-  ArrayRef<int64_t> shape = op.getType().getShape();
-  SmallVector<const HostTensor *> tensors;
-  SmallVector<BroadcastIndexer> indexers;
-  bindInputs(op.getInputs(), shape, tensors, indexers);
+  LaneInputs inputs = bindInputs(op.getInputs(), op.getType().getShape());
   program->run(
       result->getNumElements(),
       [&](int64_t lane, Val *args) {
         args[0] = Val::ofInt(lane);
-        for (size_t k = 0; k < tensors.size(); ++k)
-          args[k + 1] = read(*tensors[k], indexers[k](lane));
+        inputs.fill(lane, args, 1);
       },
       [&](int64_t lane, const Val *out) { write(*result, lane, out[0]); });
   env[op] = result;
@@ -306,15 +312,12 @@ LogicalResult GraphEvaluator::evalGather(GatherOp op) {
   auto result = std::make_shared<HostTensor>(op.getType());
   const HostTensor &source = *env[op.getSource()];
   int64_t sourceElements = source.getNumElements();
-  SmallVector<const HostTensor *> tensors;
-  SmallVector<BroadcastIndexer> indexers;
-  bindInputs(op.getInputs(), op.getType().getShape(), tensors, indexers);
+  LaneInputs inputs = bindInputs(op.getInputs(), op.getType().getShape());
   program->run(
       result->getNumElements(),
       [&](int64_t lane, Val *args) {
         args[0] = Val::ofInt(lane);
-        for (size_t k = 0; k < tensors.size(); ++k)
-          args[k + 1] = read(*tensors[k], indexers[k](lane));
+        inputs.fill(lane, args, 1);
       },
       [&](int64_t lane, const Val *out) {
         int64_t addr = out[0].i;
@@ -334,15 +337,12 @@ LogicalResult GraphEvaluator::evalScatter(Operation *op, ValueRange inputs,
   SmallVector<TensorRef> outs;
   for (Value dest : dests)
     outs.push_back(destinationFor(dest));
-  SmallVector<const HostTensor *> tensors;
-  SmallVector<BroadcastIndexer> indexers;
-  bindInputs(inputs, {grid}, tensors, indexers);
+  LaneInputs bound = bindInputs(inputs, {grid});
   program->run(
       grid,
       [&](int64_t lane, Val *args) {
         args[0] = Val::ofInt(lane);
-        for (size_t k = 0; k < tensors.size(); ++k)
-          args[k + 1] = read(*tensors[k], indexers[k](lane));
+        bound.fill(lane, args, 1);
       },
       [&](int64_t, const Val *out) {
         for (size_t d = 0; d < outs.size(); ++d) {
@@ -367,31 +367,22 @@ LogicalResult GraphEvaluator::evalReduce(Operation *op, ReduceKind kind,
     total *= d;
   int64_t rows = total / rowLength;
 
-  SmallVector<const HostTensor *> tensors;
-  SmallVector<BroadcastIndexer> indexers;
-  bindInputs(inputs, iteration, tensors, indexers);
-  auto setArgs = [&](unsigned leading) {
-    return [&, leading](int64_t lane, Val *args) {
-      for (size_t k = 0; k < tensors.size(); ++k)
-        args[leading + k] = read(*tensors[k], indexers[k](lane));
-    };
-  };
+  LaneInputs bound = bindInputs(inputs, iteration);
 
   // The value each lane contributes.
   std::vector<float> values(total);
   if (prologue.empty()) {
     for (int64_t lane = 0; lane < total; ++lane)
-      values[lane] = tensors[0]->getFloat(indexers[0](lane));
+      values[lane] = bound.tensors[0]->getFloat(bound.indexers[0](lane));
   } else {
     auto program = compile(prologue);
     if (failed(program))
       return failure();
-    auto fill = setArgs(1);
     program->run(
         total,
         [&](int64_t lane, Val *args) {
           args[0] = Val::ofInt(lane);
-          fill(lane, args);
+          bound.fill(lane, args, 1);
         },
         [&](int64_t lane, const Val *out) { values[lane] = out[0].f; });
   }
@@ -426,11 +417,10 @@ LogicalResult GraphEvaluator::evalReduce(Operation *op, ReduceKind kind,
   auto program = compile(*epilogue);
   if (failed(program))
     return failure();
-  auto fill = setArgs(2);
   auto setEpilogueArgs = [&](int64_t lane, Val *args) {
     args[0] = Val::ofInt(lane);
     args[1] = Val::ofFloat(reduced[lane / rowLength]);
-    fill(lane, args);
+    bound.fill(lane, args, 2);
   };
   if (scatterDest) {
     TensorRef out = destinationFor(scatterDest);
@@ -487,16 +477,13 @@ LogicalResult GraphEvaluator::evalMatmul(MatmulOp op) {
     auto program = compile(op.getEpilogue());
     if (failed(program))
       return failure();
-    SmallVector<const HostTensor *> tensors;
-    SmallVector<BroadcastIndexer> indexers;
-    bindInputs(op.getInputs(), op.getType().getShape(), tensors, indexers);
+    LaneInputs bound = bindInputs(op.getInputs(), op.getType().getShape());
     program->run(
         m * n,
         [&](int64_t lane, Val *args) {
           args[0] = Val::ofInt(lane);
           args[1] = Val::ofFloat(acc[lane]);
-          for (size_t t = 0; t < tensors.size(); ++t)
-            args[t + 2] = read(*tensors[t], indexers[t](lane));
+          bound.fill(lane, args, 2);
         },
         [&](int64_t lane, const Val *out) {
           result->setFloat(lane, out[0].f);

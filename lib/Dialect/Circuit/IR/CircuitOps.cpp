@@ -305,15 +305,21 @@ LogicalResult GatherOp::verifyRegions() {
 // ScatterOp / ScatterMultiOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult ScatterOp::inferReturnTypes(
-    MLIRContext *, std::optional<Location>, ValueRange operands,
-    DictionaryAttr, OpaqueProperties, RegionRange,
-    SmallVectorImpl<Type> &inferred) {
-  // The destination is the last operand; the result is its updated value.
+/// Writers into one destination declare it as their last operand; the result
+/// is its updated value, of the same type.
+static LogicalResult inferDestinationType(ValueRange operands,
+                                          SmallVectorImpl<Type> &inferred) {
   if (operands.empty())
     return failure();
   inferred.push_back(operands.back().getType());
   return success();
+}
+
+LogicalResult ScatterOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location>, ValueRange operands,
+    DictionaryAttr, OpaqueProperties, RegionRange,
+    SmallVectorImpl<Type> &inferred) {
+  return inferDestinationType(operands, inferred);
 }
 
 LogicalResult ScatterOp::verify() {
@@ -457,10 +463,7 @@ LogicalResult ReduceScatterEpilogueOp::inferReturnTypes(
     MLIRContext *, std::optional<Location>, ValueRange operands,
     DictionaryAttr, OpaqueProperties, RegionRange,
     SmallVectorImpl<Type> &inferred) {
-  if (operands.empty())
-    return failure();
-  inferred.push_back(operands.back().getType());
-  return success();
+  return inferDestinationType(operands, inferred);
 }
 
 LogicalResult ReduceScatterEpilogueOp::verify() {
