@@ -8,6 +8,7 @@
 
 #include "Hesper/Dialect/Circuit/IR/Circuit.h"
 #include "Hesper/Dialect/Exp/IR/Exp.h"
+#include "Hesper/Interpreter/Interpreter.h"
 #include "Hesper/Support/Half.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -30,7 +31,7 @@ enum Opcode : unsigned {
   OpGelu, OpPow, OpFma, OpClamp, OpAnd, OpOr, OpXor, OpNot, OpShl, OpShrS,
   OpShrU, OpPackF16x2, OpUnpackF16x2, OpPackI8x4, OpUnpackI8x4, OpDot4I8,
   OpDivByConst, OpRemByConst, OpLaneId, OpSubgroupSize, OpSubgroupReduce,
-  OpShuffleXor, OpBroadcastFirst
+  OpShuffleXor, OpBroadcastFirst, OpExtract
 };
 } // namespace
 
@@ -49,6 +50,11 @@ static LogicalResult classify(Type type, ValKind &kind, unsigned &width) {
   if (type.isIndex()) {
     kind = ValKind::Int;
     width = 64;
+    return success();
+  }
+  if (isa<RankedTensorType>(type)) {
+    kind = ValKind::Tensor;
+    width = 0;
     return success();
   }
   if (auto it = dyn_cast<IntegerType>(type)) {
@@ -212,6 +218,7 @@ FailureOr<BodyProgram> BodyProgram::compile(Block &block,
               return OpShuffleXor;
             })
             .Case([](ex::BroadcastFirstOp) { return OpBroadcastFirst; })
+            .Case([](circuit::ExtractOp) { return OpExtract; })
             .Default([](Operation *) { return std::nullopt; });
     if (!opcode)
       return op.emitOpError("is not supported by the reference interpreter");
@@ -645,6 +652,17 @@ void BodyProgram::step(const Instr &in, unsigned lanes, const bool *active) {
     case OpSubgroupSize:
       i1(subgroupSize);
       break;
+    case OpExtract: {
+      const HostTensor *t = op(0).t;
+      int64_t index = op(1).i;
+      if (index >= 0 && index < t->getNumElements()) {
+        if (t->getElementType().isInteger(32))
+          r.i = t->getInt(index);
+        else
+          r.f = t->getFloat(index);
+      }
+      break;
+    }
     default:
       break;
     }

@@ -24,11 +24,15 @@
 namespace hesper {
 namespace interp {
 
+class HostTensor;
+
 /// One scalar value: floats in `f`, integers (sign-extended from their bit
 /// width; i1 as 0 or 1) in `i`.
 struct Val {
   float f = 0.0f;
   int64_t i = 0;
+  /// A whole input tensor, for a body argument of tensor type.
+  const HostTensor *t = nullptr;
   static Val ofFloat(float v) {
     Val r;
     r.f = v;
@@ -39,10 +43,15 @@ struct Val {
     r.i = v;
     return r;
   }
+  static Val ofTensor(const HostTensor *v) {
+    Val r;
+    r.t = v;
+    return r;
+  }
 };
 
 /// How a slot's type is evaluated.
-enum class ValKind : uint8_t { F32, F16, Int };
+enum class ValKind : uint8_t { F32, F16, Int, Tensor };
 
 class BodyProgram {
 public:

@@ -164,6 +164,7 @@ private:
                            Region &prologue, Region *epilogue,
                            Value scatterDest);
   LogicalResult evalMatmul(MatmulOp op);
+  LogicalResult evalMultiMatmul(MultiMatmulOp op);
   LogicalResult evalQuantize(QuantizeOp op);
 
   /// Reads element `index` of `tensor` as a body value.
@@ -179,23 +180,34 @@ private:
       tensor.setFloat(index, v.f);
   }
 
-  /// The inputs of a body, read for one lane with broadcasting.
+  /// The inputs of a body, read for one lane with broadcasting, or passed
+  /// whole when the body takes them as tensors.
   struct LaneInputs {
     SmallVector<const HostTensor *> tensors;
     SmallVector<BroadcastIndexer> indexers;
-    /// Stores the inputs' elements for `lane` after `leading` arguments.
+    SmallVector<bool> whole;
+    /// Stores the inputs' arguments for `lane` after `leading` arguments.
     void fill(int64_t lane, Val *args, unsigned leading) const {
       for (size_t k = 0; k < tensors.size(); ++k)
-        args[leading + k] = read(*tensors[k], indexers[k](lane));
+        args[leading + k] = whole[k]
+                                ? Val::ofTensor(tensors[k])
+                                : read(*tensors[k], indexers[k](lane));
     }
   };
 
-  LaneInputs bindInputs(ValueRange inputs, ArrayRef<int64_t> iteration) {
+  /// Binds `inputs` for the body `region`, whose inputs' arguments start
+  /// after `leading` ones.
+  LaneInputs bindInputs(ValueRange inputs, ArrayRef<int64_t> iteration,
+                        Region *region = nullptr, unsigned leading = 0) {
     LaneInputs bound;
-    for (Value input : inputs) {
+    for (auto [k, input] : llvm::enumerate(inputs)) {
       bound.tensors.push_back(env[input].get());
       bound.indexers.emplace_back(
           cast<RankedTensorType>(input.getType()).getShape(), iteration);
+      bool whole = region && !region->empty() &&
+                   region->front().getArgument(leading + k).getType() ==
+                       input.getType();
+      bound.whole.push_back(whole);
     }
     return bound;
   }
@@ -281,6 +293,7 @@ LogicalResult GraphEvaluator::eval(Operation *op) {
                           &r.getEpilogue(), r.getDest());
       })
       .Case([&](MatmulOp m) { return evalMatmul(m); })
+      .Case([&](MultiMatmulOp m) { return evalMultiMatmul(m); })
       .Case([&](QuantizeOp q) { return evalQuantize(q); })
       .Default([](Operation *other) {
         return other->emitOpError(
@@ -293,7 +306,8 @@ LogicalResult GraphEvaluator::evalMap(MapOp op) {
   if (failed(program))
     return failure();
   auto result = std::make_shared<HostTensor>(op.getType());
-  LaneInputs inputs = bindInputs(op.getInputs(), op.getType().getShape());
+  LaneInputs inputs = bindInputs(op.getInputs(), op.getType().getShape(),
+                                 &op.getBody(), 1);
   program->run(
       result->getNumElements(),
       [&](int64_t lane, Val *args) {
@@ -312,7 +326,8 @@ LogicalResult GraphEvaluator::evalGather(GatherOp op) {
   auto result = std::make_shared<HostTensor>(op.getType());
   const HostTensor &source = *env[op.getSource()];
   int64_t sourceElements = source.getNumElements();
-  LaneInputs inputs = bindInputs(op.getInputs(), op.getType().getShape());
+  LaneInputs inputs = bindInputs(op.getInputs(), op.getType().getShape(),
+                                 &op.getBody(), 1);
   program->run(
       result->getNumElements(),
       [&](int64_t lane, Val *args) {
@@ -337,7 +352,7 @@ LogicalResult GraphEvaluator::evalScatter(Operation *op, ValueRange inputs,
   SmallVector<TensorRef> outs;
   for (Value dest : dests)
     outs.push_back(destinationFor(dest));
-  LaneInputs bound = bindInputs(inputs, {grid});
+  LaneInputs bound = bindInputs(inputs, {grid}, &body, 1);
   program->run(
       grid,
       [&](int64_t lane, Val *args) {
@@ -367,7 +382,7 @@ LogicalResult GraphEvaluator::evalReduce(Operation *op, ReduceKind kind,
     total *= d;
   int64_t rows = total / rowLength;
 
-  LaneInputs bound = bindInputs(inputs, iteration);
+  LaneInputs bound = bindInputs(inputs, iteration, &prologue, 1);
 
   // The value each lane contributes.
   std::vector<float> values(total);
@@ -417,10 +432,11 @@ LogicalResult GraphEvaluator::evalReduce(Operation *op, ReduceKind kind,
   auto program = compile(*epilogue);
   if (failed(program))
     return failure();
+  LaneInputs epilogueInputs = bindInputs(inputs, iteration, epilogue, 2);
   auto setEpilogueArgs = [&](int64_t lane, Val *args) {
     args[0] = Val::ofInt(lane);
     args[1] = Val::ofFloat(reduced[lane / rowLength]);
-    bound.fill(lane, args, 2);
+    epilogueInputs.fill(lane, args, 2);
   };
   if (scatterDest) {
     TensorRef out = destinationFor(scatterDest);
@@ -432,34 +448,46 @@ LogicalResult GraphEvaluator::evalReduce(Operation *op, ReduceKind kind,
     env[op->getResult(0)] = out;
     return success();
   }
-  auto result = std::make_shared<HostTensor>(
-      cast<RankedTensorType>(op->getResult(0).getType()));
-  program->run(total, setEpilogueArgs, [&](int64_t lane, const Val *res) {
-    write(*result, lane, res[0]);
-  });
+  auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+  auto result = std::make_shared<HostTensor>(resultType);
+  if (isQuantized(resultType.getElementType())) {
+    // Quantized as stored: evaluate in f32, then encode the blocks.
+    std::vector<float> epilogueValues(total);
+    program->run(total, setEpilogueArgs, [&](int64_t lane, const Val *res) {
+      epilogueValues[lane] = res[0].f;
+    });
+    std::vector<uint8_t> bytes;
+    quantizeBlocks(epilogueValues,
+                   isa<Q8_1Type>(resultType.getElementType()), bytes);
+    result->bytes() = std::move(bytes);
+  } else {
+    program->run(total, setEpilogueArgs, [&](int64_t lane, const Val *res) {
+      write(*result, lane, res[0]);
+    });
+  }
   env[op->getResult(0)] = result;
   return success();
 }
 
-LogicalResult GraphEvaluator::evalMatmul(MatmulOp op) {
-  const HostTensor &x = *env[op.getX()];
-  const HostTensor &w = *env[op.getWeight()];
-  auto xType = cast<RankedTensorType>(op.getX().getType());
-  auto wType = cast<RankedTensorType>(op.getWeight().getType());
+/// Computes x · wᵀ in f32 (row-major [M, N]) after decoding both operands.
+static FailureOr<std::vector<float>> product(Operation *op, Value xValue,
+                                             const HostTensor &x,
+                                             Value wValue,
+                                             const HostTensor &w) {
+  auto xType = cast<RankedTensorType>(xValue.getType());
+  auto wType = cast<RankedTensorType>(wValue.getType());
   int64_t k = xType.getShape().back();
   int64_t m = xType.getRank() == 2 ? xType.getDimSize(0) : 1;
   int64_t n = wType.getDimSize(0);
-
   std::vector<float> xs, ws;
   for (int64_t row = 0; row < m; ++row)
     if (failed(dequantizeRow(x, row, xs)))
-      return op.emitOpError("reference interpreter: cannot decode ")
+      return op->emitOpError("reference interpreter: cannot decode ")
              << xType.getElementType() << " activations";
   for (int64_t row = 0; row < n; ++row)
     if (failed(dequantizeRow(w, row, ws)))
-      return op.emitOpError("reference interpreter: cannot decode ")
+      return op->emitOpError("reference interpreter: cannot decode ")
              << wType.getElementType() << " weights";
-
   std::vector<float> acc(m * n);
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
@@ -468,18 +496,28 @@ LogicalResult GraphEvaluator::evalMatmul(MatmulOp op) {
         sum += xs[i * k + kk] * ws[j * k + kk];
       acc[i * n + j] = sum;
     }
+  return acc;
+}
 
+LogicalResult GraphEvaluator::evalMatmul(MatmulOp op) {
+  auto accOr = product(op, op.getX(), *env[op.getX()], op.getWeight(),
+                       *env[op.getWeight()]);
+  if (failed(accOr))
+    return failure();
+  std::vector<float> &acc = *accOr;
+  int64_t total = op.getType().getNumElements();
   auto result = std::make_shared<HostTensor>(op.getType());
   if (op.getEpilogue().empty()) {
-    for (int64_t i = 0; i < m * n; ++i)
+    for (int64_t i = 0; i < total; ++i)
       result->setFloat(i, acc[i]);
   } else {
     auto program = compile(op.getEpilogue());
     if (failed(program))
       return failure();
-    LaneInputs bound = bindInputs(op.getInputs(), op.getType().getShape());
+    LaneInputs bound = bindInputs(op.getInputs(), op.getType().getShape(),
+                                  &op.getEpilogue(), 2);
     program->run(
-        m * n,
+        total,
         [&](int64_t lane, Val *args) {
           args[0] = Val::ofInt(lane);
           args[1] = Val::ofFloat(acc[lane]);
@@ -490,6 +528,38 @@ LogicalResult GraphEvaluator::evalMatmul(MatmulOp op) {
         });
   }
   env[op] = result;
+  return success();
+}
+
+LogicalResult GraphEvaluator::evalMultiMatmul(MultiMatmulOp op) {
+  for (auto [weight, resultValue, epilogue] :
+       llvm::zip(op.getWeights(), op.getResults(), op.getEpilogues())) {
+    auto accOr =
+        product(op, op.getX(), *env[op.getX()], weight, *env[weight]);
+    if (failed(accOr))
+      return failure();
+    std::vector<float> &acc = *accOr;
+    auto result = std::make_shared<HostTensor>(
+        cast<RankedTensorType>(resultValue.getType()));
+    if (epilogue.empty()) {
+      for (size_t i = 0; i < acc.size(); ++i)
+        result->setFloat(i, acc[i]);
+    } else {
+      auto program = compile(epilogue);
+      if (failed(program))
+        return failure();
+      program->run(
+          static_cast<int64_t>(acc.size()),
+          [&](int64_t lane, Val *args) {
+            args[0] = Val::ofInt(lane);
+            args[1] = Val::ofFloat(acc[lane]);
+          },
+          [&](int64_t lane, const Val *out) {
+            result->setFloat(lane, out[0].f);
+          });
+    }
+    env[resultValue] = result;
+  }
   return success();
 }
 

@@ -1070,3 +1070,81 @@ circuit.graph @grid_too_large(%x: tensor<1xf32>, %d: tensor<4xf32>) {
   }
   circuit.output
 }
+
+// -----
+
+circuit.graph @extract_outside_a_body(%x: tensor<8xf32>) {
+  %i = exp.constant 0 : i32
+  // expected-error @+1 {{'circuit.extract' op expects to be nested in the body of a circuit primitive}}
+  %v = circuit.extract %x[%i] : tensor<8xf32>
+  circuit.output
+}
+
+// -----
+
+// An element-wise read is subject to the broadcast rule; a whole read is not.
+circuit.graph @whole_read_skips_broadcast_but_element_read_does_not(%x: tensor<8xf32>, %big: tensor<100xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'circuit.map' op expects input #1 of shape [100] to broadcast over the iteration shape [8]}}
+  %y = circuit.map ins(%x, %big : tensor<8xf32>, tensor<100xf32>) -> tensor<8xf32> {
+  ^bb0(%lane: i32, %v: f32, %b: f32):
+    circuit.yield %v : f32
+  }
+  circuit.output %y : tensor<8xf32>
+}
+
+// -----
+
+circuit.graph @reduce_first_input_whole(%x: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'circuit.reduce_epilogue' op expects the first input, which sets the iteration shape, to be read element by element}}
+  %y = circuit.reduce_epilogue sum %x : tensor<8xf32> -> tensor<8xf32> prologue {
+  ^bb0(%lane: i32, %all: tensor<8xf32>):
+    %v = circuit.extract %all[%lane] : tensor<8xf32>
+    circuit.yield %v : f32
+  } epilogue {
+  ^bb0(%lane: i32, %s: f32, %all: tensor<8xf32>):
+    circuit.yield %s : f32
+  }
+  circuit.output %y : tensor<8xf32>
+}
+
+// -----
+
+circuit.graph @multi_matmul_result_count(%x: tensor<64xf32>, %a: tensor<8x64xf32>, %b: tensor<4x64xf32>) {
+  // expected-error @+1 {{'circuit.multi_matmul' op expects one result and one epilogue region per weight, got 2 weights, 1 results and 2 epilogues}}
+  %p = circuit.multi_matmul %x, %a, %b : tensor<64xf32>, tensor<8x64xf32>, tensor<4x64xf32> -> tensor<8xf32> epilogues {
+  }, {
+  }
+  circuit.output
+}
+
+// -----
+
+circuit.graph @multi_matmul_k_mismatch(%x: tensor<64xf32>, %a: tensor<8x64xf32>, %b: tensor<4x32xf32>) {
+  // expected-error @+1 {{'circuit.multi_matmul' op expects the weight's K dimension to be 64, got 32}}
+  %p, %q = circuit.multi_matmul %x, %a, %b : tensor<64xf32>, tensor<8x64xf32>, tensor<4x32xf32> -> tensor<8xf32>, tensor<4xf32> epilogues {
+  }, {
+  }
+  circuit.output
+}
+
+// -----
+
+circuit.graph @quantized_reduce_epilogue_yields_f32(%x: tensor<64xf32>) {
+  %y = circuit.reduce_epilogue sum %x : tensor<64xf32> -> tensor<64x!circuit.q8_1> epilogue {
+  ^bb0(%lane: i32, %s: f32, %v: f32):
+    // expected-error @+1 {{'circuit.yield' op expects yielded value #0 of type 'f32', got 'i32'}}
+    circuit.yield %lane : i32
+  }
+  circuit.output
+}
+
+// -----
+
+circuit.graph @reduce_epilogue_k_quant(%x: tensor<256xf32>) {
+  // expected-error @+1 {{'circuit.reduce_epilogue' op expects a q8_0 or q8_1 result when quantizing, got '!circuit.q4_k'}}
+  %y = circuit.reduce_epilogue sum %x : tensor<256xf32> -> tensor<256x!circuit.q4_k> epilogue {
+  ^bb0(%lane: i32, %s: f32, %v: f32):
+    circuit.yield %s : f32
+  }
+  circuit.output
+}

@@ -701,3 +701,46 @@ circuit.graph @scatter_input_counts(%a: tensor<4xf32>, %b: tensor<4xf32>, %pos: 
   }
   circuit.output %r1 : tensor<16xf32>
 }
+
+// A body may take an input whole and read it with circuit.extract.
+// CHECK-LABEL: circuit.graph @whole_inputs(
+// CHECK:         circuit.map ins(%{{.*}}, %{{.*}} : tensor<64xf32>, tensor<512xf32>) -> tensor<64xf32>
+// CHECK:         ^bb0(%{{.*}}: i32, %{{.*}}: f32, %[[C:.*]]: tensor<512xf32>):
+// CHECK:           circuit.extract %[[C]][%{{.*}}] : tensor<512xf32>
+circuit.graph @whole_inputs(%x: tensor<64xf32>, %cache: tensor<512xf32>) -> tensor<64xf32> {
+  %y = circuit.map ins(%x, %cache : tensor<64xf32>, tensor<512xf32>) -> tensor<64xf32> {
+  ^bb0(%lane: i32, %v: f32, %c: tensor<512xf32>):
+    %c8 = exp.constant 8 : i32
+    %i = exp.mul %lane, %c8 : i32
+    %e = circuit.extract %c[%i] : tensor<512xf32>
+    %s = exp.add %v, %e : f32
+    circuit.yield %s : f32
+  }
+  circuit.output %y : tensor<64xf32>
+}
+
+// CHECK-LABEL: circuit.graph @multi_matmul(
+// CHECK:         circuit.multi_matmul %{{.*}}, %{{.*}}, %{{.*}} : tensor<256xf32>, tensor<64x256x!circuit.q4_k>, tensor<32x256xf16> -> tensor<64xf32>, tensor<32xf32> epilogues {
+// CHECK:         exp.silu
+circuit.graph @multi_matmul(%x: tensor<256xf32>, %a: tensor<64x256x!circuit.q4_k>, %b: tensor<32x256xf16>) -> (tensor<64xf32>, tensor<32xf32>) {
+  %p, %q = circuit.multi_matmul %x, %a, %b : tensor<256xf32>, tensor<64x256x!circuit.q4_k>, tensor<32x256xf16> -> tensor<64xf32>, tensor<32xf32> epilogues {
+  }, {
+  ^bb0(%lane: i32, %acc: f32):
+    %s = exp.silu %acc : f32
+    circuit.yield %s : f32
+  }
+  circuit.output %p, %q : tensor<64xf32>, tensor<32xf32>
+}
+
+// Normalize and quantize in one op.
+// CHECK-LABEL: circuit.graph @quantized_reduce_epilogue(
+// CHECK:         circuit.reduce_epilogue sum_sq %{{.*}} : tensor<64xf32> -> tensor<64x!circuit.q8_1> epilogue
+circuit.graph @quantized_reduce_epilogue(%x: tensor<64xf32>) -> tensor<64x!circuit.q8_1> {
+  %y = circuit.reduce_epilogue sum_sq %x : tensor<64xf32> -> tensor<64x!circuit.q8_1> epilogue {
+  ^bb0(%lane: i32, %ss: f32, %v: f32):
+    %r = exp.rsqrt %ss : f32
+    %n = exp.mul %v, %r : f32
+    circuit.yield %n : f32
+  }
+  circuit.output %y : tensor<64x!circuit.q8_1>
+}

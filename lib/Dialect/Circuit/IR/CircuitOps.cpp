@@ -48,8 +48,8 @@ bool hesper::circuit::isInPlaceWriter(Operation *op) {
 
 bool hesper::circuit::isDispatchOp(Operation *op) {
   return isa<MapOp, GatherOp, ScatterOp, ScatterMultiOp, ReduceOp,
-             ReduceEpilogueOp, ReduceScatterEpilogueOp, MatmulOp, QuantizeOp>(
-      op);
+             ReduceEpilogueOp, ReduceScatterEpilogueOp, MatmulOp,
+             MultiMatmulOp, QuantizeOp>(op);
 }
 
 Value hesper::circuit::getWrittenBufferRoot(Value dest) {
@@ -87,11 +87,35 @@ static ArrayRef<int64_t> shapeOf(Value tensor) {
   return cast<RankedTensorType>(tensor.getType()).getShape();
 }
 
-/// Checks that every input can be read beside an iteration over `iteration`.
+/// A body of an op and the number of block arguments before its inputs'.
+using Body = std::pair<Region *, unsigned>;
+
+/// True when the bodies take input `k` as a whole tensor (read with
+/// circuit.extract) rather than element by element: every non-empty body
+/// gives it the tensor type, and at least one body exists.
+static bool readsWhole(ArrayRef<Body> bodies, unsigned k, Type inputType) {
+  bool any = false;
+  for (auto [region, leading] : bodies) {
+    if (region->empty())
+      continue;
+    Block &block = region->front();
+    if (block.getNumArguments() <= leading + k ||
+        block.getArgument(leading + k).getType() != inputType)
+      return false;
+    any = true;
+  }
+  return any;
+}
+
+/// Checks that every input read lane by lane can be read beside an
+/// iteration over `iteration`.
 static LogicalResult verifyBroadcasts(Operation *op, ValueRange inputs,
                                       ArrayRef<int64_t> iteration,
+                                      ArrayRef<Body> bodies,
                                       unsigned firstIndex = 0) {
   for (auto [i, input] : llvm::enumerate(inputs)) {
+    if (readsWhole(bodies, i + firstIndex, input.getType()))
+      continue;
     if (!isBroadcastCompatible(shapeOf(input), iteration)) {
       auto diag = op->emitOpError("expects input #")
                   << (i + firstIndex) << " of shape [";
@@ -120,11 +144,15 @@ static LogicalResult verifyBody(Operation *op, Region &region, StringRef name,
            << name << " region to take " << expected.size()
            << " arguments, got " << block.getNumArguments();
   for (auto [i, arg, type] :
-       llvm::enumerate(block.getArguments(), expected))
-    if (arg.getType() != type)
+       llvm::enumerate(block.getArguments(), expected)) {
+    // An input may also be taken whole, as its tensor type.
+    bool isWholeInput = i >= leading.size() &&
+                        arg.getType() == inputs[i - leading.size()].getType();
+    if (arg.getType() != type && !isWholeInput)
       return op->emitOpError("expects ")
              << name << " argument #" << i << " of type " << type << ", got "
              << arg.getType();
+  }
   auto yield = dyn_cast<YieldOp>(block.getTerminator());
   if (!yield)
     return op->emitOpError("expects the ")
@@ -281,7 +309,8 @@ LogicalResult MapOp::verifyRegions() {
   auto result = getType();
   if (failed(verifyLaneCount(*this, result.getNumElements())))
     return failure();
-  if (failed(verifyBroadcasts(*this, getInputs(), result.getShape())))
+  if (failed(verifyBroadcasts(*this, getInputs(), result.getShape(),
+                              {{&getBody(), 1}})))
     return failure();
   Type i32 = IntegerType::get(getContext(), 32);
   return verifyBody(*this, getBody(), "body", {i32}, getInputs(),
@@ -293,7 +322,8 @@ LogicalResult GatherOp::verify() {
     return emitOpError("expects the result element type to be the source's ")
            << elementOf(getSource()) << ", got "
            << getType().getElementType();
-  return verifyBroadcasts(*this, getInputs(), getType().getShape());
+  return verifyBroadcasts(*this, getInputs(), getType().getShape(),
+                          {{&getBody(), 1}});
 }
 
 LogicalResult GatherOp::verifyRegions() {
@@ -326,7 +356,8 @@ LogicalResult ScatterOp::verify() {
   if (failed(verifyLaneCount(*this, static_cast<int64_t>(getGrid()))))
     return failure();
   if (failed(verifyBroadcasts(*this, getInputs(),
-                              {static_cast<int64_t>(getGrid())})))
+                              {static_cast<int64_t>(getGrid())},
+                              {{&getBody(), 1}})))
     return failure();
   return verifyDestination(*this, getDest());
 }
@@ -360,7 +391,8 @@ LogicalResult ScatterMultiOp::verify() {
   if (failed(verifyLaneCount(*this, static_cast<int64_t>(getGrid()))))
     return failure();
   if (failed(verifyBroadcasts(*this, getInputs(),
-                              {static_cast<int64_t>(getGrid())})))
+                              {static_cast<int64_t>(getGrid())},
+                              {{&getBody(), 1}})))
     return failure();
   for (Value dest : getDests())
     if (failed(verifyDestination(*this, dest)))
@@ -392,14 +424,21 @@ void ScatterMultiOp::getEffects(
 /// Checks the inputs of a reduction and returns the iteration shape (the
 /// first input's).
 static FailureOr<ArrayRef<int64_t>>
-verifyReductionInputs(Operation *op, ValueRange inputs, Region &prologue) {
+verifyReductionInputs(Operation *op, ValueRange inputs, Region &prologue,
+                      Region *epilogue = nullptr) {
   if (inputs.empty())
     return op->emitOpError("expects at least one input");
   ArrayRef<int64_t> iteration = shapeOf(inputs.front());
   if (iteration.empty())
     return op->emitOpError("expects a first input of rank 1 or more");
-  if (failed(verifyBroadcasts(op, inputs.drop_front(), iteration, 1)))
+  SmallVector<Body> bodies{{&prologue, 1}};
+  if (epilogue)
+    bodies.push_back({epilogue, 2});
+  if (failed(verifyBroadcasts(op, inputs.drop_front(), iteration, bodies, 1)))
     return failure();
+  if (readsWhole(bodies, 0, inputs.front().getType()))
+    return op->emitOpError("expects the first input, which sets the "
+                           "iteration shape, to be read element by element");
   if (prologue.empty()) {
     if (!isa<FloatType>(elementOf(inputs.front())))
       return op->emitOpError("expects a float first input to reduce without "
@@ -440,23 +479,31 @@ LogicalResult ReduceOp::verifyRegions() {
 }
 
 LogicalResult ReduceEpilogueOp::verify() {
-  auto iteration = verifyReductionInputs(*this, getInputs(), getPrologue());
+  auto iteration = verifyReductionInputs(*this, getInputs(), getPrologue(),
+                                         &getEpilogue());
   if (failed(iteration))
     return failure();
   if (getType().getShape() != *iteration)
     return emitOpError("expects the result to have the first input's shape, "
                        "got ")
            << getType();
-  return success();
+  Type element = getType().getElementType();
+  if (isQuantized(element) && !isa<Q8_0Type, Q8_1Type>(element))
+    return emitOpError("expects a q8_0 or q8_1 result when quantizing, got ")
+           << element;
+  return verifyQuantizedShape(*this, getType(), "the result");
 }
 
 LogicalResult ReduceEpilogueOp::verifyRegions() {
   if (failed(verifyPrologue(*this, getPrologue(), getInputs())))
     return failure();
   Builder b(getContext());
+  // A quantized result is quantized from the f32 values the epilogue yields.
+  Type stored = getType().getElementType();
+  if (isQuantized(stored))
+    stored = b.getF32Type();
   return verifyBody(*this, getEpilogue(), "epilogue",
-                    {b.getI32Type(), b.getF32Type()}, getInputs(),
-                    {getType().getElementType()});
+                    {b.getI32Type(), b.getF32Type()}, getInputs(), {stored});
 }
 
 LogicalResult ReduceScatterEpilogueOp::inferReturnTypes(
@@ -467,7 +514,8 @@ LogicalResult ReduceScatterEpilogueOp::inferReturnTypes(
 }
 
 LogicalResult ReduceScatterEpilogueOp::verify() {
-  if (failed(verifyReductionInputs(*this, getInputs(), getPrologue())))
+  if (failed(verifyReductionInputs(*this, getInputs(), getPrologue(),
+                                   &getEpilogue())))
     return failure();
   return verifyDestination(*this, getDest());
 }
@@ -491,44 +539,54 @@ void ReduceScatterEpilogueOp::getEffects(
 // MatmulOp / QuantizeOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult MatmulOp::verify() {
-  auto xType = cast<RankedTensorType>(getX().getType());
-  auto wType = cast<RankedTensorType>(getWeight().getType());
+/// Checks one product `x · weightᵀ -> result` of a matmul or multi_matmul.
+static LogicalResult verifyProduct(Operation *op, Value x, Value weight,
+                                   RankedTensorType result) {
+  auto xType = cast<RankedTensorType>(x.getType());
+  auto wType = cast<RankedTensorType>(weight.getType());
   Type xElt = xType.getElementType(), wElt = wType.getElementType();
   if (!xElt.isF32() && !xElt.isF16() && !isa<Q8_1Type>(xElt))
-    return emitOpError("expects activations of f32, f16 or q8_1, got ")
+    return op->emitOpError("expects activations of f32, f16 or q8_1, got ")
            << xElt;
-  if (xElt.isInteger(32) || wElt.isInteger(32) || isa<Q8_1Type>(wElt))
-    return emitOpError("expects weights of f32, f16, q8_0, q4_k, q6_k or "
-                       "i2_s, got ")
+  if (wElt.isInteger(32) || isa<Q8_1Type>(wElt))
+    return op->emitOpError("expects weights of f32, f16, q8_0, q4_k, q6_k "
+                           "or i2_s, got ")
            << wElt;
   if (isa<Q8_1Type>(xElt) && !isQuantized(wElt))
-    return emitOpError("expects quantized weights with q8_1 activations, "
-                       "got ")
+    return op->emitOpError("expects quantized weights with q8_1 "
+                           "activations, got ")
            << wElt;
   if (xType.getRank() != 1 && xType.getRank() != 2)
-    return emitOpError("expects activations of rank 1 or 2, got ") << xType;
+    return op->emitOpError("expects activations of rank 1 or 2, got ")
+           << xType;
   if (wType.getRank() != 2)
-    return emitOpError("expects a rank-2 [N, K] weight, got ") << wType;
+    return op->emitOpError("expects a rank-2 [N, K] weight, got ") << wType;
   int64_t k = xType.getShape().back();
   if (wType.getDimSize(1) != k)
-    return emitOpError("expects the weight's K dimension to be ")
+    return op->emitOpError("expects the weight's K dimension to be ")
            << k << ", got " << wType.getDimSize(1);
-  if (failed(verifyQuantizedShape(*this, xType, "the activations")) ||
-      failed(verifyQuantizedShape(*this, wType, "the weight")))
+  if (failed(verifyQuantizedShape(op, xType, "the activations")) ||
+      failed(verifyQuantizedShape(op, wType, "the weight")))
     return failure();
   SmallVector<int64_t> want;
   if (xType.getRank() == 2)
     want.push_back(xType.getDimSize(0));
   want.push_back(wType.getDimSize(0));
-  if (getType().getShape() != ArrayRef<int64_t>(want))
-    return emitOpError("expects a result of type ")
-           << RankedTensorType::get(want, getType().getElementType())
-           << ", got " << getType();
+  if (result.getShape() != ArrayRef<int64_t>(want))
+    return op->emitOpError("expects a result of type ")
+           << RankedTensorType::get(want, result.getElementType())
+           << ", got " << result;
+  return success();
+}
+
+LogicalResult MatmulOp::verify() {
+  if (failed(verifyProduct(*this, getX(), getWeight(), getType())))
+    return failure();
   if (getEpilogue().empty() && !getInputs().empty())
     return emitOpError("expects an epilogue to use ")
            << getInputs().size() << " extra inputs";
-  return verifyBroadcasts(*this, getInputs(), getType().getShape());
+  return verifyBroadcasts(*this, getInputs(), getType().getShape(),
+                          {{&getEpilogue(), 2}});
 }
 
 LogicalResult MatmulOp::verifyRegions() {
@@ -538,6 +596,63 @@ LogicalResult MatmulOp::verifyRegions() {
   return verifyBody(*this, getEpilogue(), "epilogue",
                     {b.getI32Type(), b.getF32Type()}, getInputs(),
                     {getType().getElementType()});
+}
+
+LogicalResult MultiMatmulOp::verify() {
+  if (getWeights().empty())
+    return emitOpError("expects at least one weight");
+  if (getResults().size() != getWeights().size() ||
+      getEpilogues().size() != getWeights().size())
+    return emitOpError("expects one result and one epilogue region per "
+                       "weight, got ")
+           << getWeights().size() << " weights, " << getResults().size()
+           << " results and " << getEpilogues().size() << " epilogues";
+  for (auto [weight, result] : llvm::zip(getWeights(), getResults()))
+    if (failed(verifyProduct(*this, getX(), weight,
+                             cast<RankedTensorType>(result.getType()))))
+      return failure();
+  return success();
+}
+
+LogicalResult MultiMatmulOp::verifyRegions() {
+  Builder b(getContext());
+  for (auto [region, result] : llvm::zip(getEpilogues(), getResults())) {
+    if (region.empty())
+      continue;
+    if (failed(verifyBody(*this, region, "epilogue",
+                          {b.getI32Type(), b.getF32Type()}, {},
+                          {cast<RankedTensorType>(result.getType())
+                               .getElementType()})))
+      return failure();
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ExtractOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ExtractOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location>, ValueRange operands,
+    DictionaryAttr, OpaqueProperties, RegionRange,
+    SmallVectorImpl<Type> &inferred) {
+  if (operands.empty())
+    return failure();
+  auto tensor = dyn_cast<RankedTensorType>(operands[0].getType());
+  if (!tensor)
+    return failure();
+  inferred.push_back(tensor.getElementType());
+  return success();
+}
+
+LogicalResult ExtractOp::verify() {
+  Operation *parent = (*this)->getParentOp();
+  while (parent && !isDispatchOp(parent))
+    parent = parent->getParentOp();
+  if (!parent)
+    return emitOpError("expects to be nested in the body of a circuit "
+                       "primitive");
+  return success();
 }
 
 LogicalResult QuantizeOp::verify() {

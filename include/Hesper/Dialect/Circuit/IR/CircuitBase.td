@@ -32,7 +32,10 @@ def Circuit_Dialect : Dialect {
     `[D]` weight beside a `[rows, D]` activation is read at `lane mod D`, a
     `[rows, 1]` row statistic at `lane div D`, and a `[1]` scalar at 0.
     Per-lane bodies receive the flat lane index as an `i32`, followed by one
-    scalar per input.
+    argument per input: its element for this lane (the broadcast rule
+    applies), or, when the block argument has the input's own tensor type,
+    the whole input, read at computed indices with `circuit.extract` (no
+    broadcast rule applies then).
   }];
   let useDefaultTypePrinterParser = 1;
   let usePropertiesForAttributes = 1;

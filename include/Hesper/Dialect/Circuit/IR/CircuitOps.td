@@ -77,7 +77,7 @@ def Circuit_OutputOp : Circuit_Op<"output", [Pure, Terminator, ReturnLike,
 def Circuit_YieldOp : Circuit_Op<"yield", [Pure, Terminator, ReturnLike,
     ParentOneOf<["MapOp", "GatherOp", "ScatterOp", "ScatterMultiOp",
                  "ReduceOp", "ReduceEpilogueOp", "ReduceScatterEpilogueOp",
-                 "MatmulOp"]>]> {
+                 "MatmulOp", "MultiMatmulOp"]>]> {
   let summary = "the values one lane of a body produces";
   let description = [{
     Ends a per-lane body. What it yields depends on the primitive: one
@@ -108,6 +108,33 @@ def Circuit_ZerosOp : Circuit_Op<"zeros"> {
   let results = (outs Res<Circuit_ScalarTensor, "a fresh buffer",
                           [MemAlloc<DefaultResource>]>:$result);
   let assemblyFormat = "attr-dict `:` type($result)";
+}
+
+def Circuit_ExtractOp : Circuit_Op<"extract", [Pure,
+    DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "read one element of a whole-tensor body argument";
+  let description = [{
+    Inside a per-lane body, an input whose block argument has the input's
+    tensor type (instead of its element type) is not read lane for lane: the
+    body reads it at any flat index with `circuit.extract`, which yields 0
+    for an index out of range. This is how a body gathers (RoPE's partner
+    element, a KV-cache row), and how fusion inlines a `circuit.gather` into
+    its user.
+
+    ```mlir
+    %y = circuit.map ins(%x : tensor<8xf32>) -> tensor<8xf32> {
+    ^bb0(%lane: i32, %all: tensor<8xf32>):
+      %c7 = exp.constant 7 : i32
+      %i = exp.sub %c7, %lane : i32
+      %v = circuit.extract %all[%i] : tensor<8xf32>
+      circuit.yield %v : f32
+    }
+    ```
+  }];
+  let arguments = (ins Circuit_ScalarTensor:$tensor, I32:$index);
+  let results = (outs Circuit_ScalarElement:$result);
+  let assemblyFormat = "$tensor `[` $index `]` attr-dict `:` type($tensor)";
+  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -288,7 +315,10 @@ def Circuit_ReduceEpilogueOp : Circuit_Op<"reduce_epilogue", [Pure,
     `circuit.reduce` does (with an optional `prologue`), then runs the
     `epilogue` for every lane of the row on the lane index, the row's
     reduced `f32` and the inputs' elements. The result has the first
-    input's shape. RMSNorm is one of these.
+    input's shape. RMSNorm is one of these. With a `q8_1` or `q8_0` result
+    type, the epilogue yields `f32` and each row is quantized as it is
+    stored (as `circuit.quantize` does): normalization and quantization in
+    one kernel.
 
     ```mlir
     %y = circuit.reduce_epilogue sum_sq %x, %w
@@ -307,7 +337,7 @@ def Circuit_ReduceEpilogueOp : Circuit_Op<"reduce_epilogue", [Pure,
   }];
   let arguments = (ins Circuit_ReduceKind:$kind,
                        Variadic<Circuit_ScalarTensor>:$inputs);
-  let results = (outs Circuit_ScalarTensor:$result);
+  let results = (outs Circuit_Tensor:$result);
   let regions = (region AnyRegion:$prologue, SizedRegion<1>:$epilogue);
   let assemblyFormat = [{
     $kind $inputs `:` type($inputs) `->` type($result) attr-dict-with-keyword
@@ -389,6 +419,39 @@ def Circuit_MatmulOp : Circuit_Op<"matmul", [Pure, IsolatedFromAbove]> {
     $x `,` $weight (`ins` `(` $inputs^ `:` type($inputs) `)`)? `:`
     type($x) `,` type($weight) `->` type($result) attr-dict-with-keyword
     (`epilogue` $epilogue^)?
+  }];
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+}
+
+def Circuit_MultiMatmulOp : Circuit_Op<"multi_matmul", [Pure,
+    IsolatedFromAbove]> {
+  let summary = "several matmuls of one activation tensor in one dispatch";
+  let description = [{
+    `results[i] = x · weights[i]ᵀ` for every weight, launched as one kernel
+    that reads `x` once: Q, K and V, or gate and up. Weights may have
+    different formats and row counts. Each weight has an epilogue region,
+    empty for none, that maps the lane index and the `f32` accumulator to
+    the stored value (the epilogues take no extra inputs).
+
+    ```mlir
+    %q, %k = circuit.multi_matmul %x, %wq, %wk
+        : tensor<256xf32>, tensor<256x256x!circuit.q4_k>, tensor<64x256xf16>
+        -> tensor<256xf32>, tensor<64xf32> epilogues {
+    }, {
+    ^bb0(%lane: i32, %acc: f32):
+      %two = exp.constant 2.0 : f32
+      %s = exp.mul %acc, %two : f32
+      circuit.yield %s : f32
+    }
+    ```
+  }];
+  let arguments = (ins Circuit_Tensor:$x, Variadic<Circuit_Tensor>:$weights);
+  let results = (outs Variadic<Circuit_FloatTensor>:$results);
+  let regions = (region VariadicRegion<AnyRegion>:$epilogues);
+  let assemblyFormat = [{
+    $x `,` $weights `:` type($x) `,` type($weights) `->` type($results)
+    attr-dict-with-keyword `epilogues` $epilogues
   }];
   let hasVerifier = 1;
   let hasRegionVerifier = 1;

@@ -1,0 +1,125 @@
+//===- Passes.td - Circuit fusion passes -------------------*- tablegen -*-===//
+//
+// Part of the Hesper project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HESPER_DIALECT_CIRCUIT_TRANSFORMS_PASSES_TD
+#define HESPER_DIALECT_CIRCUIT_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+class Circuit_FusionPass<string arg, string name> : Pass<arg, "GraphOp"> {
+  let dependentDialects = ["::hesper::circuit::CircuitDialect",
+                           "::hesper::exp::ExpDialect"];
+  let statistics = [
+    Statistic<"numFused", "fused", "Number of primitives fused away">,
+  ];
+}
+
+def CircuitFusePointwisePass
+    : Circuit_FusionPass<"circuit-fuse-pointwise", "FusePointwise"> {
+  let summary = "Inline a map into the primitive that consumes it";
+  let description = [{
+    A `circuit.map` whose only user is another primitive (a map, a gather's
+    extra input, a scatter or scatter_multi, a reduction's input, a matmul
+    epilogue's extra input) is computed inside that user's body instead of
+    in a kernel of its own. Writing a map into a slice of a buffer becomes a
+    single scatter.
+
+    Legal when the map has one use and is not a graph result; when the user
+    reads it lane for lane (the map's shape is the user's iteration shape,
+    or every input of the map is a single element); and when no in-place
+    write to a buffer the map reads lies between the map and its user (the
+    map's reads would move past it).
+  }];
+}
+
+def CircuitFuseMatmulEpiloguePass
+    : Circuit_FusionPass<"circuit-fuse-matmul-epilogue",
+                         "FuseMatmulEpilogue"> {
+  let summary = "Fold a map over a matmul's result into its epilogue";
+  let description = [{
+    `map(matmul(x, w), extra...)` becomes one `circuit.matmul` whose
+    epilogue runs the map's body on the accumulator: bias, activation,
+    residual add, scaling. Legal when the matmul has one use, the map
+    iterates over the matmul's result shape and reads it lane for lane, and
+    no in-place write to a buffer the map reads lies between them.
+  }];
+}
+
+def CircuitFuseReduceEpiloguePass
+    : Circuit_FusionPass<"circuit-fuse-reduce-epilogue",
+                         "FuseReduceEpilogue"> {
+  let summary = "Fold a reduction and the maps that use it into one op";
+  let description = [{
+    `reduce` -> per-row scalar maps -> a full-shape map that reads the
+    per-row value becomes one `circuit.reduce_epilogue` (RMSNorm's four
+    primitives become one). Legal when every intermediate has one use, the
+    full-shape map iterates over the reduction's input shape, the scalar
+    maps read only per-row or single-element values, and no in-place write
+    to a buffer the fused ops read lies between them.
+  }];
+}
+
+def CircuitFuseReduceIntoQuantizePass
+    : Circuit_FusionPass<"circuit-fuse-reduce-into-quantize",
+                         "FuseReduceIntoQuantize"> {
+  let summary = "Quantize the result of a reduce_epilogue as it is stored";
+  let description = [{
+    `quantize(reduce_epilogue(...))` becomes a `circuit.reduce_epilogue`
+    with a `q8_1` (or `q8_0`) result: the kernel that normalizes also
+    quantizes. Legal when the reduce_epilogue has one use, is not quantized
+    already, and its rows are whole quantization blocks.
+  }];
+}
+
+def CircuitFuseScatterPass
+    : Circuit_FusionPass<"circuit-fuse-scatter", "FuseScatter"> {
+  let summary = "Merge scatters over the same grid into one scatter_multi";
+  let description = [{
+    Two scatters (or scatter_multis) with the same grid become one
+    `circuit.scatter_multi` at the later one's position, e.g. RoPE'd K and V
+    written into their caches by one kernel. Legal when the later one does
+    not depend on the earlier one, nothing between them uses the earlier
+    one's results, and nothing between them reads or writes a buffer the
+    earlier one writes in place (the write would move past it).
+  }];
+}
+
+def CircuitMergeSameDispatchPass
+    : Circuit_FusionPass<"circuit-merge-same-dispatch", "MergeSameDispatch"> {
+  let summary = "Merge matmuls that read the same activations";
+  let description = [{
+    Matmuls of one activation tensor by different weights (Q, K and V;
+    gate and up) become one `circuit.multi_matmul` dispatch, whatever their
+    weight formats. Legal when none depends on another, nothing between
+    them uses the earlier results, and no in-place write to a buffer they
+    read lies between them.
+  }];
+}
+
+def CircuitCSEQuantizePass
+    : Circuit_FusionPass<"circuit-cse-quantize", "CSEQuantize"> {
+  let summary = "Quantize each tensor once";
+  let description = [{
+    Two `circuit.quantize` ops of the same tensor to the same format in one
+    graph become one.
+  }];
+}
+
+def CircuitCountDispatchesPass
+    : Pass<"circuit-count-dispatches", "GraphOp"> {
+  let summary = "Report how many kernels a graph will launch";
+  let description = [{
+    Counts the dispatch-level primitives of each graph (one kernel each
+    after lowering) and prints `graph @name: N dispatches (...)` to the
+    standard output, with a breakdown by op; the count is also the pass
+    statistic `dispatches`.
+  }];
+  let statistics = [
+    Statistic<"numDispatches", "dispatches", "Number of kernels to launch">,
+  ];
+}
+
+#endif // HESPER_DIALECT_CIRCUIT_TRANSFORMS_PASSES_TD
