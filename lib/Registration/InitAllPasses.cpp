@@ -6,12 +6,17 @@
 
 #include "Hesper/InitAllPasses.h"
 
+#include "Hesper/Dialect/Circuit/Transforms/Passes.h"
+
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/SPIRV/Transforms/Passes.h"
 #include "mlir/Transforms/Passes.h"
 
 void hesper::registerAllPasses() {
+  // Hesper's own: the Circuit fusion passes and the hesper-fuse pipeline.
+  circuit::registerCircuitPasses();
+
   // Generic transformations: canonicalize, cse, inline, symbol-dce, ...
   mlir::registerTransformsPasses();
   // gpu-kernel-outlining, nvvm-attach-target, spirv-attach-target,

@@ -4,18 +4,33 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// hesper-run is the user-facing runner. In this version it builds one of the
-// example graphs with the C++ builder API, verifies it, simplifies it with the
-// canonicalizer and CSE, reports its dispatch-level primitives (kernels before
-// fusion), then evaluates it with the reference interpreter on seeded inputs
-// and checks the result against a direct double-precision evaluation of the
-// same formula. Execution on the Vulkan and CUDA backends arrives with the
-// runtime.
+// hesper-run is the user-facing runner.
+//
+//   hesper-run graph.mlir --input x=iota --input w=const:0.5 --print-results
+//     evaluates a circuit.graph in the reference interpreter;
+//   hesper-run graph.mlir --validate-fusion
+//     runs the hesper-fuse pipeline on a copy and checks, on seeded random
+//     inputs, that the fused graph computes what the source computes;
+//   hesper-run --example=rmsnorm
+//     builds an example graph with the C++ builder API, verifies and
+//     simplifies it, and checks its interpreted result against the formula.
+//
+// Execution on the Vulkan and CUDA backends arrives with the runtime.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Hesper/Dialect/Circuit/Builder/GraphBuilder.h"
+#include "Hesper/Dialect/Circuit/Transforms/Passes.h"
 #include "Hesper/Interpreter/Interpreter.h"
+#include "Hesper/Interpreter/Validate.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/ToolUtilities.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
@@ -52,6 +67,37 @@ static llvm::cl::opt<int64_t> rows("rows", llvm::cl::desc("Number of rows"),
 static llvm::cl::opt<bool> quiet("quiet",
                                  llvm::cl::desc("Print only the summary"),
                                  llvm::cl::init(false));
+
+// Graph mode.
+static llvm::cl::opt<std::string>
+    inputFilename(llvm::cl::Positional,
+                  llvm::cl::desc("[graph.mlir] (omit to build --example)"),
+                  llvm::cl::init(""));
+static llvm::cl::list<std::string> inputSpecs(
+    "input",
+    llvm::cl::desc("NAME=SPEC binds a graph argument: iota, const:V, "
+                   "linear:A,B (A*i+B), values:V0,V1,..., random[:SEED]"));
+static llvm::cl::opt<bool>
+    printResults("print-results",
+                 llvm::cl::desc("Print the results (and arguments written in "
+                                "place) of the graph"),
+                 llvm::cl::init(false));
+static llvm::cl::opt<bool> validateFusion(
+    "validate-fusion",
+    llvm::cl::desc("Fuse a copy with hesper-fuse and check it against the "
+                   "source on seeded random inputs"),
+    llvm::cl::init(false));
+static llvm::cl::opt<unsigned>
+    subgroupSize("subgroup-size",
+                 llvm::cl::desc("Subgroup width for the interpreter"),
+                 llvm::cl::init(32));
+static llvm::cl::opt<unsigned>
+    trials("trials", llvm::cl::desc("Input sets for --validate-fusion"),
+           llvm::cl::init(3));
+static llvm::cl::opt<bool> splitInputFile(
+    "split-input-file",
+    llvm::cl::desc("Handle each '// -----' chunk of the input separately"),
+    llvm::cl::init(false));
 
 /// Builds the chosen example; returns null after printing diagnostics.
 static OwningOpRef<ModuleOp> buildExample(MLIRContext &context) {
@@ -203,12 +249,220 @@ static bool interpretAndCheck(ModuleOp module) {
   return maxError <= tolerance;
 }
 
+//===----------------------------------------------------------------------===//
+// Graph mode
+//===----------------------------------------------------------------------===//
+
+/// The name a graph argument is bound by: its circuit.name, else argN.
+static std::string argumentName(GraphOp graph, unsigned i) {
+  if (auto name = graph.getArgAttrOfType<StringAttr>(i, "circuit.name"))
+    return name.getValue().str();
+  return "arg" + std::to_string(i);
+}
+
+/// Fills `tensor` from a SPEC; returns an error message or "".
+static std::string fillFromSpec(hesper::interp::HostTensor &tensor,
+                                StringRef spec) {
+  int64_t n = tensor.getNumElements();
+  bool isInt = tensor.getElementType().isInteger(32);
+  if (isQuantized(tensor.getElementType()))
+    return "quantized arguments take only random[:SEED]";
+  auto set = [&](int64_t i, double v) {
+    if (isInt)
+      tensor.setInt(i, static_cast<int32_t>(v));
+    else
+      tensor.setFloat(i, static_cast<float>(v));
+  };
+  auto [kind, rest] = spec.split(':');
+  if (kind == "iota") {
+    for (int64_t i = 0; i < n; ++i)
+      set(i, static_cast<double>(i));
+    return "";
+  }
+  if (kind == "const" || kind == "linear") {
+    SmallVector<StringRef> parts;
+    rest.split(parts, ',');
+    SmallVector<double> v;
+    for (StringRef p : parts) {
+      double d;
+      if (p.trim().getAsDouble(d))
+        return "'" + p.str() + "' is not a number";
+      v.push_back(d);
+    }
+    if (kind == "const" && v.size() == 1) {
+      for (int64_t i = 0; i < n; ++i)
+        set(i, v[0]);
+      return "";
+    }
+    if (kind == "linear" && v.size() == 2) {
+      for (int64_t i = 0; i < n; ++i)
+        set(i, v[0] * static_cast<double>(i) + v[1]);
+      return "";
+    }
+    return kind == "const" ? "const takes one value" : "linear takes A,B";
+  }
+  if (kind == "values") {
+    SmallVector<StringRef> parts;
+    rest.split(parts, ',');
+    if (static_cast<int64_t>(parts.size()) != n)
+      return "values: expected " + std::to_string(n) + " values, got " +
+             std::to_string(parts.size());
+    for (auto [i, p] : llvm::enumerate(parts)) {
+      double d;
+      if (p.trim().getAsDouble(d))
+        return "'" + p.str() + "' is not a number";
+      set(i, d);
+    }
+    return "";
+  }
+  return "unknown kind '" + kind.str() +
+         "' (expected iota, const:V, linear:A,B, values:..., random[:SEED])";
+}
+
+static void printTensor(llvm::raw_ostream &os, StringRef label,
+                        const hesper::interp::HostTensor &t) {
+  os << label << " (" << t.getType() << "):";
+  std::vector<float> values = t.toFloats();
+  for (float v : values)
+    os << " " << llvm::format("%g", v);
+  os << "\n";
+}
+
+/// Evaluates the first graph of `module` on the --input bindings.
+static LogicalResult runGraphMode(ModuleOp module, llvm::raw_ostream &os) {
+  using hesper::interp::HostTensor;
+  auto graphs = module.getOps<GraphOp>();
+  if (graphs.empty())
+    return module.emitError("expects a circuit.graph to run");
+  GraphOp graph = *graphs.begin();
+  llvm::StringMap<StringRef> specs;
+  for (StringRef binding : inputSpecs) {
+    auto [name, spec] = binding.split('=');
+    if (spec.empty())
+      return module.emitError("expects --input NAME=SPEC, got '")
+             << binding << "'";
+    specs[name] = spec;
+  }
+  std::vector<HostTensor> args;
+  for (BlockArgument arg : graph.getBody().front().getArguments()) {
+    std::string name = argumentName(graph, arg.getArgNumber());
+    auto type = cast<RankedTensorType>(arg.getType());
+    auto it = specs.find(name);
+    if (it == specs.end())
+      return graph.emitError("graph argument '")
+             << name << "' has no --input";
+    StringRef spec = it->second;
+    if (spec.starts_with("random")) {
+      uint64_t seed = 1;
+      if (spec.consume_front("random:") && spec.getAsInteger(10, seed))
+        return graph.emitError("bad seed in --input ") << name;
+      args.push_back(hesper::interp::randomTensor(type, seed));
+      continue;
+    }
+    HostTensor t(type);
+    std::string problem = fillFromSpec(t, spec);
+    if (!problem.empty())
+      return graph.emitError("bad --input ") << name << ": " << problem;
+    args.push_back(std::move(t));
+  }
+  hesper::interp::Options options;
+  options.subgroupSize = subgroupSize;
+  auto results = hesper::interp::runGraph(graph, args, options);
+  if (failed(results))
+    return failure();
+  if (printResults) {
+    for (auto [i, r] : llvm::enumerate(*results))
+      printTensor(os, "result #" + std::to_string(i), r);
+    for (auto [i, arg] : llvm::enumerate(args))
+      if (llvm::any_of(graph.getBody().front().getArgument(i).getUsers(),
+                       [](Operation *u) { return isInPlaceWriter(u); }))
+        printTensor(os, "argument " + argumentName(graph, i), arg);
+  }
+  return success();
+}
+
+/// Fuses a copy of `module` and validates every graph against its source.
+static LogicalResult validateFusionMode(ModuleOp module,
+                                        llvm::raw_ostream &os) {
+  OwningOpRef<ModuleOp> fused = module.clone();
+  PassManager pm(module.getContext());
+  hesper::circuit::buildHesperFusePipeline(pm);
+  if (failed(pm.run(*fused)))
+    return failure();
+  SymbolTable fusedSymbols(*fused);
+  bool allMatch = true;
+  for (GraphOp graph : module.getOps<GraphOp>()) {
+    auto other = fusedSymbols.lookup<GraphOp>(graph.getSymName());
+    if (!other)
+      return graph.emitError("translation validation: the graph disappeared");
+    hesper::interp::ValidationOptions options;
+    options.trials = trials;
+    options.interpreter.subgroupSize = subgroupSize;
+    auto report = hesper::interp::validateTransform(graph, other, options);
+    if (failed(report))
+      return failure();
+    os << "graph @" << graph.getSymName() << ": "
+       << hesper::circuit::countDispatches(graph) << " -> "
+       << hesper::circuit::countDispatches(other) << " dispatches, "
+       << report->compared << " values compared, max error "
+       << llvm::format("%.3g", report->maxError) << ": "
+       << (report->matches ? "ok" : "MISMATCH") << "\n";
+    if (!report->matches) {
+      os << "  first mismatch: " << report->firstMismatch << "\n";
+      allMatch = false;
+    }
+  }
+  return success(allMatch);
+}
+
+/// Parses one buffer and runs the graph mode asked for.
+static LogicalResult processBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
+                                   llvm::raw_ostream &os,
+                                   MLIRContext &context) {
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
+  SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module =
+      parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return failure();
+  if (validateFusion)
+    return validateFusionMode(*module, os);
+  return runGraphMode(*module, os);
+}
+
+static int runOnFile() {
+  DialectRegistry registry;
+  registry.insert<CircuitDialect, hesper::exp::ExpDialect>();
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  context.printOpOnDiagnostic(false);
+  std::string message;
+  auto file = mlir::openInputFile(inputFilename, &message);
+  if (!file) {
+    llvm::errs() << "error: " << message << "\n";
+    return 1;
+  }
+  auto chunk = [&](std::unique_ptr<llvm::MemoryBuffer> buffer,
+                   llvm::raw_ostream &os) {
+    return processBuffer(std::move(buffer), os, context);
+  };
+  if (failed(mlir::splitAndProcessBuffer(
+          std::move(file), chunk, llvm::outs(),
+          splitInputFile ? mlir::kDefaultSplitMarker : "",
+          mlir::kDefaultSplitMarker)))
+    return 1;
+  return 0;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   llvm::cl::ParseCommandLineOptions(
       argc, argv,
-      "hesper-run: build an example Circuit graph with the builder API, "
-      "verify and simplify it\n");
+      "hesper-run: run a Circuit graph in the reference interpreter, validate "
+      "its fusion, or build and check an example graph\n");
+  if (!inputFilename.empty())
+    return runOnFile();
   if (dim <= 0 || rows <= 0) {
     llvm::errs() << "error: --dim and --rows must be positive\n";
     return 1;

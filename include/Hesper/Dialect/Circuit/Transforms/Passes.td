@@ -9,7 +9,8 @@
 
 include "mlir/Pass/PassBase.td"
 
-class Circuit_FusionPass<string arg, string name> : Pass<arg, "GraphOp"> {
+class Circuit_FusionPass<string arg, string name>
+    : Pass<arg, "::hesper::circuit::GraphOp"> {
   let dependentDialects = ["::hesper::circuit::CircuitDialect",
                            "::hesper::exp::ExpDialect"];
   let statistics = [
@@ -109,7 +110,7 @@ def CircuitCSEQuantizePass
 }
 
 def CircuitCountDispatchesPass
-    : Pass<"circuit-count-dispatches", "GraphOp"> {
+    : Pass<"circuit-count-dispatches", "::hesper::circuit::GraphOp"> {
   let summary = "Report how many kernels a graph will launch";
   let description = [{
     Counts the dispatch-level primitives of each graph (one kernel each

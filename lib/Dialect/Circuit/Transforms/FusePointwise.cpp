@@ -1,0 +1,251 @@
+//===- FusePointwise.cpp - Inline maps and gathers into their users ------===//
+//
+// Part of the Hesper project.
+//
+//===----------------------------------------------------------------------===//
+//
+// circuit-fuse-pointwise: a map (or a gather) with a single user is computed
+// inside the user's body(ies), lane by lane, instead of in a kernel of its
+// own. The user takes over the producer's inputs; a gather's source becomes
+// a whole-tensor input read with circuit.extract.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FusionUtils.h"
+
+#include "Hesper/Dialect/Circuit/Transforms/Passes.h"
+#include "Hesper/Dialect/Exp/IR/Exp.h"
+
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace hesper {
+namespace circuit {
+#define GEN_PASS_DEF_CIRCUITFUSEPOINTWISEPASS
+#include "Hesper/Dialect/Circuit/Transforms/Passes.h.inc"
+} // namespace circuit
+} // namespace hesper
+
+using namespace mlir;
+using namespace hesper;
+using namespace hesper::circuit;
+using namespace hesper::circuit::fusion;
+
+static int64_t numElements(Value v) {
+  return cast<RankedTensorType>(v.getType()).getNumElements();
+}
+
+/// Finds which input of `user` (described by `info`) is `value`; fails if the
+/// value is used in another role (a destination, a gather source, a matmul
+/// operand).
+static std::optional<unsigned> findInput(Operation *user,
+                                         const InputsInfo &info, Value value) {
+  std::optional<unsigned> found;
+  for (OpOperand &use : value.getUses()) {
+    unsigned n = use.getOperandNumber();
+    if (n < info.firstOperand || n >= info.firstOperand + info.count)
+      return std::nullopt;
+    found = n - info.firstOperand;
+  }
+  return found;
+}
+
+/// Checks that the user reads the producer lane for lane, so that running
+/// the producer's body at the user's lane computes the element the user
+/// reads, and that the producer's own lane-wise inputs are read at the same
+/// element when they become the user's inputs.
+static LogicalResult checkLaneForLane(PatternRewriter &rewriter,
+                                      Operation *producer, Region &body,
+                                      ValueRange producerInputs,
+                                      const InputsInfo &info,
+                                      bool &readsAtZero) {
+  auto producerType = cast<RankedTensorType>(producer->getResult(0).getType());
+  int64_t n = producerType.getNumElements();
+  int64_t iterationSize = 1;
+  for (int64_t d : info.iteration)
+    iterationSize *= d;
+  Block &block = body.front();
+  auto elementwiseInputs = [&](auto predicate) {
+    for (auto [j, input] : llvm::enumerate(producerInputs)) {
+      bool whole = block.getArgument(1 + j).getType() == input.getType();
+      if (!whole && !predicate(input))
+        return false;
+    }
+    return true;
+  };
+  // A single element read by every lane: legal when it depends on single
+  // elements only.
+  readsAtZero = n == 1 && iterationSize != 1;
+  if (readsAtZero) {
+    if (!elementwiseInputs([](Value in) { return numElements(in) == 1; }))
+      return rewriter.notifyMatchFailure(
+          producer, "a broadcast single element computed from a larger "
+                    "input would be recomputed at other indices");
+    return success();
+  }
+  if (n != iterationSize)
+    return rewriter.notifyMatchFailure(
+        producer, "the user reads it through a broadcast, not lane for lane");
+  bool sameShape = producerType.getShape() == ArrayRef<int64_t>(info.iteration);
+  if (!sameShape &&
+      !elementwiseInputs([&](Value in) {
+        return numElements(in) == 1 || numElements(in) == n;
+      }))
+    return rewriter.notifyMatchFailure(
+        producer, "its inputs broadcast over a shape the user does not "
+                  "iterate over");
+  return success();
+}
+
+/// Shared rewrite: makes `producerInputs` inputs of `user` right after
+/// input `k`, computes `compute(bodyBuilder, lane, args)` at the start of each
+/// body in place of input `k`'s argument, and drops input `k`.
+static void inlineIntoUser(
+    PatternRewriter &rewriter, Operation *user, InputsInfo &info, unsigned k,
+    ValueRange producerInputs, ArrayRef<bool> whole, bool readsAtZero,
+    function_ref<Value(Location, Value lane, ValueRange args)> compute) {
+  if (isa<ReduceOp, ReduceEpilogueOp, ReduceScatterEpilogueOp>(user))
+    ensurePrologue(rewriter, user, info);
+  insertInputs(rewriter, user, info, k + 1, producerInputs, whole);
+  for (BodyRef body : info.bodies) {
+    if (body.region->empty())
+      continue;
+    Block &block = body.region->front();
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPointToStart(&block);
+    Location loc = user->getLoc();
+    Value lane = block.getArgument(0);
+    if (readsAtZero)
+      lane = exp::ConstantOp::create(rewriter, loc, rewriter.getI32IntegerAttr(0));
+    SmallVector<Value> args;
+    for (unsigned j = 0; j < producerInputs.size(); ++j)
+      args.push_back(block.getArgument(body.leading + k + 1 + j));
+    Value replacement = compute(loc, lane, args);
+    rewriter.replaceAllUsesWith(block.getArgument(body.leading + k),
+                                replacement);
+  }
+  eraseInput(rewriter, user, info, k);
+}
+
+namespace {
+
+/// map -> user: the map's body runs inside the user's.
+struct FuseMapIntoUser : OpRewritePattern<MapOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(MapOp producer,
+                                PatternRewriter &rewriter) const override {
+    Value result = producer.getResult();
+    if (!result.hasOneUse())
+      return rewriter.notifyMatchFailure(producer,
+                                         "has no use or more than one");
+    Operation *user = *result.getUsers().begin();
+    if (isa<OutputOp>(user))
+      return rewriter.notifyMatchFailure(producer, "is a graph result");
+    std::optional<InputsInfo> info = getInputsInfo(user);
+    if (!info)
+      return rewriter.notifyMatchFailure(producer,
+                                         "its user has no per-lane inputs");
+    std::optional<unsigned> k = findInput(user, *info, result);
+    if (!k)
+      return rewriter.notifyMatchFailure(
+          producer, "its user reads it in another role than a per-lane "
+                    "input");
+    if (readsInputWhole(*info, *k, result.getType()))
+      return rewriter.notifyMatchFailure(
+          producer, "its user reads it whole, at computed indices");
+    bool readsAtZero = false;
+    if (failed(checkLaneForLane(rewriter, producer, producer.getBody(),
+                                producer.getInputs(), *info, readsAtZero)))
+      return failure();
+    if (hasInPlaceWriteBetween(producer, user, producer.getInputs()))
+      return rewriter.notifyMatchFailure(
+          producer, "a buffer it reads is written in place before its user "
+                    "runs");
+
+    Block &body = producer.getBody().front();
+    SmallVector<bool> whole;
+    for (auto [j, input] : llvm::enumerate(producer.getInputs()))
+      whole.push_back(body.getArgument(1 + j).getType() == input.getType());
+    inlineIntoUser(rewriter, user, *info, *k, producer.getInputs(), whole,
+                   readsAtZero, [&](Location, Value lane, ValueRange args) {
+                     SmallVector<Value> all{lane};
+                     all.append(args.begin(), args.end());
+                     return inlineBody(rewriter, body, all).front();
+                   });
+    rewriter.eraseOp(producer);
+    return success();
+  }
+};
+
+/// gather -> user: the address computation runs inside the user's body, and
+/// the source becomes a whole input read with circuit.extract.
+struct FuseGatherIntoUser : OpRewritePattern<GatherOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(GatherOp producer,
+                                PatternRewriter &rewriter) const override {
+    Value result = producer.getResult();
+    if (!result.hasOneUse())
+      return rewriter.notifyMatchFailure(producer,
+                                         "has no use or more than one");
+    Operation *user = *result.getUsers().begin();
+    if (isa<OutputOp>(user))
+      return rewriter.notifyMatchFailure(producer, "is a graph result");
+    std::optional<InputsInfo> info = getInputsInfo(user);
+    if (!info)
+      return rewriter.notifyMatchFailure(producer,
+                                         "its user has no per-lane inputs");
+    std::optional<unsigned> k = findInput(user, *info, result);
+    if (!k)
+      return rewriter.notifyMatchFailure(
+          producer, "its user reads it in another role than a per-lane "
+                    "input");
+    if (readsInputWhole(*info, *k, result.getType()))
+      return rewriter.notifyMatchFailure(
+          producer, "its user reads it whole, at computed indices");
+    bool readsAtZero = false;
+    if (failed(checkLaneForLane(rewriter, producer, producer.getBody(),
+                                producer.getInputs(), *info, readsAtZero)))
+      return failure();
+    SmallVector<Value> reads{producer.getSource()};
+    reads.append(producer.getInputs().begin(), producer.getInputs().end());
+    if (hasInPlaceWriteBetween(producer, user, reads))
+      return rewriter.notifyMatchFailure(
+          producer, "a buffer it reads is written in place before its user "
+                    "runs");
+
+    Block &body = producer.getBody().front();
+    SmallVector<bool> whole{true};
+    for (auto [j, input] : llvm::enumerate(producer.getInputs()))
+      whole.push_back(body.getArgument(1 + j).getType() == input.getType());
+    inlineIntoUser(rewriter, user, *info, *k, reads, whole, readsAtZero,
+                   [&](Location loc, Value lane, ValueRange args) {
+                     SmallVector<Value> all{lane};
+                     all.append(args.begin() + 1, args.end());
+                     Value addr = inlineBody(rewriter, body, all).front();
+                     return ExtractOp::create(rewriter, loc, args[0], addr)
+                         .getResult();
+                   });
+    rewriter.eraseOp(producer);
+    return success();
+  }
+};
+
+struct CircuitFusePointwisePass
+    : circuit::impl::CircuitFusePointwisePassBase<CircuitFusePointwisePass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    populateFusePointwisePatterns(patterns);
+    int64_t before = countDispatches(getOperation());
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+    numFused += before - countDispatches(getOperation());
+  }
+};
+
+} // namespace
+
+void hesper::circuit::populateFusePointwisePatterns(
+    RewritePatternSet &patterns) {
+  patterns.add<FuseMapIntoUser, FuseGatherIntoUser>(patterns.getContext());
+}

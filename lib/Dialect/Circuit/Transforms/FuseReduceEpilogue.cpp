@@ -1,0 +1,224 @@
+//===- FuseReduceEpilogue.cpp - Fold a reduction and its users -----------===//
+//
+// Part of the Hesper project.
+//
+//===----------------------------------------------------------------------===//
+//
+// circuit-fuse-reduce-epilogue: reduce -> (a per-row scalar map) -> a
+// full-shape map that reads the per-row value becomes one reduce_epilogue.
+// For RMSNorm built as reduce, map(/D), map(rsqrt(+eps)), map(x*r*w), the
+// pointwise pass first merges the two scalar maps; this pass folds the rest.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FusionUtils.h"
+
+#include "Hesper/Dialect/Circuit/Transforms/Passes.h"
+#include "Hesper/Dialect/Exp/IR/Exp.h"
+
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace hesper {
+namespace circuit {
+#define GEN_PASS_DEF_CIRCUITFUSEREDUCEEPILOGUEPASS
+#include "Hesper/Dialect/Circuit/Transforms/Passes.h.inc"
+} // namespace circuit
+} // namespace hesper
+
+using namespace mlir;
+using namespace hesper;
+using namespace hesper::circuit;
+using namespace hesper::circuit::fusion;
+
+static int64_t numElements(Value v) {
+  return cast<RankedTensorType>(v.getType()).getNumElements();
+}
+
+/// Argument types of a new body: `leading`, then each input as the old body
+/// took it (`whole` set) or as its element.
+static SmallVector<Type> bodyTypes(ArrayRef<Type> leading, ValueRange inputs,
+                                   ArrayRef<bool> whole) {
+  SmallVector<Type> types(leading);
+  for (auto [input, w] : llvm::zip(inputs, whole))
+    types.push_back(w ? input.getType() : elementTypeOf(input));
+  return types;
+}
+
+namespace {
+
+struct FuseReduceIntoMap : OpRewritePattern<MapOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(MapOp map,
+                                PatternRewriter &rewriter) const override {
+    Block &mapBody = map.getBody().front();
+    // Find the per-row input: a reduce result, or a scalar map of one.
+    ReduceOp reduce;
+    MapOp scalar;
+    unsigned index = 0;
+    for (auto [k, input] : llvm::enumerate(map.getInputs())) {
+      if (mapBody.getArgument(1 + k).getType() != elementTypeOf(input))
+        continue; // Read whole: not a per-row value.
+      if (auto r = input.getDefiningOp<ReduceOp>()) {
+        reduce = r;
+        index = k;
+        break;
+      }
+      auto m = input.getDefiningOp<MapOp>();
+      if (!m)
+        continue;
+      unsigned reduceInputs = 0;
+      ReduceOp candidate;
+      for (Value in : m.getInputs())
+        if (auto r = in.getDefiningOp<ReduceOp>()) {
+          candidate = r;
+          ++reduceInputs;
+        }
+      if (reduceInputs == 1) {
+        reduce = candidate;
+        scalar = m;
+        index = k;
+        break;
+      }
+    }
+    if (!reduce)
+      return rewriter.notifyMatchFailure(
+          map, "reads no reduction result, directly or through a per-row "
+               "map");
+
+    // Legality.
+    Value reduced = reduce.getResult();
+    Operation *reduceUser = scalar ? scalar.getOperation() : map.getOperation();
+    if (!reduced.hasOneUse() || !hasOnlyUser(reduced, reduceUser))
+      return rewriter.notifyMatchFailure(map,
+                                         "the reduction result has other uses");
+    if (scalar && (!scalar.getResult().hasOneUse() ||
+                   !hasOnlyUser(scalar.getResult(), map)))
+      return rewriter.notifyMatchFailure(
+          map, "the per-row map's result has other uses");
+    ArrayRef<int64_t> iteration =
+        cast<RankedTensorType>(reduce.getInputs()[0].getType()).getShape();
+    if (map.getType().getShape() != iteration)
+      return rewriter.notifyMatchFailure(
+          map, "does not iterate over the reduction's input shape");
+    if (scalar) {
+      if (scalar.getType() != reduce.getType())
+        return rewriter.notifyMatchFailure(
+            map, "the per-row map does not have the reduction's shape");
+      Block &scalarBody = scalar.getBody().front();
+      for (auto [k, in] : llvm::enumerate(scalar.getInputs())) {
+        if (in == reduced) {
+          if (scalarBody.getArgument(1 + k).getType() != elementTypeOf(in))
+            return rewriter.notifyMatchFailure(
+                map, "the per-row map reads the reduction whole");
+          continue;
+        }
+        if (numElements(in) != 1 &&
+            scalarBody.getArgument(1 + k).getType() != in.getType())
+          return rewriter.notifyMatchFailure(
+              map, "the per-row map reads a per-row input other than the "
+                   "reduction");
+      }
+    }
+    if (hasInPlaceWriteBetween(reduce, map, reduce.getInputs()) ||
+        (scalar && hasInPlaceWriteBetween(scalar, map, scalar.getInputs())))
+      return rewriter.notifyMatchFailure(
+          map, "a buffer the fused ops read is written in place in between");
+
+    // Inputs of the fused op: the reduction's, the scalar map's others, the
+    // map's others, each with its reading mode.
+    SmallVector<Value> inputs;
+    SmallVector<bool> whole;
+    auto addInputs = [&](ValueRange values, Block *body, Value skip) {
+      for (auto [k, v] : llvm::enumerate(values)) {
+        if (v == skip)
+          continue;
+        inputs.push_back(v);
+        whole.push_back(body && body->getArgument(1 + k).getType() ==
+                                    v.getType());
+      }
+    };
+    Block *prologueBody =
+        reduce.getPrologue().empty() ? nullptr : &reduce.getPrologue().front();
+    addInputs(reduce.getInputs(), prologueBody, nullptr);
+    unsigned scalarStart = inputs.size();
+    if (scalar)
+      addInputs(scalar.getInputs(), &scalar.getBody().front(), reduced);
+    unsigned mapStart = inputs.size();
+    addInputs(map.getInputs(), &mapBody, map.getInputs()[index]);
+
+    rewriter.setInsertionPoint(map);
+    Location loc = map.getLoc();
+    auto fused = ReduceEpilogueOp::create(rewriter, loc, map.getType(),
+                                          reduce.getKind(), inputs);
+    Type i32 = rewriter.getI32Type(), f32 = rewriter.getF32Type();
+
+    // Prologue: the reduction's own, with the extra inputs unused.
+    if (prologueBody) {
+      SmallVector<Type> types = bodyTypes({i32}, inputs, whole);
+      Block *block = rewriter.createBlock(
+          &fused.getPrologue(), {}, types,
+          SmallVector<Location>(types.size(), loc));
+      SmallVector<Value> args{block->getArgument(0)};
+      for (unsigned k = 0; k < reduce.getInputs().size(); ++k)
+        args.push_back(block->getArgument(1 + k));
+      Value v = inlineBody(rewriter, *prologueBody, args).front();
+      YieldOp::create(rewriter, loc, v);
+    }
+
+    // Epilogue: the per-row value from the accumulator, then the map.
+    SmallVector<Type> types = bodyTypes({i32, f32}, inputs, whole);
+    Block *block =
+        rewriter.createBlock(&fused.getEpilogue(), {}, types,
+                             SmallVector<Location>(types.size(), loc));
+    Value lane = block->getArgument(0);
+    Value perRow = block->getArgument(1);
+    if (scalar) {
+      // The scalar map's lane is the row: lane div D.
+      int64_t rowLength = iteration.back();
+      Value row = rowLength == 1
+                      ? lane
+                      : exp::DivByConstOp::create(rewriter, loc, lane,
+                                                  rowLength)
+                            .getResult();
+      SmallVector<Value> args{row};
+      unsigned next = scalarStart;
+      for (Value in : scalar.getInputs())
+        args.push_back(in == reduced ? perRow
+                                     : block->getArgument(2 + next++));
+      perRow = inlineBody(rewriter, scalar.getBody().front(), args).front();
+    }
+    SmallVector<Value> args{lane};
+    unsigned next = mapStart;
+    for (unsigned k = 0; k < map.getInputs().size(); ++k)
+      args.push_back(k == index ? perRow : block->getArgument(2 + next++));
+    Value result = inlineBody(rewriter, mapBody, args).front();
+    YieldOp::create(rewriter, loc, result);
+
+    rewriter.replaceOp(map, fused.getResult());
+    if (scalar)
+      rewriter.eraseOp(scalar);
+    rewriter.eraseOp(reduce);
+    return success();
+  }
+};
+
+struct CircuitFuseReduceEpiloguePass
+    : circuit::impl::CircuitFuseReduceEpiloguePassBase<
+          CircuitFuseReduceEpiloguePass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    populateFuseReduceEpiloguePatterns(patterns);
+    int64_t before = countDispatches(getOperation());
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+    numFused += before - countDispatches(getOperation());
+  }
+};
+
+} // namespace
+
+void hesper::circuit::populateFuseReduceEpiloguePatterns(
+    RewritePatternSet &patterns) {
+  patterns.add<FuseReduceIntoMap>(patterns.getContext());
+}
