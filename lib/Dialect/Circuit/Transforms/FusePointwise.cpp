@@ -96,6 +96,25 @@ static LogicalResult checkLaneForLane(PatternRewriter &rewriter,
   return success();
 }
 
+/// A reduction's first input sets its iteration shape and is read element
+/// by element: the producer replacing it must hand over an input that can
+/// take that role.
+static LogicalResult checkIterationInput(PatternRewriter &rewriter,
+                                         Operation *producer, Operation *user,
+                                         unsigned k, ValueRange newInputs,
+                                         ArrayRef<bool> whole,
+                                         const InputsInfo &info) {
+  if (k != 0 || !isa<ReduceOp, ReduceEpilogueOp, ReduceScatterEpilogueOp>(user))
+    return success();
+  if (newInputs.empty() || whole.front() ||
+      cast<RankedTensorType>(newInputs.front().getType()).getShape() !=
+          ArrayRef<int64_t>(info.iteration))
+    return rewriter.notifyMatchFailure(
+        producer, "it is the reduction's first input, and its own first "
+                  "input cannot set the iteration shape");
+  return success();
+}
+
 /// Shared rewrite: makes `producerInputs` inputs of `user` right after
 /// input `k`, computes `compute(bodyBuilder, lane, args)` at the start of each
 /// body in place of input `k`'s argument, and drops input `k`.
@@ -161,11 +180,18 @@ struct FuseMapIntoUser : OpRewritePattern<MapOp> {
       return rewriter.notifyMatchFailure(
           producer, "a buffer it reads is written in place before its user "
                     "runs");
+    if (writesBufferRead(user, producer.getInputs()))
+      return rewriter.notifyMatchFailure(
+          producer, "its user writes in place a buffer it reads: fused, the "
+                    "reads would race with the writes");
 
     Block &body = producer.getBody().front();
     SmallVector<bool> whole;
     for (auto [j, input] : llvm::enumerate(producer.getInputs()))
       whole.push_back(body.getArgument(1 + j).getType() == input.getType());
+    if (failed(checkIterationInput(rewriter, producer, user, *k,
+                                   producer.getInputs(), whole, *info)))
+      return failure();
     inlineIntoUser(rewriter, user, *info, *k, producer.getInputs(), whole,
                    readsAtZero, [&](Location, Value lane, ValueRange args) {
                      SmallVector<Value> all{lane};
@@ -213,11 +239,18 @@ struct FuseGatherIntoUser : OpRewritePattern<GatherOp> {
       return rewriter.notifyMatchFailure(
           producer, "a buffer it reads is written in place before its user "
                     "runs");
+    if (writesBufferRead(user, reads))
+      return rewriter.notifyMatchFailure(
+          producer, "its user writes in place a buffer it reads: fused, the "
+                    "reads would race with the writes");
 
     Block &body = producer.getBody().front();
     SmallVector<bool> whole{true};
     for (auto [j, input] : llvm::enumerate(producer.getInputs()))
       whole.push_back(body.getArgument(1 + j).getType() == input.getType());
+    if (failed(checkIterationInput(rewriter, producer, user, *k, reads, whole,
+                                   *info)))
+      return failure();
     inlineIntoUser(rewriter, user, *info, *k, reads, whole, readsAtZero,
                    [&](Location loc, Value lane, ValueRange args) {
                      SmallVector<Value> all{lane};

@@ -90,6 +90,11 @@ struct MergeScatters : RewritePattern {
             later, "an op in between reads or writes a buffer the earlier "
                    "scatter writes in place");
     }
+    if (writesBufferRead(earlier, b.inputs) ||
+        writesBufferRead(later, a.inputs))
+      return rewriter.notifyMatchFailure(
+          later, "one scatter reads a buffer the other writes in place: in "
+                 "one kernel the reads would race with the writes");
     if (hasInPlaceWriteBetween(earlier, later, a.inputs))
       return rewriter.notifyMatchFailure(
           later, "a buffer the earlier scatter reads is written in place in "

@@ -209,6 +209,20 @@ bool fusion::hasBufferAccessBetween(Operation *from, Operation *to,
   });
 }
 
+bool fusion::writesBufferRead(Operation *writer, ValueRange reads) {
+  if (!isInPlaceWriter(writer))
+    return false;
+  SmallVector<Value> roots;
+  for (Value result : writer->getResults())
+    if (Value root = graphArgumentRoot(result))
+      roots.push_back(root);
+  for (Value v : reads)
+    if (Value root = graphArgumentRoot(v))
+      if (llvm::is_contained(roots, root))
+        return true;
+  return false;
+}
+
 bool fusion::hasOnlyUser(Value value, Operation *user) {
   if (value.use_empty())
     return false;

@@ -88,6 +88,11 @@ bool hasInPlaceWriteBetween(mlir::Operation *from, mlir::Operation *to,
 bool hasBufferAccessBetween(mlir::Operation *from, mlir::Operation *to,
                             mlir::Value root);
 
+/// True when `writer` writes in place into a graph argument that one of
+/// `reads` is rooted at: fused into one kernel, the reads would race with
+/// the writes.
+bool writesBufferRead(mlir::Operation *writer, mlir::ValueRange reads);
+
 /// True when `value` is used only by `user`, and not by circuit.output.
 bool hasOnlyUser(mlir::Value value, mlir::Operation *user);
 
