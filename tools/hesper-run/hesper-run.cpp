@@ -23,6 +23,7 @@
 #include "Hesper/Dialect/Circuit/Transforms/Passes.h"
 #include "Hesper/Interpreter/Interpreter.h"
 #include "Hesper/Interpreter/Validate.h"
+#include "Hesper/Models/LlamaLayer.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Parser/Parser.h"
@@ -48,7 +49,7 @@ using namespace hesper;
 using namespace hesper::circuit;
 
 namespace {
-enum class Example { RmsNorm, Softmax, LayerNorm, Rope };
+enum class Example { RmsNorm, Softmax, LayerNorm, Rope, LlamaLayer };
 } // namespace
 
 static llvm::cl::opt<Example> example(
@@ -58,7 +59,10 @@ static llvm::cl::opt<Example> example(
                    "y = x * rsqrt(mean(x^2) + eps) * w"),
         clEnumValN(Example::Softmax, "softmax", "numerically stable softmax"),
         clEnumValN(Example::LayerNorm, "layernorm", "two-pass layer norm"),
-        clEnumValN(Example::Rope, "rope", "NeoX rotary embedding of K")),
+        clEnumValN(Example::Rope, "rope", "NeoX rotary embedding of K"),
+        clEnumValN(Example::LlamaLayer, "llama-layer",
+                   "one decode step of a Llama-style layer (--dim, "
+                   "4 heads, 2 KV heads)")),
     llvm::cl::init(Example::RmsNorm));
 static llvm::cl::opt<int64_t> dim("dim", llvm::cl::desc("Row length"),
                                   llvm::cl::init(256));
@@ -106,8 +110,17 @@ static OwningOpRef<ModuleOp> buildExample(MLIRContext &context) {
     shape.push_back(rows);
   shape.push_back(dim);
   GraphBuilder g(&context, "main");
+  if (example == Example::LlamaLayer) {
+    hesper::models::LlamaLayerConfig config;
+    config.dim = dim;
+    config.ffnDim = 2 * dim;
+    hesper::models::buildLlamaDecodeLayer(g, config);
+    return g.finish();
+  }
   Value x = g.external("x", shape, g.f32());
   switch (example) {
+  case Example::LlamaLayer:
+    break;
   case Example::RmsNorm: {
     Value w = g.external("w", {dim}, g.f32());
     g.output(g.rmsNorm(x, w, 1e-6));
@@ -190,6 +203,8 @@ static std::vector<double> referenceOutput() {
       case Example::LayerNorm:
         out[base + i] =
             (x - mean) / std::sqrt(var + 1e-5) * inputW(i) + inputB(i);
+        break;
+      case Example::LlamaLayer:
         break;
       case Example::Rope: {
         int64_t half = d / 2, j = i % half;
@@ -500,6 +515,35 @@ int main(int argc, char **argv) {
   }
   printCounts(*module, "canonicalized");
   llvm::outs() << "verified: ok\n";
+
+  // Fuse a copy and check it against the unfused graph.
+  OwningOpRef<ModuleOp> fusedModule = module->clone();
+  PassManager fusePm(&context);
+  hesper::circuit::buildHesperFusePipeline(fusePm);
+  if (failed(fusePm.run(*fusedModule))) {
+    llvm::errs() << "error: fusion failed\n";
+    return 1;
+  }
+  if (!quiet && example == Example::LlamaLayer) {
+    llvm::outs() << "// After hesper-fuse:\n";
+    fusedModule->print(llvm::outs());
+    llvm::outs() << "\n";
+  }
+  printCounts(*fusedModule, "fused");
+  auto report = hesper::interp::validateTransform(
+      *module->getOps<GraphOp>().begin(),
+      *fusedModule->getOps<GraphOp>().begin());
+  if (failed(report) || !report->matches) {
+    llvm::errs() << "error: the fused graph does not match the source"
+                 << (succeeded(report) ? ": " + report->firstMismatch : "")
+                 << "\n";
+    return 1;
+  }
+  llvm::outs() << "fusion validated: " << report->compared
+               << " values compared, max error "
+               << llvm::format("%.3g", report->maxError) << "\n";
+  if (example == Example::LlamaLayer)
+    return 0;
   if (!interpretAndCheck(*module)) {
     llvm::errs() << "error: the interpreted result does not match the "
                     "formula\n";

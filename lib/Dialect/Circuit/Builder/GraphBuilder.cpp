@@ -95,11 +95,14 @@ OwningOpRef<ModuleOp> GraphBuilder::finish() {
 
 void GraphBuilder::buildBody(
     Region &region, ArrayRef<Type> leading, ValueRange inputs,
-    function_ref<SmallVector<Value>(ExpBuilder &, Block *)> fill) {
+    function_ref<SmallVector<Value>(ExpBuilder &, Block *)> fill,
+    ArrayRef<bool> whole) {
   OpBuilder::InsertionGuard guard(builder);
   SmallVector<Type> types(leading);
-  for (Value input : inputs)
-    types.push_back(tensorOf(input).getElementType());
+  for (auto [k, input] : llvm::enumerate(inputs))
+    types.push_back(k < whole.size() && whole[k]
+                        ? input.getType()
+                        : tensorOf(input).getElementType());
   SmallVector<Location> locs(types.size(), loc);
   Block *block = builder.createBlock(&region, {}, types, locs);
   ExpBuilder e(builder, loc);
@@ -115,6 +118,23 @@ Value GraphBuilder::map(ValueRange inputs, ArrayRef<int64_t> shape,
         body(e, block->getArgument(0), block->getArguments().drop_front())};
   });
   return op;
+}
+
+Value GraphBuilder::map(ValueRange inputs, ArrayRef<bool> whole,
+                        ArrayRef<int64_t> shape, Type element, LaneFn body) {
+  auto op = MapOp::create(builder, loc, tensorType(shape, element), inputs);
+  buildBody(
+      op.getBody(), {i32()}, inputs,
+      [&](ExpBuilder &e, Block *block) {
+        return SmallVector<Value>{body(e, block->getArgument(0),
+                                       block->getArguments().drop_front())};
+      },
+      whole);
+  return op;
+}
+
+Value GraphBuilder::extract(ExpBuilder &e, Value tensor, Value index) {
+  return ExtractOp::create(e.builder(), e.location(), tensor, index);
 }
 
 Value GraphBuilder::map(Value x,
@@ -203,6 +223,21 @@ Value GraphBuilder::reduce(ReduceKind kind, ValueRange inputs,
                   prologue(e, block->getArgument(0),
                            block->getArguments().drop_front())};
             });
+  return op;
+}
+
+Value GraphBuilder::reduce(ReduceKind kind, ValueRange inputs,
+                           ArrayRef<bool> whole, LaneFn prologue) {
+  auto op = ReduceOp::create(builder, loc,
+                             tensorType(reducedShape(inputs[0]), f32()), kind,
+                             inputs);
+  buildBody(
+      op.getPrologue(), {i32()}, inputs,
+      [&](ExpBuilder &e, Block *block) {
+        return SmallVector<Value>{prologue(
+            e, block->getArgument(0), block->getArguments().drop_front())};
+      },
+      whole);
   return op;
 }
 
@@ -384,4 +419,67 @@ Value GraphBuilder::rope(Value x, Value pos, int64_t headDim, double base,
                return narrow(e, e.select(first, e.sub(xc, xs), e.add(xc, xs)),
                              type.getElementType());
              });
+}
+
+Value GraphBuilder::attention(Value q, Value kCache, Value vCache, Value pos,
+                              int64_t heads, int64_t kvHeads,
+                              int64_t headDim, int64_t maxSeq) {
+  const int64_t group = heads / kvHeads;
+  const int64_t rowStride = kvHeads * headDim; // One cache position.
+  // The cache element of (position t, query head h, dimension d).
+  auto cacheIndex = [&](ExpBuilder &e, Value h, Value t, Value d) {
+    Value kvHead = group == 1 ? h : e.divConst(h, group);
+    return e.add(e.add(e.mul(t, e.i32(rowStride)),
+                       e.mul(kvHead, e.i32(headDim))),
+                 d);
+  };
+
+  // Keys in [heads, maxSeq, headDim] order, so that each score is a row.
+  Value keys = gather(kCache, {}, {heads, maxSeq, headDim},
+                      [&](ExpBuilder &e, Value lane, ValueRange) {
+                        Value h = e.divConst(lane, maxSeq * headDim);
+                        Value t = e.remConst(e.divConst(lane, headDim), maxSeq);
+                        Value d = e.remConst(lane, headDim);
+                        return cacheIndex(e, h, t, d);
+                      });
+  // scores[h, t] = q[h] . k[t] / sqrt(headDim), q read whole.
+  double scale = 1.0 / std::sqrt(static_cast<double>(headDim));
+  Value scores = reduce(ReduceKind::sum, ValueRange{keys, q}, {false, true},
+                        [&](ExpBuilder &e, Value lane, ValueRange args) {
+                          Value h = e.divConst(lane, maxSeq * headDim);
+                          Value d = e.remConst(lane, headDim);
+                          Value qi = e.add(e.mul(h, e.i32(headDim)), d);
+                          Value qv = extract(e, args[1], qi);
+                          return e.mul(e.mul(args[0], qv), e.f32(scale));
+                        });
+  // Causal mask: positions after `pos` do not exist yet.
+  Value masked = map(ValueRange{scores, pos}, {heads, maxSeq}, f32(),
+                     [&](ExpBuilder &e, Value lane, ValueRange args) {
+                       Value t = e.remConst(lane, maxSeq);
+                       Value future =
+                           e.cmp(exp::CmpPredicate::gt, t, args[1]);
+                       return e.select(future, e.f32(-INFINITY), args[0]);
+                     });
+  Value probs = softmax(masked);
+  // Values in [heads, headDim, maxSeq] order; out[h, d] = sum_t p[h,t] v.
+  Value values = gather(vCache, {}, {heads, headDim, maxSeq},
+                        [&](ExpBuilder &e, Value lane, ValueRange) {
+                          Value h = e.divConst(lane, headDim * maxSeq);
+                          Value d = e.remConst(e.divConst(lane, maxSeq),
+                                               headDim);
+                          Value t = e.remConst(lane, maxSeq);
+                          return cacheIndex(e, h, t, d);
+                        });
+  Value out = reduce(ReduceKind::sum, ValueRange{values, probs},
+                     {false, true},
+                     [&](ExpBuilder &e, Value lane, ValueRange args) {
+                       Value h = e.divConst(lane, headDim * maxSeq);
+                       Value t = e.remConst(lane, maxSeq);
+                       Value p = extract(e, args[1],
+                                         e.add(e.mul(h, e.i32(maxSeq)), t));
+                       return e.mul(args[0], p);
+                     });
+  // [heads, headDim, 1] read flat as [heads * headDim].
+  return map(out, {heads * headDim}, f32(),
+             [](ExpBuilder &, Value, ValueRange args) { return args[0]; });
 }

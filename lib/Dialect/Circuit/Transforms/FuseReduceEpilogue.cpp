@@ -52,78 +52,90 @@ struct FuseReduceIntoMap : OpRewritePattern<MapOp> {
   LogicalResult matchAndRewrite(MapOp map,
                                 PatternRewriter &rewriter) const override {
     Block &mapBody = map.getBody().front();
-    // Find the per-row input: a reduce result, or a scalar map of one.
-    ReduceOp reduce;
-    MapOp scalar;
-    unsigned index = 0;
+    // Candidates for the per-row input: a reduce result read directly, or a
+    // scalar map of exactly one reduce result. The first legal one is fused.
+    struct Candidate {
+      unsigned index;
+      ReduceOp reduce;
+      MapOp scalar;
+    };
+    SmallVector<Candidate> candidates;
     for (auto [k, input] : llvm::enumerate(map.getInputs())) {
       if (mapBody.getArgument(1 + k).getType() != elementTypeOf(input))
         continue; // Read whole: not a per-row value.
       if (auto r = input.getDefiningOp<ReduceOp>()) {
-        reduce = r;
-        index = k;
-        break;
+        candidates.push_back({static_cast<unsigned>(k), r, nullptr});
+        continue;
       }
       auto m = input.getDefiningOp<MapOp>();
       if (!m)
         continue;
-      unsigned reduceInputs = 0;
-      ReduceOp candidate;
+      SmallVector<ReduceOp> reduces;
       for (Value in : m.getInputs())
-        if (auto r = in.getDefiningOp<ReduceOp>()) {
-          candidate = r;
-          ++reduceInputs;
-        }
-      if (reduceInputs == 1) {
-        reduce = candidate;
-        scalar = m;
-        index = k;
-        break;
-      }
+        if (auto r = in.getDefiningOp<ReduceOp>())
+          reduces.push_back(r);
+      if (reduces.size() == 1)
+        candidates.push_back({static_cast<unsigned>(k), reduces[0], m});
     }
-    if (!reduce)
+    if (candidates.empty())
       return rewriter.notifyMatchFailure(
           map, "reads no reduction result, directly or through a per-row "
                "map");
 
-    // Legality.
-    Value reduced = reduce.getResult();
-    Operation *reduceUser = scalar ? scalar.getOperation() : map.getOperation();
-    if (!reduced.hasOneUse() || !hasOnlyUser(reduced, reduceUser))
-      return rewriter.notifyMatchFailure(map,
-                                         "the reduction result has other uses");
-    if (scalar && (!scalar.getResult().hasOneUse() ||
-                   !hasOnlyUser(scalar.getResult(), map)))
-      return rewriter.notifyMatchFailure(
-          map, "the per-row map's result has other uses");
-    ArrayRef<int64_t> iteration =
-        cast<RankedTensorType>(reduce.getInputs()[0].getType()).getShape();
-    if (map.getType().getShape() != iteration)
-      return rewriter.notifyMatchFailure(
-          map, "does not iterate over the reduction's input shape");
-    if (scalar) {
-      if (scalar.getType() != reduce.getType())
-        return rewriter.notifyMatchFailure(
-            map, "the per-row map does not have the reduction's shape");
-      Block &scalarBody = scalar.getBody().front();
-      for (auto [k, in] : llvm::enumerate(scalar.getInputs())) {
-        if (in == reduced) {
-          if (scalarBody.getArgument(1 + k).getType() != elementTypeOf(in))
-            return rewriter.notifyMatchFailure(
-                map, "the per-row map reads the reduction whole");
-          continue;
+    // Legality of one candidate; returns the reason it fails, or "".
+    auto whyIllegal = [&](Candidate c) -> std::string {
+      Value reduced = c.reduce.getResult();
+      Operation *reduceUser =
+          c.scalar ? c.scalar.getOperation() : map.getOperation();
+      if (!reduced.hasOneUse() || !hasOnlyUser(reduced, reduceUser))
+        return "the reduction result has other uses";
+      if (c.scalar && (!c.scalar.getResult().hasOneUse() ||
+                       !hasOnlyUser(c.scalar.getResult(), map)))
+        return "the per-row map's result has other uses";
+      ArrayRef<int64_t> iteration =
+          cast<RankedTensorType>(c.reduce.getInputs()[0].getType())
+              .getShape();
+      if (map.getType().getShape() != iteration)
+        return "does not iterate over the reduction's input shape";
+      if (c.scalar) {
+        if (c.scalar.getType() != c.reduce.getType())
+          return "the per-row map does not have the reduction's shape";
+        Block &scalarBody = c.scalar.getBody().front();
+        for (auto [k, in] : llvm::enumerate(c.scalar.getInputs())) {
+          bool whole = scalarBody.getArgument(1 + k).getType() == in.getType();
+          if (in == reduced) {
+            if (whole)
+              return "the per-row map reads the reduction whole";
+            continue;
+          }
+          if (numElements(in) != 1 && !whole)
+            return "the per-row map reads a per-row input other than the "
+                   "reduction";
         }
-        if (numElements(in) != 1 &&
-            scalarBody.getArgument(1 + k).getType() != in.getType())
-          return rewriter.notifyMatchFailure(
-              map, "the per-row map reads a per-row input other than the "
-                   "reduction");
+      }
+      if (hasInPlaceWriteBetween(c.reduce, map, c.reduce.getInputs()) ||
+          (c.scalar &&
+           hasInPlaceWriteBetween(c.scalar, map, c.scalar.getInputs())))
+        return "a buffer the fused ops read is written in place in between";
+      return "";
+    };
+    std::optional<Candidate> chosen;
+    std::string reason;
+    for (Candidate c : candidates) {
+      reason = whyIllegal(c);
+      if (reason.empty()) {
+        chosen = c;
+        break;
       }
     }
-    if (hasInPlaceWriteBetween(reduce, map, reduce.getInputs()) ||
-        (scalar && hasInPlaceWriteBetween(scalar, map, scalar.getInputs())))
-      return rewriter.notifyMatchFailure(
-          map, "a buffer the fused ops read is written in place in between");
+    if (!chosen)
+      return rewriter.notifyMatchFailure(map, reason);
+    ReduceOp reduce = chosen->reduce;
+    MapOp scalar = chosen->scalar;
+    unsigned index = chosen->index;
+    Value reduced = reduce.getResult();
+    ArrayRef<int64_t> iteration =
+        cast<RankedTensorType>(reduce.getInputs()[0].getType()).getShape();
 
     // Inputs of the fused op: the reduction's, the scalar map's others, the
     // map's others, each with its reading mode.

@@ -26,12 +26,14 @@ void hesper::circuit::buildHesperFusePipeline(OpPassManager &pm) {
   // exposed by a reduce_epilogue), so the sequence runs twice.
   for (int round = 0; round < 2; ++round) {
     graph.addPass(createCircuitFusePointwisePass());
+    // Merging first keeps gate/up (and Q/K/V) one dispatch; an epilogue
+    // that reads a sibling's result would otherwise block the merge.
+    graph.addPass(createCircuitMergeSameDispatchPass());
     graph.addPass(createCircuitFuseMatmulEpiloguePass());
     graph.addPass(createCircuitFuseReduceEpiloguePass());
     graph.addPass(createCircuitFuseReduceIntoQuantizePass());
     graph.addPass(createCircuitCSEQuantizePass());
     graph.addPass(createCircuitFuseScatterPass());
-    graph.addPass(createCircuitMergeSameDispatchPass());
   }
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

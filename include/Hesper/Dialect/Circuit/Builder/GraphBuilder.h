@@ -92,6 +92,10 @@ public:
   /// A tensor of `shape` x `element` computed per lane from `inputs`.
   Value map(ValueRange inputs, llvm::ArrayRef<int64_t> shape,
             mlir::Type element, LaneFn body);
+  /// As above, with `whole[k]` set for inputs the body takes whole (as
+  /// tensors, read with circuit.extract) instead of element by element.
+  Value map(ValueRange inputs, llvm::ArrayRef<bool> whole,
+            llvm::ArrayRef<int64_t> shape, mlir::Type element, LaneFn body);
   /// Pointwise over one tensor; the result has its shape and element type.
   Value map(Value x, llvm::function_ref<Value(exp::ExpBuilder &, Value)> fn);
   /// Pointwise over two tensors (the second may broadcast); the result has
@@ -113,6 +117,11 @@ public:
   Value reduce(ReduceKind kind, Value x);
   /// Reduces the per-lane values `prologue` computes from `inputs`.
   Value reduce(ReduceKind kind, ValueRange inputs, LaneFn prologue);
+  /// As above, with `whole[k]` set for inputs the prologue reads whole.
+  Value reduce(ReduceKind kind, ValueRange inputs, llvm::ArrayRef<bool> whole,
+               LaneFn prologue);
+  /// Reads element `index` (an i32) of a whole-tensor body argument.
+  static Value extract(exp::ExpBuilder &e, Value tensor, Value index);
   /// Reduces each row of inputs[0], then computes every element of the row.
   Value reduceEpilogue(ReduceKind kind, ValueRange inputs, mlir::Type element,
                        EpilogueFn epilogue);
@@ -141,6 +150,15 @@ public:
   /// (optional, [headDim/2] f32) divides each frequency.
   Value rope(Value x, Value pos, int64_t headDim, double base, RopeStyle style,
              Value freqFactors = {});
+  /// Decode-step attention of one query token: `q` is [heads*headDim]; the
+  /// caches are [maxSeq, kvHeads, headDim] (flat), valid up to position
+  /// `pos` (an i32 [1] tensor) inclusive; heads share KV heads in groups of
+  /// heads/kvHeads. Returns [heads*headDim]. Decomposes into gathers of the
+  /// caches into head-major order, a reduction for the scores, a causal
+  /// mask, softmax, and a reduction over the positions.
+  Value attention(Value q, Value kCache, Value vCache, Value pos,
+                  int64_t heads, int64_t kvHeads, int64_t headDim,
+                  int64_t maxSeq);
 
 private:
   /// Creates `op`'s region block with `leading` then the inputs' element
@@ -150,7 +168,8 @@ private:
                  ValueRange inputs,
                  llvm::function_ref<llvm::SmallVector<Value>(
                      exp::ExpBuilder &, mlir::Block *)>
-                     fill);
+                     fill,
+                 llvm::ArrayRef<bool> whole = {});
 
   mlir::MLIRContext *context;
   mlir::OwningOpRef<mlir::ModuleOp> module;
