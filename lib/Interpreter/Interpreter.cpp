@@ -374,8 +374,7 @@ LogicalResult GraphEvaluator::evalScatter(Operation *op, ValueRange inputs,
 LogicalResult GraphEvaluator::evalReduce(Operation *op, ReduceKind kind,
                                          ValueRange inputs, Region &prologue,
                                          Region *epilogue, Value scatterDest) {
-  ArrayRef<int64_t> iteration =
-      cast<RankedTensorType>(inputs[0].getType()).getShape();
+  SmallVector<int64_t> iteration = getReductionIteration(op);
   int64_t rowLength = iteration.back();
   int64_t total = 1;
   for (int64_t d : iteration)

@@ -159,7 +159,7 @@ TEST_F(InterpreterTest, ReduceScatterEpilogue) {
   b.setInsertionPointToEnd(&g.getGraph().getBody().front());
   auto op = ReduceScatterEpilogueOp::create(b, b.getUnknownLoc(), dst.getType(),
                                             ReduceKind::sum, ValueRange{x},
-                                            dst);
+                                            dst, DenseI64ArrayAttr());
   Block *body = b.createBlock(&op.getEpilogue(), {},
                               {b.getI32Type(), b.getF32Type(), b.getF32Type()},
                               SmallVector<Location>(3, b.getUnknownLoc()));

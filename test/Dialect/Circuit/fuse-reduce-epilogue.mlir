@@ -367,6 +367,38 @@ circuit.graph @scalar_reads_per_row_input(%x: tensor<4x64xf32>,
 
 // -----
 
+// The scalar map reads the reduction whole (another row's value, at 3 - row):
+// in the fused epilogue only the lane's own row is at hand.
+
+// CHECK-LABEL: circuit.graph @scalar_reads_reduction_whole(
+// CHECK:         %[[SS:.*]] = circuit.reduce sum_sq
+// CHECK:         %[[R:.*]] = circuit.map ins(%[[SS]] : tensor<4x1xf32>) -> tensor<4x1xf32>
+// CHECK:           circuit.extract
+// CHECK:         circuit.map ins(%{{.*}}, %[[R]] : tensor<4x64xf32>, tensor<4x1xf32>) -> tensor<4x64xf32>
+// CHECK-NOT:     circuit.reduce_epilogue
+// VALID: graph @scalar_reads_reduction_whole: 3 -> 3 dispatches, {{[0-9]+}} values compared, max error {{.*}}: ok
+circuit.graph @scalar_reads_reduction_whole(%x: tensor<4x64xf32>)
+    -> tensor<4x64xf32> {
+  %ss = circuit.reduce sum_sq %x : tensor<4x64xf32> -> tensor<4x1xf32>
+  %r = circuit.map ins(%ss : tensor<4x1xf32>) -> tensor<4x1xf32> {
+  ^bb0(%row: i32, %all: tensor<4x1xf32>):
+    %c3 = exp.constant 3 : i32
+    %other = exp.sub %c3, %row : i32
+    %s = circuit.extract %all[%other] : tensor<4x1xf32>
+    %q = exp.rsqrt %s : f32
+    circuit.yield %q : f32
+  }
+  %y = circuit.map ins(%x, %r : tensor<4x64xf32>, tensor<4x1xf32>)
+      -> tensor<4x64xf32> {
+  ^bb0(%lane: i32, %v: f32, %rr: f32):
+    %n = exp.mul %v, %rr : f32
+    circuit.yield %n : f32
+  }
+  circuit.output %y : tensor<4x64xf32>
+}
+
+// -----
+
 // Hazard: between the reduction and the map, a scatter writes in place into
 // the graph argument the reduction reads. Fused, the reduction would run
 // after that write and see the new values.

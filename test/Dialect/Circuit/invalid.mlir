@@ -848,7 +848,7 @@ circuit.graph @reduce_result_i32(%x: tensor<8xf32>) {
 // -----
 
 circuit.graph @reduce_epilogue_shape(%x: tensor<4x8xf32>) {
-  // expected-error @+1 {{'circuit.reduce_epilogue' op expects the result to have the first input's shape, got 'tensor<32xf32>'}}
+  // expected-error @+1 {{'circuit.reduce_epilogue' op expects the result to have the iteration shape, got 'tensor<32xf32>'}}
   %r = circuit.reduce_epilogue sum %x : tensor<4x8xf32> -> tensor<32xf32> epilogue {
   ^bb0(%lane: i32, %s: f32, %v: f32):
     circuit.yield %v : f32
@@ -859,7 +859,7 @@ circuit.graph @reduce_epilogue_shape(%x: tensor<4x8xf32>) {
 // -----
 
 circuit.graph @reduce_epilogue_reduced_shape(%x: tensor<4x8xf32>) {
-  // expected-error @+1 {{'circuit.reduce_epilogue' op expects the result to have the first input's shape, got 'tensor<4x1xf32>'}}
+  // expected-error @+1 {{'circuit.reduce_epilogue' op expects the result to have the iteration shape, got 'tensor<4x1xf32>'}}
   %r = circuit.reduce_epilogue sum %x : tensor<4x8xf32> -> tensor<4x1xf32> epilogue {
   ^bb0(%lane: i32, %s: f32, %v: f32):
     circuit.yield %s : f32

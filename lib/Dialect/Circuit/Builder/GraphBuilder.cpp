@@ -208,7 +208,7 @@ static SmallVector<int64_t> reducedShape(Value x) {
 
 Value GraphBuilder::reduce(ReduceKind kind, Value x) {
   auto op = ReduceOp::create(builder, loc, tensorType(reducedShape(x), f32()),
-                             kind, ValueRange{x});
+                             kind, ValueRange{x}, DenseI64ArrayAttr());
   return op;
 }
 
@@ -216,7 +216,7 @@ Value GraphBuilder::reduce(ReduceKind kind, ValueRange inputs,
                            LaneFn prologue) {
   auto op = ReduceOp::create(builder, loc,
                              tensorType(reducedShape(inputs[0]), f32()), kind,
-                             inputs);
+                             inputs, DenseI64ArrayAttr());
   buildBody(op.getPrologue(), {i32()}, inputs,
             [&](ExpBuilder &e, Block *block) {
               return SmallVector<Value>{
@@ -230,7 +230,24 @@ Value GraphBuilder::reduce(ReduceKind kind, ValueRange inputs,
                            ArrayRef<bool> whole, LaneFn prologue) {
   auto op = ReduceOp::create(builder, loc,
                              tensorType(reducedShape(inputs[0]), f32()), kind,
-                             inputs);
+                             inputs, DenseI64ArrayAttr());
+  buildBody(
+      op.getPrologue(), {i32()}, inputs,
+      [&](ExpBuilder &e, Block *block) {
+        return SmallVector<Value>{prologue(
+            e, block->getArgument(0), block->getArguments().drop_front())};
+      },
+      whole);
+  return op;
+}
+
+Value GraphBuilder::reduceOver(ReduceKind kind, ArrayRef<int64_t> over,
+                               ValueRange inputs, ArrayRef<bool> whole,
+                               LaneFn prologue) {
+  SmallVector<int64_t> shape(over);
+  shape.back() = 1;
+  auto op = ReduceOp::create(builder, loc, tensorType(shape, f32()), kind,
+                             inputs, builder.getDenseI64ArrayAttr(over));
   buildBody(
       op.getPrologue(), {i32()}, inputs,
       [&](ExpBuilder &e, Block *block) {
@@ -245,7 +262,7 @@ Value GraphBuilder::reduceEpilogue(ReduceKind kind, ValueRange inputs,
                                    Type element, EpilogueFn epilogue) {
   auto op = ReduceEpilogueOp::create(
       builder, loc, tensorType(tensorOf(inputs[0]).getShape(), element), kind,
-      inputs);
+      inputs, DenseI64ArrayAttr());
   buildBody(op.getEpilogue(), {i32(), f32()}, inputs,
             [&](ExpBuilder &e, Block *block) {
               return SmallVector<Value>{
@@ -434,24 +451,19 @@ Value GraphBuilder::attention(Value q, Value kCache, Value vCache, Value pos,
                  d);
   };
 
-  // Keys in [heads, maxSeq, headDim] order, so that each score is a row.
-  Value keys = gather(kCache, {}, {heads, maxSeq, headDim},
-                      [&](ExpBuilder &e, Value lane, ValueRange) {
-                        Value h = e.divConst(lane, maxSeq * headDim);
-                        Value t = e.remConst(e.divConst(lane, headDim), maxSeq);
-                        Value d = e.remConst(lane, headDim);
-                        return cacheIndex(e, h, t, d);
-                      });
-  // scores[h, t] = q[h] . k[t] / sqrt(headDim), q read whole.
+  // scores[h, t] = q[h] . k[t] / sqrt(headDim), over [heads, maxSeq,
+  // headDim]; q and the K cache are read whole, in their own layouts.
   double scale = 1.0 / std::sqrt(static_cast<double>(headDim));
-  Value scores = reduce(ReduceKind::sum, ValueRange{keys, q}, {false, true},
-                        [&](ExpBuilder &e, Value lane, ValueRange args) {
-                          Value h = e.divConst(lane, maxSeq * headDim);
-                          Value d = e.remConst(lane, headDim);
-                          Value qi = e.add(e.mul(h, e.i32(headDim)), d);
-                          Value qv = extract(e, args[1], qi);
-                          return e.mul(e.mul(args[0], qv), e.f32(scale));
-                        });
+  Value scores = reduceOver(
+      ReduceKind::sum, {heads, maxSeq, headDim}, ValueRange{q, kCache},
+      {true, true}, [&](ExpBuilder &e, Value lane, ValueRange args) {
+        Value h = e.divConst(lane, maxSeq * headDim);
+        Value t = e.remConst(e.divConst(lane, headDim), maxSeq);
+        Value d = e.remConst(lane, headDim);
+        Value qv = extract(e, args[0], e.add(e.mul(h, e.i32(headDim)), d));
+        Value kv = extract(e, args[1], cacheIndex(e, h, t, d));
+        return e.mul(e.mul(qv, kv), e.f32(scale));
+      });
   // Causal mask: positions after `pos` do not exist yet.
   Value masked = map(ValueRange{scores, pos}, {heads, maxSeq}, f32(),
                      [&](ExpBuilder &e, Value lane, ValueRange args) {
@@ -461,24 +473,17 @@ Value GraphBuilder::attention(Value q, Value kCache, Value vCache, Value pos,
                        return e.select(future, e.f32(-INFINITY), args[0]);
                      });
   Value probs = softmax(masked);
-  // Values in [heads, headDim, maxSeq] order; out[h, d] = sum_t p[h,t] v.
-  Value values = gather(vCache, {}, {heads, headDim, maxSeq},
-                        [&](ExpBuilder &e, Value lane, ValueRange) {
-                          Value h = e.divConst(lane, headDim * maxSeq);
-                          Value d = e.remConst(e.divConst(lane, maxSeq),
-                                               headDim);
-                          Value t = e.remConst(lane, maxSeq);
-                          return cacheIndex(e, h, t, d);
-                        });
-  Value out = reduce(ReduceKind::sum, ValueRange{values, probs},
-                     {false, true},
-                     [&](ExpBuilder &e, Value lane, ValueRange args) {
-                       Value h = e.divConst(lane, headDim * maxSeq);
-                       Value t = e.remConst(lane, maxSeq);
-                       Value p = extract(e, args[1],
-                                         e.add(e.mul(h, e.i32(maxSeq)), t));
-                       return e.mul(args[0], p);
-                     });
+  // out[h, d] = sum_t p[h, t] v[t, h, d], over [heads, headDim, maxSeq].
+  Value out = reduceOver(
+      ReduceKind::sum, {heads, headDim, maxSeq}, ValueRange{probs, vCache},
+      {true, true}, [&](ExpBuilder &e, Value lane, ValueRange args) {
+        Value h = e.divConst(lane, headDim * maxSeq);
+        Value d = e.remConst(e.divConst(lane, maxSeq), headDim);
+        Value t = e.remConst(lane, maxSeq);
+        Value p = extract(e, args[0], e.add(e.mul(h, e.i32(maxSeq)), t));
+        Value v = extract(e, args[1], cacheIndex(e, h, t, d));
+        return e.mul(p, v);
+      });
   // [heads, headDim, 1] read flat as [heads * headDim].
   return map(out, {heads * headDim}, f32(),
              [](ExpBuilder &, Value, ValueRange args) { return args[0]; });

@@ -42,6 +42,15 @@ bool hesper::circuit::isBroadcastCompatible(ArrayRef<int64_t> input,
   return true;
 }
 
+SmallVector<int64_t> hesper::circuit::getReductionIteration(Operation *op) {
+  auto over = op->getAttrOfType<DenseI64ArrayAttr>("over");
+  if (over)
+    return SmallVector<int64_t>(over.asArrayRef());
+  Value first = op->getOperand(0);
+  return SmallVector<int64_t>(
+      cast<RankedTensorType>(first.getType()).getShape());
+}
+
 bool hesper::circuit::isInPlaceWriter(Operation *op) {
   return isa<ScatterOp, ScatterMultiOp, ReduceScatterEpilogueOp>(op);
 }
@@ -422,18 +431,33 @@ void ScatterMultiOp::getEffects(
 //===----------------------------------------------------------------------===//
 
 /// Checks the inputs of a reduction and returns the iteration shape (the
-/// first input's).
-static FailureOr<ArrayRef<int64_t>>
+/// `over` attribute's, else the first input's).
+static FailureOr<SmallVector<int64_t>>
 verifyReductionInputs(Operation *op, ValueRange inputs, Region &prologue,
                       Region *epilogue = nullptr) {
-  if (inputs.empty())
-    return op->emitOpError("expects at least one input");
-  ArrayRef<int64_t> iteration = shapeOf(inputs.front());
-  if (iteration.empty())
-    return op->emitOpError("expects a first input of rank 1 or more");
+  auto over = op->getAttrOfType<DenseI64ArrayAttr>("over");
+  if (inputs.empty() && !over)
+    return op->emitOpError("expects at least one input, or an 'over' shape");
   SmallVector<Body> bodies{{&prologue, 1}};
   if (epilogue)
     bodies.push_back({epilogue, 2});
+  if (over) {
+    SmallVector<int64_t> iteration(over.asArrayRef());
+    if (iteration.empty() ||
+        llvm::any_of(iteration, [](int64_t d) { return d <= 0; }))
+      return op->emitOpError("expects a non-empty 'over' shape of positive "
+                             "sizes");
+    if (prologue.empty())
+      return op->emitOpError("expects a prologue with an explicit 'over' "
+                             "shape");
+    if (failed(verifyLaneCount(op, product(iteration))) ||
+        failed(verifyBroadcasts(op, inputs, iteration, bodies)))
+      return failure();
+    return iteration;
+  }
+  SmallVector<int64_t> iteration(shapeOf(inputs.front()));
+  if (iteration.empty())
+    return op->emitOpError("expects a first input of rank 1 or more");
   if (failed(verifyBroadcasts(op, inputs.drop_front(), iteration, bodies, 1)))
     return failure();
   if (readsWhole(bodies, 0, inputs.front().getType()))
@@ -483,9 +507,8 @@ LogicalResult ReduceEpilogueOp::verify() {
                                          &getEpilogue());
   if (failed(iteration))
     return failure();
-  if (getType().getShape() != *iteration)
-    return emitOpError("expects the result to have the first input's shape, "
-                       "got ")
+  if (getType().getShape() != ArrayRef<int64_t>(*iteration))
+    return emitOpError("expects the result to have the iteration shape, got ")
            << getType();
   Type element = getType().getElementType();
   if (isQuantized(element) && !isa<Q8_0Type, Q8_1Type>(element))

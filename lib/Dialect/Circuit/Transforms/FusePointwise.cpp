@@ -96,23 +96,27 @@ static LogicalResult checkLaneForLane(PatternRewriter &rewriter,
   return success();
 }
 
-/// A reduction's first input sets its iteration shape and is read element
-/// by element: the producer replacing it must hand over an input that can
-/// take that role.
-static LogicalResult checkIterationInput(PatternRewriter &rewriter,
-                                         Operation *producer, Operation *user,
-                                         unsigned k, ValueRange newInputs,
-                                         ArrayRef<bool> whole,
-                                         const InputsInfo &info) {
+/// A reduction's first input sets its iteration shape unless the reduction
+/// states it (`over`). When the producer replacing that input cannot set the
+/// same shape (it has no such element-wise first input), the fused reduction
+/// states its iteration shape explicitly.
+static bool needsExplicitIteration(Operation *user, unsigned k,
+                                   ValueRange newInputs, ArrayRef<bool> whole,
+                                   const InputsInfo &info) {
   if (k != 0 || !isa<ReduceOp, ReduceEpilogueOp, ReduceScatterEpilogueOp>(user))
-    return success();
-  if (newInputs.empty() || whole.front() ||
-      cast<RankedTensorType>(newInputs.front().getType()).getShape() !=
-          ArrayRef<int64_t>(info.iteration))
-    return rewriter.notifyMatchFailure(
-        producer, "it is the reduction's first input, and its own first "
-                  "input cannot set the iteration shape");
-  return success();
+    return false;
+  if (user->hasAttr("over"))
+    return false;
+  return newInputs.empty() || whole.front() ||
+         cast<RankedTensorType>(newInputs.front().getType()).getShape() !=
+             ArrayRef<int64_t>(info.iteration);
+}
+
+static void stateIteration(PatternRewriter &rewriter, Operation *user,
+                           const InputsInfo &info) {
+  rewriter.modifyOpInPlace(user, [&] {
+    user->setAttr("over", rewriter.getDenseI64ArrayAttr(info.iteration));
+  });
 }
 
 /// Shared rewrite: makes `producerInputs` inputs of `user` right after
@@ -189,9 +193,8 @@ struct FuseMapIntoUser : OpRewritePattern<MapOp> {
     SmallVector<bool> whole;
     for (auto [j, input] : llvm::enumerate(producer.getInputs()))
       whole.push_back(body.getArgument(1 + j).getType() == input.getType());
-    if (failed(checkIterationInput(rewriter, producer, user, *k,
-                                   producer.getInputs(), whole, *info)))
-      return failure();
+    if (needsExplicitIteration(user, *k, producer.getInputs(), whole, *info))
+      stateIteration(rewriter, user, *info);
     inlineIntoUser(rewriter, user, *info, *k, producer.getInputs(), whole,
                    readsAtZero, [&](Location, Value lane, ValueRange args) {
                      SmallVector<Value> all{lane};
@@ -248,9 +251,8 @@ struct FuseGatherIntoUser : OpRewritePattern<GatherOp> {
     SmallVector<bool> whole{true};
     for (auto [j, input] : llvm::enumerate(producer.getInputs()))
       whole.push_back(body.getArgument(1 + j).getType() == input.getType());
-    if (failed(checkIterationInput(rewriter, producer, user, *k, reads, whole,
-                                   *info)))
-      return failure();
+    if (needsExplicitIteration(user, *k, reads, whole, *info))
+      stateIteration(rewriter, user, *info);
     inlineIntoUser(rewriter, user, *info, *k, reads, whole, readsAtZero,
                    [&](Location loc, Value lane, ValueRange args) {
                      SmallVector<Value> all{lane};

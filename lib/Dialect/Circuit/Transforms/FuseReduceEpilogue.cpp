@@ -92,10 +92,8 @@ struct FuseReduceIntoMap : OpRewritePattern<MapOp> {
       if (c.scalar && (!c.scalar.getResult().hasOneUse() ||
                        !hasOnlyUser(c.scalar.getResult(), map)))
         return "the per-row map's result has other uses";
-      ArrayRef<int64_t> iteration =
-          cast<RankedTensorType>(c.reduce.getInputs()[0].getType())
-              .getShape();
-      if (map.getType().getShape() != iteration)
+      SmallVector<int64_t> iteration = getReductionIteration(c.reduce);
+      if (map.getType().getShape() != ArrayRef<int64_t>(iteration))
         return "does not iterate over the reduction's input shape";
       if (c.scalar) {
         if (c.scalar.getType() != c.reduce.getType())
@@ -134,8 +132,7 @@ struct FuseReduceIntoMap : OpRewritePattern<MapOp> {
     MapOp scalar = chosen->scalar;
     unsigned index = chosen->index;
     Value reduced = reduce.getResult();
-    ArrayRef<int64_t> iteration =
-        cast<RankedTensorType>(reduce.getInputs()[0].getType()).getShape();
+    SmallVector<int64_t> iteration = getReductionIteration(reduce);
 
     // Inputs of the fused op: the reduction's, the scalar map's others, the
     // map's others, each with its reading mode.
@@ -162,7 +159,8 @@ struct FuseReduceIntoMap : OpRewritePattern<MapOp> {
     rewriter.setInsertionPoint(map);
     Location loc = map.getLoc();
     auto fused = ReduceEpilogueOp::create(rewriter, loc, map.getType(),
-                                          reduce.getKind(), inputs);
+                                          reduce.getKind(), inputs,
+                                          reduce.getOverAttr());
     Type i32 = rewriter.getI32Type(), f32 = rewriter.getF32Type();
 
     // Prologue: the reduction's own, with the extra inputs unused.

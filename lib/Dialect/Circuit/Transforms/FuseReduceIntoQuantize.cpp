@@ -61,7 +61,8 @@ struct FuseQuantizeIntoReduceEpilogue : OpRewritePattern<QuantizeOp> {
     rewriter.setInsertionPoint(quantize);
     auto fused = ReduceEpilogueOp::create(rewriter, reduce.getLoc(),
                                           quantize.getType(), reduce.getKind(),
-                                          reduce.getInputs());
+                                          reduce.getInputs(),
+                                          reduce.getOverAttr());
     rewriter.inlineRegionBefore(reduce.getPrologue(), fused.getPrologue(),
                                 fused.getPrologue().end());
     rewriter.inlineRegionBefore(reduce.getEpilogue(), fused.getEpilogue(),

@@ -49,17 +49,17 @@ std::optional<InputsInfo> fusion::getInputsInfo(Operation *op) {
       })
       .Case([&](ReduceOp r) {
         return make(r.getInputs(), {{&r.getPrologue(), 1}},
-                    shapeOf(r.getInputs()[0]));
+                    getReductionIteration(r));
       })
       .Case([&](ReduceEpilogueOp r) {
         return make(r.getInputs(),
                     {{&r.getPrologue(), 1}, {&r.getEpilogue(), 2}},
-                    shapeOf(r.getInputs()[0]));
+                    getReductionIteration(r));
       })
       .Case([&](ReduceScatterEpilogueOp r) {
         return make(r.getInputs(),
                     {{&r.getPrologue(), 1}, {&r.getEpilogue(), 2}},
-                    shapeOf(r.getInputs()[0]));
+                    getReductionIteration(r));
       })
       .Case([&](MatmulOp m) -> std::optional<InputsInfo> {
         if (m.getEpilogue().empty())

@@ -118,9 +118,10 @@ struct MergeMatmuls : RewritePattern {
     auto merged = cast<MultiMatmulOp>(rewriter.create(state));
     unsigned r = 0;
     for (const Product *p : {&*a, &*b})
-      for (Region *epilogue : p->epilogues)
-        rewriter.inlineRegionBefore(*epilogue, merged.getEpilogues()[r++],
-                                    merged.getEpilogues()[r - 1].end());
+      for (Region *epilogue : p->epilogues) {
+        Region &into = merged.getEpilogues()[r++];
+        rewriter.inlineRegionBefore(*epilogue, into, into.end());
+      }
     unsigned nA = a->op->getNumResults();
     rewriter.replaceOp(a->op, merged.getResults().take_front(nA));
     rewriter.replaceOp(op, merged.getResults().drop_front(nA));

@@ -120,6 +120,12 @@ public:
   /// As above, with `whole[k]` set for inputs the prologue reads whole.
   Value reduce(ReduceKind kind, ValueRange inputs, llvm::ArrayRef<bool> whole,
                LaneFn prologue);
+  /// Reduces over an explicit iteration shape `over` (the result is
+  /// [over[0..n-1], 1]); the prologue computes each value, typically from
+  /// whole inputs read at computed indices.
+  Value reduceOver(ReduceKind kind, llvm::ArrayRef<int64_t> over,
+                   ValueRange inputs, llvm::ArrayRef<bool> whole,
+                   LaneFn prologue);
   /// Reads element `index` (an i32) of a whole-tensor body argument.
   static Value extract(exp::ExpBuilder &e, Value tensor, Value index);
   /// Reduces each row of inputs[0], then computes every element of the row.
@@ -153,9 +159,10 @@ public:
   /// Decode-step attention of one query token: `q` is [heads*headDim]; the
   /// caches are [maxSeq, kvHeads, headDim] (flat), valid up to position
   /// `pos` (an i32 [1] tensor) inclusive; heads share KV heads in groups of
-  /// heads/kvHeads. Returns [heads*headDim]. Decomposes into gathers of the
-  /// caches into head-major order, a reduction for the scores, a causal
-  /// mask, softmax, and a reduction over the positions.
+  /// heads/kvHeads. Returns [heads*headDim]. Decomposes into a reduction
+  /// for the scores (reading the K cache in place), a causal mask, softmax,
+  /// a reduction over the positions (reading the V cache in place), and a
+  /// reshape.
   Value attention(Value q, Value kCache, Value vCache, Value pos,
                   int64_t heads, int64_t kvHeads, int64_t headDim,
                   int64_t maxSeq);

@@ -68,6 +68,10 @@ mlir::Value getWrittenBufferRoot(mlir::Value dest);
 /// scatter_multi, reduce_scatter_epilogue).
 bool isInPlaceWriter(mlir::Operation *op);
 
+/// The shape a reduction (reduce, reduce_epilogue, reduce_scatter_epilogue)
+/// iterates over: its `over` attribute, else its first input's shape.
+llvm::SmallVector<int64_t> getReductionIteration(mlir::Operation *op);
+
 /// Ops that become one kernel each when lowered (every circuit op except
 /// graph, output, yield and zeros).
 bool isDispatchOp(mlir::Operation *op);

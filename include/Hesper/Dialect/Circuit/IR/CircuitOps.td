@@ -284,6 +284,11 @@ def Circuit_ReduceOp : Circuit_Op<"reduce", [Pure, IsolatedFromAbove]> {
     lane and all inputs' elements. Sums are accumulated in `f32` in a fixed
     order.
 
+    The iteration shape is the first input's, or the explicit `over` shape.
+    With `over`, the reduction has a prologue and every input may be read
+    whole: attention scores reduce over `[heads, positions, head_dim]` while
+    reading the KV cache in its own layout.
+
     ```mlir
     %ss = circuit.reduce sum_sq %x : tensor<4x256xf32> -> tensor<4x1xf32>
     %dot = circuit.reduce sum %a, %b : tensor<64xf32>, tensor<64xf32>
@@ -295,12 +300,13 @@ def Circuit_ReduceOp : Circuit_Op<"reduce", [Pure, IsolatedFromAbove]> {
     ```
   }];
   let arguments = (ins Circuit_ReduceKind:$kind,
-                       Variadic<Circuit_ScalarTensor>:$inputs);
+                       Variadic<Circuit_ScalarTensor>:$inputs,
+                       OptionalAttr<DenseI64ArrayAttr>:$over);
   let results = (outs Circuit_FloatTensor:$result);
   let regions = (region AnyRegion:$prologue);
   let assemblyFormat = [{
-    $kind $inputs `:` type($inputs) `->` type($result) attr-dict-with-keyword
-    (`prologue` $prologue^)?
+    $kind $inputs `:` type($inputs) (`over` $over^)? `->` type($result)
+    attr-dict-with-keyword (`prologue` $prologue^)?
   }];
   let hasVerifier = 1;
   let hasRegionVerifier = 1;
@@ -336,12 +342,13 @@ def Circuit_ReduceEpilogueOp : Circuit_Op<"reduce_epilogue", [Pure,
     ```
   }];
   let arguments = (ins Circuit_ReduceKind:$kind,
-                       Variadic<Circuit_ScalarTensor>:$inputs);
+                       Variadic<Circuit_ScalarTensor>:$inputs,
+                       OptionalAttr<DenseI64ArrayAttr>:$over);
   let results = (outs Circuit_Tensor:$result);
   let regions = (region AnyRegion:$prologue, SizedRegion<1>:$epilogue);
   let assemblyFormat = [{
-    $kind $inputs `:` type($inputs) `->` type($result) attr-dict-with-keyword
-    (`prologue` $prologue^)? `epilogue` $epilogue
+    $kind $inputs `:` type($inputs) (`over` $over^)? `->` type($result)
+    attr-dict-with-keyword (`prologue` $prologue^)? `epilogue` $epilogue
   }];
   let hasVerifier = 1;
   let hasRegionVerifier = 1;
@@ -371,12 +378,14 @@ def Circuit_ReduceScatterEpilogueOp : Circuit_Op<"reduce_scatter_epilogue", [
   }];
   let arguments = (ins Circuit_ReduceKind:$kind,
                        Variadic<Circuit_ScalarTensor>:$inputs,
-                       Circuit_ScalarTensor:$dest);
+                       Circuit_ScalarTensor:$dest,
+                       OptionalAttr<DenseI64ArrayAttr>:$over);
   let results = (outs Circuit_ScalarTensor:$result);
   let regions = (region AnyRegion:$prologue, SizedRegion<1>:$epilogue);
   let assemblyFormat = [{
-    $kind $inputs `:` type($inputs) `into` $dest `:` type($dest)
-    attr-dict-with-keyword (`prologue` $prologue^)? `epilogue` $epilogue
+    $kind $inputs `:` type($inputs) (`over` $over^)? `into` $dest `:`
+    type($dest) attr-dict-with-keyword (`prologue` $prologue^)? `epilogue`
+    $epilogue
   }];
   let hasVerifier = 1;
   let hasRegionVerifier = 1;
