@@ -19,8 +19,9 @@
 // CHECK-SAME:    %[[X:.*]]: tensor<4x32xf32>)
 // CHECK-NOT:     circuit.reduce max
 // CHECK-NOT:     circuit.map
-// CHECK:         %[[E:.*]] = circuit.reduce_epilogue max %[[X]], %[[X]] : tensor<4x32xf32>, tensor<4x32xf32> -> tensor<4x32xf32> epilogue {
-// CHECK-NEXT:    ^bb0(%{{.*}}: i32, %[[M:.*]]: f32, %{{.*}}: f32, %[[V:.*]]: f32):
+// The map reads the reduction's own input: both share one operand.
+// CHECK:         %[[E:.*]] = circuit.reduce_epilogue max %[[X]] : tensor<4x32xf32> -> tensor<4x32xf32> epilogue {
+// CHECK-NEXT:    ^bb0(%{{.*}}: i32, %[[M:.*]]: f32, %[[V:.*]]: f32):
 // CHECK-NEXT:      %[[D:.*]] = exp.sub %[[V]], %[[M]] : f32
 // CHECK-NEXT:      %[[R:.*]] = exp.exp %[[D]] : f32
 // CHECK-NEXT:      circuit.yield %[[R]] : f32
@@ -49,8 +50,8 @@ circuit.graph @softmax_max_exp(%x: tensor<4x32xf32>) -> tensor<4x32xf32> {
 // CHECK-SAME:    %[[X:.*]]: tensor<256xf32>, %[[W:.*]]: tensor<256xf32>)
 // CHECK-NOT:     circuit.reduce sum_sq
 // CHECK-NOT:     circuit.map
-// CHECK:         %[[Y:.*]] = circuit.reduce_epilogue sum_sq %[[X]], %[[X]], %[[W]] : tensor<256xf32>, tensor<256xf32>, tensor<256xf32> -> tensor<256xf32> epilogue {
-// CHECK-NEXT:    ^bb0(%{{.*}}: i32, %[[SS:.*]]: f32, %{{.*}}: f32, %[[V:.*]]: f32, %[[G:.*]]: f32):
+// CHECK:         %[[Y:.*]] = circuit.reduce_epilogue sum_sq %[[X]], %[[W]] : tensor<256xf32>, tensor<256xf32> -> tensor<256xf32> epilogue {
+// CHECK-NEXT:    ^bb0(%{{.*}}: i32, %[[SS:.*]]: f32, %[[V:.*]]: f32, %[[G:.*]]: f32):
 // CHECK-DAG:       %[[DIM:.*]] = exp.constant 2.560000e+02 : f32
 // CHECK-DAG:       %[[EPS:.*]] = exp.constant 9.99999997E-7 : f32
 // CHECK:           %[[MEAN:.*]] = exp.div %[[SS]], %[[DIM]] : f32
@@ -93,8 +94,8 @@ circuit.graph @rmsnorm_merged(%x: tensor<256xf32>, %w: tensor<256xf32>)
 // CHECK-LABEL: circuit.graph @rmsnorm_rows(
 // CHECK-SAME:    %[[X:.*]]: tensor<4x64xf32>, %[[W:.*]]: tensor<64xf32>, %[[EPS:.*]]: tensor<4xf32>)
 // CHECK-NOT:     circuit.map
-// CHECK:         %[[Y:.*]] = circuit.reduce_epilogue sum_sq %[[X]], %[[EPS]], %[[X]], %[[W]] : tensor<4x64xf32>, tensor<4xf32>, tensor<4x64xf32>, tensor<64xf32> -> tensor<4x64xf32> epilogue {
-// CHECK-NEXT:    ^bb0(%[[LANE:.*]]: i32, %[[SS:.*]]: f32, %{{.*}}: f32, %[[ALL:.*]]: tensor<4xf32>, %[[V:.*]]: f32, %[[G:.*]]: f32):
+// CHECK:         %[[Y:.*]] = circuit.reduce_epilogue sum_sq %[[X]], %[[EPS]], %[[W]] : tensor<4x64xf32>, tensor<4xf32>, tensor<64xf32> -> tensor<4x64xf32> epilogue {
+// CHECK-NEXT:    ^bb0(%[[LANE:.*]]: i32, %[[SS:.*]]: f32, %[[V:.*]]: f32, %[[ALL:.*]]: tensor<4xf32>, %[[G:.*]]: f32):
 // CHECK:           %[[ROW:.*]] = exp.div_by_const %[[LANE]], 64 : i32
 // CHECK-NEXT:      %[[E:.*]] = circuit.extract %[[ALL]][%[[ROW]]] : tensor<4xf32>
 // CHECK-NEXT:      %[[MEAN:.*]] = exp.div %[[SS]], %{{.*}} : f32
@@ -137,12 +138,12 @@ circuit.graph @rmsnorm_rows(%x: tensor<4x64xf32>, %w: tensor<64xf32>,
 // CHECK-LABEL: circuit.graph @reduce_with_prologue(
 // CHECK-SAME:    %[[A:.*]]: tensor<2x64xf32>, %[[B:.*]]: tensor<2x64xf32>)
 // CHECK-NOT:     circuit.map
-// CHECK:         %[[Y:.*]] = circuit.reduce_epilogue sum %[[A]], %[[B]], %[[A]] : tensor<2x64xf32>, tensor<2x64xf32>, tensor<2x64xf32> -> tensor<2x64xf32> prologue {
-// CHECK-NEXT:    ^bb0(%{{.*}}: i32, %[[P:.*]]: f32, %[[Q:.*]]: f32, %{{.*}}: f32):
+// CHECK:         %[[Y:.*]] = circuit.reduce_epilogue sum %[[A]], %[[B]] : tensor<2x64xf32>, tensor<2x64xf32> -> tensor<2x64xf32> prologue {
+// CHECK-NEXT:    ^bb0(%{{.*}}: i32, %[[P:.*]]: f32, %[[Q:.*]]: f32):
 // CHECK-NEXT:      %[[PQ:.*]] = exp.mul %[[P]], %[[Q]] : f32
 // CHECK-NEXT:      circuit.yield %[[PQ]] : f32
 // CHECK-NEXT:    } epilogue {
-// CHECK-NEXT:    ^bb0(%{{.*}}: i32, %[[DOT:.*]]: f32, %{{.*}}: f32, %{{.*}}: f32, %[[V:.*]]: f32):
+// CHECK-NEXT:    ^bb0(%{{.*}}: i32, %[[DOT:.*]]: f32, %[[V:.*]]: f32, %{{.*}}: f32):
 // CHECK-NEXT:      %[[O:.*]] = exp.mul %[[V]], %[[DOT]] : f32
 // CHECK-NEXT:      circuit.yield %[[O]] : f32
 // CHECK-NEXT:    }
@@ -182,8 +183,8 @@ circuit.graph @reduce_with_prologue(%a: tensor<2x64xf32>, %b: tensor<2x64xf32>)
 // PIPE-LABEL: circuit.graph @rmsnorm_four(
 // PIPE-SAME:    %[[X:.*]]: tensor<256xf32>, %[[W:.*]]: tensor<256xf32>)
 // PIPE-NOT:     circuit.map
-// PIPE:         %[[Y:.*]] = circuit.reduce_epilogue sum_sq %[[X]], %[[X]], %[[W]] : tensor<256xf32>, tensor<256xf32>, tensor<256xf32> -> tensor<256xf32> epilogue {
-// PIPE-NEXT:    ^bb0(%{{.*}}: i32, %[[SS:.*]]: f32, %{{.*}}: f32, %[[V:.*]]: f32, %[[G:.*]]: f32):
+// PIPE:         %[[Y:.*]] = circuit.reduce_epilogue sum_sq %[[X]], %[[W]] : tensor<256xf32>, tensor<256xf32> -> tensor<256xf32> epilogue {
+// PIPE-NEXT:    ^bb0(%{{.*}}: i32, %[[SS:.*]]: f32, %[[V:.*]]: f32, %[[G:.*]]: f32):
 // PIPE:           %[[MEAN:.*]] = exp.div %[[SS]], %{{.*}} : f32
 // PIPE-NEXT:      %[[ME:.*]] = exp.add %[[MEAN]], %{{.*}} : f32
 // PIPE-NEXT:      %[[RS:.*]] = exp.rsqrt %[[ME]] : f32

@@ -14,6 +14,7 @@
 #include "FusionUtils.h"
 
 #include "Hesper/Dialect/Circuit/Transforms/Passes.h"
+#include "Hesper/Dialect/Exp/IR/Exp.h"
 
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -64,11 +65,12 @@ struct FuseMapIntoMatmulEpilogue : OpRewritePattern<MapOp> {
         !map.getType().getElementType().isF16())
       return rewriter.notifyMatchFailure(map,
                                          "a matmul result must be a float");
-    if (hasInPlaceWriteBetween(matmul, map, map.getInputs()) ||
-        hasInPlaceWriteBetween(matmul, map,
-                               ValueRange{matmul.getX(), matmul.getWeight()}))
+    // The fused op takes the map's place: the map's reads stay where they
+    // are, the matmul's (activations, weight, epilogue inputs) move down.
+    if (hasInPlaceWriteBetween(matmul, map, matmul->getOperands()))
       return rewriter.notifyMatchFailure(
-          map, "a buffer it reads is written in place in between");
+          map, "a buffer the matmul reads is written in place before the "
+               "map");
 
     // The fused op replaces the map, after everything the map reads.
     SmallVector<Value> extras(matmul.getInputs());
@@ -110,6 +112,11 @@ struct FuseMapIntoMatmulEpilogue : OpRewritePattern<MapOp> {
       for (unsigned k = 0; k < firstMapExtra; ++k)
         args.push_back(block->getArgument(2 + k));
       product = inlineBody(rewriter, oldEpilogue, args).front();
+    } else if (!matmul.getType().getElementType().isF32()) {
+      // The unfused matmul stored the accumulator rounded to its element
+      // type; the map read that.
+      product = exp::ConvertOp::create(rewriter, loc,
+                                       matmul.getType().getElementType(), acc);
     }
     SmallVector<Value> mapArgs{lane};
     unsigned next = firstMapExtra;

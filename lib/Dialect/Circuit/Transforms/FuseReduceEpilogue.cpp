@@ -153,8 +153,25 @@ struct FuseReduceIntoMap : OpRewritePattern<MapOp> {
     unsigned scalarStart = inputs.size();
     if (scalar)
       addInputs(scalar.getInputs(), &scalar.getBody().front(), reduced);
-    unsigned mapStart = inputs.size();
-    addInputs(map.getInputs(), &mapBody, map.getInputs()[index]);
+    // The map's other inputs; one the reduction already reads the same way
+    // shares its slot (both iterate over the same shape).
+    SmallVector<unsigned> mapSlot(map.getInputs().size(), 0);
+    for (auto [k, v] : llvm::enumerate(map.getInputs())) {
+      if (k == index)
+        continue;
+      bool w = mapBody.getArgument(1 + k).getType() == v.getType();
+      unsigned slot = inputs.size();
+      for (unsigned j = 0; j < reduce.getInputs().size(); ++j)
+        if (inputs[j] == v && whole[j] == w) {
+          slot = j;
+          break;
+        }
+      if (slot == inputs.size()) {
+        inputs.push_back(v);
+        whole.push_back(w);
+      }
+      mapSlot[k] = slot;
+    }
 
     rewriter.setInsertionPoint(map);
     Location loc = map.getLoc();
@@ -199,9 +216,9 @@ struct FuseReduceIntoMap : OpRewritePattern<MapOp> {
       perRow = inlineBody(rewriter, scalar.getBody().front(), args).front();
     }
     SmallVector<Value> args{lane};
-    unsigned next = mapStart;
     for (unsigned k = 0; k < map.getInputs().size(); ++k)
-      args.push_back(k == index ? perRow : block->getArgument(2 + next++));
+      args.push_back(k == index ? perRow
+                                : block->getArgument(2 + mapSlot[k]));
     Value result = inlineBody(rewriter, mapBody, args).front();
     YieldOp::create(rewriter, loc, result);
 

@@ -21,10 +21,13 @@ static SmallVector<int64_t> shapeOf(Value v) {
 }
 
 std::optional<InputsInfo> fusion::getInputsInfo(Operation *op) {
-  auto make = [&](OperandRange inputs, SmallVector<BodyRef, 2> bodies,
+  // `first` is the operand index of the first input (fixed per op: an empty
+  // operand range has no index to ask for).
+  auto make = [&](unsigned first, OperandRange inputs,
+                  SmallVector<BodyRef, 2> bodies,
                   SmallVector<int64_t> iteration) {
     InputsInfo info;
-    info.firstOperand = inputs.getBeginOperandIndex();
+    info.firstOperand = first;
     info.count = inputs.size();
     info.bodies = std::move(bodies);
     info.iteration = std::move(iteration);
@@ -32,39 +35,39 @@ std::optional<InputsInfo> fusion::getInputsInfo(Operation *op) {
   };
   return llvm::TypeSwitch<Operation *, std::optional<InputsInfo>>(op)
       .Case([&](MapOp m) {
-        return make(m.getInputs(), {{&m.getBody(), 1}},
+        return make(0, m.getInputs(), {{&m.getBody(), 1}},
                     shapeOf(m.getResult()));
       })
       .Case([&](GatherOp g) {
-        return make(g.getInputs(), {{&g.getBody(), 1}},
+        return make(1, g.getInputs(), {{&g.getBody(), 1}},
                     shapeOf(g.getResult()));
       })
       .Case([&](ScatterOp s) {
-        return make(s.getInputs(), {{&s.getBody(), 1}},
+        return make(0, s.getInputs(), {{&s.getBody(), 1}},
                     {static_cast<int64_t>(s.getGrid())});
       })
       .Case([&](ScatterMultiOp s) {
-        return make(s.getInputs(), {{&s.getBody(), 1}},
+        return make(0, s.getInputs(), {{&s.getBody(), 1}},
                     {static_cast<int64_t>(s.getGrid())});
       })
       .Case([&](ReduceOp r) {
-        return make(r.getInputs(), {{&r.getPrologue(), 1}},
+        return make(0, r.getInputs(), {{&r.getPrologue(), 1}},
                     getReductionIteration(r));
       })
       .Case([&](ReduceEpilogueOp r) {
-        return make(r.getInputs(),
+        return make(0, r.getInputs(),
                     {{&r.getPrologue(), 1}, {&r.getEpilogue(), 2}},
                     getReductionIteration(r));
       })
       .Case([&](ReduceScatterEpilogueOp r) {
-        return make(r.getInputs(),
+        return make(0, r.getInputs(),
                     {{&r.getPrologue(), 1}, {&r.getEpilogue(), 2}},
                     getReductionIteration(r));
       })
       .Case([&](MatmulOp m) -> std::optional<InputsInfo> {
         if (m.getEpilogue().empty())
           return std::nullopt;
-        return make(m.getInputs(), {{&m.getEpilogue(), 2}},
+        return make(2, m.getInputs(), {{&m.getEpilogue(), 2}},
                     shapeOf(m.getResult()));
       })
       .Default([](Operation *) { return std::nullopt; });
@@ -72,16 +75,14 @@ std::optional<InputsInfo> fusion::getInputsInfo(Operation *op) {
 
 bool fusion::readsInputWhole(const InputsInfo &info, unsigned k,
                              Type inputType) {
-  bool any = false;
   for (BodyRef body : info.bodies) {
     if (body.region->empty())
       continue;
-    if (body.region->front().getArgument(body.leading + k).getType() !=
+    if (body.region->front().getArgument(body.leading + k).getType() ==
         inputType)
-      return false;
-    any = true;
+      return true;
   }
-  return any;
+  return false;
 }
 
 /// ScatterMultiOp keeps operand segment sizes: [inputs, dests].

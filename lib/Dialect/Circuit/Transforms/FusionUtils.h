@@ -47,8 +47,8 @@ struct InputsInfo {
 /// inputs); nullopt for other ops.
 std::optional<InputsInfo> getInputsInfo(mlir::Operation *op);
 
-/// True when every body of `info` that exists takes input `k` whole (as its
-/// tensor type).
+/// True when some body of `info` takes input `k` whole (as its tensor
+/// type), to read it at computed indices.
 bool readsInputWhole(const InputsInfo &info, unsigned k,
                      mlir::Type inputType);
 

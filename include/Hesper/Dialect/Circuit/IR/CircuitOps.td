@@ -305,7 +305,7 @@ def Circuit_ReduceOp : Circuit_Op<"reduce", [Pure, IsolatedFromAbove]> {
   let results = (outs Circuit_FloatTensor:$result);
   let regions = (region AnyRegion:$prologue);
   let assemblyFormat = [{
-    $kind $inputs `:` type($inputs) (`over` $over^)? `->` type($result)
+    $kind ($inputs^ `:` type($inputs))? (`over` $over^)? `->` type($result)
     attr-dict-with-keyword (`prologue` $prologue^)?
   }];
   let hasVerifier = 1;
@@ -347,7 +347,7 @@ def Circuit_ReduceEpilogueOp : Circuit_Op<"reduce_epilogue", [Pure,
   let results = (outs Circuit_Tensor:$result);
   let regions = (region AnyRegion:$prologue, SizedRegion<1>:$epilogue);
   let assemblyFormat = [{
-    $kind $inputs `:` type($inputs) (`over` $over^)? `->` type($result)
+    $kind ($inputs^ `:` type($inputs))? (`over` $over^)? `->` type($result)
     attr-dict-with-keyword (`prologue` $prologue^)? `epilogue` $epilogue
   }];
   let hasVerifier = 1;
@@ -383,7 +383,7 @@ def Circuit_ReduceScatterEpilogueOp : Circuit_Op<"reduce_scatter_epilogue", [
   let results = (outs Circuit_ScalarTensor:$result);
   let regions = (region AnyRegion:$prologue, SizedRegion<1>:$epilogue);
   let assemblyFormat = [{
-    $kind $inputs `:` type($inputs) (`over` $over^)? `into` $dest `:`
+    $kind ($inputs^ `:` type($inputs))? (`over` $over^)? `into` $dest `:`
     type($dest) attr-dict-with-keyword (`prologue` $prologue^)? `epilogue`
     $epilogue
   }];
