@@ -36,6 +36,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
@@ -388,9 +389,15 @@ static LogicalResult runGraphMode(ModuleOp module, llvm::raw_ostream &os) {
   if (printResults) {
     for (auto [i, r] : llvm::enumerate(*results))
       printTensor(os, "result #" + std::to_string(i), r);
+    // Arguments some op writes in place.
+    llvm::SmallDenseSet<Value> written;
+    graph.walk([&](Operation *op) {
+      if (isInPlaceWriter(op))
+        for (Value result : op->getResults())
+          written.insert(getWrittenBufferRoot(result));
+    });
     for (auto [i, arg] : llvm::enumerate(args))
-      if (llvm::any_of(graph.getBody().front().getArgument(i).getUsers(),
-                       [](Operation *u) { return isInPlaceWriter(u); }))
+      if (written.contains(graph.getBody().front().getArgument(i)))
         printTensor(os, "argument " + argumentName(graph, i), arg);
   }
   return success();

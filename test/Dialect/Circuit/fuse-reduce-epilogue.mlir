@@ -468,3 +468,58 @@ circuit.graph @write_between_into_scalar_input(%x: tensor<4x64xf32>,
   }
   circuit.output %y : tensor<4x64xf32>
 }
+
+// -----
+
+// A single-row reduction whose value a scatter over the same grid reads:
+// one reduce_scatter_epilogue.
+// CHECK-LABEL: circuit.graph @reduce_into_scatter(
+// CHECK-NOT:     circuit.reduce sum
+// CHECK:         circuit.reduce_scatter_epilogue sum %{{[^,]*}} : tensor<64xf32> into %{{.*}} : tensor<256xf32> epilogue {
+// CHECK:           exp.div
+// CHECK-NOT:     circuit.scatter
+// VALID: graph @reduce_into_scatter: 2 -> 1 dispatches, {{[0-9]+}} values compared, max error {{.*}}: ok
+circuit.graph @reduce_into_scatter(%x: tensor<64xf32>, %dst: tensor<256xf32>) {
+  %s = circuit.reduce sum %x : tensor<64xf32> -> tensor<1xf32>
+  %r = circuit.scatter grid(64) ins(%x, %s : tensor<64xf32>, tensor<1xf32>) into %dst : tensor<256xf32> {
+  ^bb0(%lane: i32, %v: f32, %sum: f32):
+    %c64 = exp.constant 64 : i32
+    %a = exp.add %lane, %c64 : i32
+    %q = exp.div %v, %sum : f32
+    circuit.yield %a, %q : i32, f32
+  }
+  circuit.output
+}
+
+// -----
+
+// The scatter's grid is not the reduction's row.
+// CHECK-LABEL: circuit.graph @reduce_into_other_grid(
+// CHECK:         circuit.reduce sum
+// CHECK:         circuit.scatter grid(32)
+// VALID: graph @reduce_into_other_grid: 2 -> 2 dispatches, {{[0-9]+}} values compared, max error {{.*}}: ok
+circuit.graph @reduce_into_other_grid(%x: tensor<64xf32>, %dst: tensor<256xf32>) {
+  %s = circuit.reduce sum %x : tensor<64xf32> -> tensor<1xf32>
+  %r = circuit.scatter grid(32) ins(%s : tensor<1xf32>) into %dst : tensor<256xf32> {
+  ^bb0(%lane: i32, %sum: f32):
+    circuit.yield %lane, %sum : i32, f32
+  }
+  circuit.output
+}
+
+// -----
+
+// The scatter writes the buffer the reduction reads: in one kernel the
+// reads would race with the writes.
+// CHECK-LABEL: circuit.graph @reduce_into_scatter_of_its_input(
+// CHECK:         circuit.reduce sum
+// CHECK:         circuit.scatter grid(64)
+// VALID: graph @reduce_into_scatter_of_its_input: 2 -> 2 dispatches, {{[0-9]+}} values compared, max error {{.*}}: ok
+circuit.graph @reduce_into_scatter_of_its_input(%x: tensor<64xf32>) {
+  %s = circuit.reduce sum %x : tensor<64xf32> -> tensor<1xf32>
+  %r = circuit.scatter grid(64) ins(%s : tensor<1xf32>) into %x : tensor<64xf32> {
+  ^bb0(%lane: i32, %sum: f32):
+    circuit.yield %lane, %sum : i32, f32
+  }
+  circuit.output
+}

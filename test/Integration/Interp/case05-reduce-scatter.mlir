@@ -3,13 +3,12 @@
 // dst[64 + i] = (i + 1) / 2080 * 100 (checked at 4 decimals), every other
 // cell 0.
 //
-// Fusion inlines the map into the scatter. DESIGN.md (and the Circuit
-// rationale) expects the whole case to become one
-// circuit.reduce_scatter_epilogue, one dispatch; hesper-fuse does not
-// produce that op yet (it leaves a circuit.reduce and a circuit.scatter),
-// so this file does not check the op kind or the dispatch count.
+// Fusion inlines the map into the scatter, then folds the reduction into it:
+// one circuit.reduce_scatter_epilogue, one dispatch.
 //
 // RUN: hesper-opt %s --hesper-fuse | FileCheck %s --check-prefix=FUSED
+// RUN: hesper-opt %s --hesper-fuse --circuit-count-dispatches -o /dev/null \
+// RUN:   | FileCheck %s --check-prefix=COUNT
 // RUN: hesper-run %s --input x=linear:1,1 --print-results \
 // RUN:   | FileCheck %s --check-prefix=VALUES
 // RUN: hesper-opt %s --hesper-fuse -o %t.mlir
@@ -21,7 +20,8 @@
 // FUSED-NOT:     circuit.map
 // FUSED:         %[[Z:.*]] = circuit.zeros : tensor<256xf32>
 // FUSED-NOT:     circuit.map
-// FUSED:         %[[R:.*]] = circuit.{{(reduce_)?}}scatter{{(_epilogue)?}} {{.*}}into %[[Z]] : tensor<256xf32>
+// FUSED-NOT:     circuit.reduce sum
+// FUSED:         %[[R:.*]] = circuit.reduce_scatter_epilogue sum {{.*}}into %[[Z]] : tensor<256xf32>
 // FUSED-DAG:       %[[C64:.*]] = exp.constant 64 : i32
 // FUSED-DAG:       %[[A:.*]] = exp.add %{{[^,]*}}, %[[C64]] : i32
 // FUSED-DAG:       exp.div
@@ -32,7 +32,8 @@
 
 // VALUES: result #0 (tensor<256xf32>): 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0.0480{{[0-9]*}} 0.0961{{[0-9]*}} 0.1442{{[0-9]*}} 0.1923{{[0-9]*}} 0.2403{{[0-9]*}} 0.2884{{[0-9]*}} 0.3365{{[0-9]*}} 0.3846{{[0-9]*}} 0.4326{{[0-9]*}} 0.4807{{[0-9]*}} 0.5288{{[0-9]*}} 0.5769{{[0-9]*}} 0.625 0.6730{{[0-9]*}} 0.7211{{[0-9]*}} 0.7692{{[0-9]*}} 0.8173{{[0-9]*}} 0.8653{{[0-9]*}} 0.9134{{[0-9]*}} 0.9615{{[0-9]*}} 1.0096{{[0-9]*}} 1.0576{{[0-9]*}} 1.1057{{[0-9]*}} 1.1538{{[0-9]*}} 1.2019{{[0-9]*}} 1.25 1.2980{{[0-9]*}} 1.3461{{[0-9]*}} 1.3942{{[0-9]*}} 1.4423{{[0-9]*}} 1.4903{{[0-9]*}} 1.5384{{[0-9]*}} 1.5865{{[0-9]*}} 1.6346{{[0-9]*}} 1.6826{{[0-9]*}} 1.7307{{[0-9]*}} 1.7788{{[0-9]*}} 1.8269{{[0-9]*}} 1.875 1.9230{{[0-9]*}} 1.9711{{[0-9]*}} 2.0192{{[0-9]*}} 2.0673{{[0-9]*}} 2.1153{{[0-9]*}} 2.1634{{[0-9]*}} 2.2115{{[0-9]*}} 2.2596{{[0-9]*}} 2.3076{{[0-9]*}} 2.3557{{[0-9]*}} 2.4038{{[0-9]*}} 2.4519{{[0-9]*}} 2.5 2.5480{{[0-9]*}} 2.5961{{[0-9]*}} 2.6442{{[0-9]*}} 2.6923{{[0-9]*}} 2.7403{{[0-9]*}} 2.7884{{[0-9]*}} 2.8365{{[0-9]*}} 2.8846{{[0-9]*}} 2.9326{{[0-9]*}} 2.9807{{[0-9]*}} 3.0288{{[0-9]*}} 3.0769{{[0-9]*}} 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0{{$}}
 
-// VALID: graph @reduce_scatter: 3 -> {{[0-9]+}} dispatches, {{.*}}: ok
+// COUNT: graph @reduce_scatter: 1 dispatches (1 reduce_scatter_epilogue)
+// VALID: graph @reduce_scatter: 3 -> 1 dispatches, {{.*}}: ok
 
 circuit.graph @reduce_scatter(%x: tensor<64xf32> {circuit.name = "x"})
     -> tensor<256xf32> {

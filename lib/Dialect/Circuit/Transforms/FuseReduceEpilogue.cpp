@@ -230,6 +230,103 @@ struct FuseReduceIntoMap : OpRewritePattern<MapOp> {
   }
 };
 
+/// reduce (a single row) -> scatter that reads the reduced value: one
+/// reduce_scatter_epilogue (acceptance case 5: normalize, then write into a
+/// slice of a buffer).
+struct FuseReduceIntoScatter : OpRewritePattern<ScatterOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ScatterOp scatter,
+                                PatternRewriter &rewriter) const override {
+    Block &body = scatter.getBody().front();
+    ReduceOp reduce;
+    unsigned index = 0;
+    for (auto [k, input] : llvm::enumerate(scatter.getInputs()))
+      if (auto r = input.getDefiningOp<ReduceOp>();
+          r && body.getArgument(1 + k).getType() == elementTypeOf(input)) {
+        reduce = r;
+        index = k;
+        break;
+      }
+    if (!reduce)
+      return rewriter.notifyMatchFailure(scatter,
+                                         "reads no reduction result");
+    if (!reduce.getResult().hasOneUse())
+      return rewriter.notifyMatchFailure(scatter,
+                                         "the reduction result has other uses");
+    SmallVector<int64_t> iteration = getReductionIteration(reduce);
+    if (numElements(reduce.getResult()) != 1 ||
+        iteration != SmallVector<int64_t>{static_cast<int64_t>(
+                         scatter.getGrid())})
+      return rewriter.notifyMatchFailure(
+          scatter, "the scatter's grid is not the reduction's single row");
+    if (hasInPlaceWriteBetween(reduce, scatter, reduce.getInputs()) ||
+        writesBufferRead(scatter, reduce.getInputs()))
+      return rewriter.notifyMatchFailure(
+          scatter, "a buffer the reduction reads is written in place by or "
+                   "before the scatter");
+
+    SmallVector<Value> inputs;
+    SmallVector<bool> whole;
+    Block *prologueBody =
+        reduce.getPrologue().empty() ? nullptr : &reduce.getPrologue().front();
+    for (auto [k, v] : llvm::enumerate(reduce.getInputs())) {
+      inputs.push_back(v);
+      whole.push_back(prologueBody &&
+                      prologueBody->getArgument(1 + k).getType() ==
+                          v.getType());
+    }
+    SmallVector<unsigned> slot(scatter.getInputs().size(), 0);
+    for (auto [k, v] : llvm::enumerate(scatter.getInputs())) {
+      if (k == index)
+        continue;
+      // Share the slot of a reduction input read the same way.
+      bool w = body.getArgument(1 + k).getType() == v.getType();
+      unsigned at = inputs.size();
+      for (unsigned j = 0; j < reduce.getInputs().size(); ++j)
+        if (inputs[j] == v && whole[j] == w) {
+          at = j;
+          break;
+        }
+      if (at == inputs.size()) {
+        inputs.push_back(v);
+        whole.push_back(w);
+      }
+      slot[k] = at;
+    }
+
+    rewriter.setInsertionPoint(scatter);
+    Location loc = scatter.getLoc();
+    auto fused = ReduceScatterEpilogueOp::create(
+        rewriter, loc, scatter.getType(), reduce.getKind(), inputs,
+        scatter.getDest(), reduce.getOverAttr());
+    Type i32 = rewriter.getI32Type(), f32 = rewriter.getF32Type();
+    if (prologueBody) {
+      SmallVector<Type> types = bodyTypes({i32}, inputs, whole);
+      Block *block = rewriter.createBlock(
+          &fused.getPrologue(), {}, types,
+          SmallVector<Location>(types.size(), loc));
+      SmallVector<Value> args{block->getArgument(0)};
+      for (unsigned k = 0; k < reduce.getInputs().size(); ++k)
+        args.push_back(block->getArgument(1 + k));
+      YieldOp::create(rewriter, loc,
+                      inlineBody(rewriter, *prologueBody, args).front());
+    }
+    SmallVector<Type> types = bodyTypes({i32, f32}, inputs, whole);
+    Block *block =
+        rewriter.createBlock(&fused.getEpilogue(), {}, types,
+                             SmallVector<Location>(types.size(), loc));
+    SmallVector<Value> args{block->getArgument(0)};
+    for (unsigned k = 0; k < scatter.getInputs().size(); ++k)
+      args.push_back(k == index ? block->getArgument(1)
+                                : block->getArgument(2 + slot[k]));
+    YieldOp::create(rewriter, loc, inlineBody(rewriter, body, args));
+    rewriter.replaceOp(scatter, fused.getResult());
+    rewriter.eraseOp(reduce);
+    return success();
+  }
+};
+
 struct CircuitFuseReduceEpiloguePass
     : circuit::impl::CircuitFuseReduceEpiloguePassBase<
           CircuitFuseReduceEpiloguePass> {
@@ -247,5 +344,6 @@ struct CircuitFuseReduceEpiloguePass
 
 void hesper::circuit::populateFuseReduceEpiloguePatterns(
     RewritePatternSet &patterns) {
-  patterns.add<FuseReduceIntoMap>(patterns.getContext());
+  patterns.add<FuseReduceIntoMap, FuseReduceIntoScatter>(
+      patterns.getContext());
 }

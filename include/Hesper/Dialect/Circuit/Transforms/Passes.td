@@ -56,10 +56,12 @@ def CircuitFuseReduceEpiloguePass
   let description = [{
     `reduce` -> per-row scalar maps -> a full-shape map that reads the
     per-row value becomes one `circuit.reduce_epilogue` (RMSNorm's four
-    primitives become one). Legal when every intermediate has one use, the
-    full-shape map iterates over the reduction's input shape, the scalar
-    maps read only per-row or single-element values, and no in-place write
-    to a buffer the fused ops read lies between them.
+    primitives become one). Likewise a single-row reduction whose value a
+    scatter over the same grid reads becomes one reduce_scatter_epilogue.
+    Legal when every intermediate has one use, the full-shape map (or the
+    scatter) iterates over the reduction's shape, the scalar map reads only
+    the reduction and single elements, and no in-place write to a buffer
+    the reduction reads lies between them (or is the scatter itself).
   }];
 }
 
