@@ -6,8 +6,17 @@
 
 #include "Hesper/Dialect/Circuit/Transforms/Passes.h"
 
+#include "mlir/IR/OperationSupport.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/Passes.h"
+
+namespace hesper {
+namespace circuit {
+#define GEN_PASS_DEF_CIRCUITFUSEPASS
+#include "Hesper/Dialect/Circuit/Transforms/Passes.h.inc"
+} // namespace circuit
+} // namespace hesper
 
 using namespace mlir;
 using namespace hesper;
@@ -18,23 +27,52 @@ namespace {
 #include "Hesper/Dialect/Circuit/Transforms/Passes.h.inc"
 } // namespace
 
+namespace {
+
+struct CircuitFusePass
+    : circuit::impl::CircuitFusePassBase<CircuitFusePass> {
+  using CircuitFusePassBase::CircuitFusePassBase;
+
+  LogicalResult initialize(MLIRContext *context) override {
+    // One frozen pattern set per pass, applied in this order.
+    using Populate = void (*)(RewritePatternSet &);
+    for (Populate populate :
+         {populateFusePointwisePatterns, populateMergeSameDispatchPatterns,
+          populateFuseMatmulEpiloguePatterns,
+          populateFuseReduceEpiloguePatterns,
+          populateFuseReduceIntoQuantizePatterns, populateCSEQuantizePatterns,
+          populateFuseScatterPatterns}) {
+      RewritePatternSet patterns(context);
+      populate(patterns);
+      stages.emplace_back(std::move(patterns));
+    }
+    return success();
+  }
+
+  void runOnOperation() override {
+    GraphOp graph = getOperation();
+    int64_t start = countDispatches(graph);
+    for (unsigned round = 0; round < maxRounds; ++round) {
+      ++numRounds;
+      // Progress is any change of the IR, seen through its fingerprint.
+      OperationFingerPrint before(graph);
+      for (const FrozenRewritePatternSet &stage : stages)
+        if (failed(applyPatternsGreedily(graph, stage)))
+          return signalPassFailure();
+      if (OperationFingerPrint(graph) == before)
+        break;
+    }
+    numFused += start - countDispatches(graph);
+  }
+
+  SmallVector<FrozenRewritePatternSet> stages;
+};
+
+} // namespace
+
 void hesper::circuit::buildHesperFusePipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
-  OpPassManager &graph = pm.nest<GraphOp>();
-  // Each pass applies its patterns to a fixed point; a later fusion can
-  // enable an earlier one (a scatter merged with its neighbour, a quantize
-  // exposed by a reduce_epilogue), so the sequence runs twice.
-  for (int round = 0; round < 2; ++round) {
-    graph.addPass(createCircuitFusePointwisePass());
-    // Merging first keeps gate/up (and Q/K/V) one dispatch; an epilogue
-    // that reads a sibling's result would otherwise block the merge.
-    graph.addPass(createCircuitMergeSameDispatchPass());
-    graph.addPass(createCircuitFuseMatmulEpiloguePass());
-    graph.addPass(createCircuitFuseReduceEpiloguePass());
-    graph.addPass(createCircuitFuseReduceIntoQuantizePass());
-    graph.addPass(createCircuitCSEQuantizePass());
-    graph.addPass(createCircuitFuseScatterPass());
-  }
+  pm.nest<GraphOp>().addPass(createCircuitFusePass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }
@@ -43,7 +81,8 @@ void hesper::circuit::registerCircuitPasses() {
   registerCircuitTransformsPasses(); // Generated: one per pass.
   PassPipelineRegistration<>(
       "hesper-fuse",
-      "Fuse a Circuit graph into as few kernels as is safe (every "
-      "circuit-fuse-* pass, in order, to a fixed point)",
+      "Fuse a Circuit graph into as few kernels as is safe: canonicalize, "
+      "circuit-fuse (every fusion pattern set, in order, to a fixed point), "
+      "canonicalize, cse",
       buildHesperFusePipeline);
 }

@@ -111,6 +111,28 @@ def CircuitCSEQuantizePass
   }];
 }
 
+def CircuitFusePass : Pass<"circuit-fuse", "::hesper::circuit::GraphOp"> {
+  let summary = "Run every fusion pattern set, in order, to a fixed point";
+  let description = [{
+    Applies the pattern sets of circuit-fuse-pointwise,
+    circuit-merge-same-dispatch, circuit-fuse-matmul-epilogue,
+    circuit-fuse-reduce-epilogue, circuit-fuse-reduce-into-quantize,
+    circuit-cse-quantize and circuit-fuse-scatter one after the other, and
+    repeats the sequence until a round changes nothing (a later fusion can
+    enable an earlier one). This is the core of the `hesper-fuse` pipeline.
+  }];
+  let dependentDialects = ["::hesper::circuit::CircuitDialect",
+                           "::hesper::exp::ExpDialect"];
+  let options = [
+    Option<"maxRounds", "max-rounds", "unsigned", /*default=*/"16",
+           "Give up after this many rounds (each must make progress)">,
+  ];
+  let statistics = [
+    Statistic<"numFused", "fused", "Number of primitives fused away">,
+    Statistic<"numRounds", "rounds", "Rounds until nothing changed">,
+  ];
+}
+
 def CircuitCountDispatchesPass
     : Pass<"circuit-count-dispatches", "::hesper::circuit::GraphOp"> {
   let summary = "Report how many kernels a graph will launch";
