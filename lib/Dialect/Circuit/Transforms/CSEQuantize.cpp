@@ -11,6 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FusionUtils.h"
+
 #include "Hesper/Dialect/Circuit/Transforms/Passes.h"
 
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -25,6 +27,7 @@ namespace circuit {
 using namespace mlir;
 using namespace hesper;
 using namespace hesper::circuit;
+using namespace hesper::circuit::fusion;
 
 namespace {
 
@@ -50,12 +53,8 @@ struct ReuseEarlierQuantize : OpRewritePattern<QuantizeOp> {
 struct CircuitCSEQuantizePass
     : circuit::impl::CircuitCSEQuantizePassBase<CircuitCSEQuantizePass> {
   void runOnOperation() override {
-    RewritePatternSet patterns(&getContext());
-    populateCSEQuantizePatterns(patterns);
-    int64_t before = countDispatches(getOperation());
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
-      return signalPassFailure();
-    numFused += before - countDispatches(getOperation());
+    if (failed(runFusionPatterns(getOperation(), populateCSEQuantizePatterns, numFused)))
+      signalPassFailure();
   }
 };
 

@@ -136,12 +136,8 @@ struct CircuitFuseMatmulEpiloguePass
     : circuit::impl::CircuitFuseMatmulEpiloguePassBase<
           CircuitFuseMatmulEpiloguePass> {
   void runOnOperation() override {
-    RewritePatternSet patterns(&getContext());
-    populateFuseMatmulEpiloguePatterns(patterns);
-    int64_t before = countDispatches(getOperation());
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
-      return signalPassFailure();
-    numFused += before - countDispatches(getOperation());
+    if (failed(runFusionPatterns(getOperation(), populateFuseMatmulEpiloguePatterns, numFused)))
+      signalPassFailure();
   }
 };
 

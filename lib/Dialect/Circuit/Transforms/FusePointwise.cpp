@@ -151,31 +151,51 @@ static void inlineIntoUser(
 
 namespace {
 
+/// Where a producer's only user reads it: the user, its inputs, and which
+/// input the producer is.
+struct UserSlot {
+  Operation *user;
+  InputsInfo info;
+  unsigned k;
+};
+
+/// Finds the input slot of the single user of `producer`'s result, if the
+/// user reads it element by element as a per-lane input.
+FailureOr<UserSlot> findUserSlot(PatternRewriter &rewriter,
+                                 Operation *producer) {
+  Value result = producer->getResult(0);
+  if (!result.hasOneUse())
+    return rewriter.notifyMatchFailure(producer,
+                                       "has no use or more than one");
+  Operation *user = *result.getUsers().begin();
+  if (isa<OutputOp>(user))
+    return rewriter.notifyMatchFailure(producer, "is a graph result");
+  std::optional<InputsInfo> info = getInputsInfo(user);
+  if (!info)
+    return rewriter.notifyMatchFailure(producer,
+                                       "its user has no per-lane inputs");
+  std::optional<unsigned> k = findInput(user, *info, result);
+  if (!k)
+    return rewriter.notifyMatchFailure(
+        producer, "its user reads it in another role than a per-lane input");
+  if (readsInputWhole(*info, *k, result.getType()))
+    return rewriter.notifyMatchFailure(
+        producer, "its user reads it whole, at computed indices");
+  return UserSlot{user, *info, *k};
+}
+
 /// map -> user: the map's body runs inside the user's.
 struct FuseMapIntoUser : OpRewritePattern<MapOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(MapOp producer,
                                 PatternRewriter &rewriter) const override {
-    Value result = producer.getResult();
-    if (!result.hasOneUse())
-      return rewriter.notifyMatchFailure(producer,
-                                         "has no use or more than one");
-    Operation *user = *result.getUsers().begin();
-    if (isa<OutputOp>(user))
-      return rewriter.notifyMatchFailure(producer, "is a graph result");
-    std::optional<InputsInfo> info = getInputsInfo(user);
-    if (!info)
-      return rewriter.notifyMatchFailure(producer,
-                                         "its user has no per-lane inputs");
-    std::optional<unsigned> k = findInput(user, *info, result);
-    if (!k)
-      return rewriter.notifyMatchFailure(
-          producer, "its user reads it in another role than a per-lane "
-                    "input");
-    if (readsInputWhole(*info, *k, result.getType()))
-      return rewriter.notifyMatchFailure(
-          producer, "its user reads it whole, at computed indices");
+    FailureOr<UserSlot> slot = findUserSlot(rewriter, producer);
+    if (failed(slot))
+      return failure();
+    Operation *user = slot->user;
+    std::optional<InputsInfo> info = slot->info;
+    std::optional<unsigned> k = slot->k;
     bool readsAtZero = false;
     if (failed(checkLaneForLane(rewriter, producer, producer.getBody(),
                                 producer.getInputs(), *info, readsAtZero)))
@@ -213,25 +233,12 @@ struct FuseGatherIntoUser : OpRewritePattern<GatherOp> {
 
   LogicalResult matchAndRewrite(GatherOp producer,
                                 PatternRewriter &rewriter) const override {
-    Value result = producer.getResult();
-    if (!result.hasOneUse())
-      return rewriter.notifyMatchFailure(producer,
-                                         "has no use or more than one");
-    Operation *user = *result.getUsers().begin();
-    if (isa<OutputOp>(user))
-      return rewriter.notifyMatchFailure(producer, "is a graph result");
-    std::optional<InputsInfo> info = getInputsInfo(user);
-    if (!info)
-      return rewriter.notifyMatchFailure(producer,
-                                         "its user has no per-lane inputs");
-    std::optional<unsigned> k = findInput(user, *info, result);
-    if (!k)
-      return rewriter.notifyMatchFailure(
-          producer, "its user reads it in another role than a per-lane "
-                    "input");
-    if (readsInputWhole(*info, *k, result.getType()))
-      return rewriter.notifyMatchFailure(
-          producer, "its user reads it whole, at computed indices");
+    FailureOr<UserSlot> slot = findUserSlot(rewriter, producer);
+    if (failed(slot))
+      return failure();
+    Operation *user = slot->user;
+    std::optional<InputsInfo> info = slot->info;
+    std::optional<unsigned> k = slot->k;
     bool readsAtZero = false;
     if (failed(checkLaneForLane(rewriter, producer, producer.getBody(),
                                 producer.getInputs(), *info, readsAtZero)))
@@ -269,12 +276,8 @@ struct FuseGatherIntoUser : OpRewritePattern<GatherOp> {
 struct CircuitFusePointwisePass
     : circuit::impl::CircuitFusePointwisePassBase<CircuitFusePointwisePass> {
   void runOnOperation() override {
-    RewritePatternSet patterns(&getContext());
-    populateFusePointwisePatterns(patterns);
-    int64_t before = countDispatches(getOperation());
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
-      return signalPassFailure();
-    numFused += before - countDispatches(getOperation());
+    if (failed(runFusionPatterns(getOperation(), populateFusePointwisePatterns, numFused)))
+      signalPassFailure();
   }
 };
 

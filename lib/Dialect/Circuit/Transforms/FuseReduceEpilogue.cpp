@@ -331,12 +331,8 @@ struct CircuitFuseReduceEpiloguePass
     : circuit::impl::CircuitFuseReduceEpiloguePassBase<
           CircuitFuseReduceEpiloguePass> {
   void runOnOperation() override {
-    RewritePatternSet patterns(&getContext());
-    populateFuseReduceEpiloguePatterns(patterns);
-    int64_t before = countDispatches(getOperation());
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
-      return signalPassFailure();
-    numFused += before - countDispatches(getOperation());
+    if (failed(runFusionPatterns(getOperation(), populateFuseReduceEpiloguePatterns, numFused)))
+      signalPassFailure();
   }
 };
 

@@ -87,12 +87,8 @@ struct CircuitFuseReduceIntoQuantizePass
     : circuit::impl::CircuitFuseReduceIntoQuantizePassBase<
           CircuitFuseReduceIntoQuantizePass> {
   void runOnOperation() override {
-    RewritePatternSet patterns(&getContext());
-    populateFuseReduceIntoQuantizePatterns(patterns);
-    int64_t before = countDispatches(getOperation());
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
-      return signalPassFailure();
-    numFused += before - countDispatches(getOperation());
+    if (failed(runFusionPatterns(getOperation(), populateFuseReduceIntoQuantizePatterns, numFused)))
+      signalPassFailure();
   }
 };
 

@@ -165,12 +165,8 @@ struct MergeScatters : RewritePattern {
 struct CircuitFuseScatterPass
     : circuit::impl::CircuitFuseScatterPassBase<CircuitFuseScatterPass> {
   void runOnOperation() override {
-    RewritePatternSet patterns(&getContext());
-    populateFuseScatterPatterns(patterns);
-    int64_t before = countDispatches(getOperation());
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
-      return signalPassFailure();
-    numFused += before - countDispatches(getOperation());
+    if (failed(runFusionPatterns(getOperation(), populateFuseScatterPatterns, numFused)))
+      signalPassFailure();
   }
 };
 

@@ -6,9 +6,11 @@
 
 #include "FusionUtils.h"
 
+#include "Hesper/Dialect/Circuit/Transforms/Passes.h"
 #include "Hesper/Dialect/Exp/IR/Exp.h"
 
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -231,4 +233,16 @@ bool fusion::hasOnlyUser(Value value, Operation *user) {
     if (u != user)
       return false;
   return !isa<OutputOp>(user);
+}
+
+LogicalResult fusion::runFusionPatterns(GraphOp graph,
+                                        void (*populate)(RewritePatternSet &),
+                                        Pass::Statistic &fused) {
+  RewritePatternSet patterns(graph.getContext());
+  populate(patterns);
+  int64_t before = countDispatches(graph);
+  if (failed(applyPatternsGreedily(graph, std::move(patterns))))
+    return failure();
+  fused += before - countDispatches(graph);
+  return success();
 }

@@ -16,6 +16,7 @@
 #include "Hesper/Dialect/Circuit/IR/Circuit.h"
 
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Pass/Pass.h"
 
 #include <optional>
 
@@ -95,6 +96,13 @@ bool writesBufferRead(mlir::Operation *writer, mlir::ValueRange reads);
 
 /// True when `value` is used only by `user`, and not by circuit.output.
 bool hasOnlyUser(mlir::Value value, mlir::Operation *user);
+
+/// Applies the patterns `populate` adds to `graph` to a fixed point and adds
+/// the number of primitives fused away to `fused`: the body of every fusion
+/// pass.
+mlir::LogicalResult
+runFusionPatterns(GraphOp graph, void (*populate)(mlir::RewritePatternSet &),
+                  mlir::Pass::Statistic &fused);
 
 /// The per-lane element type a body sees for a tensor.
 inline mlir::Type elementTypeOf(mlir::Value tensor) {

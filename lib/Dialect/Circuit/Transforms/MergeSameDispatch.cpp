@@ -133,12 +133,8 @@ struct CircuitMergeSameDispatchPass
     : circuit::impl::CircuitMergeSameDispatchPassBase<
           CircuitMergeSameDispatchPass> {
   void runOnOperation() override {
-    RewritePatternSet patterns(&getContext());
-    populateMergeSameDispatchPatterns(patterns);
-    int64_t before = countDispatches(getOperation());
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
-      return signalPassFailure();
-    numFused += before - countDispatches(getOperation());
+    if (failed(runFusionPatterns(getOperation(), populateMergeSameDispatchPatterns, numFused)))
+      signalPassFailure();
   }
 };
 
