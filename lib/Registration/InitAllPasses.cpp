@@ -6,6 +6,7 @@
 
 #include "Hesper/InitAllPasses.h"
 
+#include "Hesper/Conversion/Passes.h"
 #include "Hesper/Dialect/Circuit/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -16,6 +17,7 @@
 void hesper::registerAllPasses() {
   // Hesper's own: the Circuit fusion passes and the hesper-fuse pipeline.
   circuit::registerCircuitPasses();
+  registerHesperConversionPasses();
 
   // Generic transformations: canonicalize, cse, inline, symbol-dce, ...
   mlir::registerTransformsPasses();
