@@ -30,5 +30,21 @@ llvm_config.add_tool_substitutions(tools, [config.hesper_tools_dir])
 # Optional external validators: tests that need them say REQUIRES.
 if shutil.which("spirv-val"):
     config.available_features.add("spirv-val")
-if os.path.exists("/usr/local/cuda/bin/ptxas") or shutil.which("ptxas"):
+ptxas = shutil.which("ptxas") or (
+    "/usr/local/cuda/bin/ptxas"
+    if os.path.exists("/usr/local/cuda/bin/ptxas") else None)
+if ptxas:
     config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))
+
+# CUDA's libdevice, which the NVVM target links for math functions.
+libdevice = "/usr/local/cuda/nvvm/libdevice/libdevice.10.bc"
+if os.path.exists(libdevice):
+    config.available_features.add("libdevice")
+    config.substitutions.append(("%libdevice", libdevice))
+
+# Pulls the PTX text out of gpu.binary objects, for ptxas.
+config.substitutions.append((
+    "%extract_ptx",
+    "python3 " + os.path.join(os.path.dirname(config.test_source_root),
+                              "utils", "extract-ptx.py")))

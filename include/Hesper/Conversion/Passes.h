@@ -9,6 +9,8 @@
 
 #include "Hesper/Conversion/ExpToStd/ExpToStd.h"
 
+#include "mlir/IR/BuiltinOps.h"
+
 #include "mlir/Pass/Pass.h"
 
 namespace hesper {

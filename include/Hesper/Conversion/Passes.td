@@ -26,4 +26,24 @@ def ConvertExpToStdPass : Pass<"convert-exp-to-std"> {
                            "::mlir::gpu::GPUDialect"];
 }
 
+def ConvertShaderMToGPUPass
+    : Pass<"convert-shaderm-to-gpu", "::mlir::ModuleOp"> {
+  let summary = "Lower shaderm kernels to gpu.func kernels";
+  let description = [{
+    Moves every `shaderm.kernel` of the module into a `gpu.module
+    @hesper_kernels` as a `gpu.func ... kernel`: buffer bindings become
+    memrefs (in binding order), shared allocations become workgroup
+    attributions, builtin ids become `gpu` ids, loads, stores and atomics
+    become `memref` (and `vector`) ops, barriers `gpu.barrier`. The kernel
+    ABI is recorded on the function as `hesper.abi`: workgroup size,
+    shared-memory bytes, and per binding its kind, type and access; the
+    workgroup size is also `known_block_size`. Exp ops are left for
+    `convert-exp-to-std`.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::vector::VectorDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 #endif // HESPER_CONVERSION_PASSES_TD

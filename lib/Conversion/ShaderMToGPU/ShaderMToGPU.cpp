@@ -1,0 +1,250 @@
+//===- ShaderMToGPU.cpp - Lower shaderm kernels to gpu.func --------------===//
+//
+// Part of the Hesper project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Each shaderm.kernel becomes a gpu.func kernel in gpu.module
+// @hesper_kernels. Bindings keep their order; buffers become 1-D memrefs,
+// shared allocations workgroup attributions. The ABI the runtime needs (the
+// bindings, the workgroup size, the shared-memory bytes) is recorded in a
+// `hesper.abi` dictionary on the function.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Hesper/Conversion/Passes.h"
+#include "Hesper/Dialect/ShaderM/IR/ShaderM.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+namespace hesper {
+#define GEN_PASS_DEF_CONVERTSHADERMTOGPUPASS
+#include "Hesper/Conversion/Passes.h.inc"
+} // namespace hesper
+
+using namespace mlir;
+using namespace hesper;
+namespace sm = hesper::shaderm;
+
+static constexpr StringLiteral kGpuModuleName = "hesper_kernels";
+
+static Type convertBindingType(Type type) {
+  if (auto buffer = dyn_cast<sm::BufferType>(type))
+    return MemRefType::get({buffer.getLength()}, buffer.getElementType());
+  return type;
+}
+
+static gpu::Dimension toGpu(sm::Dim dim) {
+  switch (dim) {
+  case sm::Dim::x:
+    return gpu::Dimension::x;
+  case sm::Dim::y:
+    return gpu::Dimension::y;
+  case sm::Dim::z:
+    return gpu::Dimension::z;
+  }
+  return gpu::Dimension::x;
+}
+
+/// The `hesper.abi` dictionary of a kernel.
+static DictionaryAttr buildAbi(OpBuilder &b, sm::KernelOp kernel) {
+  SmallVector<Attribute> bindings;
+  for (auto [i, type] : llvm::enumerate(kernel.getArgumentTypes())) {
+    SmallVector<NamedAttribute> fields;
+    fields.push_back(b.getNamedAttr("index", b.getI32IntegerAttr(i)));
+    if (auto buffer = dyn_cast<sm::BufferType>(type)) {
+      fields.push_back(b.getNamedAttr("kind", b.getStringAttr("buffer")));
+      fields.push_back(b.getNamedAttr(
+          "access", b.getStringAttr(buffer.isReadOnly() ? "read_only"
+                                                        : "read_write")));
+    } else {
+      fields.push_back(b.getNamedAttr("kind", b.getStringAttr("scalar")));
+    }
+    fields.push_back(b.getNamedAttr("type", TypeAttr::get(type)));
+    bindings.push_back(b.getDictionaryAttr(fields));
+  }
+  SmallVector<NamedAttribute> abi{
+      b.getNamedAttr("bindings", b.getArrayAttr(bindings)),
+      b.getNamedAttr("shared_bytes",
+                     b.getI64IntegerAttr(kernel.getSharedMemoryBytes())),
+      b.getNamedAttr("workgroup_size", kernel.getWorkgroupSizeAttr())};
+  if (IntegerAttr sg = kernel.getSubgroupSizeAttr())
+    abi.push_back(b.getNamedAttr("subgroup_size", sg));
+  if (IntegerAttr minWg = kernel.getMinWorkgroupsPerSmAttr())
+    abi.push_back(b.getNamedAttr("min_workgroups_per_sm", minWg));
+  return b.getDictionaryAttr(abi);
+}
+
+static std::optional<arith::AtomicRMWKind> toArith(sm::AtomicKind kind,
+                                                   bool isFloat) {
+  using K = arith::AtomicRMWKind;
+  switch (kind) {
+  case sm::AtomicKind::add:
+    return isFloat ? K::addf : K::addi;
+  case sm::AtomicKind::max:
+    return isFloat ? K::maxnumf : K::maxs;
+  case sm::AtomicKind::min:
+    return isFloat ? K::minnumf : K::mins;
+  case sm::AtomicKind::umax:
+    return K::maxu;
+  case sm::AtomicKind::umin:
+    return K::minu;
+  case sm::AtomicKind::bit_and:
+    return K::andi;
+  case sm::AtomicKind::bit_or:
+    return K::ori;
+  case sm::AtomicKind::exchange:
+    return K::assign;
+  case sm::AtomicKind::bit_xor:
+    return std::nullopt; // No memref.atomic_rmw kind: a generic RMW.
+  }
+  return std::nullopt;
+}
+
+/// Replaces one shaderm op inside a moved kernel body.
+static void convertOp(OpBuilder &b, Operation *op) {
+  b.setInsertionPoint(op);
+  Location loc = op->getLoc();
+  Value replacement;
+  llvm::TypeSwitch<Operation *>(op)
+      .Case([&](sm::GlobalIdOp id) {
+        replacement = gpu::GlobalIdOp::create(b, loc, toGpu(id.getDim()));
+      })
+      .Case([&](sm::LocalIdOp id) {
+        replacement = gpu::ThreadIdOp::create(b, loc, toGpu(id.getDim()));
+      })
+      .Case([&](sm::WorkgroupIdOp id) {
+        replacement = gpu::BlockIdOp::create(b, loc, toGpu(id.getDim()));
+      })
+      .Case([&](sm::NumWorkgroupsOp id) {
+        replacement = gpu::GridDimOp::create(b, loc, toGpu(id.getDim()));
+      })
+      .Case([&](sm::SubgroupIdOp) {
+        replacement = gpu::SubgroupIdOp::create(b, loc, /*upper_bound=*/nullptr);
+      })
+      .Case([&](sm::LoadOp load) {
+        if (auto vec = dyn_cast<VectorType>(load.getType()))
+          replacement = vector::LoadOp::create(b, loc, vec, load.getMemory(),
+                                               ValueRange{load.getIndex()});
+        else
+          replacement = memref::LoadOp::create(b, loc, load.getMemory(),
+                                               ValueRange{load.getIndex()});
+      })
+      .Case([&](sm::StoreOp store) {
+        if (isa<VectorType>(store.getValue().getType()))
+          vector::StoreOp::create(b, loc, store.getValue(), store.getMemory(),
+                                  ValueRange{store.getIndex()});
+        else
+          memref::StoreOp::create(b, loc, store.getValue(), store.getMemory(),
+                                  ValueRange{store.getIndex()});
+      })
+      .Case([&](sm::AtomicRMWOp atomic) {
+        bool isFloat = isa<FloatType>(atomic.getType());
+        if (auto kind = toArith(atomic.getKind(), isFloat)) {
+          replacement = memref::AtomicRMWOp::create(
+              b, loc, *kind, atomic.getValue(), atomic.getMemory(),
+              ValueRange{atomic.getIndex()});
+          return;
+        }
+        auto generic = memref::GenericAtomicRMWOp::create(
+            b, loc, atomic.getMemory(), ValueRange{atomic.getIndex()});
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(generic.getBody());
+        Value updated = arith::XOrIOp::create(b, loc, generic.getCurrentValue(),
+                                              atomic.getValue());
+        memref::AtomicYieldOp::create(b, loc, updated);
+        replacement = generic.getResult();
+      })
+      .Case([&](sm::BarrierOp) { gpu::BarrierOp::create(b, loc); })
+      .Case([&](sm::ReturnOp) { gpu::ReturnOp::create(b, loc); });
+  if (replacement)
+    op->getResult(0).replaceAllUsesWith(replacement);
+  op->erase();
+}
+
+static LogicalResult convertKernel(sm::KernelOp kernel,
+                                   gpu::GPUModuleOp gpuModule) {
+  // What this lowering cannot express yet is refused up front.
+  WalkResult unsupported = kernel.walk([](sm::SubgroupBarrierOp op) {
+    op.emitOpError("is not supported by convert-shaderm-to-gpu: the gpu "
+                   "dialect has no subgroup barrier");
+    return WalkResult::interrupt();
+  });
+  if (unsupported.wasInterrupted())
+    return failure();
+
+  MLIRContext *context = kernel.getContext();
+  OpBuilder b(context);
+  SmallVector<Type> argTypes;
+  for (Type type : kernel.getArgumentTypes())
+    argTypes.push_back(convertBindingType(type));
+  SmallVector<sm::SharedAllocOp> allocs;
+  kernel.walk([&](sm::SharedAllocOp alloc) { allocs.push_back(alloc); });
+  auto workgroup =
+      gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup);
+  SmallVector<Type> sharedTypes;
+  for (sm::SharedAllocOp alloc : allocs)
+    sharedTypes.push_back(MemRefType::get({alloc.getType().getLength()},
+                                          alloc.getType().getElementType(),
+                                          MemRefLayoutAttrInterface(),
+                                          workgroup));
+
+  b.setInsertionPointToEnd(gpuModule.getBody());
+  auto func = gpu::GPUFuncOp::create(b, kernel.getLoc(), kernel.getSymName(),
+                                     b.getFunctionType(argTypes, {}),
+                                     sharedTypes);
+  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  func.setKnownBlockSizeAttr(kernel.getWorkgroupSizeAttr());
+  func->setAttr("hesper.abi", buildAbi(b, kernel));
+
+  // Move the body over, then rewrite its shaderm ops.
+  Block &entry = func.getBody().front();
+  Block &old = kernel.getBody().front();
+  for (auto [oldArg, newArg] :
+       llvm::zip(old.getArguments(), entry.getArguments())) {
+    oldArg.replaceAllUsesWith(newArg);
+  }
+  entry.getOperations().splice(entry.end(), old.getOperations());
+  for (auto [alloc, attribution] :
+       llvm::zip(allocs, func.getWorkgroupAttributions())) {
+    alloc.getResult().replaceAllUsesWith(attribution);
+    alloc.erase();
+  }
+  SmallVector<Operation *> toConvert;
+  func.walk([&](Operation *op) {
+    if (isa<sm::ShaderMDialect>(op->getDialect()))
+      toConvert.push_back(op);
+  });
+  for (Operation *op : toConvert)
+    convertOp(b, op);
+  kernel.erase();
+  return success();
+}
+
+namespace {
+struct ConvertShaderMToGPUPass
+    : hesper::impl::ConvertShaderMToGPUPassBase<ConvertShaderMToGPUPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<sm::KernelOp> kernels(module.getOps<sm::KernelOp>());
+    if (kernels.empty())
+      return;
+    OpBuilder b(&getContext());
+    module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                    b.getUnitAttr());
+    auto gpuModule = module.lookupSymbol<gpu::GPUModuleOp>(kGpuModuleName);
+    if (!gpuModule) {
+      b.setInsertionPointToEnd(module.getBody());
+      gpuModule = gpu::GPUModuleOp::create(b, module.getLoc(), kGpuModuleName);
+    }
+    for (sm::KernelOp kernel : kernels)
+      if (failed(convertKernel(kernel, gpuModule)))
+        return signalPassFailure();
+  }
+};
+} // namespace
