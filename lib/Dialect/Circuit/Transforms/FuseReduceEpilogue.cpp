@@ -44,6 +44,71 @@ static SmallVector<Type> bodyTypes(ArrayRef<Type> leading, ValueRange inputs,
   return types;
 }
 
+/// The inputs of a fused reduction: the reduction's own first, in its
+/// prologue's reading mode, then the fused user's. An added input that the
+/// reduction already reads the same way can share its slot (both iterate over
+/// the same shape).
+struct FusedInputs {
+  explicit FusedInputs(ReduceOp reduce)
+      : prologue(reduce.getPrologue().empty() ? nullptr
+                                              : &reduce.getPrologue().front()),
+        numReduce(reduce.getInputs().size()) {
+    for (auto [k, v] : llvm::enumerate(reduce.getInputs()))
+      append(v, prologue &&
+                    prologue->getArgument(1 + k).getType() == v.getType());
+  }
+
+  /// Adds `v` (read whole or not) and returns its slot.
+  unsigned add(Value v, bool isWhole, bool share) {
+    if (share)
+      for (unsigned j = 0; j < numReduce; ++j)
+        if (values[j] == v && whole[j] == isWhole)
+          return j;
+    append(v, isWhole);
+    return values.size() - 1;
+  }
+
+  /// The reduction's prologue, or null.
+  Block *prologue;
+  unsigned numReduce;
+  SmallVector<Value> values;
+  SmallVector<bool> whole;
+
+private:
+  void append(Value v, bool isWhole) {
+    values.push_back(v);
+    whole.push_back(isWhole);
+  }
+};
+
+/// Gives the fused op the reduction's prologue (if it had one), taking the
+/// added inputs as unused arguments.
+static void buildPrologue(PatternRewriter &rewriter, Location loc,
+                          Region &dest, const FusedInputs &inputs) {
+  if (!inputs.prologue)
+    return;
+  SmallVector<Type> types =
+      bodyTypes({rewriter.getI32Type()}, inputs.values, inputs.whole);
+  Block *block = rewriter.createBlock(&dest, {}, types,
+                                      SmallVector<Location>(types.size(), loc));
+  SmallVector<Value> args{block->getArgument(0)};
+  for (unsigned k = 0; k < inputs.numReduce; ++k)
+    args.push_back(block->getArgument(1 + k));
+  YieldOp::create(rewriter, loc,
+                  inlineBody(rewriter, *inputs.prologue, args).front());
+}
+
+/// Creates the fused op's epilogue block: lane, accumulator, then the
+/// inputs.
+static Block *createEpilogue(PatternRewriter &rewriter, Location loc,
+                             Region &dest, const FusedInputs &inputs) {
+  SmallVector<Type> types =
+      bodyTypes({rewriter.getI32Type(), rewriter.getF32Type()}, inputs.values,
+                inputs.whole);
+  return rewriter.createBlock(&dest, {}, types,
+                              SmallVector<Location>(types.size(), loc));
+}
+
 namespace {
 
 struct FuseReduceIntoMap : OpRewritePattern<MapOp> {
@@ -135,69 +200,37 @@ struct FuseReduceIntoMap : OpRewritePattern<MapOp> {
     SmallVector<int64_t> iteration = getReductionIteration(reduce);
 
     // Inputs of the fused op: the reduction's, the scalar map's others, the
-    // map's others, each with its reading mode.
-    SmallVector<Value> inputs;
-    SmallVector<bool> whole;
-    auto addInputs = [&](ValueRange values, Block *body, Value skip) {
-      for (auto [k, v] : llvm::enumerate(values)) {
-        if (v == skip)
-          continue;
-        inputs.push_back(v);
-        whole.push_back(body && body->getArgument(1 + k).getType() ==
-                                    v.getType());
-      }
-    };
-    Block *prologueBody =
-        reduce.getPrologue().empty() ? nullptr : &reduce.getPrologue().front();
-    addInputs(reduce.getInputs(), prologueBody, nullptr);
-    unsigned scalarStart = inputs.size();
-    if (scalar)
-      addInputs(scalar.getInputs(), &scalar.getBody().front(), reduced);
-    // The map's other inputs; one the reduction already reads the same way
-    // shares its slot (both iterate over the same shape).
-    SmallVector<unsigned> mapSlot(map.getInputs().size(), 0);
-    for (auto [k, v] : llvm::enumerate(map.getInputs())) {
-      if (k == index)
-        continue;
-      bool w = mapBody.getArgument(1 + k).getType() == v.getType();
-      unsigned slot = inputs.size();
-      for (unsigned j = 0; j < reduce.getInputs().size(); ++j)
-        if (inputs[j] == v && whole[j] == w) {
-          slot = j;
-          break;
-        }
-      if (slot == inputs.size()) {
-        inputs.push_back(v);
-        whole.push_back(w);
-      }
-      mapSlot[k] = slot;
+    // map's others (sharing a reduction slot where they can), each with its
+    // reading mode.
+    FusedInputs inputs(reduce);
+    SmallVector<unsigned> scalarSlot;
+    if (scalar) {
+      Block &scalarBody = scalar.getBody().front();
+      for (auto [k, v] : llvm::enumerate(scalar.getInputs()))
+        scalarSlot.push_back(
+            v == reduced
+                ? 0
+                : inputs.add(v,
+                             scalarBody.getArgument(1 + k).getType() ==
+                                 v.getType(),
+                             /*share=*/false));
     }
+    SmallVector<unsigned> mapSlot(map.getInputs().size(), 0);
+    for (auto [k, v] : llvm::enumerate(map.getInputs()))
+      if (k != index)
+        mapSlot[k] = inputs.add(
+            v, mapBody.getArgument(1 + k).getType() == v.getType(),
+            /*share=*/true);
 
     rewriter.setInsertionPoint(map);
     Location loc = map.getLoc();
     auto fused = ReduceEpilogueOp::create(rewriter, loc, map.getType(),
-                                          reduce.getKind(), inputs,
+                                          reduce.getKind(), inputs.values,
                                           reduce.getOverAttr());
-    Type i32 = rewriter.getI32Type(), f32 = rewriter.getF32Type();
-
-    // Prologue: the reduction's own, with the extra inputs unused.
-    if (prologueBody) {
-      SmallVector<Type> types = bodyTypes({i32}, inputs, whole);
-      Block *block = rewriter.createBlock(
-          &fused.getPrologue(), {}, types,
-          SmallVector<Location>(types.size(), loc));
-      SmallVector<Value> args{block->getArgument(0)};
-      for (unsigned k = 0; k < reduce.getInputs().size(); ++k)
-        args.push_back(block->getArgument(1 + k));
-      Value v = inlineBody(rewriter, *prologueBody, args).front();
-      YieldOp::create(rewriter, loc, v);
-    }
+    buildPrologue(rewriter, loc, fused.getPrologue(), inputs);
 
     // Epilogue: the per-row value from the accumulator, then the map.
-    SmallVector<Type> types = bodyTypes({i32, f32}, inputs, whole);
-    Block *block =
-        rewriter.createBlock(&fused.getEpilogue(), {}, types,
-                             SmallVector<Location>(types.size(), loc));
+    Block *block = createEpilogue(rewriter, loc, fused.getEpilogue(), inputs);
     Value lane = block->getArgument(0);
     Value perRow = block->getArgument(1);
     if (scalar) {
@@ -209,10 +242,9 @@ struct FuseReduceIntoMap : OpRewritePattern<MapOp> {
                                                   rowLength)
                             .getResult();
       SmallVector<Value> args{row};
-      unsigned next = scalarStart;
-      for (Value in : scalar.getInputs())
+      for (auto [k, in] : llvm::enumerate(scalar.getInputs()))
         args.push_back(in == reduced ? perRow
-                                     : block->getArgument(2 + next++));
+                                     : block->getArgument(2 + scalarSlot[k]));
       perRow = inlineBody(rewriter, scalar.getBody().front(), args).front();
     }
     SmallVector<Value> args{lane};
@@ -266,56 +298,20 @@ struct FuseReduceIntoScatter : OpRewritePattern<ScatterOp> {
           scatter, "a buffer the reduction reads is written in place by or "
                    "before the scatter");
 
-    SmallVector<Value> inputs;
-    SmallVector<bool> whole;
-    Block *prologueBody =
-        reduce.getPrologue().empty() ? nullptr : &reduce.getPrologue().front();
-    for (auto [k, v] : llvm::enumerate(reduce.getInputs())) {
-      inputs.push_back(v);
-      whole.push_back(prologueBody &&
-                      prologueBody->getArgument(1 + k).getType() ==
-                          v.getType());
-    }
+    FusedInputs inputs(reduce);
     SmallVector<unsigned> slot(scatter.getInputs().size(), 0);
-    for (auto [k, v] : llvm::enumerate(scatter.getInputs())) {
-      if (k == index)
-        continue;
-      // Share the slot of a reduction input read the same way.
-      bool w = body.getArgument(1 + k).getType() == v.getType();
-      unsigned at = inputs.size();
-      for (unsigned j = 0; j < reduce.getInputs().size(); ++j)
-        if (inputs[j] == v && whole[j] == w) {
-          at = j;
-          break;
-        }
-      if (at == inputs.size()) {
-        inputs.push_back(v);
-        whole.push_back(w);
-      }
-      slot[k] = at;
-    }
+    for (auto [k, v] : llvm::enumerate(scatter.getInputs()))
+      if (k != index)
+        slot[k] = inputs.add(v, body.getArgument(1 + k).getType() == v.getType(),
+                             /*share=*/true);
 
     rewriter.setInsertionPoint(scatter);
     Location loc = scatter.getLoc();
     auto fused = ReduceScatterEpilogueOp::create(
-        rewriter, loc, scatter.getType(), reduce.getKind(), inputs,
+        rewriter, loc, scatter.getType(), reduce.getKind(), inputs.values,
         scatter.getDest(), reduce.getOverAttr());
-    Type i32 = rewriter.getI32Type(), f32 = rewriter.getF32Type();
-    if (prologueBody) {
-      SmallVector<Type> types = bodyTypes({i32}, inputs, whole);
-      Block *block = rewriter.createBlock(
-          &fused.getPrologue(), {}, types,
-          SmallVector<Location>(types.size(), loc));
-      SmallVector<Value> args{block->getArgument(0)};
-      for (unsigned k = 0; k < reduce.getInputs().size(); ++k)
-        args.push_back(block->getArgument(1 + k));
-      YieldOp::create(rewriter, loc,
-                      inlineBody(rewriter, *prologueBody, args).front());
-    }
-    SmallVector<Type> types = bodyTypes({i32, f32}, inputs, whole);
-    Block *block =
-        rewriter.createBlock(&fused.getEpilogue(), {}, types,
-                             SmallVector<Location>(types.size(), loc));
+    buildPrologue(rewriter, loc, fused.getPrologue(), inputs);
+    Block *block = createEpilogue(rewriter, loc, fused.getEpilogue(), inputs);
     SmallVector<Value> args{block->getArgument(0)};
     for (unsigned k = 0; k < scatter.getInputs().size(); ++k)
       args.push_back(k == index ? block->getArgument(1)
