@@ -39,8 +39,7 @@ struct ReuseEarlierQuantize : OpRewritePattern<QuantizeOp> {
     for (Operation *user : op.getInput().getUsers()) {
       auto other = dyn_cast<QuantizeOp>(user);
       if (!other || other == op || other.getType() != op.getType() ||
-          other->getBlock() != op->getBlock() ||
-          !other->isBeforeInBlock(op))
+          other->getBlock() != op->getBlock() || !other->isBeforeInBlock(op))
         continue;
       rewriter.replaceOp(op, other.getResult());
       return success();
@@ -53,14 +52,14 @@ struct ReuseEarlierQuantize : OpRewritePattern<QuantizeOp> {
 struct CircuitCSEQuantizePass
     : circuit::impl::CircuitCSEQuantizePassBase<CircuitCSEQuantizePass> {
   void runOnOperation() override {
-    if (failed(runFusionPatterns(getOperation(), populateCSEQuantizePatterns, numFused)))
+    if (failed(runFusionPatterns(getOperation(), populateCSEQuantizePatterns,
+                                 numFused)))
       signalPassFailure();
   }
 };
 
 } // namespace
 
-void hesper::circuit::populateCSEQuantizePatterns(
-    RewritePatternSet &patterns) {
+void hesper::circuit::populateCSEQuantizePatterns(RewritePatternSet &patterns) {
   patterns.add<ReuseEarlierQuantize>(patterns.getContext());
 }

@@ -51,8 +51,8 @@ struct FuseMapIntoMatmulEpilogue : OpRewritePattern<MapOp> {
       return rewriter.notifyMatchFailure(map, "reads no matmul result");
     if (!hasOnlyUser(matmul.getResult(), map) ||
         !matmul.getResult().hasOneUse())
-      return rewriter.notifyMatchFailure(
-          map, "the matmul result has other uses");
+      return rewriter.notifyMatchFailure(map,
+                                         "the matmul result has other uses");
     Block &mapBody = map.getBody().front();
     if (mapBody.getArgument(1 + index).getType() !=
         elementTypeOf(matmul.getResult()))
@@ -101,8 +101,7 @@ struct FuseMapIntoMatmulEpilogue : OpRewritePattern<MapOp> {
       types.push_back(argType);
       locs.push_back(extra.getLoc());
     }
-    Block *block =
-        rewriter.createBlock(&fused.getEpilogue(), {}, types, locs);
+    Block *block = rewriter.createBlock(&fused.getEpilogue(), {}, types, locs);
     Value lane = block->getArgument(0);
     Value acc = block->getArgument(1);
     // The matmul's own epilogue first, then the map.
@@ -121,8 +120,7 @@ struct FuseMapIntoMatmulEpilogue : OpRewritePattern<MapOp> {
     SmallVector<Value> mapArgs{lane};
     unsigned next = firstMapExtra;
     for (unsigned k = 0; k < map.getInputs().size(); ++k)
-      mapArgs.push_back(k == index ? product
-                                   : block->getArgument(2 + next++));
+      mapArgs.push_back(k == index ? product : block->getArgument(2 + next++));
     Value result = inlineBody(rewriter, mapBody, mapArgs).front();
     YieldOp::create(rewriter, loc, result);
 
@@ -136,7 +134,8 @@ struct CircuitFuseMatmulEpiloguePass
     : circuit::impl::CircuitFuseMatmulEpiloguePassBase<
           CircuitFuseMatmulEpiloguePass> {
   void runOnOperation() override {
-    if (failed(runFusionPatterns(getOperation(), populateFuseMatmulEpiloguePatterns, numFused)))
+    if (failed(runFusionPatterns(getOperation(),
+                                 populateFuseMatmulEpiloguePatterns, numFused)))
       signalPassFailure();
   }
 };

@@ -86,8 +86,7 @@ static LogicalResult checkLaneForLane(PatternRewriter &rewriter,
     return rewriter.notifyMatchFailure(
         producer, "the user reads it through a broadcast, not lane for lane");
   bool sameShape = producerType.getShape() == ArrayRef<int64_t>(info.iteration);
-  if (!sameShape &&
-      !elementwiseInputs([&](Value in) {
+  if (!sameShape && !elementwiseInputs([&](Value in) {
         return numElements(in) == 1 || numElements(in) == n;
       }))
     return rewriter.notifyMatchFailure(
@@ -138,7 +137,8 @@ static void inlineIntoUser(
     Location loc = user->getLoc();
     Value lane = block.getArgument(0);
     if (readsAtZero)
-      lane = exp::ConstantOp::create(rewriter, loc, rewriter.getI32IntegerAttr(0));
+      lane =
+          exp::ConstantOp::create(rewriter, loc, rewriter.getI32IntegerAttr(0));
     SmallVector<Value> args;
     for (unsigned j = 0; j < producerInputs.size(); ++j)
       args.push_back(block.getArgument(body.leading + k + 1 + j));
@@ -165,8 +165,7 @@ FailureOr<UserSlot> findUserSlot(PatternRewriter &rewriter,
                                  Operation *producer) {
   Value result = producer->getResult(0);
   if (!result.hasOneUse())
-    return rewriter.notifyMatchFailure(producer,
-                                       "has no use or more than one");
+    return rewriter.notifyMatchFailure(producer, "has no use or more than one");
   Operation *user = *result.getUsers().begin();
   if (isa<OutputOp>(user))
     return rewriter.notifyMatchFailure(producer, "is a graph result");
@@ -260,14 +259,14 @@ struct FuseGatherIntoUser : OpRewritePattern<GatherOp> {
       whole.push_back(body.getArgument(1 + j).getType() == input.getType());
     if (needsExplicitIteration(user, *k, reads, whole, *info))
       stateIteration(rewriter, user, *info);
-    inlineIntoUser(rewriter, user, *info, *k, reads, whole, readsAtZero,
-                   [&](Location loc, Value lane, ValueRange args) {
-                     SmallVector<Value> all{lane};
-                     all.append(args.begin() + 1, args.end());
-                     Value addr = inlineBody(rewriter, body, all).front();
-                     return ExtractOp::create(rewriter, loc, args[0], addr)
-                         .getResult();
-                   });
+    inlineIntoUser(
+        rewriter, user, *info, *k, reads, whole, readsAtZero,
+        [&](Location loc, Value lane, ValueRange args) {
+          SmallVector<Value> all{lane};
+          all.append(args.begin() + 1, args.end());
+          Value addr = inlineBody(rewriter, body, all).front();
+          return ExtractOp::create(rewriter, loc, args[0], addr).getResult();
+        });
     rewriter.eraseOp(producer);
     return success();
   }
@@ -276,7 +275,8 @@ struct FuseGatherIntoUser : OpRewritePattern<GatherOp> {
 struct CircuitFusePointwisePass
     : circuit::impl::CircuitFusePointwisePassBase<CircuitFusePointwisePass> {
   void runOnOperation() override {
-    if (failed(runFusionPatterns(getOperation(), populateFusePointwisePatterns, numFused)))
+    if (failed(runFusionPatterns(getOperation(), populateFusePointwisePatterns,
+                                 numFused)))
       signalPassFailure();
   }
 };

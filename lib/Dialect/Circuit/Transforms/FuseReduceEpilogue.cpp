@@ -54,8 +54,8 @@ struct FusedInputs {
                                               : &reduce.getPrologue().front()),
         numReduce(reduce.getInputs().size()) {
     for (auto [k, v] : llvm::enumerate(reduce.getInputs()))
-      append(v, prologue &&
-                    prologue->getArgument(1 + k).getType() == v.getType());
+      append(v,
+             prologue && prologue->getArgument(1 + k).getType() == v.getType());
   }
 
   /// Adds `v` (read whole or not) and returns its slot.
@@ -83,8 +83,8 @@ private:
 
 /// Gives the fused op the reduction's prologue (if it had one), taking the
 /// added inputs as unused arguments.
-static void buildPrologue(PatternRewriter &rewriter, Location loc,
-                          Region &dest, const FusedInputs &inputs) {
+static void buildPrologue(PatternRewriter &rewriter, Location loc, Region &dest,
+                          const FusedInputs &inputs) {
   if (!inputs.prologue)
     return;
   SmallVector<Type> types =
@@ -210,23 +210,22 @@ struct FuseReduceIntoMap : OpRewritePattern<MapOp> {
         scalarSlot.push_back(
             v == reduced
                 ? 0
-                : inputs.add(v,
-                             scalarBody.getArgument(1 + k).getType() ==
-                                 v.getType(),
-                             /*share=*/false));
+                : inputs.add(
+                      v, scalarBody.getArgument(1 + k).getType() == v.getType(),
+                      /*share=*/false));
     }
     SmallVector<unsigned> mapSlot(map.getInputs().size(), 0);
     for (auto [k, v] : llvm::enumerate(map.getInputs()))
       if (k != index)
-        mapSlot[k] = inputs.add(
-            v, mapBody.getArgument(1 + k).getType() == v.getType(),
-            /*share=*/true);
+        mapSlot[k] =
+            inputs.add(v, mapBody.getArgument(1 + k).getType() == v.getType(),
+                       /*share=*/true);
 
     rewriter.setInsertionPoint(map);
     Location loc = map.getLoc();
-    auto fused = ReduceEpilogueOp::create(rewriter, loc, map.getType(),
-                                          reduce.getKind(), inputs.values,
-                                          reduce.getOverAttr());
+    auto fused =
+        ReduceEpilogueOp::create(rewriter, loc, map.getType(), reduce.getKind(),
+                                 inputs.values, reduce.getOverAttr());
     buildPrologue(rewriter, loc, fused.getPrologue(), inputs);
 
     // Epilogue: the per-row value from the accumulator, then the map.
@@ -236,11 +235,10 @@ struct FuseReduceIntoMap : OpRewritePattern<MapOp> {
     if (scalar) {
       // The scalar map's lane is the row: lane div D.
       int64_t rowLength = iteration.back();
-      Value row = rowLength == 1
-                      ? lane
-                      : exp::DivByConstOp::create(rewriter, loc, lane,
-                                                  rowLength)
-                            .getResult();
+      Value row = rowLength == 1 ? lane
+                                 : exp::DivByConstOp::create(rewriter, loc,
+                                                             lane, rowLength)
+                                       .getResult();
       SmallVector<Value> args{row};
       for (auto [k, in] : llvm::enumerate(scalar.getInputs()))
         args.push_back(in == reduced ? perRow
@@ -249,8 +247,7 @@ struct FuseReduceIntoMap : OpRewritePattern<MapOp> {
     }
     SmallVector<Value> args{lane};
     for (unsigned k = 0; k < map.getInputs().size(); ++k)
-      args.push_back(k == index ? perRow
-                                : block->getArgument(2 + mapSlot[k]));
+      args.push_back(k == index ? perRow : block->getArgument(2 + mapSlot[k]));
     Value result = inlineBody(rewriter, mapBody, args).front();
     YieldOp::create(rewriter, loc, result);
 
@@ -281,15 +278,14 @@ struct FuseReduceIntoScatter : OpRewritePattern<ScatterOp> {
         break;
       }
     if (!reduce)
-      return rewriter.notifyMatchFailure(scatter,
-                                         "reads no reduction result");
+      return rewriter.notifyMatchFailure(scatter, "reads no reduction result");
     if (!reduce.getResult().hasOneUse())
       return rewriter.notifyMatchFailure(scatter,
                                          "the reduction result has other uses");
     SmallVector<int64_t> iteration = getReductionIteration(reduce);
     if (numElements(reduce.getResult()) != 1 ||
-        iteration != SmallVector<int64_t>{static_cast<int64_t>(
-                         scatter.getGrid())})
+        iteration !=
+            SmallVector<int64_t>{static_cast<int64_t>(scatter.getGrid())})
       return rewriter.notifyMatchFailure(
           scatter, "the scatter's grid is not the reduction's single row");
     if (hasInPlaceWriteBetween(reduce, scatter, reduce.getInputs()) ||
@@ -302,8 +298,9 @@ struct FuseReduceIntoScatter : OpRewritePattern<ScatterOp> {
     SmallVector<unsigned> slot(scatter.getInputs().size(), 0);
     for (auto [k, v] : llvm::enumerate(scatter.getInputs()))
       if (k != index)
-        slot[k] = inputs.add(v, body.getArgument(1 + k).getType() == v.getType(),
-                             /*share=*/true);
+        slot[k] =
+            inputs.add(v, body.getArgument(1 + k).getType() == v.getType(),
+                       /*share=*/true);
 
     rewriter.setInsertionPoint(scatter);
     Location loc = scatter.getLoc();
@@ -327,7 +324,8 @@ struct CircuitFuseReduceEpiloguePass
     : circuit::impl::CircuitFuseReduceEpiloguePassBase<
           CircuitFuseReduceEpiloguePass> {
   void runOnOperation() override {
-    if (failed(runFusionPatterns(getOperation(), populateFuseReduceEpiloguePatterns, numFused)))
+    if (failed(runFusionPatterns(getOperation(),
+                                 populateFuseReduceEpiloguePatterns, numFused)))
       signalPassFailure();
   }
 };
@@ -336,6 +334,5 @@ struct CircuitFuseReduceEpiloguePass
 
 void hesper::circuit::populateFuseReduceEpiloguePatterns(
     RewritePatternSet &patterns) {
-  patterns.add<FuseReduceIntoMap, FuseReduceIntoScatter>(
-      patterns.getContext());
+  patterns.add<FuseReduceIntoMap, FuseReduceIntoScatter>(patterns.getContext());
 }

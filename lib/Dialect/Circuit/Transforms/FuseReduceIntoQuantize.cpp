@@ -47,8 +47,8 @@ struct FuseQuantizeIntoReduceEpilogue : OpRewritePattern<QuantizeOp> {
           quantize, "the reduce_epilogue result has other uses");
     Type stored = reduce.getType().getElementType();
     if (isQuantized(stored))
-      return rewriter.notifyMatchFailure(quantize,
-                                         "the reduce_epilogue quantizes already");
+      return rewriter.notifyMatchFailure(
+          quantize, "the reduce_epilogue quantizes already");
     int64_t rowLength = reduce.getType().getShape().back();
     if (rowLength % getQuantBlockSize(quantize.getType().getElementType()))
       return rewriter.notifyMatchFailure(
@@ -59,10 +59,9 @@ struct FuseQuantizeIntoReduceEpilogue : OpRewritePattern<QuantizeOp> {
                     "between");
 
     rewriter.setInsertionPoint(quantize);
-    auto fused = ReduceEpilogueOp::create(rewriter, reduce.getLoc(),
-                                          quantize.getType(), reduce.getKind(),
-                                          reduce.getInputs(),
-                                          reduce.getOverAttr());
+    auto fused = ReduceEpilogueOp::create(
+        rewriter, reduce.getLoc(), quantize.getType(), reduce.getKind(),
+        reduce.getInputs(), reduce.getOverAttr());
     rewriter.inlineRegionBefore(reduce.getPrologue(), fused.getPrologue(),
                                 fused.getPrologue().end());
     rewriter.inlineRegionBefore(reduce.getEpilogue(), fused.getEpilogue(),
@@ -71,9 +70,9 @@ struct FuseQuantizeIntoReduceEpilogue : OpRewritePattern<QuantizeOp> {
     if (!stored.isF32()) {
       auto yield = cast<YieldOp>(fused.getEpilogue().front().getTerminator());
       rewriter.setInsertionPoint(yield);
-      Value widened = exp::ConvertOp::create(
-          rewriter, yield.getLoc(), rewriter.getF32Type(),
-          yield.getValues()[0]);
+      Value widened =
+          exp::ConvertOp::create(rewriter, yield.getLoc(),
+                                 rewriter.getF32Type(), yield.getValues()[0]);
       rewriter.modifyOpInPlace(
           yield, [&] { yield.getValuesMutable().assign(widened); });
     }
@@ -87,7 +86,8 @@ struct CircuitFuseReduceIntoQuantizePass
     : circuit::impl::CircuitFuseReduceIntoQuantizePassBase<
           CircuitFuseReduceIntoQuantizePass> {
   void runOnOperation() override {
-    if (failed(runFusionPatterns(getOperation(), populateFuseReduceIntoQuantizePatterns, numFused)))
+    if (failed(runFusionPatterns(
+            getOperation(), populateFuseReduceIntoQuantizePatterns, numFused)))
       signalPassFailure();
   }
 };

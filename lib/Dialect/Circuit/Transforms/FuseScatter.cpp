@@ -70,18 +70,11 @@ struct MergeScatters : RewritePattern {
   LogicalResult checkLegal(PatternRewriter &rewriter, const ScatterParts &a,
                            const ScatterParts &b) const {
     Operation *earlier = a.op, *later = b.op;
-    for (Value operand : later->getOperands())
-      if (operand.getDefiningOp() == earlier)
-        return rewriter.notifyMatchFailure(later,
-                                           "depends on the earlier scatter");
-    bool usedBetween = false;
-    for (Operation *op = earlier->getNextNode(); op != later;
-         op = op->getNextNode())
-      for (Value operand : op->getOperands())
-        usedBetween |= operand.getDefiningOp() == earlier;
-    if (usedBetween)
+    if (Operation *user = firstUserUpTo(earlier, later))
       return rewriter.notifyMatchFailure(
-          later, "the earlier scatter's result is used in between");
+          later, user == later
+                     ? "depends on the earlier scatter"
+                     : "the earlier scatter's result is used in between");
     for (Value dest : a.dests) {
       Value root = getWrittenBufferRoot(dest);
       if (isa<BlockArgument>(root) &&
@@ -108,17 +101,11 @@ struct MergeScatters : RewritePattern {
     if (!b)
       return failure();
     // The nearest earlier scatter over the same grid that can be merged.
-    std::optional<ScatterParts> a;
-    for (Operation *prev = op->getPrevNode(); prev;
-         prev = prev->getPrevNode()) {
-      std::optional<ScatterParts> candidate = getParts(prev);
-      if (!candidate || candidate->grid != b->grid)
-        continue;
-      if (succeeded(checkLegal(rewriter, *candidate, *b))) {
-        a = candidate;
-        break;
-      }
-    }
+    std::optional<ScatterParts> a = findEarlierPartner<ScatterParts>(
+        op, getParts, [&](const ScatterParts &candidate) {
+          return candidate.grid == b->grid &&
+                 succeeded(checkLegal(rewriter, candidate, *b));
+        });
     if (!a)
       return rewriter.notifyMatchFailure(
           op, "no earlier scatter over the same grid can be merged");
@@ -131,9 +118,9 @@ struct MergeScatters : RewritePattern {
     SmallVector<Type> resultTypes;
     for (Value d : dests)
       resultTypes.push_back(d.getType());
-    auto merged = ScatterMultiOp::create(
-        rewriter, loc, resultTypes, rewriter.getI64IntegerAttr(b->grid),
-        inputs, dests);
+    auto merged = ScatterMultiOp::create(rewriter, loc, resultTypes,
+                                         rewriter.getI64IntegerAttr(b->grid),
+                                         inputs, dests);
 
     // Body: lane, A's input arguments, B's input arguments; A's pairs, then
     // B's.
@@ -165,14 +152,14 @@ struct MergeScatters : RewritePattern {
 struct CircuitFuseScatterPass
     : circuit::impl::CircuitFuseScatterPassBase<CircuitFuseScatterPass> {
   void runOnOperation() override {
-    if (failed(runFusionPatterns(getOperation(), populateFuseScatterPatterns, numFused)))
+    if (failed(runFusionPatterns(getOperation(), populateFuseScatterPatterns,
+                                 numFused)))
       signalPassFailure();
   }
 };
 
 } // namespace
 
-void hesper::circuit::populateFuseScatterPatterns(
-    RewritePatternSet &patterns) {
+void hesper::circuit::populateFuseScatterPatterns(RewritePatternSet &patterns) {
   patterns.add<MergeScatters>(patterns.getContext());
 }

@@ -112,8 +112,8 @@ void fusion::insertInputs(RewriterBase &rewriter, Operation *op,
   info.count += values.size();
 }
 
-void fusion::eraseInput(RewriterBase &rewriter, Operation *op,
-                        InputsInfo &info, unsigned pos) {
+void fusion::eraseInput(RewriterBase &rewriter, Operation *op, InputsInfo &info,
+                        unsigned pos) {
   rewriter.modifyOpInPlace(op, [&] {
     op->eraseOperand(info.firstOperand + pos);
     adjustSegments(op, -1);
@@ -224,6 +224,15 @@ bool fusion::writesBufferRead(Operation *writer, ValueRange reads) {
       if (llvm::is_contained(roots, root))
         return true;
   return false;
+}
+
+Operation *fusion::firstUserUpTo(Operation *earlier, Operation *later) {
+  for (Operation *op = earlier->getNextNode(); op;
+       op = op == later ? nullptr : op->getNextNode())
+    for (Value operand : op->getOperands())
+      if (operand.getDefiningOp() == earlier)
+        return op;
+  return nullptr;
 }
 
 bool fusion::hasOnlyUser(Value value, Operation *user) {

@@ -50,8 +50,7 @@ std::optional<InputsInfo> getInputsInfo(mlir::Operation *op);
 
 /// True when some body of `info` takes input `k` whole (as its tensor
 /// type), to read it at computed indices.
-bool readsInputWhole(const InputsInfo &info, unsigned k,
-                     mlir::Type inputType);
+bool readsInputWhole(const InputsInfo &info, unsigned k, mlir::Type inputType);
 
 /// Inserts `values` as inputs at position `pos`: operands (operand segments
 /// updated) and, in every body, block arguments of the element type, or of
@@ -94,6 +93,26 @@ bool hasBufferAccessBetween(mlir::Operation *from, mlir::Operation *to,
 /// the writes.
 bool writesBufferRead(mlir::Operation *writer, mlir::ValueRange reads);
 
+/// The first op after `earlier` and up to `later` (in one block) that uses
+/// one of `earlier`'s results as an operand, or null: merging `earlier` into
+/// `later`'s position is impossible if there is one.
+mlir::Operation *firstUserUpTo(mlir::Operation *earlier,
+                               mlir::Operation *later);
+
+/// The nearest op before `op` in its block that `get` describes (a non-empty
+/// optional) and `legal` accepts as a merge partner for `op`.
+template <typename PartsT, typename GetFn, typename LegalFn>
+std::optional<PartsT> findEarlierPartner(mlir::Operation *op, GetFn get,
+                                         LegalFn legal) {
+  for (mlir::Operation *prev = op->getPrevNode(); prev;
+       prev = prev->getPrevNode()) {
+    std::optional<PartsT> candidate = get(prev);
+    if (candidate && legal(*candidate))
+      return candidate;
+  }
+  return std::nullopt;
+}
+
 /// True when `value` is used only by `user`, and not by circuit.output.
 bool hasOnlyUser(mlir::Value value, mlir::Operation *user);
 
@@ -106,8 +125,7 @@ runFusionPatterns(GraphOp graph, void (*populate)(mlir::RewritePatternSet &),
 
 /// The per-lane element type a body sees for a tensor.
 inline mlir::Type elementTypeOf(mlir::Value tensor) {
-  return llvm::cast<mlir::RankedTensorType>(tensor.getType())
-      .getElementType();
+  return llvm::cast<mlir::RankedTensorType>(tensor.getType()).getElementType();
 }
 
 } // namespace fusion

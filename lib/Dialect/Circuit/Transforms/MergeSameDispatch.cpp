@@ -67,16 +67,11 @@ struct MergeMatmuls : RewritePattern {
 
   LogicalResult checkLegal(PatternRewriter &rewriter, const Product &a,
                            const Product &b) const {
-    for (Value operand : b.op->getOperands())
-      if (operand.getDefiningOp() == a.op)
-        return rewriter.notifyMatchFailure(b.op,
-                                           "depends on the earlier matmul");
-    for (Operation *op = a.op->getNextNode(); op != b.op;
-         op = op->getNextNode())
-      for (Value operand : op->getOperands())
-        if (operand.getDefiningOp() == a.op)
-          return rewriter.notifyMatchFailure(
-              b.op, "the earlier matmul's result is used in between");
+    if (Operation *user = firstUserUpTo(a.op, b.op))
+      return rewriter.notifyMatchFailure(
+          b.op, user == b.op
+                    ? "depends on the earlier matmul"
+                    : "the earlier matmul's result is used in between");
     SmallVector<Value> reads{a.x};
     reads.append(a.weights);
     if (hasInPlaceWriteBetween(a.op, b.op, reads))
@@ -91,17 +86,11 @@ struct MergeMatmuls : RewritePattern {
     std::optional<Product> b = getProduct(op);
     if (!b)
       return failure();
-    std::optional<Product> a;
-    for (Operation *prev = op->getPrevNode(); prev;
-         prev = prev->getPrevNode()) {
-      std::optional<Product> candidate = getProduct(prev);
-      if (!candidate || candidate->x != b->x)
-        continue;
-      if (succeeded(checkLegal(rewriter, *candidate, *b))) {
-        a = candidate;
-        break;
-      }
-    }
+    std::optional<Product> a = findEarlierPartner<Product>(
+        op, getProduct, [&](const Product &candidate) {
+          return candidate.x == b->x &&
+                 succeeded(checkLegal(rewriter, candidate, *b));
+        });
     if (!a)
       return rewriter.notifyMatchFailure(
           op, "no earlier matmul of the same activations can be merged");
@@ -133,7 +122,8 @@ struct CircuitMergeSameDispatchPass
     : circuit::impl::CircuitMergeSameDispatchPassBase<
           CircuitMergeSameDispatchPass> {
   void runOnOperation() override {
-    if (failed(runFusionPatterns(getOperation(), populateMergeSameDispatchPatterns, numFused)))
+    if (failed(runFusionPatterns(getOperation(),
+                                 populateMergeSameDispatchPatterns, numFused)))
       signalPassFailure();
   }
 };

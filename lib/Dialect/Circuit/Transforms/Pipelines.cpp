@@ -29,8 +29,7 @@ namespace {
 
 namespace {
 
-struct CircuitFusePass
-    : circuit::impl::CircuitFusePassBase<CircuitFusePass> {
+struct CircuitFusePass : circuit::impl::CircuitFusePassBase<CircuitFusePass> {
   using CircuitFusePassBase::CircuitFusePassBase;
 
   LogicalResult initialize(MLIRContext *context) override {
