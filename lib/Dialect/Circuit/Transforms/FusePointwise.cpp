@@ -183,45 +183,60 @@ FailureOr<UserSlot> findUserSlot(PatternRewriter &rewriter,
   return UserSlot{user, *info, *k};
 }
 
+/// Which of a producer's inputs its body takes whole.
+SmallVector<bool> wholeFlags(Block &body, ValueRange inputs) {
+  SmallVector<bool> whole;
+  for (auto [j, input] : llvm::enumerate(inputs))
+    whole.push_back(body.getArgument(1 + j).getType() == input.getType());
+  return whole;
+}
+
+/// The rewrite both patterns share: `producer` (whose body reads its
+/// lane-wise `inputs`) is computed inside its only user, which takes over
+/// `reads` (read whole where `whole` says); `compute` builds the producer's
+/// value in each of the user's bodies.
+LogicalResult fuseIntoUser(
+    PatternRewriter &rewriter, Operation *producer, Block &body,
+    ValueRange inputs, ValueRange reads, ArrayRef<bool> whole,
+    function_ref<Value(Location, Value lane, ValueRange args)> compute) {
+  FailureOr<UserSlot> slot = findUserSlot(rewriter, producer);
+  if (failed(slot))
+    return failure();
+  bool readsAtZero = false;
+  if (failed(checkLaneForLane(rewriter, producer, *body.getParent(), inputs,
+                              slot->info, readsAtZero)))
+    return failure();
+  if (hasInPlaceWriteBetween(producer, slot->user, reads))
+    return rewriter.notifyMatchFailure(
+        producer, "a buffer it reads is written in place before its user "
+                  "runs");
+  if (writesBufferRead(slot->user, reads))
+    return rewriter.notifyMatchFailure(
+        producer, "its user writes in place a buffer it reads: fused, the "
+                  "reads would race with the writes");
+  if (needsExplicitIteration(slot->user, slot->k, reads, whole, slot->info))
+    stateIteration(rewriter, slot->user, slot->info);
+  inlineIntoUser(rewriter, slot->user, slot->info, slot->k, reads, whole,
+                 readsAtZero, compute);
+  rewriter.eraseOp(producer);
+  return success();
+}
+
 /// map -> user: the map's body runs inside the user's.
 struct FuseMapIntoUser : OpRewritePattern<MapOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(MapOp producer,
                                 PatternRewriter &rewriter) const override {
-    FailureOr<UserSlot> slot = findUserSlot(rewriter, producer);
-    if (failed(slot))
-      return failure();
-    Operation *user = slot->user;
-    std::optional<InputsInfo> info = slot->info;
-    std::optional<unsigned> k = slot->k;
-    bool readsAtZero = false;
-    if (failed(checkLaneForLane(rewriter, producer, producer.getBody(),
-                                producer.getInputs(), *info, readsAtZero)))
-      return failure();
-    if (hasInPlaceWriteBetween(producer, user, producer.getInputs()))
-      return rewriter.notifyMatchFailure(
-          producer, "a buffer it reads is written in place before its user "
-                    "runs");
-    if (writesBufferRead(user, producer.getInputs()))
-      return rewriter.notifyMatchFailure(
-          producer, "its user writes in place a buffer it reads: fused, the "
-                    "reads would race with the writes");
-
     Block &body = producer.getBody().front();
-    SmallVector<bool> whole;
-    for (auto [j, input] : llvm::enumerate(producer.getInputs()))
-      whole.push_back(body.getArgument(1 + j).getType() == input.getType());
-    if (needsExplicitIteration(user, *k, producer.getInputs(), whole, *info))
-      stateIteration(rewriter, user, *info);
-    inlineIntoUser(rewriter, user, *info, *k, producer.getInputs(), whole,
-                   readsAtZero, [&](Location, Value lane, ValueRange args) {
-                     SmallVector<Value> all{lane};
-                     all.append(args.begin(), args.end());
-                     return inlineBody(rewriter, body, all).front();
-                   });
-    rewriter.eraseOp(producer);
-    return success();
+    return fuseIntoUser(rewriter, producer, body, producer.getInputs(),
+                        producer.getInputs(),
+                        wholeFlags(body, producer.getInputs()),
+                        [&](Location, Value lane, ValueRange args) {
+                          SmallVector<Value> all{lane};
+                          all.append(args.begin(), args.end());
+                          return inlineBody(rewriter, body, all).front();
+                        });
   }
 };
 
@@ -232,43 +247,19 @@ struct FuseGatherIntoUser : OpRewritePattern<GatherOp> {
 
   LogicalResult matchAndRewrite(GatherOp producer,
                                 PatternRewriter &rewriter) const override {
-    FailureOr<UserSlot> slot = findUserSlot(rewriter, producer);
-    if (failed(slot))
-      return failure();
-    Operation *user = slot->user;
-    std::optional<InputsInfo> info = slot->info;
-    std::optional<unsigned> k = slot->k;
-    bool readsAtZero = false;
-    if (failed(checkLaneForLane(rewriter, producer, producer.getBody(),
-                                producer.getInputs(), *info, readsAtZero)))
-      return failure();
+    Block &body = producer.getBody().front();
     SmallVector<Value> reads{producer.getSource()};
     reads.append(producer.getInputs().begin(), producer.getInputs().end());
-    if (hasInPlaceWriteBetween(producer, user, reads))
-      return rewriter.notifyMatchFailure(
-          producer, "a buffer it reads is written in place before its user "
-                    "runs");
-    if (writesBufferRead(user, reads))
-      return rewriter.notifyMatchFailure(
-          producer, "its user writes in place a buffer it reads: fused, the "
-                    "reads would race with the writes");
-
-    Block &body = producer.getBody().front();
     SmallVector<bool> whole{true};
-    for (auto [j, input] : llvm::enumerate(producer.getInputs()))
-      whole.push_back(body.getArgument(1 + j).getType() == input.getType());
-    if (needsExplicitIteration(user, *k, reads, whole, *info))
-      stateIteration(rewriter, user, *info);
-    inlineIntoUser(
-        rewriter, user, *info, *k, reads, whole, readsAtZero,
+    whole.append(wholeFlags(body, producer.getInputs()));
+    return fuseIntoUser(
+        rewriter, producer, body, producer.getInputs(), reads, whole,
         [&](Location loc, Value lane, ValueRange args) {
           SmallVector<Value> all{lane};
           all.append(args.begin() + 1, args.end());
           Value addr = inlineBody(rewriter, body, all).front();
           return ExtractOp::create(rewriter, loc, args[0], addr).getResult();
         });
-    rewriter.eraseOp(producer);
-    return success();
   }
 };
 
