@@ -233,7 +233,6 @@ void BodyProgram::run(int64_t numLanes,
                       function_ref<void(int64_t, Val *)> setArgs,
                       function_ref<void(int64_t, const Val *)> take) {
   std::vector<Val> results(yields.size());
-  std::vector<bool> activeStorage(subgroupSize);
   std::unique_ptr<bool[]> active(new bool[subgroupSize]);
   for (int64_t base = 0; base < numLanes; base += subgroupSize) {
     unsigned lanes = static_cast<unsigned>(

@@ -226,7 +226,6 @@ static std::vector<double> referenceOutput() {
 static bool interpretAndCheck(ModuleOp module) {
   using hesper::interp::HostTensor;
   auto graph = *module.getOps<GraphOp>().begin();
-  MLIRContext *context = module.getContext();
   std::vector<HostTensor> args;
   for (BlockArgument arg : graph.getBody().front().getArguments()) {
     HostTensor t(cast<RankedTensorType>(arg.getType()));
@@ -242,7 +241,6 @@ static bool interpretAndCheck(ModuleOp module) {
     }
     args.push_back(std::move(t));
   }
-  (void)context;
   auto results = hesper::interp::runGraph(graph, args);
   if (failed(results))
     return false;

@@ -112,12 +112,7 @@ void GraphBuilder::buildBody(
 
 Value GraphBuilder::map(ValueRange inputs, ArrayRef<int64_t> shape,
                         Type element, LaneFn body) {
-  auto op = MapOp::create(builder, loc, tensorType(shape, element), inputs);
-  buildBody(op.getBody(), {i32()}, inputs, [&](ExpBuilder &e, Block *block) {
-    return SmallVector<Value>{
-        body(e, block->getArgument(0), block->getArguments().drop_front())};
-  });
-  return op;
+  return map(inputs, /*whole=*/{}, shape, element, body);
 }
 
 Value GraphBuilder::map(ValueRange inputs, ArrayRef<bool> whole,
@@ -214,31 +209,13 @@ Value GraphBuilder::reduce(ReduceKind kind, Value x) {
 
 Value GraphBuilder::reduce(ReduceKind kind, ValueRange inputs,
                            LaneFn prologue) {
-  auto op = ReduceOp::create(builder, loc,
-                             tensorType(reducedShape(inputs[0]), f32()), kind,
-                             inputs, DenseI64ArrayAttr());
-  buildBody(op.getPrologue(), {i32()}, inputs,
-            [&](ExpBuilder &e, Block *block) {
-              return SmallVector<Value>{
-                  prologue(e, block->getArgument(0),
-                           block->getArguments().drop_front())};
-            });
-  return op;
+  return reduce(kind, inputs, /*whole=*/{}, prologue);
 }
 
 Value GraphBuilder::reduce(ReduceKind kind, ValueRange inputs,
                            ArrayRef<bool> whole, LaneFn prologue) {
-  auto op = ReduceOp::create(builder, loc,
-                             tensorType(reducedShape(inputs[0]), f32()), kind,
-                             inputs, DenseI64ArrayAttr());
-  buildBody(
-      op.getPrologue(), {i32()}, inputs,
-      [&](ExpBuilder &e, Block *block) {
-        return SmallVector<Value>{prologue(
-            e, block->getArgument(0), block->getArguments().drop_front())};
-      },
-      whole);
-  return op;
+  return buildReduce(kind, reducedShape(inputs[0]), inputs, whole,
+                     DenseI64ArrayAttr(), prologue);
 }
 
 Value GraphBuilder::reduceOver(ReduceKind kind, ArrayRef<int64_t> over,
@@ -246,8 +223,15 @@ Value GraphBuilder::reduceOver(ReduceKind kind, ArrayRef<int64_t> over,
                                LaneFn prologue) {
   SmallVector<int64_t> shape(over);
   shape.back() = 1;
+  return buildReduce(kind, shape, inputs, whole,
+                     builder.getDenseI64ArrayAttr(over), prologue);
+}
+
+Value GraphBuilder::buildReduce(ReduceKind kind, ArrayRef<int64_t> shape,
+                                ValueRange inputs, ArrayRef<bool> whole,
+                                DenseI64ArrayAttr over, LaneFn prologue) {
   auto op = ReduceOp::create(builder, loc, tensorType(shape, f32()), kind,
-                             inputs, builder.getDenseI64ArrayAttr(over));
+                             inputs, over);
   buildBody(
       op.getPrologue(), {i32()}, inputs,
       [&](ExpBuilder &e, Block *block) {

@@ -168,6 +168,10 @@ public:
                   int64_t maxSeq);
 
 private:
+  /// A reduce with a prologue, result `shape`, and `over` if not null.
+  Value buildReduce(ReduceKind kind, llvm::ArrayRef<int64_t> shape,
+                    ValueRange inputs, llvm::ArrayRef<bool> whole,
+                    mlir::DenseI64ArrayAttr over, LaneFn prologue);
   /// Creates `op`'s region block with `leading` then the inputs' element
   /// types as arguments and fills it with `fill`, which returns the yielded
   /// values.
