@@ -26,6 +26,40 @@ def ConvertExpToStdPass : Pass<"convert-exp-to-std"> {
                            "::mlir::gpu::GPUDialect"];
 }
 
+def ConvertCircuitToShaderMPass
+    : Pass<"convert-circuit-to-shaderm", "::mlir::ModuleOp"> {
+  let summary = "Lower Circuit graphs to ShaderM kernels and a host schedule";
+  let description = [{
+    Turns every `circuit.graph` of the module into `shaderm.kernel`s, one per
+    dispatch-level op, and a `shaderm.schedule` of the same name that
+    allocates the intermediate buffers and launches the kernels in order.
+    Tensors become buffers of their elements (quantized tensors: buffers of
+    32-bit words holding the GGUF blocks); in-place writes reuse the
+    destination's buffer. Algorithms:
+
+    - `map`, `gather`, `scatter`, `scatter_multi`, `zeros`: one lane per
+      element, workgroups of up to 256 lanes, a bounds guard (bodies with
+      subgroup ops run on every lane and only the stores are guarded).
+    - `reduce`, `reduce_epilogue`, `reduce_scatter_epilogue`: one workgroup
+      per row; each lane accumulates a strided slice of the row in a fixed
+      order, then a shared-memory tree with barriers combines the lanes, and
+      the epilogue runs strided over the row. The result is deterministic.
+    - `matmul`, `multi_matmul`: one workgroup per output element (matvec:
+      per weight row), lanes striding over K, a shared-memory tree for the
+      dot product, the epilogue on lane 0. Weights `f32`, `f16` and `q8_0`
+      (blocks decoded in the kernel); `multi_matmul` is one kernel over the
+      concatenated rows.
+
+    What is not lowered yet (`quantize`, quantized `reduce_epilogue`
+    results, `q4_k`/`q6_k`/`i2_s` weights, `q8_1` activations) is refused
+    with an error naming it.
+  }];
+  let dependentDialects = ["::hesper::shaderm::ShaderMDialect",
+                           "::hesper::exp::ExpDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def ConvertShaderMToGPUPass
     : Pass<"convert-shaderm-to-gpu", "::mlir::ModuleOp"> {
   let summary = "Lower shaderm kernels to gpu.func kernels";

@@ -248,3 +248,83 @@ LogicalResult AtomicRMWOp::verify() {
 
 #define GET_OP_CLASSES
 #include "Hesper/Dialect/ShaderM/IR/ShaderMOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// ScheduleOp, LaunchOp
+//===----------------------------------------------------------------------===//
+
+ParseResult ScheduleOp::parse(OpAsmParser &parser, OperationState &result) {
+  auto buildType = [](Builder &builder, ArrayRef<Type> argTypes,
+                      ArrayRef<Type> results,
+                      function_interface_impl::VariadicFlag, std::string &) {
+    return builder.getFunctionType(argTypes, results);
+  };
+  return function_interface_impl::parseFunctionOp(
+      parser, result, /*allowVariadic=*/false,
+      getFunctionTypeAttrName(result.name), buildType,
+      getArgAttrsAttrName(result.name), getResAttrsAttrName(result.name));
+}
+
+void ScheduleOp::print(OpAsmPrinter &p) {
+  function_interface_impl::printFunctionOp(
+      p, *this, /*isVariadic=*/false, getFunctionTypeAttrName(),
+      getArgAttrsAttrName(), getResAttrsAttrName());
+}
+
+LogicalResult ScheduleOp::verifyRegions() {
+  Block &entry = getBody().front();
+  if (entry.getArgumentTypes() != getArgumentTypes())
+    return emitOpError("expects the entry block arguments to match the "
+                       "function type");
+  for (Type type : getArgumentTypes())
+    if (!isa<BufferType>(type))
+      return emitOpError("expects buffer arguments, got ") << type;
+  auto output = dyn_cast<OutputOp>(entry.getTerminator());
+  if (!output)
+    return emitOpError("expects its body to end with 'shaderm.output'");
+  if (output.getResults().getTypes() != getResultTypes())
+    return output.emitOpError("expects the schedule's result types");
+  return success();
+}
+
+/// Two buffer types bind to each other when only their access differs.
+static bool bindsTo(BufferType actual, BufferType binding) {
+  return actual.getLength() == binding.getLength() &&
+         actual.getElementType() == binding.getElementType();
+}
+
+LogicalResult LaunchOp::verify() {
+  ArrayRef<int64_t> grid = getGrid();
+  if (grid.size() != 3)
+    return emitOpError("expects a grid of 3 dimensions, got ") << grid.size();
+  for (int64_t g : grid)
+    if (g <= 0)
+      return emitOpError("expects a positive grid, got ") << g;
+  return success();
+}
+
+LogicalResult
+LaunchOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  // The kernel is a shaderm.kernel until it is lowered; afterwards the
+  // schedule refers to the lowered function by the same name.
+  Operation *module = (*this)->getParentOfType<ScheduleOp>()->getParentOp();
+  auto kernel = symbolTable.lookupNearestSymbolFrom<KernelOp>(
+      module, getKernelAttr());
+  if (!kernel)
+    return success();
+  ArrayRef<Type> params = kernel.getArgumentTypes();
+  if (params.size() != getBindings().size())
+    return emitOpError("binds ")
+           << getBindings().size() << " buffers to '" << kernel.getSymName()
+           << "', which takes " << params.size();
+  for (auto [i, pair] : llvm::enumerate(llvm::zip(getBindings(), params))) {
+    auto [value, param] = pair;
+    auto binding = dyn_cast<BufferType>(param);
+    if (!binding ||
+        !bindsTo(cast<BufferType>(value.getType()), binding))
+      return emitOpError("binding #")
+             << i << " has type " << value.getType() << ", but '"
+             << kernel.getSymName() << "' expects " << param;
+  }
+  return success();
+}

@@ -264,4 +264,97 @@ def ShaderM_SubgroupBarrierOp : ShaderM_Op<"subgroup_barrier"> {
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Host schedule
+//===----------------------------------------------------------------------===//
+
+def ShaderM_ScheduleOp : ShaderM_Op<"schedule", [
+    IsolatedFromAbove, FunctionOpInterface, Symbol, SingleBlock]> {
+  let summary = "the ordered kernel launches of one program step";
+  let description = [{
+    What the host does to run a program once: allocate its intermediate
+    buffers, launch kernels in order (each sees every write of the ones
+    before it), and hand back the result buffers. Arguments are the
+    program's external buffers (graph arguments, written in place where the
+    program says so); results are buffers. `convert-circuit-to-shaderm`
+    produces one schedule per `circuit.graph`; the runtime records it once
+    into a command list and replays it every step.
+
+    ```mlir
+    shaderm.schedule @step(%x: !shaderm.buffer<1024xf32>)
+        -> !shaderm.buffer<1024xf32> {
+      %y = shaderm.alloc : !shaderm.buffer<1024xf32>
+      shaderm.launch @scale grid [4, 1, 1] (%x, %y)
+          : !shaderm.buffer<1024xf32>, !shaderm.buffer<1024xf32>
+      shaderm.output %y : !shaderm.buffer<1024xf32>
+    }
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name,
+                       TypeAttrOf<FunctionType>:$function_type,
+                       OptionalAttr<DictArrayAttr>:$arg_attrs,
+                       OptionalAttr<DictArrayAttr>:$res_attrs);
+  let regions = (region SizedRegion<1>:$body);
+  let hasCustomAssemblyFormat = 1;
+  let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    ::llvm::ArrayRef<::mlir::Type> getArgumentTypes() {
+      return getFunctionType().getInputs();
+    }
+    ::llvm::ArrayRef<::mlir::Type> getResultTypes() {
+      return getFunctionType().getResults();
+    }
+    ::mlir::Region *getCallableRegion() { return &getBody(); }
+  }];
+}
+
+def ShaderM_AllocOp : ShaderM_Op<"alloc", [HasParent<"ScheduleOp">]> {
+  let summary = "a buffer the schedule owns";
+  let description = [{
+    A device buffer for an intermediate value, alive for the whole schedule
+    (its contents are undefined until a kernel writes them).
+
+    ```mlir
+    %t = shaderm.alloc : !shaderm.buffer<256xf32>
+    ```
+  }];
+  let results = (outs Res<ShaderM_BufferType, "",
+                          [MemAlloc<DefaultResource>]>:$result);
+  let assemblyFormat = "attr-dict `:` qualified(type($result))";
+}
+
+def ShaderM_LaunchOp : ShaderM_Op<"launch", [HasParent<"ScheduleOp">,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "launch a kernel over a grid of workgroups";
+  let description = [{
+    Runs `kernel` on `grid` workgroups (x, y, z) with the buffers bound in
+    the kernel's binding order. Each buffer must have the length and element
+    type of the kernel's binding; a read-write buffer may be bound to a
+    read-only binding.
+
+    ```mlir
+    shaderm.launch @scale grid [4, 1, 1] (%x, %y)
+        : !shaderm.buffer<1024xf32>, !shaderm.buffer<1024xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$kernel, DenseI64ArrayAttr:$grid,
+                       Variadic<ShaderM_BufferType>:$bindings);
+  let assemblyFormat = [{
+    $kernel `grid` $grid `(` $bindings `)` attr-dict `:` type($bindings)
+  }];
+  let hasVerifier = 1;
+}
+
+def ShaderM_OutputOp : ShaderM_Op<"output", [Pure, Terminator, ReturnLike,
+                                             HasParent<"ScheduleOp">]> {
+  let summary = "the result buffers of a schedule";
+  let description = [{
+    ```mlir
+    shaderm.output %y : !shaderm.buffer<1024xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<ShaderM_BufferType>:$results);
+  let assemblyFormat = "($results^ `:` type($results))? attr-dict";
+}
+
 #endif // HESPER_DIALECT_SHADERM_IR_SHADERMOPS_TD

@@ -1,0 +1,875 @@
+//===- CircuitToShaderM.cpp - Circuit graphs to kernels and a schedule ----===//
+//
+// Part of the Hesper project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Every dispatch-level op of a circuit.graph becomes one shaderm.kernel; the
+// graph itself becomes a shaderm.schedule of the same name that allocates
+// the intermediate buffers and launches the kernels in graph order.
+//
+// Bodies (Exp ops over a lane index and the inputs' elements) are cloned
+// into the kernels: a body argument becomes a load at the lane's broadcast
+// index, a whole-tensor argument becomes the buffer itself and each
+// `circuit.extract` of it a load, `circuit.yield` gives the values to store.
+//
+// Index arithmetic is emitted with `arith` on `index`; values keep the types
+// the bodies give them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Hesper/Conversion/Passes.h"
+#include "Hesper/Dialect/Circuit/IR/Circuit.h"
+#include "Hesper/Dialect/Exp/IR/Exp.h"
+#include "Hesper/Dialect/ShaderM/IR/ShaderM.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <limits>
+
+namespace hesper {
+#define GEN_PASS_DEF_CONVERTCIRCUITTOSHADERMPASS
+#include "Hesper/Conversion/Passes.h.inc"
+} // namespace hesper
+
+using namespace mlir;
+using namespace hesper;
+namespace cir = hesper::circuit;
+namespace ex = hesper::exp;
+namespace sm = hesper::shaderm;
+
+/// Lanes per workgroup of the one-lane-per-element kernels.
+static constexpr int64_t kElementwiseLanes = 256;
+/// Lanes per workgroup of a row reduction (at most; rows shorter than this
+/// get the next power of two at or above their length).
+static constexpr int64_t kReduceLanes = 256;
+/// Lanes per workgroup of a dot product (matmul output element).
+static constexpr int64_t kDotLanes = 64;
+/// The largest workgroup count of one grid dimension every backend accepts.
+static constexpr int64_t kMaxGridDim = 65535;
+
+static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+static int64_t powerOfTwoAtLeast(int64_t n) {
+  int64_t p = 1;
+  while (p < n)
+    p *= 2;
+  return p;
+}
+
+static int64_t numElements(Type type) {
+  return cast<RankedTensorType>(type).getNumElements();
+}
+
+/// The buffer a tensor lives in: its elements, or for quantized tensors the
+/// 32-bit words holding its blocks.
+static sm::BufferType bufferTypeFor(RankedTensorType type, bool readOnly) {
+  MLIRContext *context = type.getContext();
+  Type element = type.getElementType();
+  int64_t length = type.getNumElements();
+  if (cir::isQuantized(element)) {
+    length = ceilDiv(cir::getStorageBytes(type), 4);
+    element = IntegerType::get(context, 32);
+  }
+  return sm::BufferType::get(context, length, element,
+                             readOnly ? sm::Access::read_only
+                                      : sm::Access::read_write);
+}
+
+static Value zeroOf(OpBuilder &b, Location loc, Type element) {
+  if (isa<FloatType>(element))
+    return ex::ConstantOp::create(b, loc, b.getFloatAttr(element, 0.0));
+  return ex::ConstantOp::create(b, loc, b.getIntegerAttr(element, 0));
+}
+
+static bool hasLaneOps(Region &region) {
+  WalkResult found = region.walk([](Operation *op) {
+    if (isa<ex::LaneIdOp, ex::SubgroupSizeOp, ex::SubgroupReduceOp,
+            ex::ShuffleXorOp, ex::BroadcastFirstOp>(op))
+      return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return found.wasInterrupted();
+}
+
+namespace {
+
+/// Index arithmetic on `index` values, folded where both sides are known.
+class IndexMath {
+public:
+  IndexMath(OpBuilder &b, Location loc) : b(b), loc(loc) {}
+  Value c(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  Value div(Value x, int64_t d) {
+    return d == 1 ? x : Value(arith::DivUIOp::create(b, loc, x, c(d)));
+  }
+  Value rem(Value x, int64_t d) {
+    return arith::RemUIOp::create(b, loc, x, c(d));
+  }
+  Value lt(Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, y);
+  }
+  Value toI32(Value x) {
+    return arith::IndexCastOp::create(b, loc, b.getI32Type(), x);
+  }
+  Value toIndex(Value x) {
+    return arith::IndexCastOp::create(b, loc, b.getIndexType(), x);
+  }
+
+  /// The element of an input of shape `input` read by iteration lane `lane`
+  /// of shape `iteration`: the lane itself for inputs of the same size, else
+  /// NumPy broadcasting (trailing dimensions aligned, size-1 dimensions
+  /// read at 0).
+  Value broadcast(Value lane, ArrayRef<int64_t> input,
+                  ArrayRef<int64_t> iteration) {
+    int64_t inputElements = 1, iterElements = 1;
+    for (int64_t d : input)
+      inputElements *= d;
+    for (int64_t d : iteration)
+      iterElements *= d;
+    if (inputElements == iterElements)
+      return lane;
+    if (inputElements == 1)
+      return c(0);
+    size_t offset = iteration.size() - input.size();
+    Value index = c(0);
+    int64_t inputStride = 1, iterStride = 1;
+    for (size_t k = iteration.size(); k-- > 0;) {
+      int64_t extent = iteration[k];
+      bool broadcasts = k < offset || input[k - offset] == 1;
+      if (!broadcasts) {
+        Value coord = rem(div(lane, iterStride), extent);
+        index = add(index, mul(coord, c(inputStride)));
+        inputStride *= input[k - offset];
+      }
+      iterStride *= extent;
+    }
+    return index;
+  }
+
+private:
+  OpBuilder &b;
+  Location loc;
+};
+
+/// The kernels and the schedule of one graph.
+class GraphLowering {
+public:
+  GraphLowering(ModuleOp module, cir::GraphOp graph)
+      : module(module), graph(graph), b(graph.getContext()) {}
+
+  LogicalResult run();
+
+private:
+  // One kernel under construction: its bindings (schedule buffers, in
+  // binding order) and the kernel op once created.
+  struct KernelState {
+    llvm::MapVector<Value, bool> bindings; // buffer -> written
+    DenseMap<Value, Value> tensorBuffer;   // graph tensor -> buffer
+    sm::KernelOp kernel;
+    DenseMap<Value, Value> argOf; // schedule buffer -> kernel argument
+  };
+
+  /// Binds the buffer of graph tensor `tensor` to the kernel.
+  void bind(KernelState &ks, Value tensor, bool written) {
+    Value buffer = bufferOf.lookup(tensor);
+    ks.tensorBuffer[tensor] = buffer;
+    ks.bindings[buffer] |= written;
+  }
+  /// The kernel argument of graph tensor `tensor`.
+  Value arg(KernelState &ks, Value tensor) {
+    return ks.argOf.lookup(ks.tensorBuffer.lookup(tensor));
+  }
+
+  /// Creates the kernel for `op` with the bindings collected so far, sets
+  /// the builder inside it and returns it.
+  void createKernel(KernelState &ks, Operation *op, int64_t lanes);
+  /// Finishes the kernel and launches it with `grid` workgroups.
+  void finishKernel(KernelState &ks, ArrayRef<int64_t> grid);
+
+  /// A fresh schedule buffer for `tensor`.
+  Value allocFor(Value tensor) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(schedule.getBody().front().getTerminator());
+    auto type = bufferTypeFor(cast<RankedTensorType>(tensor.getType()), false);
+    Value buffer = sm::AllocOp::create(b, tensor.getLoc(), type);
+    bufferOf[tensor] = buffer;
+    return buffer;
+  }
+
+  /// Clones `body` at the builder with `args` for its block arguments
+  /// (nullptr for a whole-tensor argument, read through `extract` from the
+  /// kernel argument of `wholeTensors[i]`), returns the yielded values.
+  SmallVector<Value> inlineBody(KernelState &ks, Region &body,
+                                ArrayRef<Value> args,
+                                ArrayRef<Value> wholeTensors);
+
+  /// Block-argument values for `inputs` of a body whose first input
+  /// argument is `leading`: loads at the broadcast index of `lane`, or null
+  /// for whole-tensor arguments (recorded in `whole`).
+  void loadInputs(KernelState &ks, Region *body, unsigned leading,
+                  ValueRange inputs, ArrayRef<int64_t> iteration, Value lane,
+                  SmallVector<Value> &args, SmallVector<Value> &whole);
+
+  Value loadElement(Value buffer, Value index, Location loc) {
+    auto type = cast<sm::BufferType>(buffer.getType());
+    return sm::LoadOp::create(b, loc, type.getElementType(), buffer, index);
+  }
+  Value toF32(Value v, Location loc) {
+    if (v.getType().isF32())
+      return v;
+    return ex::ConvertOp::create(b, loc, b.getF32Type(), v, false);
+  }
+
+  LogicalResult lowerZeros(cir::ZerosOp op);
+  LogicalResult lowerElementwise(Operation *op);
+  LogicalResult lowerReduce(Operation *op, cir::ReduceKind kind,
+                            ValueRange inputs, Region &prologue,
+                            Region *epilogue, Value dest);
+  LogicalResult lowerMatmul(Operation *op, Value x, ArrayRef<Value> weights,
+                            ArrayRef<Region *> epilogues, ValueRange inputs);
+
+  /// Emits the strided dot product of row `n` of `weight` with row `m` of
+  /// `x` accumulated by this lane (f32).
+  Value emitPartialDot(KernelState &ks, Value x, Value weight, Value m,
+                       Value n, Value tid, int64_t lanes, Location loc);
+  /// Emits the shared-memory tree combining every lane's `value`; returns
+  /// the combined value (the same in every lane).
+  Value emitWorkgroupReduce(Value value, Value tid, int64_t lanes,
+                            cir::ReduceKind kind, Location loc);
+
+  ModuleOp module;
+  cir::GraphOp graph;
+  OpBuilder b;
+  sm::ScheduleOp schedule;
+  DenseMap<Value, Value> bufferOf; // graph tensor -> schedule buffer
+  unsigned kernelCount = 0;
+};
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Kernel plumbing
+//===----------------------------------------------------------------------===//
+
+void GraphLowering::createKernel(KernelState &ks, Operation *op,
+                                 int64_t lanes) {
+  SmallVector<Type> argTypes;
+  for (auto [buffer, written] : ks.bindings) {
+    auto type = cast<sm::BufferType>(buffer.getType());
+    argTypes.push_back(sm::BufferType::get(
+        type.getContext(), type.getLength(), type.getElementType(),
+        written ? sm::Access::read_write : sm::Access::read_only));
+  }
+  std::string name = (graph.getSymName() + "_k" + Twine(kernelCount++) + "_" +
+                      op->getName().stripDialect())
+                         .str();
+  b.setInsertionPoint(schedule);
+  ks.kernel = sm::KernelOp::create(b, op->getLoc(), name, argTypes,
+                                   {static_cast<int32_t>(lanes), 1, 1});
+  Block &entry = ks.kernel.getBody().front();
+  for (auto [i, binding] : llvm::enumerate(ks.bindings))
+    ks.argOf[binding.first] = entry.getArgument(i);
+  b.setInsertionPointToStart(&entry);
+}
+
+void GraphLowering::finishKernel(KernelState &ks, ArrayRef<int64_t> grid) {
+  Location loc = ks.kernel.getLoc();
+  b.setInsertionPointToEnd(&ks.kernel.getBody().front());
+  sm::ReturnOp::create(b, loc);
+  b.setInsertionPoint(schedule.getBody().front().getTerminator());
+  SmallVector<Value> buffers;
+  for (auto &binding : ks.bindings)
+    buffers.push_back(binding.first);
+  sm::LaunchOp::create(b, loc, ks.kernel.getSymName(), grid, buffers);
+}
+
+SmallVector<Value> GraphLowering::inlineBody(KernelState &ks, Region &body,
+                                             ArrayRef<Value> args,
+                                             ArrayRef<Value> wholeTensors) {
+  Block &block = body.front();
+  IRMapping mapping;
+  DenseMap<Value, Value> wholeArg; // block argument -> kernel buffer
+  for (auto [i, blockArg] : llvm::enumerate(block.getArguments())) {
+    if (args[i])
+      mapping.map(blockArg, args[i]);
+    else
+      wholeArg[blockArg] = arg(ks, wholeTensors[i]);
+  }
+  SmallVector<Value> yielded;
+  IndexMath im(b, body.getLoc());
+  for (Operation &op : block) {
+    if (auto yield = dyn_cast<cir::YieldOp>(op)) {
+      for (Value v : yield.getOperands())
+        yielded.push_back(mapping.lookupOrDefault(v));
+      break;
+    }
+    if (auto extract = dyn_cast<cir::ExtractOp>(op)) {
+      Value buffer = wholeArg.lookup(extract.getOperand(0));
+      Value index = im.toIndex(mapping.lookupOrDefault(extract.getOperand(1)));
+      mapping.map(extract.getResult(),
+                  loadElement(buffer, index, extract.getLoc()));
+      continue;
+    }
+    b.clone(op, mapping);
+  }
+  return yielded;
+}
+
+void GraphLowering::loadInputs(KernelState &ks, Region *body,
+                               unsigned leading, ValueRange inputs,
+                               ArrayRef<int64_t> iteration, Value lane,
+                               SmallVector<Value> &args,
+                               SmallVector<Value> &whole) {
+  IndexMath im(b, lane.getLoc());
+  for (auto [k, input] : llvm::enumerate(inputs)) {
+    bool isWhole = body && !body->empty() &&
+                   body->front().getArgument(leading + k).getType() ==
+                       input.getType();
+    if (isWhole) {
+      args.push_back(nullptr);
+      whole.push_back(input);
+      continue;
+    }
+    auto type = cast<RankedTensorType>(input.getType());
+    Value index = im.broadcast(lane, type.getShape(), iteration);
+    args.push_back(loadElement(arg(ks, input), index, input.getLoc()));
+    whole.push_back(nullptr);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// zeros
+//===----------------------------------------------------------------------===//
+
+LogicalResult GraphLowering::lowerZeros(cir::ZerosOp op) {
+  Value buffer = allocFor(op.getResult());
+  auto type = cast<sm::BufferType>(buffer.getType());
+  int64_t n = type.getLength();
+  KernelState ks;
+  bind(ks, op.getResult(), /*written=*/true);
+  int64_t lanes = std::min(kElementwiseLanes, powerOfTwoAtLeast(n));
+  createKernel(ks, op, lanes);
+  Location loc = op.getLoc();
+  IndexMath im(b, loc);
+  Value gid = sm::GlobalIdOp::create(b, loc, b.getIndexType(), sm::Dim::x);
+  auto guard = scf::IfOp::create(b, loc, im.lt(gid, im.c(n)));
+  b.setInsertionPointToStart(guard.thenBlock());
+  Type element = type.getElementType();
+  Value zero = zeroOf(b, loc, element);
+  sm::StoreOp::create(b, loc, zero, arg(ks, op.getResult()), gid);
+  finishKernel(ks, {ceilDiv(n, lanes), 1, 1});
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// map, gather, scatter, scatter_multi
+//===----------------------------------------------------------------------===//
+
+LogicalResult GraphLowering::lowerElementwise(Operation *op) {
+  Region &body = op->getRegion(0);
+  ValueRange inputs;
+  SmallVector<Value> dests;
+  Value source;
+  int64_t grid = 0;
+  SmallVector<int64_t> iteration;
+  if (auto map = dyn_cast<cir::MapOp>(op)) {
+    inputs = map.getInputs();
+    grid = numElements(map.getType());
+    iteration.assign(map.getType().getShape().begin(),
+                     map.getType().getShape().end());
+  } else if (auto gather = dyn_cast<cir::GatherOp>(op)) {
+    inputs = gather.getInputs();
+    source = gather.getSource();
+    grid = numElements(gather.getType());
+    iteration.assign(gather.getType().getShape().begin(),
+                     gather.getType().getShape().end());
+  } else if (auto scatter = dyn_cast<cir::ScatterOp>(op)) {
+    inputs = scatter.getInputs();
+    dests.push_back(scatter.getDest());
+    grid = scatter.getGrid();
+    iteration.push_back(grid);
+  } else {
+    auto multi = cast<cir::ScatterMultiOp>(op);
+    inputs = multi.getInputs();
+    llvm::append_range(dests, multi.getDests());
+    grid = multi.getGrid();
+    iteration.push_back(grid);
+  }
+  if (ceilDiv(grid, kElementwiseLanes) > kMaxGridDim)
+    return op->emitOpError("has ")
+           << grid << " lanes, more than convert-circuit-to-shaderm "
+           << "launches in one grid dimension";
+
+  // Results: scatters write their destinations in place, maps and gathers
+  // a fresh buffer.
+  KernelState ks;
+  for (Value input : inputs)
+    bind(ks, input, false);
+  if (source)
+    bind(ks, source, false);
+  if (dests.empty()) {
+    allocFor(op->getResult(0));
+    bind(ks, op->getResult(0), true);
+  } else {
+    for (auto [dest, result] : llvm::zip(dests, op->getResults())) {
+      bufferOf[result] = bufferOf.lookup(dest);
+      bind(ks, dest, true);
+      bind(ks, result, true);
+    }
+  }
+
+  int64_t lanes = std::min(kElementwiseLanes, powerOfTwoAtLeast(grid));
+  if (lanes < 32)
+    lanes = 32;
+  createKernel(ks, op, lanes);
+  Location loc = op->getLoc();
+  IndexMath im(b, loc);
+  Value gid = sm::GlobalIdOp::create(b, loc, b.getIndexType(), sm::Dim::x);
+  Value inRange = im.lt(gid, im.c(grid));
+  // Bodies with subgroup operations run on every lane of the subgroup (on
+  // a clamped lane for the loads); only the stores are guarded.
+  bool allLanes = hasLaneOps(body);
+  Value lane = gid;
+  if (allLanes) {
+    lane = arith::SelectOp::create(b, loc, inRange, gid, im.c(0));
+  } else {
+    auto guard = scf::IfOp::create(b, loc, inRange);
+    b.setInsertionPointToStart(guard.thenBlock());
+  }
+  SmallVector<Value> args{im.toI32(allLanes ? gid : lane)};
+  SmallVector<Value> whole{nullptr};
+  loadInputs(ks, &body, 1, inputs, iteration, lane, args, whole);
+  SmallVector<Value> yielded = inlineBody(ks, body, args, whole);
+  if (allLanes) {
+    auto guard = scf::IfOp::create(b, loc, inRange);
+    b.setInsertionPointToStart(guard.thenBlock());
+  }
+
+  if (dests.empty() && !source) {
+    sm::StoreOp::create(b, loc, yielded[0], arg(ks, op->getResult(0)), gid);
+  } else if (source) {
+    // out[i] = source[addr], or zero when addr is out of range.
+    int64_t size = numElements(source.getType());
+    Value addr = im.toIndex(yielded[0]);
+    Value valid = im.lt(addr, im.c(size)); // unsigned: negatives fail too
+    Value safe = arith::SelectOp::create(b, loc, valid, addr, im.c(0));
+    Value v = loadElement(arg(ks, source), safe, loc);
+    Type element = v.getType();
+    Value zero = zeroOf(b, loc, element);
+    v = arith::SelectOp::create(b, loc, valid, v, zero);
+    sm::StoreOp::create(b, loc, v, arg(ks, op->getResult(0)), gid);
+  } else {
+    for (auto [d, dest] : llvm::enumerate(dests)) {
+      int64_t size = numElements(dest.getType());
+      Value addr = im.toIndex(yielded[2 * d]);
+      auto write = scf::IfOp::create(b, loc, im.lt(addr, im.c(size)));
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(write.thenBlock());
+      sm::StoreOp::create(b, loc, yielded[2 * d + 1], arg(ks, dest), addr);
+    }
+  }
+  finishKernel(ks, {ceilDiv(grid, lanes), 1, 1});
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+/// Combines two partial reductions (sum_sq partials are already squared).
+static Value combine(OpBuilder &b, Location loc, cir::ReduceKind kind,
+                     Value x, Value y) {
+  if (kind == cir::ReduceKind::max)
+    return ex::MaxOp::create(b, loc, x, y);
+  return ex::AddOp::create(b, loc, x, y);
+}
+
+static Value identity(OpBuilder &b, Location loc, cir::ReduceKind kind) {
+  double v = kind == cir::ReduceKind::max
+                 ? -std::numeric_limits<double>::infinity()
+                 : 0.0;
+  return ex::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+}
+
+Value GraphLowering::emitWorkgroupReduce(Value value, Value tid, int64_t lanes,
+                                         cir::ReduceKind kind, Location loc) {
+  IndexMath im(b, loc);
+  auto sharedType = sm::SharedType::get(b.getContext(), lanes, b.getF32Type());
+  Value tile = sm::SharedAllocOp::create(b, loc, sharedType);
+  sm::StoreOp::create(b, loc, value, tile, tid);
+  sm::BarrierOp::create(b, loc);
+  // A fixed tree: lane i adds lane i + s for s = lanes/2, ..., 1.
+  for (int64_t s = lanes / 2; s >= 1; s /= 2) {
+    auto active = scf::IfOp::create(b, loc, im.lt(tid, im.c(s)));
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(active.thenBlock());
+      Value mine = sm::LoadOp::create(b, loc, b.getF32Type(), tile, tid);
+      Value other = sm::LoadOp::create(b, loc, b.getF32Type(), tile,
+                                       im.add(tid, im.c(s)));
+      sm::StoreOp::create(b, loc, combine(b, loc, kind, mine, other), tile,
+                          tid);
+    }
+    sm::BarrierOp::create(b, loc);
+  }
+  return sm::LoadOp::create(b, loc, b.getF32Type(), tile, im.c(0));
+}
+
+LogicalResult GraphLowering::lowerReduce(Operation *op, cir::ReduceKind kind,
+                                         ValueRange inputs, Region &prologue,
+                                         Region *epilogue, Value dest) {
+  Location loc = op->getLoc();
+  Value result = op->getResult(0);
+  auto resultType = cast<RankedTensorType>(result.getType());
+  if (cir::isQuantized(resultType.getElementType()))
+    return op->emitOpError("with a quantized result is not supported by "
+                           "convert-circuit-to-shaderm yet");
+  SmallVector<int64_t> iteration = cir::getReductionIteration(op);
+  int64_t rowLength = iteration.back();
+  int64_t total = 1;
+  for (int64_t d : iteration)
+    total *= d;
+  int64_t rows = total / rowLength;
+  if (rows > kMaxGridDim)
+    return op->emitOpError("has ")
+           << rows << " rows, more than convert-circuit-to-shaderm launches "
+           << "in one grid dimension";
+
+  KernelState ks;
+  for (Value input : inputs)
+    bind(ks, input, false);
+  if (dest) {
+    bufferOf[result] = bufferOf.lookup(dest);
+    bind(ks, dest, true);
+    bind(ks, result, true);
+  } else {
+    allocFor(result);
+    bind(ks, result, true);
+  }
+  int64_t lanes =
+      std::max<int64_t>(32, std::min(kReduceLanes, powerOfTwoAtLeast(rowLength)));
+  createKernel(ks, op, lanes);
+  IndexMath im(b, loc);
+  Value tid = sm::LocalIdOp::create(b, loc, b.getIndexType(), sm::Dim::x);
+  Value row = sm::WorkgroupIdOp::create(b, loc, b.getIndexType(), sm::Dim::x);
+  Value rowBase = im.mul(row, im.c(rowLength));
+
+  // Each lane accumulates k = tid, tid + lanes, ... in order.
+  Value init = identity(b, loc, kind);
+  auto loop = scf::ForOp::create(b, loc, tid, im.c(rowLength), im.c(lanes),
+                                 ValueRange{init});
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value lane = im.add(rowBase, loop.getInductionVar());
+    Value v;
+    if (prologue.empty()) {
+      auto type = cast<RankedTensorType>(inputs[0].getType());
+      v = loadElement(arg(ks, inputs[0]),
+                      im.broadcast(lane, type.getShape(), iteration), loc);
+    } else {
+      SmallVector<Value> args{im.toI32(lane)}, whole{nullptr};
+      loadInputs(ks, &prologue, 1, inputs, iteration, lane, args, whole);
+      v = inlineBody(ks, prologue, args, whole)[0];
+    }
+    v = toF32(v, loc);
+    if (kind == cir::ReduceKind::sum_sq)
+      v = ex::MulOp::create(b, loc, v, v);
+    Value acc = combine(b, loc, kind, loop.getRegionIterArgs()[0], v);
+    scf::YieldOp::create(b, loc, acc);
+  }
+  Value reduced =
+      emitWorkgroupReduce(loop.getResult(0), tid, lanes, kind, loc);
+
+  if (!epilogue) {
+    auto first = scf::IfOp::create(b, loc, im.lt(tid, im.c(1)));
+    b.setInsertionPointToStart(first.thenBlock());
+    sm::StoreOp::create(b, loc, reduced, arg(ks, result), row);
+    finishKernel(ks, {rows, 1, 1});
+    return success();
+  }
+
+  auto each = scf::ForOp::create(b, loc, tid, im.c(rowLength), im.c(lanes));
+  b.setInsertionPointToStart(each.getBody());
+  Value lane = im.add(rowBase, each.getInductionVar());
+  SmallVector<Value> args{im.toI32(lane), reduced}, whole{nullptr, nullptr};
+  loadInputs(ks, epilogue, 2, inputs, iteration, lane, args, whole);
+  SmallVector<Value> yielded = inlineBody(ks, *epilogue, args, whole);
+  if (dest) {
+    Value addr = im.toIndex(yielded[0]);
+    auto write =
+        scf::IfOp::create(b, loc, im.lt(addr, im.c(numElements(dest.getType()))));
+    b.setInsertionPointToStart(write.thenBlock());
+    sm::StoreOp::create(b, loc, yielded[1], arg(ks, dest), addr);
+  } else {
+    sm::StoreOp::create(b, loc, yielded[0], arg(ks, result), lane);
+  }
+  finishKernel(ks, {rows, 1, 1});
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Matrix products
+//===----------------------------------------------------------------------===//
+
+/// Reads byte `byteIndex` of a buffer of 32-bit words, zero-extended to i32.
+static Value loadByte(OpBuilder &b, Location loc, Value words,
+                      Value byteIndex) {
+  IndexMath im(b, loc);
+  Value word = sm::LoadOp::create(b, loc, b.getI32Type(), words,
+                                  im.div(byteIndex, 4));
+  Value shift = arith::MulIOp::create(
+      b, loc, im.toI32(im.rem(byteIndex, 4)),
+      arith::ConstantIntOp::create(b, loc, b.getI32Type(), 8));
+  Value shifted = arith::ShRUIOp::create(b, loc, word, shift);
+  return arith::AndIOp::create(
+      b, loc, shifted, arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0xff));
+}
+
+Value GraphLowering::emitPartialDot(KernelState &ks, Value x, Value weight,
+                                    Value m, Value n, Value tid,
+                                    int64_t lanes, Location loc) {
+  IndexMath im(b, loc);
+  auto wType = cast<RankedTensorType>(weight.getType());
+  int64_t k = wType.getShape().back();
+  Value xRow = im.mul(m, im.c(k));
+  Value xBuf = arg(ks, x), wBuf = arg(ks, weight);
+  Value zero = ex::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
+  Type element = wType.getElementType();
+
+  if (!isa<cir::Q8_0Type>(element)) {
+    // Plain weights: lanes stride over k.
+    Value wRow = im.mul(n, im.c(k));
+    auto loop = scf::ForOp::create(b, loc, tid, im.c(k), im.c(lanes),
+                                   ValueRange{zero});
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value i = loop.getInductionVar();
+    Value xv = toF32(loadElement(xBuf, im.add(xRow, i), loc), loc);
+    Value wv = toF32(loadElement(wBuf, im.add(wRow, i), loc), loc);
+    Value acc = ex::FmaOp::create(b, loc, xv, wv, loop.getRegionIterArgs()[0]);
+    scf::YieldOp::create(b, loc, acc);
+    return loop.getResult(0);
+  }
+
+  // Q8_0: blocks of 34 bytes (f16 scale, 32 signed bytes); lanes stride
+  // over the blocks of the row, each block's dot product is scaled once.
+  constexpr int64_t kBlock = 32, kBlockBytes = 34;
+  int64_t blocksPerRow = k / kBlock;
+  Value rowBlocks = im.mul(n, im.c(blocksPerRow));
+  auto loop = scf::ForOp::create(b, loc, tid, im.c(blocksPerRow), im.c(lanes),
+                                 ValueRange{zero});
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value blk = loop.getInductionVar();
+  Value base = im.mul(im.add(rowBlocks, blk), im.c(kBlockBytes));
+  Value lo = loadByte(b, loc, wBuf, base);
+  Value hi = loadByte(b, loc, wBuf, im.add(base, im.c(1)));
+  Value bits = arith::OrIOp::create(
+      b, loc, lo,
+      arith::ShLIOp::create(
+          b, loc, hi, arith::ConstantIntOp::create(b, loc, b.getI32Type(), 8)));
+  Value scale = ex::UnpackF16x2Op::create(b, loc, b.getF32Type(), bits, 0);
+  Value xBlock = im.add(xRow, im.mul(blk, im.c(kBlock)));
+  auto inner = scf::ForOp::create(b, loc, im.c(0), im.c(kBlock), im.c(1),
+                                  ValueRange{zero});
+  {
+    OpBuilder::InsertionGuard innerGuard(b);
+    b.setInsertionPointToStart(inner.getBody());
+    Value j = inner.getInductionVar();
+    Value byte = loadByte(b, loc, wBuf, im.add(base, im.add(im.c(2), j)));
+    // Sign-extend the byte.
+    Value c24 = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 24);
+    Value q = arith::ShRSIOp::create(
+        b, loc, arith::ShLIOp::create(b, loc, byte, c24), c24);
+    Value qf = ex::ConvertOp::create(b, loc, b.getF32Type(), q, false);
+    Value xv = toF32(loadElement(xBuf, im.add(xBlock, j), loc), loc);
+    Value acc = ex::FmaOp::create(b, loc, qf, xv, inner.getRegionIterArgs()[0]);
+    scf::YieldOp::create(b, loc, acc);
+  }
+  Value acc = ex::FmaOp::create(b, loc, scale, inner.getResult(0),
+                                loop.getRegionIterArgs()[0]);
+  scf::YieldOp::create(b, loc, acc);
+  return loop.getResult(0);
+}
+
+LogicalResult GraphLowering::lowerMatmul(Operation *op, Value x,
+                                         ArrayRef<Value> weights,
+                                         ArrayRef<Region *> epilogues,
+                                         ValueRange inputs) {
+  Location loc = op->getLoc();
+  auto xType = cast<RankedTensorType>(x.getType());
+  if (cir::isQuantized(xType.getElementType()))
+    return op->emitOpError("with ")
+           << xType.getElementType()
+           << " activations is not supported by convert-circuit-to-shaderm "
+              "yet";
+  for (Value w : weights) {
+    Type element = cast<RankedTensorType>(w.getType()).getElementType();
+    if (cir::isQuantized(element) && !isa<cir::Q8_0Type>(element))
+      return op->emitOpError("with ")
+             << element
+             << " weights is not supported by convert-circuit-to-shaderm yet";
+  }
+  int64_t k = xType.getShape().back();
+  int64_t m = xType.getNumElements() / k;
+  int64_t totalRows = 0;
+  for (Value w : weights)
+    totalRows += cast<RankedTensorType>(w.getType()).getShape().front();
+  if (totalRows > kMaxGridDim || m > kMaxGridDim)
+    return op->emitOpError("has more output rows than "
+                           "convert-circuit-to-shaderm launches in one grid "
+                           "dimension");
+
+  KernelState ks;
+  bind(ks, x, false);
+  for (Value w : weights)
+    bind(ks, w, false);
+  for (Value input : inputs)
+    bind(ks, input, false);
+  for (Value result : op->getResults()) {
+    allocFor(result);
+    bind(ks, result, true);
+  }
+  int64_t lanes = kDotLanes;
+  createKernel(ks, op, lanes);
+  IndexMath im(b, loc);
+  Value tid = sm::LocalIdOp::create(b, loc, b.getIndexType(), sm::Dim::x);
+  Value group = sm::WorkgroupIdOp::create(b, loc, b.getIndexType(), sm::Dim::x);
+  Value row = sm::WorkgroupIdOp::create(b, loc, b.getIndexType(), sm::Dim::y);
+
+  // Weight i owns workgroups [offset, offset + rows_i) of the x dimension;
+  // the condition is uniform over a workgroup, so barriers stay legal.
+  int64_t offset = 0;
+  for (auto [i, w] : llvm::enumerate(weights)) {
+    int64_t n = cast<RankedTensorType>(w.getType()).getShape().front();
+    OpBuilder::InsertionGuard guard(b);
+    Value mine = group;
+    if (weights.size() > 1) {
+      Value lower = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
+                                          group, im.c(offset));
+      Value upper = im.lt(group, im.c(offset + n));
+      auto select = scf::IfOp::create(
+          b, loc, arith::AndIOp::create(b, loc, lower, upper));
+      b.setInsertionPointToStart(select.thenBlock());
+      mine = arith::SubIOp::create(b, loc, group, im.c(offset));
+    }
+    offset += n;
+    Value partial = emitPartialDot(ks, x, w, row, mine, tid, lanes, loc);
+    Value dot = emitWorkgroupReduce(partial, tid, lanes, cir::ReduceKind::sum,
+                                    loc);
+    auto first = scf::IfOp::create(b, loc, im.lt(tid, im.c(1)));
+    b.setInsertionPointToStart(first.thenBlock());
+    Value result = op->getResult(i);
+    Value lane = im.add(im.mul(row, im.c(n)), mine);
+    Value stored = dot;
+    Region *epilogue = epilogues[i];
+    if (epilogue && !epilogue->empty()) {
+      SmallVector<Value> args{im.toI32(lane), dot}, whole{nullptr, nullptr};
+      auto resultType = cast<RankedTensorType>(result.getType());
+      loadInputs(ks, epilogue, 2, inputs, resultType.getShape(), lane, args,
+                 whole);
+      stored = inlineBody(ks, *epilogue, args, whole)[0];
+    }
+    auto resultElement =
+        cast<RankedTensorType>(result.getType()).getElementType();
+    if (stored.getType() != resultElement)
+      stored = ex::ConvertOp::create(b, loc, resultElement, stored, false);
+    sm::StoreOp::create(b, loc, stored, arg(ks, result), lane);
+  }
+  finishKernel(ks, {totalRows, m, 1});
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// The graph
+//===----------------------------------------------------------------------===//
+
+LogicalResult GraphLowering::run() {
+  Location loc = graph.getLoc();
+  SmallVector<Type> argTypes, resultTypes;
+  for (Type t : graph.getArgumentTypes())
+    argTypes.push_back(bufferTypeFor(cast<RankedTensorType>(t), false));
+  for (Type t : graph.getResultTypes())
+    resultTypes.push_back(bufferTypeFor(cast<RankedTensorType>(t), false));
+  b.setInsertionPoint(graph);
+  schedule = sm::ScheduleOp::create(b, loc, graph.getSymName(),
+                                    b.getFunctionType(argTypes, resultTypes),
+                                    ArrayAttr(), ArrayAttr());
+  Block *entry = new Block();
+  schedule.getBody().push_back(entry);
+  Block &body = graph.getBody().front();
+  for (auto [arg, type] : llvm::zip(body.getArguments(), argTypes))
+    bufferOf[arg] = entry->addArgument(type, arg.getLoc());
+  b.setInsertionPointToEnd(entry);
+  auto output = sm::OutputOp::create(b, loc, ValueRange{});
+
+  for (Operation &op : body.without_terminator()) {
+    LogicalResult status =
+        llvm::TypeSwitch<Operation *, LogicalResult>(&op)
+            .Case([&](cir::ZerosOp z) { return lowerZeros(z); })
+            .Case<cir::MapOp, cir::GatherOp, cir::ScatterOp,
+                  cir::ScatterMultiOp>(
+                [&](Operation *e) { return lowerElementwise(e); })
+            .Case([&](cir::ReduceOp r) {
+              return lowerReduce(r, r.getKind(), r.getInputs(),
+                                 r.getPrologue(), nullptr, nullptr);
+            })
+            .Case([&](cir::ReduceEpilogueOp r) {
+              return lowerReduce(r, r.getKind(), r.getInputs(),
+                                 r.getPrologue(), &r.getEpilogue(), nullptr);
+            })
+            .Case([&](cir::ReduceScatterEpilogueOp r) {
+              return lowerReduce(r, r.getKind(), r.getInputs(),
+                                 r.getPrologue(), &r.getEpilogue(),
+                                 r.getDest());
+            })
+            .Case([&](cir::MatmulOp mm) {
+              Region *epilogue = &mm.getEpilogue();
+              return lowerMatmul(mm, mm.getX(), {mm.getWeight()}, {epilogue},
+                                 mm.getInputs());
+            })
+            .Case([&](cir::MultiMatmulOp mm) {
+              SmallVector<Value> weights(mm.getWeights());
+              SmallVector<Region *> epilogues;
+              for (Region &r : mm.getEpilogues())
+                epilogues.push_back(&r);
+              return lowerMatmul(mm, mm.getX(), weights, epilogues,
+                                 ValueRange{});
+            })
+            .Default([](Operation *other) {
+              return other->emitOpError(
+                  "is not supported by convert-circuit-to-shaderm yet");
+            });
+    if (failed(status))
+      return failure();
+  }
+
+  SmallVector<Value> results;
+  for (Value v : cast<cir::OutputOp>(body.getTerminator()).getResults())
+    results.push_back(bufferOf.lookup(v));
+  output->setOperands(results);
+  graph.erase();
+  return success();
+}
+
+namespace {
+struct ConvertCircuitToShaderMPass
+    : hesper::impl::ConvertCircuitToShaderMPassBase<
+          ConvertCircuitToShaderMPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<cir::GraphOp> graphs(module.getOps<cir::GraphOp>());
+    for (cir::GraphOp graph : graphs)
+      if (failed(GraphLowering(module, graph).run()))
+        return signalPassFailure();
+  }
+};
+} // namespace

@@ -1,0 +1,207 @@
+//===- Runtime.h - Hesper's hardware abstraction layer ---------*- C++ -*-===//
+//
+// Part of the Hesper project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The runtime links no MLIR or LLVM, so that a compiled program can run on a
+// machine that has a GPU driver and nothing else. Drivers are loaded with
+// dlopen at run time: Vulkan (libvulkan.so.1) and CUDA (libcuda.so.1). Errors
+// are returned as values (the library builds without exceptions).
+//
+// The objects, in the order a program uses them:
+//   Device       one GPU (or lavapipe's CPU device) of one backend.
+//   Buffer       device memory; upload/download copy through staging memory.
+//   Kernel       one compiled kernel (SPIR-V words or PTX/cubin) plus its ABI.
+//   CommandList  launches recorded once and submitted (replayed) many times.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HESPER_RUNTIME_RUNTIME_H
+#define HESPER_RUNTIME_RUNTIME_H
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace hesper::rt {
+
+//===----------------------------------------------------------------------===//
+// Errors
+//===----------------------------------------------------------------------===//
+
+/// Success, or one line saying what went wrong.
+class Status {
+public:
+  Status() = default;
+  static Status error(std::string message) {
+    Status s;
+    s.failed = true;
+    s.msg = std::move(message);
+    return s;
+  }
+  bool ok() const { return !failed; }
+  explicit operator bool() const { return ok(); }
+  const std::string &message() const { return msg; }
+
+private:
+  bool failed = false;
+  std::string msg;
+};
+
+/// A value, or the Status that says why there is none.
+template <typename T> class Result {
+public:
+  Result(T v) : val(std::move(v)) {}
+  Result(Status s) : st(std::move(s)) {}
+  bool ok() const { return st.ok(); }
+  explicit operator bool() const { return ok(); }
+  const Status &status() const { return st; }
+  T &value() { return val; }
+  T &operator*() { return val; }
+  T *operator->() { return &val; }
+
+private:
+  Status st;
+  T val{};
+};
+
+//===----------------------------------------------------------------------===//
+// Devices
+//===----------------------------------------------------------------------===//
+
+enum class Backend { Vulkan, Cuda };
+const char *backendName(Backend b);
+
+enum class DeviceType { Discrete, Integrated, Virtual, Cpu, Other };
+const char *deviceTypeName(DeviceType t);
+
+/// What the compiler must know about a device: kernels are specialized to
+/// its subgroup size and limits, never assuming 32 lanes.
+struct DeviceInfo {
+  Backend backend = Backend::Vulkan;
+  std::string name;
+  DeviceType type = DeviceType::Other;
+  uint32_t subgroupSize = 1;
+  bool subgroupArithmetic = false; ///< subgroup reduce/shuffle in all stages
+  uint32_t maxWorkgroupSize[3] = {1, 1, 1};
+  uint32_t maxWorkgroupInvocations = 1;
+  uint32_t maxWorkgroupCount[3] = {1, 1, 1};
+  uint32_t maxSharedMemoryBytes = 0;
+  uint32_t maxPushConstantBytes = 0;
+  bool shaderFloat16 = false;
+  bool storage8Bit = false;
+  bool storage16Bit = false;
+  /// Nanoseconds per timestamp tick (0: no timestamps on the queue).
+  double timestampPeriodNs = 0;
+  /// Backend-specific identity used in cache keys (e.g. vendor:device:driver,
+  /// or the CUDA compute capability).
+  std::string cacheId;
+};
+
+/// One kernel's binary and ABI. Bindings are storage buffers numbered
+/// 0..numBindings-1 in descriptor set 0 (Vulkan) or kernel parameters in
+/// that order (CUDA); push constants follow (Vulkan push-constant block at
+/// offset 0; CUDA: one parameter per 4 bytes).
+struct KernelDesc {
+  std::string name;              ///< entry point
+  std::vector<uint8_t> binary;   ///< SPIR-V words, PTX text or cubin
+  bool binaryIsPtx = false;      ///< CUDA: PTX text (JIT) rather than cubin
+  uint32_t numBindings = 0;
+  uint32_t pushConstantBytes = 0;
+  uint32_t workgroupSize[3] = {1, 1, 1};
+  uint32_t sharedMemoryBytes = 0; ///< CUDA dynamic shared memory (0: static)
+};
+
+class Buffer {
+public:
+  virtual ~Buffer() = default;
+  virtual size_t size() const = 0;
+};
+
+class Kernel {
+public:
+  virtual ~Kernel() = default;
+  virtual const KernelDesc &desc() const = 0;
+};
+
+/// One recorded launch.
+struct Dispatch {
+  Kernel *kernel = nullptr;
+  std::vector<Buffer *> bindings;
+  std::vector<uint8_t> pushConstants;
+  uint32_t grid[3] = {1, 1, 1}; ///< workgroups in x, y, z
+};
+
+/// Launches recorded once, in order, each depending on the one before (a
+/// full memory barrier between them), and submitted as many times as
+/// needed. Push constants can be changed between submissions without
+/// re-recording (setPushConstants), for per-step scalars such as a position.
+class CommandList {
+public:
+  virtual ~CommandList() = default;
+  virtual Status record(const std::vector<Dispatch> &dispatches) = 0;
+  virtual Status setPushConstants(size_t dispatchIndex,
+                                  const std::vector<uint8_t> &bytes) = 0;
+  /// Submits the recorded list and waits for it to finish.
+  virtual Status submit() = 0;
+  /// Number of submissions so far.
+  virtual uint64_t submissions() const = 0;
+  /// Per-dispatch GPU time of the last submission in nanoseconds (empty when
+  /// the device has no timestamps or timing was not requested).
+  virtual std::vector<double> lastKernelTimesNs() const = 0;
+};
+
+class Device {
+public:
+  virtual ~Device() = default;
+  virtual const DeviceInfo &info() const = 0;
+
+  virtual Result<std::unique_ptr<Buffer>> createBuffer(size_t bytes) = 0;
+  virtual Status upload(Buffer &dst, const void *src, size_t bytes,
+                        size_t offset = 0) = 0;
+  virtual Status download(Buffer &src, void *dst, size_t bytes,
+                          size_t offset = 0) = 0;
+  virtual Status fill(Buffer &dst, uint32_t pattern) = 0;
+  virtual Status copy(Buffer &src, Buffer &dst, size_t bytes) = 0;
+
+  virtual Result<std::unique_ptr<Kernel>> createKernel(const KernelDesc &d) = 0;
+  /// `timing`: record timestamps around every dispatch.
+  virtual Result<std::unique_ptr<CommandList>>
+  createCommandList(bool timing = false) = 0;
+};
+
+struct DeviceOptions {
+  /// Index into listDevices(backend); -1 picks the best (discrete GPU, then
+  /// integrated, then virtual, then CPU).
+  int index = -1;
+  /// Enable the Khronos validation layer (Vulkan); every message it reports
+  /// is counted and printed on stderr.
+  bool validation = false;
+  /// Directory for the pipeline cache (Vulkan) or cubin cache (CUDA); empty
+  /// for none. Defaults to $HESPER_CACHE_DIR when that is set.
+  std::string cacheDir;
+};
+
+/// Devices of a backend; an error when the driver is missing ("Vulkan
+/// unavailable: ...", "CUDA unavailable: ...").
+Result<std::vector<DeviceInfo>> listDevices(Backend b);
+Result<std::unique_ptr<Device>> openDevice(Backend b,
+                                           const DeviceOptions &opts = {});
+
+/// Validation messages reported so far by every Vulkan device of this
+/// process (0 when validation is off).
+uint64_t validationMessageCount();
+
+/// A stable 64-bit FNV-1a hash, used for cache keys.
+uint64_t hashBytes(const void *data, size_t size, uint64_t seed = 0);
+/// Cache key of a compiled kernel: hash of the binary and the device id.
+std::string kernelCacheKey(const std::vector<uint8_t> &binary,
+                           const std::string &deviceCacheId);
+
+} // namespace hesper::rt
+
+#endif // HESPER_RUNTIME_RUNTIME_H

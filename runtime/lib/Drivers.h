@@ -1,0 +1,77 @@
+//===- Drivers.h - Entry points of the runtime's drivers -------*- C++ -*-===//
+//
+// Part of the Hesper project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Internal to the runtime: Runtime.cpp dispatches listDevices/openDevice to
+// the driver of the requested backend.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HESPER_RUNTIME_LIB_DRIVERS_H
+#define HESPER_RUNTIME_LIB_DRIVERS_H
+
+#include "hesper/runtime/Runtime.h"
+
+namespace hesper::rt::detail {
+
+Result<std::vector<DeviceInfo>> listVulkanDevices();
+Result<std::unique_ptr<Device>> openVulkanDevice(const DeviceOptions &opts);
+uint64_t vulkanValidationMessageCount();
+
+Result<std::vector<DeviceInfo>> listCudaDevices();
+Result<std::unique_ptr<Device>> openCudaDevice(const DeviceOptions &opts);
+
+/// The cache directory a device uses: opts.cacheDir, else $HESPER_CACHE_DIR,
+/// else "" (no cache).
+std::string effectiveCacheDir(const DeviceOptions &opts);
+
+/// Where the CUDA driver keeps the cubin JIT-compiled from `ptx` for the
+/// device `cacheId`: "<dir>/<kernelCacheKey(ptx, cacheId)>.cubin" (a trailing
+/// '/' on `dir` is not doubled).
+std::string cubinCachePath(const std::string &dir,
+                           const std::vector<uint8_t> &ptx,
+                           const std::string &cacheId);
+
+/// The part of a CommandList that needs no GPU: it checks recorded launches
+/// against their kernels' ABI and the device's grid limits, keeps them (with
+/// the push constants set since), says when a captured form of the list (a
+/// CUDA graph) is stale, and counts submissions. Kernels and buffers are kept
+/// as pointers: they must outlive the recording.
+class ReplayState {
+public:
+  /// `maxGrid`: the device's maxWorkgroupCount (null: no limit).
+  explicit ReplayState(const uint32_t *maxGrid = nullptr);
+
+  /// Checks a list without keeping it: every dispatch has a kernel, as many
+  /// non-null bindings as the kernel declares, exactly its push-constant
+  /// bytes, and a grid with no zero dimension and within the limits.
+  Status validate(const std::vector<Dispatch> &dispatches) const;
+  /// Validates and keeps `dispatches`; on error the previous recording stays.
+  Status record(const std::vector<Dispatch> &dispatches);
+  /// Replaces the push constants of one recorded dispatch.
+  Status setPushConstants(size_t dispatchIndex,
+                          const std::vector<uint8_t> &bytes);
+  /// Fails when nothing has been recorded yet.
+  Status checkSubmit() const;
+
+  const std::vector<Dispatch> &dispatches() const { return list; }
+  bool recorded() const { return haveRecording; }
+  /// True after record() or setPushConstants() until markCaptured().
+  bool needsCapture() const { return stale; }
+  void markCaptured() { stale = false; }
+  void countSubmission() { ++count; }
+  uint64_t submissions() const { return count; }
+
+private:
+  uint32_t maxGrid[3];
+  std::vector<Dispatch> list;
+  bool haveRecording = false;
+  bool stale = true;
+  uint64_t count = 0;
+};
+
+} // namespace hesper::rt::detail
+
+#endif // HESPER_RUNTIME_LIB_DRIVERS_H
