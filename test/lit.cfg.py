@@ -43,8 +43,9 @@ if os.path.exists(libdevice):
     config.available_features.add("libdevice")
     config.substitutions.append(("%libdevice", libdevice))
 
-# Pulls the PTX text out of gpu.binary objects, for ptxas.
-config.substitutions.append((
-    "%extract_ptx",
-    "python3 " + os.path.join(os.path.dirname(config.test_source_root),
-                              "utils", "extract-ptx.py")))
+# Pull the PTX text or the SPIR-V words out of gpu.binary objects, for
+# ptxas and spirv-val.
+extract = "python3 " + os.path.join(os.path.dirname(config.test_source_root),
+                                    "utils", "extract-binary.py")
+config.substitutions.append(("%extract_ptx", extract + " --format=ptx"))
+config.substitutions.append(("%extract_spirv", extract + " --format=bin"))

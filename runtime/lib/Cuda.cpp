@@ -1,1 +1,1127 @@
-// placeholder: being written
+//===- Cuda.cpp - CUDA driver, loaded with dlopen -------------------------===//
+//
+// Part of the Hesper project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The CUDA backend talks to the CUDA driver API in libcuda.so.1, opened with
+// dlopen, so neither the CUDA toolkit nor its headers are needed to build
+// it: the few types, enum values and entry points used are declared below
+// with the numbers and symbol names of cuda.h.
+//
+// One Device owns one CUDA context and one non-blocking stream; every
+// transfer and launch goes to that stream and is waited for before the call
+// returns. Kernels are PTX (JIT-compiled by the driver, with an optional disk
+// cache of the resulting cubins) or cubins. A CommandList is captured into a
+// CUDA graph on its first submission and replayed with one graph launch per
+// submission; changing push constants re-captures it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Drivers.h"
+
+#include <dlfcn.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <unordered_map>
+
+namespace hesper::rt::detail {
+namespace {
+
+//===----------------------------------------------------------------------===//
+// The slice of cuda.h used here
+//===----------------------------------------------------------------------===//
+
+using CUresult = int;
+using CUdevice = int;
+using CUdeviceptr = unsigned long long;
+using CUjit_option = int; // C enums are int-sized
+struct CUctx_st;
+using CUcontext = CUctx_st *;
+struct CUmod_st;
+using CUmodule = CUmod_st *;
+struct CUfunc_st;
+using CUfunction = CUfunc_st *;
+struct CUstream_st;
+using CUstream = CUstream_st *;
+struct CUevent_st;
+using CUevent = CUevent_st *;
+struct CUgraph_st;
+using CUgraph = CUgraph_st *;
+struct CUgraphNode_st;
+using CUgraphNode = CUgraphNode_st *;
+struct CUgraphExec_st;
+using CUgraphExec = CUgraphExec_st *;
+struct CUlinkState_st;
+using CUlinkState = CUlinkState_st *;
+
+constexpr CUresult CUDA_SUCCESS = 0;
+
+// CUdevice_attribute
+constexpr int CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1;
+constexpr int CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X = 2; // Y = 3, Z = 4
+constexpr int CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X = 5;  // Y = 6, Z = 7
+constexpr int CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK = 8;
+constexpr int CU_DEVICE_ATTRIBUTE_WARP_SIZE = 10;
+constexpr int CU_DEVICE_ATTRIBUTE_INTEGRATED = 18;
+constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
+constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
+constexpr int CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97;
+
+// CUfunction_attribute
+constexpr int CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
+
+// CUjit_option
+constexpr CUjit_option CU_JIT_INFO_LOG_BUFFER = 3;
+constexpr CUjit_option CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES = 4;
+constexpr CUjit_option CU_JIT_ERROR_LOG_BUFFER = 5;
+constexpr CUjit_option CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6;
+
+// CUjitInputType
+constexpr int CU_JIT_INPUT_PTX = 1;
+
+// CUstream_flags, CUevent_flags, CUstreamCaptureMode
+constexpr unsigned CU_STREAM_NON_BLOCKING = 1;
+constexpr unsigned CU_EVENT_DEFAULT = 0;
+constexpr int CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1;
+
+/// Dynamic shared memory a kernel may use without opting in.
+constexpr uint32_t kDefaultDynamicSharedBytes = 48 * 1024;
+/// Bytes of kernel parameters a launch may pass (bindings take 8 each).
+constexpr uint32_t kMaxParamBytes = 4096;
+
+//===----------------------------------------------------------------------===//
+// The driver's entry points
+//===----------------------------------------------------------------------===//
+
+struct CudaApi {
+  /// Empty when the driver is usable; otherwise why it is not.
+  std::string unavailable;
+
+  CUresult (*cuInit)(unsigned) = nullptr;
+  CUresult (*cuGetErrorName)(CUresult, const char **) = nullptr;
+  CUresult (*cuGetErrorString)(CUresult, const char **) = nullptr;
+  CUresult (*cuDeviceGetCount)(int *) = nullptr;
+  CUresult (*cuDeviceGet)(CUdevice *, int) = nullptr;
+  CUresult (*cuDeviceGetName)(char *, int, CUdevice) = nullptr;
+  CUresult (*cuDeviceGetAttribute)(int *, int, CUdevice) = nullptr;
+  CUresult (*cuCtxCreate)(CUcontext *, unsigned, CUdevice) = nullptr;
+  CUresult (*cuCtxDestroy)(CUcontext) = nullptr;
+  CUresult (*cuCtxPushCurrent)(CUcontext) = nullptr;
+  CUresult (*cuCtxPopCurrent)(CUcontext *) = nullptr;
+  CUresult (*cuMemAlloc)(CUdeviceptr *, size_t) = nullptr;
+  CUresult (*cuMemFree)(CUdeviceptr) = nullptr;
+  CUresult (*cuMemcpyHtoDAsync)(CUdeviceptr, const void *, size_t,
+                                CUstream) = nullptr;
+  CUresult (*cuMemcpyDtoHAsync)(void *, CUdeviceptr, size_t,
+                                CUstream) = nullptr;
+  CUresult (*cuMemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, size_t,
+                                CUstream) = nullptr;
+  CUresult (*cuMemsetD32Async)(CUdeviceptr, unsigned, size_t,
+                               CUstream) = nullptr;
+  CUresult (*cuModuleLoadDataEx)(CUmodule *, const void *, unsigned,
+                                 CUjit_option *, void **) = nullptr;
+  CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule,
+                                  const char *) = nullptr;
+  CUresult (*cuModuleUnload)(CUmodule) = nullptr;
+  CUresult (*cuFuncSetAttribute)(CUfunction, int, int) = nullptr;
+  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned,
+                             unsigned, unsigned, unsigned, CUstream, void **,
+                             void **) = nullptr;
+  CUresult (*cuStreamCreate)(CUstream *, unsigned) = nullptr;
+  CUresult (*cuStreamDestroy)(CUstream) = nullptr;
+  CUresult (*cuStreamSynchronize)(CUstream) = nullptr;
+  CUresult (*cuEventCreate)(CUevent *, unsigned) = nullptr;
+  CUresult (*cuEventDestroy)(CUevent) = nullptr;
+  CUresult (*cuEventRecord)(CUevent, CUstream) = nullptr;
+  CUresult (*cuEventElapsedTime)(float *, CUevent, CUevent) = nullptr;
+
+  // Optional: CUDA graphs (without them lists are launched one by one).
+  CUresult (*cuStreamBeginCapture)(CUstream, int) = nullptr;
+  CUresult (*cuStreamEndCapture)(CUstream, CUgraph *) = nullptr;
+  CUresult (*cuGraphInstantiateWithFlags)(CUgraphExec *, CUgraph,
+                                          unsigned long long) = nullptr;
+  CUresult (*cuGraphInstantiate)(CUgraphExec *, CUgraph, CUgraphNode *, char *,
+                                 size_t) = nullptr;
+  CUresult (*cuGraphLaunch)(CUgraphExec, CUstream) = nullptr;
+  CUresult (*cuGraphExecDestroy)(CUgraphExec) = nullptr;
+  CUresult (*cuGraphDestroy)(CUgraph) = nullptr;
+
+  // Optional: the linker, which hands back the cubin for the disk cache.
+  CUresult (*cuLinkCreate)(unsigned, CUjit_option *, void **,
+                           CUlinkState *) = nullptr;
+  CUresult (*cuLinkAddData)(CUlinkState, int, void *, size_t, const char *,
+                            unsigned, CUjit_option *, void **) = nullptr;
+  CUresult (*cuLinkComplete)(CUlinkState, void **, size_t *) = nullptr;
+  CUresult (*cuLinkDestroy)(CUlinkState) = nullptr;
+
+  bool haveGraphs() const {
+    return cuStreamBeginCapture && cuStreamEndCapture &&
+           (cuGraphInstantiateWithFlags || cuGraphInstantiate) &&
+           cuGraphLaunch && cuGraphExecDestroy && cuGraphDestroy;
+  }
+  bool haveLinker() const {
+    return cuLinkCreate && cuLinkAddData && cuLinkComplete && cuLinkDestroy;
+  }
+
+  /// "CUDA_ERROR_X (description)" for a result code.
+  std::string describe(CUresult r) const {
+    const char *name = nullptr, *text = nullptr;
+    if (cuGetErrorName)
+      cuGetErrorName(r, &name);
+    if (cuGetErrorString)
+      cuGetErrorString(r, &text);
+    std::string s = name ? name : "CUDA error " + std::to_string(r);
+    if (text)
+      s += std::string(" (") + text + ")";
+    return s;
+  }
+
+  /// "<what>: <call> failed: CUDA_ERROR_X (description)".
+  Status fail(const std::string &what, const char *call, CUresult r) const {
+    std::string prefix = what.empty() ? "" : what + ": ";
+    return Status::error(prefix + call + " failed: " + describe(r));
+  }
+};
+
+template <typename F> bool loadSymbol(void *lib, const char *name, F &fn) {
+  fn = reinterpret_cast<F>(dlsym(lib, name));
+  return fn != nullptr;
+}
+
+CudaApi loadCudaApi() {
+  CudaApi a;
+  void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!lib) {
+    // dlerror names the library: "libcuda.so.1: cannot open shared ...".
+    const char *why = dlerror();
+    a.unavailable = why ? why : "cannot load libcuda.so.1";
+    return a;
+  }
+  // The library stays loaded for the life of the process.
+  const char *missing = nullptr;
+  auto need = [&](const char *name, auto &fn) {
+    if (!missing && !loadSymbol(lib, name, fn))
+      missing = name;
+  };
+  need("cuInit", a.cuInit);
+  need("cuGetErrorName", a.cuGetErrorName);
+  need("cuGetErrorString", a.cuGetErrorString);
+  need("cuDeviceGetCount", a.cuDeviceGetCount);
+  need("cuDeviceGet", a.cuDeviceGet);
+  need("cuDeviceGetName", a.cuDeviceGetName);
+  need("cuDeviceGetAttribute", a.cuDeviceGetAttribute);
+  need("cuCtxCreate_v2", a.cuCtxCreate);
+  need("cuCtxDestroy_v2", a.cuCtxDestroy);
+  need("cuCtxPushCurrent_v2", a.cuCtxPushCurrent);
+  need("cuCtxPopCurrent_v2", a.cuCtxPopCurrent);
+  need("cuMemAlloc_v2", a.cuMemAlloc);
+  need("cuMemFree_v2", a.cuMemFree);
+  need("cuMemcpyHtoDAsync_v2", a.cuMemcpyHtoDAsync);
+  need("cuMemcpyDtoHAsync_v2", a.cuMemcpyDtoHAsync);
+  need("cuMemcpyDtoDAsync_v2", a.cuMemcpyDtoDAsync);
+  need("cuMemsetD32Async", a.cuMemsetD32Async);
+  need("cuModuleLoadDataEx", a.cuModuleLoadDataEx);
+  need("cuModuleGetFunction", a.cuModuleGetFunction);
+  need("cuModuleUnload", a.cuModuleUnload);
+  need("cuFuncSetAttribute", a.cuFuncSetAttribute);
+  need("cuLaunchKernel", a.cuLaunchKernel);
+  need("cuStreamCreate", a.cuStreamCreate);
+  need("cuStreamDestroy_v2", a.cuStreamDestroy);
+  need("cuStreamSynchronize", a.cuStreamSynchronize);
+  need("cuEventCreate", a.cuEventCreate);
+  need("cuEventDestroy_v2", a.cuEventDestroy);
+  need("cuEventRecord", a.cuEventRecord);
+  need("cuEventElapsedTime", a.cuEventElapsedTime);
+  if (missing) {
+    a.unavailable = std::string("libcuda.so.1 lacks ") + missing;
+    return a;
+  }
+
+  loadSymbol(lib, "cuStreamBeginCapture_v2", a.cuStreamBeginCapture);
+  loadSymbol(lib, "cuStreamEndCapture", a.cuStreamEndCapture);
+  loadSymbol(lib, "cuGraphInstantiateWithFlags", a.cuGraphInstantiateWithFlags);
+  loadSymbol(lib, "cuGraphInstantiate_v2", a.cuGraphInstantiate);
+  loadSymbol(lib, "cuGraphLaunch", a.cuGraphLaunch);
+  loadSymbol(lib, "cuGraphExecDestroy", a.cuGraphExecDestroy);
+  loadSymbol(lib, "cuGraphDestroy", a.cuGraphDestroy);
+  loadSymbol(lib, "cuLinkCreate_v2", a.cuLinkCreate);
+  loadSymbol(lib, "cuLinkAddData_v2", a.cuLinkAddData);
+  loadSymbol(lib, "cuLinkComplete", a.cuLinkComplete);
+  loadSymbol(lib, "cuLinkDestroy", a.cuLinkDestroy);
+
+  if (CUresult r = a.cuInit(0); r != CUDA_SUCCESS)
+    a.unavailable = "cuInit failed: " + a.describe(r);
+  return a;
+}
+
+/// The driver, loaded and initialized once per process.
+const CudaApi &cudaApi() {
+  static const CudaApi api = loadCudaApi();
+  return api;
+}
+
+Status unavailable(const std::string &why) {
+  return Status::error("CUDA unavailable: " + why);
+}
+
+/// A JIT log on one line: its lines joined with "; ".
+std::string oneLine(const char *log) {
+  std::string s;
+  bool lineBreak = false;
+  for (const char *p = log; *p; ++p) {
+    if (*p == '\n' || *p == '\r') {
+      lineBreak = true;
+      continue;
+    }
+    if (lineBreak && !s.empty())
+      s += "; ";
+    lineBreak = false;
+    s += *p;
+  }
+  while (!s.empty() && s.back() == ' ')
+    s.pop_back();
+  return s;
+}
+
+/// Error and info log buffers passed to the JIT as CUjit options.
+struct JitLogs {
+  static constexpr size_t kSize = 16384;
+  char info[kSize] = {};
+  char error[kSize] = {};
+  CUjit_option options[4] = {
+      CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+      CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  // One byte short of the buffers, so the logs always end in a NUL.
+  void *values[4] = {info, reinterpret_cast<void *>(kSize - 1), error,
+                     reinterpret_cast<void *>(kSize - 1)};
+
+  /// `base` followed by the error log, when there is one.
+  Status withLog(Status base) const {
+    std::string log = oneLine(error);
+    if (log.empty())
+      return base;
+    return Status::error(base.message() + ": " + log);
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Files of the cubin cache
+//===----------------------------------------------------------------------===//
+
+bool readFile(const std::string &path, std::vector<uint8_t> &out) {
+  std::FILE *f = std::fopen(path.c_str(), "rb");
+  if (!f)
+    return false;
+  uint8_t chunk[65536];
+  size_t n;
+  while ((n = std::fread(chunk, 1, sizeof(chunk), f)) > 0)
+    out.insert(out.end(), chunk, chunk + n);
+  bool ok = !std::ferror(f);
+  std::fclose(f);
+  return ok && !out.empty();
+}
+
+/// Creates `dir` and its missing parents.
+bool makeDirs(const std::string &dir) {
+  for (size_t i = 1; i <= dir.size(); ++i) {
+    if (i != dir.size() && dir[i] != '/')
+      continue;
+    std::string prefix = dir.substr(0, i);
+    if (mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST)
+      return false;
+  }
+  return true;
+}
+
+/// Writes `bytes` to a temporary file renamed onto `path`, so a reader (or a
+/// second process) never sees half a file.
+Status writeFileAtomically(const std::string &path,
+                           const std::vector<uint8_t> &bytes) {
+  size_t slash = path.rfind('/');
+  if (slash != std::string::npos && slash > 0 &&
+      !makeDirs(path.substr(0, slash)))
+    return Status::error("cannot create " + path.substr(0, slash) + ": " +
+                         std::strerror(errno));
+  std::string tmp = path + ".tmp." + std::to_string(getpid());
+  std::FILE *f = std::fopen(tmp.c_str(), "wb");
+  if (!f)
+    return Status::error("cannot open " + tmp + ": " + std::strerror(errno));
+  bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+  ok = std::fclose(f) == 0 && ok;
+  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    std::remove(tmp.c_str());
+    return Status::error("cannot write " + path + ": " + std::strerror(err));
+  }
+  return Status();
+}
+
+//===----------------------------------------------------------------------===//
+// Device state shared by every object of a device
+//===----------------------------------------------------------------------===//
+
+/// The context, stream and description of one opened device. Buffers,
+/// kernels and command lists hold it too, so it lives until the last of
+/// them is gone. It also knows which buffers and kernels are alive (with a
+/// serial number each) to refuse objects of other devices and destroyed
+/// ones.
+struct CudaContext {
+  const CudaApi *api = nullptr;
+  CUcontext ctx = nullptr;
+  CUstream stream = nullptr;
+  DeviceInfo info;
+  std::string cacheDir;
+
+  std::mutex mutex;
+  std::unordered_map<const Buffer *, uint64_t> buffers;
+  std::unordered_map<const Kernel *, uint64_t> kernels;
+  uint64_t nextSerial = 1;
+
+  ~CudaContext();
+
+  template <typename T>
+  void add(std::unordered_map<const T *, uint64_t> &live, const T *p) {
+    std::lock_guard<std::mutex> lock(mutex);
+    live[p] = nextSerial++;
+  }
+  template <typename T>
+  void remove(std::unordered_map<const T *, uint64_t> &live, const T *p) {
+    std::lock_guard<std::mutex> lock(mutex);
+    live.erase(p);
+  }
+  /// The serial of a live object, 0 when it is not one of this device's.
+  template <typename T>
+  uint64_t serial(std::unordered_map<const T *, uint64_t> &live, const T *p) {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = live.find(p);
+    return it == live.end() ? 0 : it->second;
+  }
+};
+
+/// Makes a device's context current on this thread for a scope.
+class ContextScope {
+public:
+  explicit ContextScope(const CudaContext &c) : api(*c.api) {
+    pushed = c.ctx && api.cuCtxPushCurrent(c.ctx) == CUDA_SUCCESS;
+  }
+  ~ContextScope() {
+    CUcontext popped;
+    if (pushed)
+      api.cuCtxPopCurrent(&popped);
+  }
+  ContextScope(const ContextScope &) = delete;
+  ContextScope &operator=(const ContextScope &) = delete;
+
+private:
+  const CudaApi &api;
+  bool pushed = false;
+};
+
+CudaContext::~CudaContext() {
+  if (stream) {
+    ContextScope scope(*this);
+    api->cuStreamDestroy(stream);
+  }
+  if (ctx)
+    api->cuCtxDestroy(ctx);
+}
+
+class CudaBuffer final : public Buffer {
+public:
+  CudaBuffer(std::shared_ptr<CudaContext> c, CUdeviceptr p, size_t n)
+      : ctx(std::move(c)), ptr(p), bytes(n) {}
+  ~CudaBuffer() override {
+    ctx->remove<Buffer>(ctx->buffers, this);
+    if (ptr) {
+      ContextScope scope(*ctx);
+      ctx->api->cuMemFree(ptr);
+    }
+  }
+  size_t size() const override { return bytes; }
+
+  std::shared_ptr<CudaContext> ctx;
+  CUdeviceptr ptr; ///< 0 for an empty buffer
+  size_t bytes;
+};
+
+class CudaKernel final : public Kernel {
+public:
+  CudaKernel(std::shared_ptr<CudaContext> c, KernelDesc d, CUmodule m,
+             CUfunction f)
+      : ctx(std::move(c)), kernelDesc(std::move(d)), module(m), function(f) {}
+  ~CudaKernel() override {
+    ctx->remove<Kernel>(ctx->kernels, this);
+    ContextScope scope(*ctx);
+    ctx->api->cuModuleUnload(module);
+  }
+  const KernelDesc &desc() const override { return kernelDesc; }
+
+  std::shared_ptr<CudaContext> ctx;
+  KernelDesc kernelDesc;
+  CUmodule module;
+  CUfunction function;
+};
+
+/// Enqueues one dispatch on the device's stream. Bindings become one
+/// CUdeviceptr parameter each, push constants one 32-bit parameter per 4
+/// bytes, in that order.
+CUresult launch(const CudaContext &c, const Dispatch &d) {
+  auto *k = static_cast<CudaKernel *>(d.kernel);
+  const KernelDesc &kd = k->desc();
+  std::vector<CUdeviceptr> pointers;
+  pointers.reserve(d.bindings.size());
+  for (Buffer *b : d.bindings)
+    pointers.push_back(static_cast<CudaBuffer *>(b)->ptr);
+  std::vector<uint32_t> words(d.pushConstants.size() / 4);
+  if (!words.empty())
+    std::memcpy(words.data(), d.pushConstants.data(), words.size() * 4);
+  std::vector<void *> params;
+  params.reserve(pointers.size() + words.size());
+  for (CUdeviceptr &p : pointers)
+    params.push_back(&p);
+  for (uint32_t &w : words)
+    params.push_back(&w);
+  return c.api->cuLaunchKernel(
+      k->function, d.grid[0], d.grid[1], d.grid[2], kd.workgroupSize[0],
+      kd.workgroupSize[1], kd.workgroupSize[2], kd.sharedMemoryBytes, c.stream,
+      params.empty() ? nullptr : params.data(), nullptr);
+}
+
+std::string dispatchName(size_t i, const Dispatch &d) {
+  return "dispatch " + std::to_string(i) + " (kernel '" +
+         d.kernel->desc().name + "')";
+}
+
+//===----------------------------------------------------------------------===//
+// Command lists
+//===----------------------------------------------------------------------===//
+
+class CudaCommandList final : public CommandList {
+public:
+  CudaCommandList(std::shared_ptr<CudaContext> c, bool withTiming)
+      : ctx(std::move(c)), timing(withTiming),
+        state(ctx->info.maxWorkgroupCount) {}
+  ~CudaCommandList() override {
+    ContextScope scope(*ctx);
+    dropGraph();
+    for (CUevent e : events)
+      ctx->api->cuEventDestroy(e);
+  }
+
+  Status record(const std::vector<Dispatch> &dispatches) override {
+    Status st = state.validate(dispatches);
+    if (!st)
+      return st;
+    std::vector<uint64_t> newSerials;
+    for (size_t i = 0; i < dispatches.size(); ++i) {
+      const Dispatch &d = dispatches[i];
+      uint64_t s = ctx->serial<Kernel>(ctx->kernels, d.kernel);
+      if (!s)
+        return Status::error("dispatch " + std::to_string(i) +
+                             ": the kernel is not one of this CUDA "
+                             "device's");
+      newSerials.push_back(s);
+      for (size_t b = 0; b < d.bindings.size(); ++b) {
+        s = ctx->serial<Buffer>(ctx->buffers, d.bindings[b]);
+        if (!s)
+          return Status::error("dispatch " + std::to_string(i) + ": binding " +
+                               std::to_string(b) +
+                               " is not a buffer of this CUDA device");
+        newSerials.push_back(s);
+      }
+    }
+    st = state.record(dispatches);
+    if (!st)
+      return st;
+    serials = std::move(newSerials);
+    times.clear();
+    return Status();
+  }
+
+  Status setPushConstants(size_t dispatchIndex,
+                          const std::vector<uint8_t> &bytes) override {
+    return state.setPushConstants(dispatchIndex, bytes);
+  }
+
+  Status submit() override {
+    times.clear();
+    Status st = state.checkSubmit();
+    if (!st)
+      return st;
+    if (st = checkAlive(); !st)
+      return st;
+    if (!state.dispatches().empty()) {
+      ContextScope scope(*ctx);
+      if (timing)
+        st = runTimed();
+      else if (ctx->api->haveGraphs())
+        st = runGraph();
+      else
+        st = runDirect();
+      if (!st)
+        return st;
+    }
+    state.countSubmission();
+    return Status();
+  }
+
+  uint64_t submissions() const override { return state.submissions(); }
+  std::vector<double> lastKernelTimesNs() const override { return times; }
+
+private:
+  /// Refuses to replay a list whose kernels or buffers were destroyed
+  /// (their serials are gone or belong to new objects at the same address).
+  Status checkAlive() {
+    size_t k = 0;
+    const std::vector<Dispatch> &list = state.dispatches();
+    for (size_t i = 0; i < list.size(); ++i) {
+      const Dispatch &d = list[i];
+      if (ctx->serial<Kernel>(ctx->kernels, d.kernel) != serials[k++])
+        return Status::error("submit: dispatch " + std::to_string(i) +
+                             ": its kernel has been destroyed");
+      for (size_t b = 0; b < d.bindings.size(); ++b)
+        if (ctx->serial<Buffer>(ctx->buffers, d.bindings[b]) != serials[k++])
+          return Status::error("submit: dispatch " + std::to_string(i) +
+                               ": buffer of binding " + std::to_string(b) +
+                               " has been destroyed");
+    }
+    return Status();
+  }
+
+  Status launchAll() {
+    const std::vector<Dispatch> &list = state.dispatches();
+    for (size_t i = 0; i < list.size(); ++i)
+      if (CUresult r = launch(*ctx, list[i]); r != CUDA_SUCCESS)
+        return ctx->api->fail("submit: " + dispatchName(i, list[i]),
+                              "cuLaunchKernel", r);
+    return Status();
+  }
+
+  Status synchronize() {
+    if (CUresult r = ctx->api->cuStreamSynchronize(ctx->stream);
+        r != CUDA_SUCCESS)
+      return ctx->api->fail("submit", "cuStreamSynchronize", r);
+    return Status();
+  }
+
+  Status runDirect() {
+    Status st = launchAll();
+    return st ? synchronize() : st;
+  }
+
+  void dropGraph() {
+    const CudaApi &a = *ctx->api;
+    if (exec)
+      a.cuGraphExecDestroy(exec);
+    if (graph)
+      a.cuGraphDestroy(graph);
+    exec = nullptr;
+    graph = nullptr;
+  }
+
+  /// Captures the whole list into a graph and instantiates it.
+  Status capture() {
+    const CudaApi &a = *ctx->api;
+    dropGraph();
+    if (CUresult r = a.cuStreamBeginCapture(
+            ctx->stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+        r != CUDA_SUCCESS)
+      return a.fail("submit", "cuStreamBeginCapture", r);
+    Status launched = launchAll();
+    CUgraph g = nullptr;
+    CUresult r = a.cuStreamEndCapture(ctx->stream, &g);
+    if (!launched || r != CUDA_SUCCESS) {
+      if (g)
+        a.cuGraphDestroy(g);
+      return launched ? a.fail("submit", "cuStreamEndCapture", r) : launched;
+    }
+    CUgraphExec e = nullptr;
+    r = a.cuGraphInstantiateWithFlags
+            ? a.cuGraphInstantiateWithFlags(&e, g, 0)
+            : a.cuGraphInstantiate(&e, g, nullptr, nullptr, 0);
+    if (r != CUDA_SUCCESS) {
+      a.cuGraphDestroy(g);
+      return a.fail("submit", "cuGraphInstantiate", r);
+    }
+    graph = g;
+    exec = e;
+    return Status();
+  }
+
+  Status runGraph() {
+    if (state.needsCapture() || !exec) {
+      if (Status st = capture(); !st)
+        return st;
+      state.markCaptured();
+    }
+    if (CUresult r = ctx->api->cuGraphLaunch(exec, ctx->stream);
+        r != CUDA_SUCCESS)
+      return ctx->api->fail("submit", "cuGraphLaunch", r);
+    return synchronize();
+  }
+
+  /// Launches the dispatches one by one with an event between each two, so
+  /// the event times are the kernel times (no graph in this mode).
+  Status runTimed() {
+    const CudaApi &a = *ctx->api;
+    const std::vector<Dispatch> &list = state.dispatches();
+    while (events.size() < list.size() + 1) {
+      CUevent e = nullptr;
+      if (CUresult r = a.cuEventCreate(&e, CU_EVENT_DEFAULT); r != CUDA_SUCCESS)
+        return a.fail("submit", "cuEventCreate", r);
+      events.push_back(e);
+    }
+    if (CUresult r = a.cuEventRecord(events[0], ctx->stream); r != CUDA_SUCCESS)
+      return a.fail("submit", "cuEventRecord", r);
+    for (size_t i = 0; i < list.size(); ++i) {
+      if (CUresult r = launch(*ctx, list[i]); r != CUDA_SUCCESS)
+        return a.fail("submit: " + dispatchName(i, list[i]), "cuLaunchKernel",
+                      r);
+      if (CUresult r = a.cuEventRecord(events[i + 1], ctx->stream);
+          r != CUDA_SUCCESS)
+        return a.fail("submit", "cuEventRecord", r);
+    }
+    if (Status st = synchronize(); !st)
+      return st;
+    std::vector<double> result(list.size());
+    for (size_t i = 0; i < list.size(); ++i) {
+      float ms = 0;
+      if (CUresult r = a.cuEventElapsedTime(&ms, events[i], events[i + 1]);
+          r != CUDA_SUCCESS)
+        return a.fail("submit", "cuEventElapsedTime", r);
+      result[i] = static_cast<double>(ms) * 1e6;
+    }
+    times = std::move(result);
+    return Status();
+  }
+
+  std::shared_ptr<CudaContext> ctx;
+  bool timing;
+  ReplayState state;
+  /// Serials of each dispatch's kernel then bindings, in recording order.
+  std::vector<uint64_t> serials;
+  CUgraph graph = nullptr;
+  CUgraphExec exec = nullptr;
+  std::vector<CUevent> events;
+  std::vector<double> times;
+};
+
+//===----------------------------------------------------------------------===//
+// Devices
+//===----------------------------------------------------------------------===//
+
+/// "upload: 16 bytes at offset 60 do not fit in a buffer of 64 bytes".
+Status rangeError(const char *op, size_t bytes, size_t offset, size_t size) {
+  return Status::error(std::string(op) + ": " + std::to_string(bytes) +
+                       " bytes at offset " + std::to_string(offset) +
+                       " do not fit in a buffer of " + std::to_string(size) +
+                       " bytes");
+}
+
+bool fits(size_t bytes, size_t offset, size_t size) {
+  return offset <= size && bytes <= size - offset;
+}
+
+class CudaDevice final : public Device {
+public:
+  explicit CudaDevice(std::shared_ptr<CudaContext> c) : ctx(std::move(c)) {}
+
+  const DeviceInfo &info() const override { return ctx->info; }
+
+  Result<std::unique_ptr<Buffer>> createBuffer(size_t bytes) override {
+    CUdeviceptr ptr = 0;
+    if (bytes) {
+      ContextScope scope(*ctx);
+      if (CUresult r = api().cuMemAlloc(&ptr, bytes); r != CUDA_SUCCESS)
+        return api().fail("createBuffer(" + std::to_string(bytes) + ")",
+                          "cuMemAlloc", r);
+    }
+    auto buffer = std::make_unique<CudaBuffer>(ctx, ptr, bytes);
+    ctx->add<Buffer>(ctx->buffers, buffer.get());
+    return std::unique_ptr<Buffer>(std::move(buffer));
+  }
+
+  Status upload(Buffer &dst, const void *src, size_t bytes,
+                size_t offset) override {
+    CudaBuffer *b = own(dst);
+    if (!b)
+      return notOurs("upload");
+    if (!fits(bytes, offset, b->bytes))
+      return rangeError("upload", bytes, offset, b->bytes);
+    if (!bytes)
+      return Status();
+    if (!src)
+      return Status::error("upload: null source");
+    ContextScope scope(*ctx);
+    if (CUresult r =
+            api().cuMemcpyHtoDAsync(b->ptr + offset, src, bytes, ctx->stream);
+        r != CUDA_SUCCESS)
+      return api().fail("upload", "cuMemcpyHtoDAsync", r);
+    return sync("upload");
+  }
+
+  Status download(Buffer &src, void *dst, size_t bytes,
+                  size_t offset) override {
+    CudaBuffer *b = own(src);
+    if (!b)
+      return notOurs("download");
+    if (!fits(bytes, offset, b->bytes))
+      return rangeError("download", bytes, offset, b->bytes);
+    if (!bytes)
+      return Status();
+    if (!dst)
+      return Status::error("download: null destination");
+    ContextScope scope(*ctx);
+    if (CUresult r =
+            api().cuMemcpyDtoHAsync(dst, b->ptr + offset, bytes, ctx->stream);
+        r != CUDA_SUCCESS)
+      return api().fail("download", "cuMemcpyDtoHAsync", r);
+    return sync("download");
+  }
+
+  /// Repeats the 32-bit pattern over the whole buffer; a size that is not a
+  /// multiple of 4 ends with the pattern's first bytes.
+  Status fill(Buffer &dst, uint32_t pattern) override {
+    CudaBuffer *b = own(dst);
+    if (!b)
+      return notOurs("fill");
+    if (!b->bytes)
+      return Status();
+    ContextScope scope(*ctx);
+    size_t words = b->bytes / 4, tail = b->bytes % 4;
+    if (words)
+      if (CUresult r =
+              api().cuMemsetD32Async(b->ptr, pattern, words, ctx->stream);
+          r != CUDA_SUCCESS)
+        return api().fail("fill", "cuMemsetD32Async", r);
+    uint8_t tailBytes[4] = {uint8_t(pattern), uint8_t(pattern >> 8),
+                            uint8_t(pattern >> 16), uint8_t(pattern >> 24)};
+    if (tail)
+      if (CUresult r = api().cuMemcpyHtoDAsync(b->ptr + words * 4, tailBytes,
+                                               tail, ctx->stream);
+          r != CUDA_SUCCESS)
+        return api().fail("fill", "cuMemcpyHtoDAsync", r);
+    return sync("fill");
+  }
+
+  Status copy(Buffer &src, Buffer &dst, size_t bytes) override {
+    CudaBuffer *s = own(src), *d = own(dst);
+    if (!s || !d)
+      return notOurs("copy");
+    if (bytes > s->bytes || bytes > d->bytes)
+      return Status::error("copy: " + std::to_string(bytes) +
+                           " bytes do not fit in the source (" +
+                           std::to_string(s->bytes) + " bytes) or the " +
+                           "destination (" + std::to_string(d->bytes) +
+                           " bytes)");
+    if (!bytes || s == d)
+      return Status();
+    ContextScope scope(*ctx);
+    if (CUresult r =
+            api().cuMemcpyDtoDAsync(d->ptr, s->ptr, bytes, ctx->stream);
+        r != CUDA_SUCCESS)
+      return api().fail("copy", "cuMemcpyDtoDAsync", r);
+    return sync("copy");
+  }
+
+  Result<std::unique_ptr<Kernel>> createKernel(const KernelDesc &d) override;
+
+  Result<std::unique_ptr<CommandList>> createCommandList(bool timing) override {
+    return std::unique_ptr<CommandList>(
+        std::make_unique<CudaCommandList>(ctx, timing));
+  }
+
+private:
+  const CudaApi &api() const { return *ctx->api; }
+
+  CudaBuffer *own(Buffer &b) {
+    if (!ctx->serial<Buffer>(ctx->buffers, &b))
+      return nullptr;
+    return static_cast<CudaBuffer *>(&b);
+  }
+  static Status notOurs(const char *op) {
+    return Status::error(std::string(op) +
+                         ": the buffer is not one of this CUDA device's");
+  }
+
+  Status sync(const char *op) {
+    if (CUresult r = api().cuStreamSynchronize(ctx->stream); r != CUDA_SUCCESS)
+      return api().fail(op, "cuStreamSynchronize", r);
+    return Status();
+  }
+
+  Status checkDesc(const KernelDesc &d) const;
+  Result<CUmodule> loadModule(const void *image, const std::string &what);
+  Result<std::vector<uint8_t>> linkPtx(const std::string &ptx,
+                                       const std::string &what);
+
+  std::shared_ptr<CudaContext> ctx;
+};
+
+Status CudaDevice::checkDesc(const KernelDesc &d) const {
+  const DeviceInfo &info = ctx->info;
+  std::string what = "kernel '" + d.name + "': ";
+  if (d.name.empty())
+    return Status::error("kernel has no entry point name");
+  if (d.binary.empty())
+    return Status::error(what + "empty binary");
+  if (d.pushConstantBytes % 4)
+    return Status::error(what + std::to_string(d.pushConstantBytes) +
+                         " push-constant bytes are not a multiple of 4");
+  uint64_t paramBytes = 8ull * d.numBindings + d.pushConstantBytes;
+  if (paramBytes > kMaxParamBytes)
+    return Status::error(
+        what + std::to_string(d.numBindings) + " bindings and " +
+        std::to_string(d.pushConstantBytes) +
+        " push-constant bytes exceed the " + std::to_string(kMaxParamBytes) +
+        " bytes of kernel parameters");
+  uint64_t invocations = 1;
+  for (int i = 0; i < 3; ++i) {
+    uint32_t s = d.workgroupSize[i];
+    if (s == 0 || s > info.maxWorkgroupSize[i])
+      return Status::error(what + "workgroup size " + std::to_string(s) +
+                           " in dimension " + std::to_string(i) +
+                           " is not in 1.." +
+                           std::to_string(info.maxWorkgroupSize[i]));
+    invocations *= s;
+  }
+  if (invocations > info.maxWorkgroupInvocations)
+    return Status::error(what + "workgroup of " + std::to_string(invocations) +
+                         " threads exceeds the device's " +
+                         std::to_string(info.maxWorkgroupInvocations));
+  if (d.sharedMemoryBytes > info.maxSharedMemoryBytes)
+    return Status::error(what + std::to_string(d.sharedMemoryBytes) +
+                         " bytes of shared memory exceed the device's " +
+                         std::to_string(info.maxSharedMemoryBytes));
+  return Status();
+}
+
+Result<CUmodule> CudaDevice::loadModule(const void *image,
+                                        const std::string &what) {
+  JitLogs logs;
+  CUmodule module = nullptr;
+  if (CUresult r = api().cuModuleLoadDataEx(&module, image, 4, logs.options,
+                                            logs.values);
+      r != CUDA_SUCCESS)
+    return logs.withLog(api().fail(what, "cuModuleLoadDataEx", r));
+  return module;
+}
+
+Result<std::vector<uint8_t>> CudaDevice::linkPtx(const std::string &ptx,
+                                                 const std::string &what) {
+  JitLogs logs;
+  CUlinkState link = nullptr;
+  if (CUresult r = api().cuLinkCreate(4, logs.options, logs.values, &link);
+      r != CUDA_SUCCESS)
+    return logs.withLog(api().fail(what, "cuLinkCreate", r));
+  Status st;
+  std::vector<uint8_t> cubin;
+  // The PTX text is passed with its terminating NUL, as the JIT expects.
+  if (CUresult r = api().cuLinkAddData(
+          link, CU_JIT_INPUT_PTX, const_cast<char *>(ptx.c_str()),
+          std::strlen(ptx.c_str()) + 1, "kernel.ptx", 0, nullptr, nullptr);
+      r != CUDA_SUCCESS) {
+    st = logs.withLog(api().fail(what, "cuLinkAddData", r));
+  } else {
+    void *image = nullptr;
+    size_t size = 0;
+    if (CUresult r = api().cuLinkComplete(link, &image, &size);
+        r != CUDA_SUCCESS)
+      st = logs.withLog(api().fail(what, "cuLinkComplete", r));
+    else
+      cubin.assign(static_cast<uint8_t *>(image),
+                   static_cast<uint8_t *>(image) + size);
+  }
+  api().cuLinkDestroy(link);
+  if (!st)
+    return st;
+  return cubin;
+}
+
+Result<std::unique_ptr<Kernel>> CudaDevice::createKernel(const KernelDesc &d) {
+  if (Status st = checkDesc(d); !st)
+    return st;
+  std::string what = "kernel '" + d.name + "'";
+  ContextScope scope(*ctx);
+
+  // PTX must reach the driver NUL-terminated; a cubin is passed as is.
+  std::string ptx;
+  if (d.binaryIsPtx)
+    ptx.assign(d.binary.begin(), d.binary.end());
+  const void *image = d.binaryIsPtx
+                          ? static_cast<const void *>(ptx.c_str())
+                          : static_cast<const void *>(d.binary.data());
+
+  CUmodule module = nullptr;
+  if (d.binaryIsPtx && !ctx->cacheDir.empty() && api().haveLinker()) {
+    std::string path =
+        cubinCachePath(ctx->cacheDir, d.binary, ctx->info.cacheId);
+    std::vector<uint8_t> cached;
+    if (readFile(path, cached)) {
+      // A cubin that no longer loads (say, after a driver downgrade) is
+      // compiled again and replaced.
+      if (Result<CUmodule> m = loadModule(cached.data(), what); m.ok())
+        module = *m;
+    }
+    if (!module) {
+      Result<std::vector<uint8_t>> cubin = linkPtx(ptx, what);
+      if (!cubin)
+        return cubin.status();
+      if (Status st = writeFileAtomically(path, *cubin); !st)
+        std::fprintf(stderr, "hesper: cubin cache: %s\n", st.message().c_str());
+      Result<CUmodule> m = loadModule(cubin->data(), what);
+      if (!m)
+        return m.status();
+      module = *m;
+    }
+  } else {
+    Result<CUmodule> m = loadModule(image, what);
+    if (!m)
+      return m.status();
+    module = *m;
+  }
+
+  CUfunction function = nullptr;
+  if (CUresult r = api().cuModuleGetFunction(&function, module, d.name.c_str());
+      r != CUDA_SUCCESS) {
+    api().cuModuleUnload(module);
+    return api().fail(what, "cuModuleGetFunction", r);
+  }
+  if (d.sharedMemoryBytes > kDefaultDynamicSharedBytes) {
+    if (CUresult r = api().cuFuncSetAttribute(
+            function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            static_cast<int>(d.sharedMemoryBytes));
+        r != CUDA_SUCCESS) {
+      api().cuModuleUnload(module);
+      return api().fail(what, "cuFuncSetAttribute", r);
+    }
+  }
+  auto kernel = std::make_unique<CudaKernel>(ctx, d, module, function);
+  ctx->add<Kernel>(ctx->kernels, kernel.get());
+  return std::unique_ptr<Kernel>(std::move(kernel));
+}
+
+/// Describes device `ordinal`.
+Result<DeviceInfo> queryDevice(const CudaApi &a, int ordinal) {
+  std::string what = "CUDA device " + std::to_string(ordinal);
+  CUdevice dev;
+  if (CUresult r = a.cuDeviceGet(&dev, ordinal); r != CUDA_SUCCESS)
+    return a.fail(what, "cuDeviceGet", r);
+  char name[256] = {};
+  if (CUresult r = a.cuDeviceGetName(name, sizeof(name) - 1, dev);
+      r != CUDA_SUCCESS)
+    return a.fail(what, "cuDeviceGetName", r);
+  Status st;
+  auto attr = [&](int attribute) -> uint32_t {
+    int v = 0;
+    if (CUresult r = a.cuDeviceGetAttribute(&v, attribute, dev);
+        r != CUDA_SUCCESS && st.ok())
+      st = a.fail(what, "cuDeviceGetAttribute", r);
+    return v > 0 ? static_cast<uint32_t>(v) : 0;
+  };
+
+  DeviceInfo info;
+  info.backend = Backend::Cuda;
+  info.name = name;
+  info.type = attr(CU_DEVICE_ATTRIBUTE_INTEGRATED) ? DeviceType::Integrated
+                                                   : DeviceType::Discrete;
+  info.subgroupSize = attr(CU_DEVICE_ATTRIBUTE_WARP_SIZE);
+  info.subgroupArithmetic = true;
+  for (int i = 0; i < 3; ++i) {
+    info.maxWorkgroupSize[i] = attr(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X + i);
+    info.maxWorkgroupCount[i] = attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X + i);
+  }
+  info.maxWorkgroupInvocations =
+      attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+  info.maxSharedMemoryBytes =
+      std::max(attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK),
+               attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN));
+  info.maxPushConstantBytes = kMaxParamBytes;
+  uint32_t major = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+  uint32_t minor = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+  // Half-precision arithmetic arrived with sm_53; 8- and 16-bit loads and
+  // stores work everywhere.
+  info.shaderFloat16 = major * 10 + minor >= 53;
+  info.storage8Bit = true;
+  info.storage16Bit = true;
+  info.timestampPeriodNs = 1; // kernel times come from events, in ns
+  info.cacheId = "cuda:sm_" + std::to_string(major) + std::to_string(minor) +
+                 ":" + info.name;
+  if (!st)
+    return st;
+  return info;
+}
+
+Result<std::vector<DeviceInfo>> listDevicesOf(const CudaApi &a) {
+  if (!a.unavailable.empty())
+    return unavailable(a.unavailable);
+  int count = 0;
+  if (CUresult r = a.cuDeviceGetCount(&count); r != CUDA_SUCCESS)
+    return unavailable("cuDeviceGetCount failed: " + a.describe(r));
+  if (count <= 0)
+    return unavailable("no CUDA devices");
+  std::vector<DeviceInfo> devices;
+  for (int i = 0; i < count; ++i) {
+    Result<DeviceInfo> info = queryDevice(a, i);
+    if (!info)
+      return info.status();
+    devices.push_back(std::move(*info));
+  }
+  return devices;
+}
+
+} // namespace
+
+Result<std::vector<DeviceInfo>> listCudaDevices() {
+  return listDevicesOf(cudaApi());
+}
+
+Result<std::unique_ptr<Device>> openCudaDevice(const DeviceOptions &opts) {
+  const CudaApi &a = cudaApi();
+  Result<std::vector<DeviceInfo>> devices = listDevicesOf(a);
+  if (!devices)
+    return devices.status();
+  int count = static_cast<int>(devices->size());
+  int index = opts.index;
+  if (index < 0) {
+    // The first discrete GPU, else the first device.
+    index = 0;
+    for (int i = count - 1; i >= 0; --i)
+      if ((*devices)[i].type == DeviceType::Discrete)
+        index = i;
+  } else if (index >= count) {
+    return Status::error("CUDA device index " + std::to_string(index) +
+                         " out of range (" + std::to_string(count) +
+                         " devices)");
+  }
+
+  auto ctx = std::make_shared<CudaContext>();
+  ctx->api = &a;
+  ctx->info = (*devices)[index];
+  ctx->cacheDir = effectiveCacheDir(opts);
+  std::string what = "CUDA device " + std::to_string(index);
+  CUdevice dev;
+  if (CUresult r = a.cuDeviceGet(&dev, index); r != CUDA_SUCCESS)
+    return a.fail(what, "cuDeviceGet", r);
+  if (CUresult r = a.cuCtxCreate(&ctx->ctx, 0, dev); r != CUDA_SUCCESS)
+    return a.fail(what, "cuCtxCreate", r);
+  // cuCtxCreate made the context current; every call pushes it instead.
+  CUcontext popped;
+  a.cuCtxPopCurrent(&popped);
+  {
+    ContextScope scope(*ctx);
+    if (CUresult r = a.cuStreamCreate(&ctx->stream, CU_STREAM_NON_BLOCKING);
+        r != CUDA_SUCCESS)
+      return a.fail(what, "cuStreamCreate", r);
+  }
+  return std::unique_ptr<Device>(std::make_unique<CudaDevice>(ctx));
+}
+
+} // namespace hesper::rt::detail

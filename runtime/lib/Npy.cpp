@@ -119,7 +119,7 @@ struct PyValue {
   std::string str;
   int64_t integer = 0;
   bool boolean = false;
-  std::vector<PyValue> items;                         ///< Tuple, List
+  std::vector<PyValue> items;                        ///< Tuple, List
   std::vector<std::pair<std::string, PyValue>> dict; ///< Dict, in file order
 };
 
@@ -377,8 +377,7 @@ Result<NpyArray> parseNpy(const uint8_t *bytes, size_t size,
                             std::make_pair("fortran_order", fortran),
                             std::make_pair("shape", shape)})
     if (!slot)
-      return error(std::string("malformed header: missing key '") + name +
-                   "'");
+      return error(std::string("malformed header: missing key '") + name + "'");
 
   NpyArray array;
   if (descr->kind != PyValue::Str)
@@ -458,9 +457,9 @@ Result<NpyArray> readNpy(const std::string &path) {
 // room for the first dimension to grow, then spaces and a newline up to a
 // multiple of 64 bytes (a whole 64 more when it already is one).
 std::vector<uint8_t> serializeNpy(const NpyArray &array) {
-  std::string header = std::string("{'descr': '") + descrOf(array.dtype) +
-                       "', 'fortran_order': False, 'shape': " +
-                       shapeString(array.shape) + ", }";
+  std::string header =
+      std::string("{'descr': '") + descrOf(array.dtype) +
+      "', 'fortran_order': False, 'shape': " + shapeString(array.shape) + ", }";
   if (!array.shape.empty()) {
     size_t digits = std::to_string(array.shape.front()).size();
     if (digits < kGrowthAxisMaxDigits)
@@ -470,13 +469,12 @@ std::vector<uint8_t> serializeNpy(const NpyArray &array) {
   // Version 1.0 unless the header needs more than 2 length bytes.
   unsigned major = 1;
   size_t lenBytes = 2;
-  size_t pad = kArrayAlign - (kMagicLen + 2 + lenBytes + withNewline) %
-                                 kArrayAlign;
+  size_t pad =
+      kArrayAlign - (kMagicLen + 2 + lenBytes + withNewline) % kArrayAlign;
   if (withNewline + pad > 0xffff) {
     major = 2;
     lenBytes = 4;
-    pad = kArrayAlign -
-          (kMagicLen + 2 + lenBytes + withNewline) % kArrayAlign;
+    pad = kArrayAlign - (kMagicLen + 2 + lenBytes + withNewline) % kArrayAlign;
   }
   header.append(pad, ' ');
   header += '\n';
@@ -500,15 +498,15 @@ Status writeNpy(const std::string &path, const NpyArray &array) {
     expected *= static_cast<size_t>(d);
   }
   if (array.data.size() != expected)
-    return Status::error(path + ": shape " + shapeString(array.shape) +
-                         " of " + dtypeName(array.dtype) + " needs " +
+    return Status::error(path + ": shape " + shapeString(array.shape) + " of " +
+                         dtypeName(array.dtype) + " needs " +
                          std::to_string(expected) + " bytes of data, the " +
                          "array has " + std::to_string(array.data.size()));
   std::vector<uint8_t> bytes = serializeNpy(array);
   std::FILE *f = std::fopen(path.c_str(), "wb");
   if (!f)
-    return Status::error(path + ": cannot open for writing: " +
-                         std::strerror(errno));
+    return Status::error(path +
+                         ": cannot open for writing: " + std::strerror(errno));
   size_t written = std::fwrite(bytes.data(), 1, bytes.size(), f);
   int writeError = written != bytes.size() ? errno : 0;
   if (std::fclose(f) != 0 && !writeError)

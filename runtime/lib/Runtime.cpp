@@ -188,9 +188,8 @@ Status ReplayState::setPushConstants(size_t dispatchIndex,
   const KernelDesc &k = d.kernel->desc();
   if (bytes.size() != k.pushConstantBytes)
     return Status::error("setPushConstants: dispatch " +
-                         std::to_string(dispatchIndex) + ": kernel '" +
-                         k.name + "' takes " +
-                         std::to_string(k.pushConstantBytes) +
+                         std::to_string(dispatchIndex) + ": kernel '" + k.name +
+                         "' takes " + std::to_string(k.pushConstantBytes) +
                          " push-constant bytes, got " +
                          std::to_string(bytes.size()));
   d.pushConstants = bytes;

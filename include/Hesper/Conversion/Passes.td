@@ -74,10 +74,72 @@ def ConvertShaderMToGPUPass
     workgroup size is also `known_block_size`. Exp ops are left for
     `convert-exp-to-std`.
   }];
+  let options = [
+    Option<"sharedMemoryAsAlloc", "shared-memory-as-alloc", "bool", "false",
+           "Shared allocations become `memref.alloc` in workgroup memory "
+           "(what convert-gpu-to-spirv takes) instead of workgroup "
+           "attributions (what convert-gpu-to-nvvm takes)">
+  ];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::vector::VectorDialect",
                            "::mlir::arith::ArithDialect"];
+}
+
+def SpecializeSubgroupSizePass
+    : Pass<"hesper-specialize-subgroup-size", "::mlir::ModuleOp"> {
+  let summary = "Fix the subgroup size of every kernel to the target's";
+  let description = [{
+    Replaces `gpu.subgroup_size` in every `gpu.func` by the target's
+    subgroup size (the NVVM and SPIR-V lowerings need a constant: NVVM has
+    no lowering for the op, and SPIR-V shuffles need a constant width), and
+    records it in the kernel's `hesper.abi`. A kernel whose ABI states
+    another subgroup size is an error.
+  }];
+  let options = [
+    Option<"subgroupSize", "size", "unsigned", "32",
+           "Lanes per subgroup of the target device">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
+def ExpandSubgroupReducePass
+    : Pass<"hesper-expand-subgroup-reduce", "::mlir::ModuleOp"> {
+  let summary = "Expand gpu.subgroup_reduce into butterfly shuffles";
+  let description = [{
+    For targets without a subgroup-reduce instruction (NVVM): every
+    `gpu.subgroup_reduce` of 32-bit values becomes log2(size) `gpu.shuffle
+    xor` steps and the combining op.
+  }];
+  let options = [
+    Option<"subgroupSize", "size", "unsigned", "32",
+           "Lanes per subgroup of the target device">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
+def PrepareSPIRVKernelsPass
+    : Pass<"hesper-prepare-spirv-kernels", "::mlir::ModuleOp"> {
+  let summary = "Attach the Vulkan entry-point and binding ABI to kernels";
+  let description = [{
+    Before `convert-gpu-to-spirv`: every `gpu.func` kernel gets
+    `spirv.entry_point_abi` with its workgroup size and every argument a
+    `spirv.interface_var_abi` with descriptor set 0 and its binding index,
+    the layout the Hesper Vulkan runtime creates.
+  }];
+  let dependentDialects = ["::mlir::spirv::SPIRVDialect"];
+}
+
+def SerializeSPIRVPass : Pass<"hesper-serialize-spirv", "::mlir::ModuleOp"> {
+  let summary = "Serialize SPIR-V modules into gpu.binary ops";
+  let description = [{
+    After `convert-gpu-to-spirv`: serializes each `spirv.module` produced
+    from a `gpu.module` and replaces the `gpu.module` by a `gpu.binary` of
+    the same name holding the SPIR-V words (`format = bin`, target the
+    module's `#spirv.target_env`). The kernels' `hesper.abi` dictionaries
+    stay on the enclosing module as `hesper.kernels`.
+  }];
 }
 
 #endif // HESPER_CONVERSION_PASSES_TD

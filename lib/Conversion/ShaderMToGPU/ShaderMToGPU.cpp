@@ -168,7 +168,8 @@ static void convertOp(OpBuilder &b, Operation *op) {
 }
 
 static LogicalResult convertKernel(sm::KernelOp kernel,
-                                   gpu::GPUModuleOp gpuModule) {
+                                   gpu::GPUModuleOp gpuModule,
+                                   bool sharedAsAlloc) {
   // What this lowering cannot express yet is refused up front.
   WalkResult unsupported = kernel.walk([](sm::SubgroupBarrierOp op) {
     op.emitOpError("is not supported by convert-shaderm-to-gpu: the gpu "
@@ -193,11 +194,14 @@ static LogicalResult convertKernel(sm::KernelOp kernel,
                                           alloc.getType().getElementType(),
                                           MemRefLayoutAttrInterface(),
                                           workgroup));
+  SmallVector<Type> attributionTypes;
+  if (!sharedAsAlloc)
+    attributionTypes = sharedTypes;
 
   b.setInsertionPointToEnd(gpuModule.getBody());
   auto func = gpu::GPUFuncOp::create(b, kernel.getLoc(), kernel.getSymName(),
                                      b.getFunctionType(argTypes, {}),
-                                     sharedTypes);
+                                     attributionTypes);
   func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
   func.setKnownBlockSizeAttr(kernel.getWorkgroupSizeAttr());
   func->setAttr("hesper.abi", buildAbi(b, kernel));
@@ -210,10 +214,27 @@ static LogicalResult convertKernel(sm::KernelOp kernel,
     oldArg.replaceAllUsesWith(newArg);
   }
   entry.getOperations().splice(entry.end(), old.getOperations());
-  for (auto [alloc, attribution] :
-       llvm::zip(allocs, func.getWorkgroupAttributions())) {
-    alloc.getResult().replaceAllUsesWith(attribution);
-    alloc.erase();
+  if (sharedAsAlloc) {
+    // Workgroup allocations at the top of the kernel (convert-gpu-to-spirv
+    // turns them into Workgroup-storage globals).
+    b.setInsertionPointToStart(&entry);
+    // Memory space 3 is what convert-gpu-to-spirv maps to Workgroup (it
+    // does not map #gpu.address_space<workgroup>).
+    for (sm::SharedAllocOp alloc : allocs) {
+      auto type = MemRefType::get({alloc.getType().getLength()},
+                                  alloc.getType().getElementType(),
+                                  MemRefLayoutAttrInterface(),
+                                  b.getI64IntegerAttr(3));
+      Value memory = memref::AllocOp::create(b, alloc.getLoc(), type);
+      alloc.getResult().replaceAllUsesWith(memory);
+      alloc.erase();
+    }
+  } else {
+    for (auto [alloc, attribution] :
+         llvm::zip(allocs, func.getWorkgroupAttributions())) {
+      alloc.getResult().replaceAllUsesWith(attribution);
+      alloc.erase();
+    }
   }
   SmallVector<Operation *> toConvert;
   func.walk([&](Operation *op) {
@@ -229,6 +250,7 @@ static LogicalResult convertKernel(sm::KernelOp kernel,
 namespace {
 struct ConvertShaderMToGPUPass
     : hesper::impl::ConvertShaderMToGPUPassBase<ConvertShaderMToGPUPass> {
+  using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<sm::KernelOp> kernels(module.getOps<sm::KernelOp>());
@@ -242,9 +264,17 @@ struct ConvertShaderMToGPUPass
       b.setInsertionPointToEnd(module.getBody());
       gpuModule = gpu::GPUModuleOp::create(b, module.getLoc(), kGpuModuleName);
     }
-    for (sm::KernelOp kernel : kernels)
-      if (failed(convertKernel(kernel, gpuModule)))
+    // The ABI of every kernel also goes on the module, where it survives
+    // serialization of the gpu.module into a gpu.binary.
+    NamedAttrList abis;
+    if (auto existing = module->getAttrOfType<DictionaryAttr>("hesper.kernels"))
+      abis.append(existing.getValue());
+    for (sm::KernelOp kernel : kernels) {
+      abis.set(kernel.getSymName(), buildAbi(b, kernel));
+      if (failed(convertKernel(kernel, gpuModule, sharedMemoryAsAlloc)))
         return signalPassFailure();
+    }
+    module->setAttr("hesper.kernels", abis.getDictionary(&getContext()));
   }
 };
 } // namespace

@@ -1,7 +1,7 @@
 // RUN: hesper-opt %s -split-input-file --convert-shaderm-to-gpu | FileCheck %s
 
 // Bindings keep their order as memrefs; the ABI is recorded on the function.
-// CHECK-LABEL: module attributes {gpu.container_module}
+// CHECK-LABEL: module attributes {gpu.container_module, hesper.kernels = {scale = {bindings = [{access = "read_only", index = 0 : i32
 // CHECK:       gpu.module @hesper_kernels
 // CHECK:       gpu.func @scale(%[[X:.*]]: memref<1024xf32>, %[[Y:.*]]: memref<1024xf32>, %[[S:.*]]: f32) kernel
 // CHECK-SAME:    hesper.abi = {bindings = [{access = "read_only", index = 0 : i32, kind = "buffer", type = !shaderm.buffer<1024xf32, read_only>}, {access = "read_write", index = 1 : i32, kind = "buffer", type = !shaderm.buffer<1024xf32>}, {index = 2 : i32, kind = "scalar", type = f32}], shared_bytes = 0 : i64, workgroup_size = array<i32: 256, 1, 1>}

@@ -93,6 +93,9 @@ struct DeviceInfo {
   uint32_t maxSharedMemoryBytes = 0;
   uint32_t maxPushConstantBytes = 0;
   bool shaderFloat16 = false;
+  bool shaderInt8 = false;
+  bool shaderInt16 = false;
+  bool shaderInt64 = false;
   bool storage8Bit = false;
   bool storage16Bit = false;
   /// Nanoseconds per timestamp tick (0: no timestamps on the queue).

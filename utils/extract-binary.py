@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""Extracts the PTX text of every gpu.binary object in MLIR text.
+"""Extracts a kernel binary from the gpu.binary objects in MLIR text.
 
-Reads MLIR (a file, or standard input) in which gpu-module-to-binary{format=isa}
-left `assembly = "..."` objects, undoes MLIR's string escapes, and writes the
-first (or --index N-th) assembly to --output (or standard output). Exits 1 with
-an error if there is none. Used by the lit tests to hand PTX to ptxas.
+Reads MLIR (a file, or standard input), finds the objects of the requested
+format -- `assembly = "..."` (PTX text, from gpu-module-to-binary{format=isa})
+or `bin = "..."` (SPIR-V words from hesper-serialize-spirv, or a cubin) --
+undoes MLIR's string escapes, and writes the first (or --index N-th) one to
+--output (or standard output). Exits 1 with an error if there is none. Used by
+the lit tests to hand PTX to ptxas and SPIR-V to spirv-val.
 """
 
 import argparse
@@ -36,7 +38,7 @@ def unescape(text):
             continue
         out += c.encode()
         i += 1
-    return out.decode()
+    return bytes(out)
 
 
 def main():
@@ -44,19 +46,21 @@ def main():
     parser.add_argument("input", nargs="?", default="-")
     parser.add_argument("--output", "-o", default="-")
     parser.add_argument("--index", type=int, default=0)
+    parser.add_argument("--format", choices=["ptx", "bin"], default="ptx")
     args = parser.parse_args()
     text = sys.stdin.read() if args.input == "-" else open(args.input).read()
-    found = re.findall(r'assembly = "((?:[^"\\]|\\.)*)"', text)
+    key = "assembly" if args.format == "ptx" else "bin"
+    found = re.findall(key + r' = "((?:[^"\\]|\\.)*)"', text)
     if args.index >= len(found):
-        print("error: no PTX assembly #%d in the input (found %d)"
-              % (args.index, len(found)), file=sys.stderr)
+        print("error: no %s object #%d in the input (found %d)"
+              % (args.format, args.index, len(found)), file=sys.stderr)
         return 1
-    ptx = unescape(found[args.index])
+    data = unescape(found[args.index])
     if args.output == "-":
-        sys.stdout.write(ptx)
+        sys.stdout.buffer.write(data)
     else:
-        with open(args.output, "w") as f:
-            f.write(ptx)
+        with open(args.output, "wb") as f:
+            f.write(data)
     return 0
 
 
