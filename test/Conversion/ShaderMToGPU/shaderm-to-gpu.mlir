@@ -12,7 +12,7 @@
 // CHECK:           %[[R:.*]] = exp.mul %[[V]], %[[S]] : f32
 // CHECK:           memref.store %[[R]], %[[Y]][%[[I]]] : memref<1024xf32>
 // CHECK:         gpu.return
-// CHECK-NOT:   shaderm.
+// CHECK-NOT:   {{ shaderm\.[a-z_]+ }}
 shaderm.kernel @scale(%x: !shaderm.buffer<1024xf32, read_only>, %y: !shaderm.buffer<1024xf32>, %s: f32) workgroup_size(256, 1, 1) {
   %i = shaderm.global_id x
   %n = arith.constant 1024 : index
