@@ -932,9 +932,9 @@ Result<std::vector<uint8_t>> CudaDevice::linkPtx(const std::string &ptx,
   } else {
     void *image = nullptr;
     size_t size = 0;
-    if (CUresult r = api().cuLinkComplete(link, &image, &size);
-        r != CUDA_SUCCESS)
-      st = logs.withLog(api().fail(what, "cuLinkComplete", r));
+    if (CUresult done = api().cuLinkComplete(link, &image, &size);
+        done != CUDA_SUCCESS)
+      st = logs.withLog(api().fail(what, "cuLinkComplete", done));
     else
       cubin.assign(static_cast<uint8_t *>(image),
                    static_cast<uint8_t *>(image) + size);

@@ -803,6 +803,11 @@ LogicalResult GraphLowering::run() {
   schedule = sm::ScheduleOp::create(b, loc, graph.getSymName(),
                                     b.getFunctionType(argTypes, resultTypes),
                                     ArrayAttr(), ArrayAttr());
+  // Argument names (circuit.name) and other attributes carry over.
+  if (ArrayAttr argAttrs = graph.getArgAttrsAttr())
+    schedule.setArgAttrsAttr(argAttrs);
+  if (ArrayAttr resAttrs = graph.getResAttrsAttr())
+    schedule.setResAttrsAttr(resAttrs);
   Block *entry = new Block();
   schedule.getBody().push_back(entry);
   Block &body = graph.getBody().front();

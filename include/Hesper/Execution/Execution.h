@@ -1,0 +1,55 @@
+//===- Execution.h - Compile Circuit programs for a runtime device -*- C++ -*-===//
+//
+// Part of the Hesper project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The bridge between the compiler and the runtime: run the pipeline of a
+// device's backend on a module, then turn the lowered module (schedule,
+// gpu.binary, kernel ABI) into an rt::Program the runtime executes without
+// MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HESPER_EXECUTION_EXECUTION_H
+#define HESPER_EXECUTION_EXECUTION_H
+
+#include "hesper/runtime/Program.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <functional>
+
+namespace hesper {
+
+/// One timed compilation step (a pass), for --profile traces.
+struct CompileEvent {
+  std::string name;
+  double startUs = 0, durationUs = 0;
+};
+
+struct CompileOptions {
+  bool fuse = true;
+  /// When set, every pass's output IR is written to this directory as
+  /// NN-passname.mlir, and every kernel binary as KERNELS.ptx / .spv.
+  std::string dumpDir;
+  /// Filled with the passes run and their times.
+  std::vector<CompileEvent> *events = nullptr;
+};
+
+/// Lowers a copy of `module` for `device` (hesper-to-spirv for Vulkan with
+/// the device's subgroup size and features, hesper-to-ptx for CUDA with its
+/// compute capability) and extracts the program of graph `graphName`.
+mlir::FailureOr<rt::Program> compileForDevice(mlir::ModuleOp module,
+                                              llvm::StringRef graphName,
+                                              const rt::DeviceInfo &device,
+                                              const CompileOptions &options);
+
+/// Extracts schedule `name` of an already lowered module.
+mlir::FailureOr<rt::Program> extractProgram(mlir::ModuleOp lowered,
+                                            llvm::StringRef name,
+                                            rt::Backend backend);
+
+} // namespace hesper
+
+#endif // HESPER_EXECUTION_EXECUTION_H

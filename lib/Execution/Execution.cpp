@@ -1,0 +1,216 @@
+//===- Execution.cpp - Compile Circuit programs for a runtime device ------===//
+//
+// Part of the Hesper project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Hesper/Execution/Execution.h"
+
+#include "Hesper/Dialect/ShaderM/IR/ShaderM.h"
+#include "Hesper/Pipelines/Pipelines.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Pass/PassInstrumentation.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+
+using namespace mlir;
+using namespace hesper;
+namespace sm = hesper::shaderm;
+
+namespace {
+/// Times every pass, and optionally writes the IR after each one.
+class StageRecorder : public PassInstrumentation {
+public:
+  StageRecorder(const CompileOptions &options) : options(options) {}
+
+  void runBeforePass(Pass *pass, Operation *op) override {
+    starts.push_back(now());
+  }
+  void runAfterPass(Pass *pass, Operation *op) override { finish(pass, op); }
+  void runAfterPassFailed(Pass *pass, Operation *op) override {
+    finish(pass, op);
+  }
+
+private:
+  static double now() {
+    using namespace std::chrono;
+    return duration<double, std::micro>(
+               steady_clock::now().time_since_epoch())
+        .count();
+  }
+  void finish(Pass *pass, Operation *op) {
+    double start = starts.pop_back_val();
+    if (options.events)
+      options.events->push_back(
+          {pass->getArgument().str(), start, now() - start});
+    if (options.dumpDir.empty() || !isa<ModuleOp>(op))
+      return;
+    SmallString<128> path(options.dumpDir);
+    llvm::sys::path::append(
+        path, llvm::formatv("{0:d2}-{1}.mlir", count++, pass->getArgument())
+                  .str());
+    std::error_code ec;
+    llvm::raw_fd_ostream file(path, ec);
+    if (!ec)
+      op->print(file);
+  }
+
+  const CompileOptions &options;
+  SmallVector<double> starts;
+  unsigned count = 0;
+};
+} // namespace
+
+/// The compute capability in a CUDA device's cache id ("cuda:sm_90:...").
+static std::string cudaChip(const rt::DeviceInfo &device) {
+  StringRef id(device.cacheId);
+  if (id.consume_front("cuda:"))
+    return id.split(':').first.str();
+  return "sm_90";
+}
+
+FailureOr<rt::Program> hesper::compileForDevice(ModuleOp module,
+                                                StringRef graphName,
+                                                const rt::DeviceInfo &device,
+                                                const CompileOptions &options) {
+  OwningOpRef<ModuleOp> lowered = module.clone();
+  PassManager pm(module.getContext());
+  if (!options.dumpDir.empty()) {
+    if (std::error_code ec =
+            llvm::sys::fs::create_directories(options.dumpDir))
+      return module.emitError("cannot create --dump-dir ")
+             << options.dumpDir << ": " << ec.message();
+  }
+  pm.addInstrumentation(std::make_unique<StageRecorder>(options));
+  if (device.backend == rt::Backend::Vulkan) {
+    SPIRVPipelineOptions spirv;
+    spirv.fuse = options.fuse;
+    spirv.subgroupSize = device.subgroupSize;
+    spirv.float16 =
+        device.shaderFloat16 && device.storage16Bit && device.shaderInt16;
+    spirv.int8 = device.shaderInt8 && device.storage8Bit;
+    buildHesperToSPIRVPipeline(pm, spirv);
+  } else {
+    PTXPipelineOptions ptx;
+    ptx.fuse = options.fuse;
+    ptx.chip = cudaChip(device);
+    buildHesperToPTXPipeline(pm, ptx);
+  }
+  if (failed(pm.run(*lowered)))
+    return failure();
+  auto program = extractProgram(*lowered, graphName, device.backend);
+  if (succeeded(program) && !options.dumpDir.empty() &&
+      !program->kernels.empty()) {
+    SmallString<128> path(options.dumpDir);
+    bool ptx = program->kernels.front().binaryIsPtx;
+    llvm::sys::path::append(path, ptx ? "hesper_kernels.ptx"
+                                      : (device.backend == rt::Backend::Vulkan
+                                             ? "hesper_kernels.spv"
+                                             : "hesper_kernels.cubin"));
+    std::error_code ec;
+    llvm::raw_fd_ostream file(path, ec);
+    const std::vector<uint8_t> &bytes = program->kernels.front().binary;
+    if (!ec)
+      file.write(reinterpret_cast<const char *>(bytes.data()), bytes.size());
+  }
+  return program;
+}
+
+FailureOr<rt::Program> hesper::extractProgram(ModuleOp lowered,
+                                              StringRef name,
+                                              rt::Backend backend) {
+  auto schedule = lowered.lookupSymbol<sm::ScheduleOp>(name);
+  if (!schedule)
+    return lowered.emitError("no shaderm.schedule @") << name;
+  auto binaries = lowered.getOps<gpu::BinaryOp>();
+  auto abis = lowered->getAttrOfType<DictionaryAttr>("hesper.kernels");
+
+  rt::Program program;
+  program.name = name.str();
+  program.backend = backend;
+
+  // The kernels' shared binary (one gpu.binary holds every kernel).
+  std::vector<uint8_t> binary;
+  bool isPtx = false;
+  if (!binaries.empty()) {
+    gpu::BinaryOp bin = *binaries.begin();
+    auto object = cast<gpu::ObjectAttr>(bin.getObjects()[0]);
+    StringRef bytes = object.getObject().getValue();
+    binary.assign(bytes.begin(), bytes.end());
+    isPtx = object.getFormat() == gpu::CompilationTarget::Assembly;
+    if (isPtx)
+      binary.push_back(0); // the driver reads PTX as a C string
+  }
+
+  llvm::StringMap<uint32_t> kernelIndex;
+  DenseMap<Value, uint32_t> bufferIndex;
+  auto addBuffer = [&](Value v, std::string bufferName) {
+    auto type = cast<sm::BufferType>(v.getType());
+    rt::ProgramBuffer b;
+    b.name = std::move(bufferName);
+    b.bytes = type.getLength() * sm::getElementByteSize(type.getElementType());
+    bufferIndex[v] = program.buffers.size();
+    program.buffers.push_back(b);
+  };
+  Block &entry = schedule.getBody().front();
+  for (BlockArgument arg : entry.getArguments()) {
+    std::string argName = "arg" + std::to_string(arg.getArgNumber());
+    if (auto attr = schedule.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                          "circuit.name"))
+      argName = attr.getValue().str();
+    addBuffer(arg, argName);
+  }
+  program.numArguments = entry.getNumArguments();
+
+  for (Operation &op : entry) {
+    if (auto alloc = dyn_cast<sm::AllocOp>(op)) {
+      addBuffer(alloc, "");
+      continue;
+    }
+    if (auto output = dyn_cast<sm::OutputOp>(op)) {
+      for (Value v : output.getResults())
+        program.results.push_back(bufferIndex.lookup(v));
+      continue;
+    }
+    auto launch = cast<sm::LaunchOp>(op);
+    StringRef kernel = launch.getKernel();
+    auto [it, inserted] = kernelIndex.try_emplace(kernel, 0);
+    if (inserted) {
+      auto abi = abis ? abis.getAs<DictionaryAttr>(kernel) : DictionaryAttr();
+      if (!abi)
+        return launch.emitOpError("launches '")
+               << kernel << "', which has no kernel ABI (is the module "
+               << "lowered?)";
+      if (binary.empty())
+        return launch.emitOpError("has no kernel binary to launch");
+      rt::KernelDesc desc;
+      desc.name = kernel.str();
+      desc.binary = binary;
+      desc.binaryIsPtx = isPtx;
+      desc.numBindings = abi.getAs<ArrayAttr>("bindings").size();
+      auto wg = abi.getAs<DenseI32ArrayAttr>("workgroup_size").asArrayRef();
+      for (int d = 0; d < 3; ++d)
+        desc.workgroupSize[d] = wg[d];
+      it->second = program.kernels.size();
+      program.kernels.push_back(std::move(desc));
+    }
+    rt::ProgramLaunch l;
+    l.kernel = it->second;
+    for (Value b : launch.getBindings())
+      l.buffers.push_back(bufferIndex.lookup(b));
+    ArrayRef<int64_t> grid = launch.getGrid();
+    for (int d = 0; d < 3; ++d)
+      l.grid[d] = static_cast<uint32_t>(grid[d]);
+    program.launches.push_back(std::move(l));
+  }
+  if (rt::Status s = program.verify(); !s)
+    return schedule.emitOpError(s.message());
+  return program;
+}

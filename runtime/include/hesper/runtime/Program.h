@@ -1,0 +1,86 @@
+//===- Program.h - A compiled program and its runner ------------*- C++ -*-===//
+//
+// Part of the Hesper project.
+//
+//===----------------------------------------------------------------------===//
+//
+// What the compiler hands the runtime: the kernels (binaries and ABI), the
+// buffers of one step (the program's arguments first, then the ones it
+// allocates), and the launches of a step in order. A ProgramRunner creates
+// it all on a device, records the launches once, and replays them for every
+// run -- no MLIR needed, so a Program can also be saved to a bundle file and
+// run by a runtime-only build.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HESPER_RUNTIME_PROGRAM_H
+#define HESPER_RUNTIME_PROGRAM_H
+
+#include "hesper/runtime/Runtime.h"
+
+namespace hesper::rt {
+
+struct ProgramBuffer {
+  std::string name; ///< argument name, or "" for an internal buffer
+  size_t bytes = 0;
+};
+
+struct ProgramLaunch {
+  uint32_t kernel = 0;           ///< index into Program::kernels
+  std::vector<uint32_t> buffers; ///< indices into Program::buffers
+  uint32_t grid[3] = {1, 1, 1};
+};
+
+struct Program {
+  std::string name;
+  Backend backend = Backend::Vulkan;
+  std::vector<KernelDesc> kernels;
+  /// Buffers 0 .. numArguments-1 are the program's arguments, in order.
+  std::vector<ProgramBuffer> buffers;
+  uint32_t numArguments = 0;
+  std::vector<ProgramLaunch> launches;
+  /// The buffers holding the program's results, in order.
+  std::vector<uint32_t> results;
+
+  /// Checks that every index is in range and every launch binds as many
+  /// buffers as its kernel takes.
+  Status verify() const;
+};
+
+/// Writes a Program to a self-contained bundle file and reads it back.
+Status saveBundle(const Program &program, const std::string &path);
+Result<Program> loadBundle(const std::string &path);
+
+/// A Program instantiated on a device: buffers allocated, kernels created,
+/// the step recorded once.
+class ProgramRunner {
+public:
+  static Result<std::unique_ptr<ProgramRunner>>
+  create(Device &device, const Program &program, bool timing);
+
+  /// Copies an argument's contents in (its size must match exactly).
+  Status setArgument(uint32_t index, const void *data, size_t bytes);
+  /// Runs the recorded step once (submit and wait).
+  Status run();
+  Status readArgument(uint32_t index, std::vector<uint8_t> &out);
+  Status readResult(uint32_t index, std::vector<uint8_t> &out);
+  /// Per-launch GPU times of the last run, in nanoseconds (empty without
+  /// timing).
+  std::vector<double> lastKernelTimesNs() const;
+  const Program &program() const { return prog; }
+
+private:
+  ProgramRunner(Device &device, const Program &program)
+      : device(device), prog(program) {}
+  Status readBuffer(uint32_t buffer, std::vector<uint8_t> &out);
+
+  Device &device;
+  Program prog;
+  std::vector<std::unique_ptr<Buffer>> buffers;
+  std::vector<std::unique_ptr<Kernel>> kernels;
+  std::unique_ptr<CommandList> commands;
+};
+
+} // namespace hesper::rt
+
+#endif // HESPER_RUNTIME_PROGRAM_H

@@ -1,0 +1,306 @@
+//===- Program.cpp - A compiled program, its bundle file and runner -------===//
+//
+// Part of the Hesper project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Bundle file layout (little-endian): the 8-byte magic "HESPERPB", a u32
+// format version, then the Program's fields in declaration order. Strings
+// and byte arrays are a u64 length and the bytes; vectors a u64 count and
+// the elements. Nothing in it depends on the machine that wrote it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "hesper/runtime/Program.h"
+
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+using namespace hesper::rt;
+
+static constexpr char kMagic[8] = {'H', 'E', 'S', 'P', 'E', 'R', 'P', 'B'};
+static constexpr uint32_t kVersion = 1;
+
+Status Program::verify() const {
+  if (numArguments > buffers.size())
+    return Status::error("program '" + name + "' has " +
+                         std::to_string(numArguments) + " arguments but " +
+                         std::to_string(buffers.size()) + " buffers");
+  for (size_t i = 0; i < launches.size(); ++i) {
+    const ProgramLaunch &l = launches[i];
+    std::string where = "launch #" + std::to_string(i);
+    if (l.kernel >= kernels.size())
+      return Status::error(where + " names kernel #" +
+                           std::to_string(l.kernel) + " of " +
+                           std::to_string(kernels.size()));
+    if (l.buffers.size() != kernels[l.kernel].numBindings)
+      return Status::error(where + " binds " +
+                           std::to_string(l.buffers.size()) +
+                           " buffers to '" + kernels[l.kernel].name +
+                           "', which takes " +
+                           std::to_string(kernels[l.kernel].numBindings));
+    for (uint32_t b : l.buffers)
+      if (b >= buffers.size())
+        return Status::error(where + " binds buffer #" + std::to_string(b) +
+                             " of " + std::to_string(buffers.size()));
+  }
+  for (uint32_t r : results)
+    if (r >= buffers.size())
+      return Status::error("result buffer #" + std::to_string(r) + " of " +
+                           std::to_string(buffers.size()));
+  return Status();
+}
+
+//===----------------------------------------------------------------------===//
+// Bundle files
+//===----------------------------------------------------------------------===//
+
+namespace {
+class Writer {
+public:
+  void u32(uint32_t v) { raw(&v, 4); }
+  void u64(uint64_t v) { raw(&v, 8); }
+  void bytes(const void *p, size_t n) {
+    u64(n);
+    raw(p, n);
+  }
+  void str(const std::string &s) { bytes(s.data(), s.size()); }
+  void raw(const void *p, size_t n) {
+    const auto *c = static_cast<const uint8_t *>(p);
+    out.insert(out.end(), c, c + n);
+  }
+  std::vector<uint8_t> out;
+};
+
+class Reader {
+public:
+  Reader(const std::vector<uint8_t> &data) : data(data) {}
+  bool u32(uint32_t &v) { return raw(&v, 4); }
+  bool u64(uint64_t &v) { return raw(&v, 8); }
+  bool count(uint64_t &n, size_t elementBytes) {
+    // A count can never exceed what is left of the file.
+    return u64(n) && n <= (data.size() - pos) / std::max<size_t>(1, elementBytes);
+  }
+  bool bytes(std::vector<uint8_t> &v) {
+    uint64_t n;
+    if (!count(n, 1))
+      return false;
+    v.assign(data.begin() + pos, data.begin() + pos + n);
+    pos += n;
+    return true;
+  }
+  bool str(std::string &s) {
+    std::vector<uint8_t> v;
+    if (!bytes(v))
+      return false;
+    s.assign(v.begin(), v.end());
+    return true;
+  }
+  bool raw(void *p, size_t n) {
+    if (data.size() - pos < n)
+      return false;
+    std::memcpy(p, data.data() + pos, n);
+    pos += n;
+    return true;
+  }
+  bool atEnd() const { return pos == data.size(); }
+
+private:
+  const std::vector<uint8_t> &data;
+  size_t pos = 0;
+};
+} // namespace
+
+Status hesper::rt::saveBundle(const Program &program, const std::string &path) {
+  Writer w;
+  w.raw(kMagic, sizeof(kMagic));
+  w.u32(kVersion);
+  w.str(program.name);
+  w.u32(static_cast<uint32_t>(program.backend));
+  w.u64(program.kernels.size());
+  for (const KernelDesc &k : program.kernels) {
+    w.str(k.name);
+    w.bytes(k.binary.data(), k.binary.size());
+    w.u32(k.binaryIsPtx);
+    w.u32(k.numBindings);
+    w.u32(k.pushConstantBytes);
+    for (uint32_t s : k.workgroupSize)
+      w.u32(s);
+    w.u32(k.sharedMemoryBytes);
+  }
+  w.u64(program.buffers.size());
+  for (const ProgramBuffer &b : program.buffers) {
+    w.str(b.name);
+    w.u64(b.bytes);
+  }
+  w.u32(program.numArguments);
+  w.u64(program.launches.size());
+  for (const ProgramLaunch &l : program.launches) {
+    w.u32(l.kernel);
+    w.u64(l.buffers.size());
+    for (uint32_t b : l.buffers)
+      w.u32(b);
+    for (uint32_t g : l.grid)
+      w.u32(g);
+  }
+  w.u64(program.results.size());
+  for (uint32_t r : program.results)
+    w.u32(r);
+  std::ofstream file(path, std::ios::binary);
+  if (!file)
+    return Status::error(path + ": cannot open for writing");
+  file.write(reinterpret_cast<const char *>(w.out.data()),
+             static_cast<std::streamsize>(w.out.size()));
+  if (!file)
+    return Status::error(path + ": write failed");
+  return Status();
+}
+
+Result<Program> hesper::rt::loadBundle(const std::string &path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file)
+    return Status::error(path + ": cannot open");
+  std::vector<uint8_t> data((std::istreambuf_iterator<char>(file)),
+                            std::istreambuf_iterator<char>());
+  Reader r(data);
+  auto bad = [&](const char *what) {
+    return Status::error(path + ": not a valid Hesper bundle (" + what + ")");
+  };
+  char magic[8];
+  uint32_t version = 0;
+  if (!r.raw(magic, 8) || std::memcmp(magic, kMagic, 8) != 0)
+    return bad("bad magic");
+  if (!r.u32(version) || version != kVersion)
+    return bad("unsupported version");
+  Program p;
+  uint32_t backend, isPtx;
+  uint64_t n;
+  if (!r.str(p.name) || !r.u32(backend) || backend > 1 || !r.count(n, 40))
+    return bad("truncated header");
+  p.backend = static_cast<Backend>(backend);
+  p.kernels.resize(n);
+  for (KernelDesc &k : p.kernels)
+    if (!r.str(k.name) || !r.bytes(k.binary) || !r.u32(isPtx) ||
+        !r.u32(k.numBindings) || !r.u32(k.pushConstantBytes) ||
+        !r.u32(k.workgroupSize[0]) || !r.u32(k.workgroupSize[1]) ||
+        !r.u32(k.workgroupSize[2]) || !r.u32(k.sharedMemoryBytes))
+      return bad("truncated kernel");
+    else
+      k.binaryIsPtx = isPtx != 0;
+  if (!r.count(n, 16))
+    return bad("truncated buffers");
+  p.buffers.resize(n);
+  for (ProgramBuffer &b : p.buffers) {
+    uint64_t bytes;
+    if (!r.str(b.name) || !r.u64(bytes))
+      return bad("truncated buffer");
+    b.bytes = bytes;
+  }
+  if (!r.u32(p.numArguments) || !r.count(n, 20))
+    return bad("truncated launches");
+  p.launches.resize(n);
+  for (ProgramLaunch &l : p.launches) {
+    uint64_t m;
+    if (!r.u32(l.kernel) || !r.count(m, 4))
+      return bad("truncated launch");
+    l.buffers.resize(m);
+    for (uint32_t &b : l.buffers)
+      if (!r.u32(b))
+        return bad("truncated launch");
+    if (!r.u32(l.grid[0]) || !r.u32(l.grid[1]) || !r.u32(l.grid[2]))
+      return bad("truncated launch");
+  }
+  if (!r.count(n, 4))
+    return bad("truncated results");
+  p.results.resize(n);
+  for (uint32_t &res : p.results)
+    if (!r.u32(res))
+      return bad("truncated results");
+  if (!r.atEnd())
+    return bad("trailing bytes");
+  if (Status s = p.verify(); !s)
+    return Status::error(path + ": " + s.message());
+  return p;
+}
+
+//===----------------------------------------------------------------------===//
+// ProgramRunner
+//===----------------------------------------------------------------------===//
+
+Result<std::unique_ptr<ProgramRunner>>
+ProgramRunner::create(Device &device, const Program &program, bool timing) {
+  if (Status s = program.verify(); !s)
+    return s;
+  if (program.backend != device.info().backend)
+    return Status::error(std::string("program '") + program.name +
+                         "' was compiled for " +
+                         backendName(program.backend) + ", the device is " +
+                         backendName(device.info().backend));
+  std::unique_ptr<ProgramRunner> runner(new ProgramRunner(device, program));
+  for (const ProgramBuffer &b : program.buffers) {
+    auto buffer = device.createBuffer(b.bytes);
+    if (!buffer)
+      return buffer.status();
+    runner->buffers.push_back(std::move(*buffer));
+  }
+  for (const KernelDesc &k : program.kernels) {
+    auto kernel = device.createKernel(k);
+    if (!kernel)
+      return kernel.status();
+    runner->kernels.push_back(std::move(*kernel));
+  }
+  std::vector<Dispatch> dispatches;
+  for (const ProgramLaunch &l : program.launches) {
+    Dispatch d;
+    d.kernel = runner->kernels[l.kernel].get();
+    for (uint32_t b : l.buffers)
+      d.bindings.push_back(runner->buffers[b].get());
+    std::memcpy(d.grid, l.grid, sizeof(d.grid));
+    dispatches.push_back(std::move(d));
+  }
+  auto commands = device.createCommandList(timing);
+  if (!commands)
+    return commands.status();
+  runner->commands = std::move(*commands);
+  if (Status s = runner->commands->record(dispatches); !s)
+    return s;
+  return runner;
+}
+
+Status ProgramRunner::setArgument(uint32_t index, const void *data,
+                                  size_t bytes) {
+  if (index >= prog.numArguments)
+    return Status::error("argument #" + std::to_string(index) + " of " +
+                         std::to_string(prog.numArguments));
+  if (bytes != prog.buffers[index].bytes)
+    return Status::error("argument '" + prog.buffers[index].name + "' takes " +
+                         std::to_string(prog.buffers[index].bytes) +
+                         " bytes, got " + std::to_string(bytes));
+  return device.upload(*buffers[index], data, bytes);
+}
+
+Status ProgramRunner::run() { return commands->submit(); }
+
+Status ProgramRunner::readBuffer(uint32_t buffer, std::vector<uint8_t> &out) {
+  out.resize(prog.buffers[buffer].bytes);
+  return device.download(*buffers[buffer], out.data(), out.size());
+}
+
+Status ProgramRunner::readArgument(uint32_t index, std::vector<uint8_t> &out) {
+  if (index >= prog.numArguments)
+    return Status::error("argument #" + std::to_string(index) + " of " +
+                         std::to_string(prog.numArguments));
+  return readBuffer(index, out);
+}
+
+Status ProgramRunner::readResult(uint32_t index, std::vector<uint8_t> &out) {
+  if (index >= prog.results.size())
+    return Status::error("result #" + std::to_string(index) + " of " +
+                         std::to_string(prog.results.size()));
+  return readBuffer(prog.results[index], out);
+}
+
+std::vector<double> ProgramRunner::lastKernelTimesNs() const {
+  return commands->lastKernelTimesNs();
+}
