@@ -15,14 +15,21 @@
 //     builds an example graph with the C++ builder API, verifies and
 //     simplifies it, and checks its interpreted result against the formula.
 //
-// Execution on the Vulkan and CUDA backends arrives with the runtime.
+//   hesper-run graph.mlir --input x=x.npy --output 0=y.npy --backend=vulkan
+//     compiles the graph for a device (hesper-to-spirv or hesper-to-ptx),
+//     runs it through the runtime and writes the results; --check compares
+//     them with the reference interpreter.
 //
 //===----------------------------------------------------------------------===//
+
+#include "DeviceMode.h"
 
 #include "Hesper/Dialect/Circuit/Builder/GraphBuilder.h"
 #include "Hesper/Dialect/Circuit/Transforms/Passes.h"
 #include "Hesper/Interpreter/Interpreter.h"
 #include "Hesper/Interpreter/Validate.h"
+#include "Hesper/InitAllDialects.h"
+#include "Hesper/InitAllPasses.h"
 #include "Hesper/Models/LlamaLayer.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -99,6 +106,69 @@ static llvm::cl::opt<unsigned>
 static llvm::cl::opt<unsigned>
     trials("trials", llvm::cl::desc("Input sets for --validate-fusion"),
            llvm::cl::init(3));
+
+// Devices.
+namespace {
+enum class BackendChoice { Auto, Vulkan, Cuda, Interp };
+} // namespace
+static llvm::cl::opt<BackendChoice> backendChoice(
+    "backend", llvm::cl::desc("Where graphs run"),
+    llvm::cl::values(
+        clEnumValN(BackendChoice::Auto, "auto",
+                   "CUDA when a GPU and libcuda are present, else Vulkan "
+                   "(lavapipe counts), else the interpreter"),
+        clEnumValN(BackendChoice::Vulkan, "vulkan", "a Vulkan device"),
+        clEnumValN(BackendChoice::Cuda, "cuda", "a CUDA device"),
+        clEnumValN(BackendChoice::Interp, "interp",
+                   "the reference interpreter")),
+    llvm::cl::init(BackendChoice::Auto));
+static llvm::cl::opt<int> deviceIndex(
+    "device", llvm::cl::desc("Device index of the backend (--list-devices)"),
+    llvm::cl::init(-1));
+static llvm::cl::opt<bool> listDevicesFlag(
+    "list-devices", llvm::cl::desc("List the devices of every backend"),
+    llvm::cl::init(false));
+static llvm::cl::list<std::string> outputSpecs(
+    "output", llvm::cl::desc("NAME=file.npy writes a result (NAME: its "
+                             "index, or circuit.name) or an argument "
+                             "written in place (its name)"));
+static llvm::cl::opt<unsigned>
+    repeat("repeat", llvm::cl::desc("Run the recorded step N times"),
+           llvm::cl::init(1));
+static llvm::cl::opt<unsigned> determinismRuns(
+    "determinism-runs",
+    llvm::cl::desc("Rerun N more times from the same inputs and require "
+                   "bit-identical results"),
+    llvm::cl::init(0));
+static llvm::cl::opt<bool>
+    checkFlag("check",
+              llvm::cl::desc("Compare the device's results with the "
+                             "reference interpreter"),
+              llvm::cl::init(false));
+static llvm::cl::opt<bool> noFuse("no-fuse",
+                                  llvm::cl::desc("Skip hesper-fuse"),
+                                  llvm::cl::init(false));
+static llvm::cl::opt<bool> validationLayer(
+    "validation",
+    llvm::cl::desc("Enable the Vulkan validation layer; any message it "
+                   "reports is an error (also HESPER_VK_VALIDATION=1)"),
+    llvm::cl::init(false));
+static llvm::cl::opt<std::string> profilePath(
+    "profile",
+    llvm::cl::desc("Write a Chrome/Perfetto trace of compile stages and "
+                   "kernel times"),
+    llvm::cl::init(""));
+static llvm::cl::opt<std::string> dumpDir(
+    "dump-dir",
+    llvm::cl::desc("Write the IR after every pass and the kernel binaries "
+                   "here (also HESPER_DUMP_DIR)"),
+    llvm::cl::init(""));
+static llvm::cl::opt<std::string> saveBundle(
+    "save-bundle",
+    llvm::cl::desc("Save the compiled program (kernels, ABI, schedule) as a "
+                   "bundle file"),
+    llvm::cl::init(""));
+
 static llvm::cl::opt<bool> splitInputFile(
     "split-input-file",
     llvm::cl::desc("Handle each '// -----' chunk of the input separately"),
@@ -342,7 +412,43 @@ static void printTensor(llvm::raw_ostream &os, StringRef label,
   os << "\n";
 }
 
-/// Evaluates the first graph of `module` on the --input bindings.
+/// The name a graph result is written by: its circuit.name, else its index.
+static std::string resultName(GraphOp graph, unsigned i) {
+  if (auto name = graph.getResultAttrOfType<StringAttr>(i, "circuit.name"))
+    return name.getValue().str();
+  return std::to_string(i);
+}
+
+/// The device graphs run on (null: the interpreter).
+static std::unique_ptr<hesper::rt::Device> device;
+/// --output bindings, NAME -> path.
+static SmallVector<std::pair<std::string, std::string>> outputs;
+
+static hesper::run::DeviceModeOptions deviceOptions() {
+  hesper::run::DeviceModeOptions opts;
+  if (backendChoice == BackendChoice::Vulkan)
+    opts.backend = hesper::rt::Backend::Vulkan;
+  if (backendChoice == BackendChoice::Cuda)
+    opts.backend = hesper::rt::Backend::Cuda;
+  opts.deviceIndex = deviceIndex;
+  opts.validation = validationLayer;
+  if (const char *env = std::getenv("HESPER_VK_VALIDATION"))
+    opts.validation |= StringRef(env) == "1";
+  opts.repeat = repeat;
+  opts.determinismRuns = determinismRuns;
+  opts.check = checkFlag;
+  opts.fuse = !noFuse;
+  opts.printResults = printResults;
+  opts.profilePath = profilePath;
+  opts.dumpDir = dumpDir;
+  if (opts.dumpDir.empty())
+    if (const char *env = std::getenv("HESPER_DUMP_DIR"))
+      opts.dumpDir = env;
+  opts.saveBundlePath = saveBundle;
+  return opts;
+}
+
+/// Runs the first graph of `module` on the --input bindings.
 static LogicalResult runGraphMode(ModuleOp module, llvm::raw_ostream &os) {
   using hesper::interp::HostTensor;
   auto graphs = module.getOps<GraphOp>();
@@ -366,6 +472,19 @@ static LogicalResult runGraphMode(ModuleOp module, llvm::raw_ostream &os) {
       return graph.emitError("graph argument '")
              << name << "' has no --input";
     StringRef spec = it->second;
+    if (spec.ends_with(".npy")) {
+      auto array = hesper::rt::readNpy(spec.str());
+      if (!array)
+        return graph.emitError("--input ")
+               << name << ": " << array.status().message();
+      HostTensor t;
+      std::string problem = hesper::run::tensorFromNpy(*array, type, t);
+      if (!problem.empty())
+        return graph.emitError("--input ") << name << "=" << spec << ": "
+                                           << problem;
+      args.push_back(std::move(t));
+      continue;
+    }
     if (spec.starts_with("random")) {
       uint64_t seed = 1;
       if (spec.consume_front("random:") && spec.getAsInteger(10, seed))
@@ -379,11 +498,47 @@ static LogicalResult runGraphMode(ModuleOp module, llvm::raw_ostream &os) {
       return graph.emitError("bad --input ") << name << ": " << problem;
     args.push_back(std::move(t));
   }
-  hesper::interp::Options options;
-  options.subgroupSize = subgroupSize;
-  auto results = hesper::interp::runGraph(graph, args, options);
-  if (failed(results))
-    return failure();
+  // Where --output names point: results by index or name, arguments by
+  // name.
+  for (auto [name, path] : outputs) {
+    bool known = false;
+    for (unsigned i = 0; i < graph.getNumResults(); ++i)
+      known |= name == std::to_string(i) || name == resultName(graph, i);
+    for (unsigned i = 0; i < graph.getNumArguments(); ++i)
+      known |= name == argumentName(graph, i);
+    if (!known)
+      return graph.emitError("--output ")
+             << name << ": the graph has no result or argument of that name";
+  }
+
+  FailureOr<std::vector<HostTensor>> results;
+  if (device) {
+    std::vector<HostTensor> deviceResults;
+    if (failed(hesper::run::runGraphOnDevice(module, graph, *device, args,
+                                             deviceResults, deviceOptions(),
+                                             os)))
+      return failure();
+    results = std::move(deviceResults);
+  } else {
+    hesper::interp::Options options;
+    options.subgroupSize = subgroupSize;
+    results = hesper::interp::runGraph(graph, args, options);
+    if (failed(results))
+      return failure();
+  }
+  for (auto [name, path] : outputs) {
+    const HostTensor *t = nullptr;
+    for (unsigned i = 0; i < graph.getNumResults(); ++i)
+      if (name == std::to_string(i) || name == resultName(graph, i))
+        t = &(*results)[i];
+    for (unsigned i = 0; i < graph.getNumArguments() && !t; ++i)
+      if (name == argumentName(graph, i))
+        t = &args[i];
+    if (hesper::rt::Status s =
+            hesper::rt::writeNpy(path, hesper::run::npyFromTensor(*t));
+        !s)
+      return graph.emitError("--output ") << name << ": " << s.message();
+  }
   if (printResults) {
     for (auto [i, r] : llvm::enumerate(*results))
       printTensor(os, "result #" + std::to_string(i), r);
@@ -453,7 +608,7 @@ static LogicalResult processBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
 
 static int runOnFile() {
   DialectRegistry registry;
-  registry.insert<CircuitDialect, hesper::exp::ExpDialect>();
+  hesper::registerAllDialects(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
   context.printOpOnDiagnostic(false);
@@ -481,8 +636,53 @@ int main(int argc, char **argv) {
       argc, argv,
       "hesper-run: run a Circuit graph in the reference interpreter, validate "
       "its fusion, or build and check an example graph\n");
-  if (!inputFilename.empty())
-    return runOnFile();
+  if (listDevicesFlag) {
+    hesper::run::listAllDevices(llvm::outs());
+    return 0;
+  }
+  if (!inputFilename.empty()) {
+    for (StringRef binding : outputSpecs) {
+      auto [name, path] = binding.split('=');
+      if (path.empty()) {
+        llvm::errs() << "error: expects --output NAME=file.npy, got '"
+                     << binding << "'\n";
+        return 1;
+      }
+      outputs.push_back({name.str(), path.str()});
+    }
+    bool onDevice = backendChoice != BackendChoice::Interp && !validateFusion;
+    if (onDevice) {
+      hesper::registerAllPasses();
+      hesper::run::DeviceModeOptions opts = deviceOptions();
+      if (backendChoice == BackendChoice::Auto) {
+        // Auto falls back to the interpreter when no device opens.
+        auto cuda = hesper::rt::openDevice(hesper::rt::Backend::Cuda);
+        if (cuda) {
+          device = std::move(*cuda);
+        } else {
+          hesper::rt::DeviceOptions vkOptions;
+          vkOptions.validation = opts.validation;
+          vkOptions.index = opts.deviceIndex;
+          auto vk = hesper::rt::openDevice(hesper::rt::Backend::Vulkan,
+                                           vkOptions);
+          if (vk)
+            device = std::move(*vk);
+        }
+      } else {
+        device = hesper::run::openRequestedDevice(opts);
+        if (!device)
+          return 1;
+      }
+    }
+    int status = runOnFile();
+    device.reset();
+    if (uint64_t messages = hesper::rt::validationMessageCount()) {
+      llvm::errs() << "error: the Vulkan validation layer reported "
+                   << messages << " message(s)\n";
+      return 1;
+    }
+    return status;
+  }
   if (dim <= 0 || rows <= 0) {
     llvm::errs() << "error: --dim and --rows must be positive\n";
     return 1;

@@ -1,0 +1,354 @@
+//===- DeviceMode.cpp - hesper-run on a Vulkan or CUDA device -------------===//
+//
+// Part of the Hesper project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Compiles a Circuit graph with the pipeline of the device's backend, binds
+// host tensors to the program's arguments, runs the recorded step, and
+// reports results, kernel times, a comparison with the reference
+// interpreter and (optionally) a Chrome trace of compile stages and kernels.
+//
+//===----------------------------------------------------------------------===//
+
+#include "DeviceMode.h"
+
+#include "Hesper/Execution/Execution.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+
+using namespace mlir;
+using namespace hesper;
+using namespace hesper::run;
+using interp::HostTensor;
+
+static double nowUs() {
+  using namespace std::chrono;
+  return duration<double, std::micro>(steady_clock::now().time_since_epoch())
+      .count();
+}
+
+void hesper::run::listAllDevices(llvm::raw_ostream &os) {
+  for (rt::Backend b : {rt::Backend::Vulkan, rt::Backend::Cuda}) {
+    auto devices = rt::listDevices(b);
+    if (!devices) {
+      os << rt::backendName(b) << ": " << devices.status().message() << "\n";
+      continue;
+    }
+    for (auto [i, d] : llvm::enumerate(*devices))
+      os << rt::backendName(b) << " " << i << ": " << d.name << " ("
+         << rt::deviceTypeName(d.type) << ", subgroup " << d.subgroupSize
+         << ", shared memory " << d.maxSharedMemoryBytes << " bytes)\n";
+  }
+}
+
+std::unique_ptr<rt::Device>
+hesper::run::openRequestedDevice(const DeviceModeOptions &opts) {
+  rt::DeviceOptions deviceOptions;
+  deviceOptions.index = opts.deviceIndex;
+  deviceOptions.validation = opts.validation;
+  std::vector<rt::Backend> order;
+  if (opts.backend)
+    order.push_back(*opts.backend);
+  else
+    order = {rt::Backend::Cuda, rt::Backend::Vulkan};
+  std::string reasons;
+  for (rt::Backend b : order) {
+    auto device = rt::openDevice(b, deviceOptions);
+    if (device)
+      return std::move(*device);
+    if (opts.backend) {
+      llvm::errs() << "error: " << device.status().message() << "\n";
+      return nullptr;
+    }
+    reasons += (reasons.empty() ? "" : "; ") + device.status().message();
+  }
+  llvm::errs() << "error: no device: " << reasons << "\n";
+  return nullptr;
+}
+
+//===----------------------------------------------------------------------===//
+// .npy <-> tensors
+//===----------------------------------------------------------------------===//
+
+/// The .npy dtype that holds a tensor's elements.
+static std::optional<rt::DType> dtypeFor(Type element) {
+  if (element.isF32())
+    return rt::DType::F32;
+  if (element.isF16())
+    return rt::DType::F16;
+  if (element.isInteger(32))
+    return rt::DType::I32;
+  if (circuit::isQuantized(element))
+    return rt::DType::U8;
+  return std::nullopt;
+}
+
+static std::string shapeString(ArrayRef<int64_t> shape) {
+  std::string s = "(";
+  for (auto [i, d] : llvm::enumerate(shape))
+    s += (i ? ", " : "") + std::to_string(d);
+  return s + (shape.size() == 1 ? ",)" : ")");
+}
+
+std::string hesper::run::tensorFromNpy(const rt::NpyArray &array,
+                                       RankedTensorType type,
+                                       HostTensor &out) {
+  std::optional<rt::DType> want = dtypeFor(type.getElementType());
+  if (!want)
+    return "element type is not supported in .npy files";
+  if (array.dtype != *want)
+    return std::string("dtype ") + rt::dtypeName(array.dtype) +
+           " does not match the argument's " + rt::dtypeName(*want);
+  out = HostTensor(type);
+  if (*want == rt::DType::U8) {
+    // Quantized tensors travel as their raw GGUF blocks.
+    if (array.data.size() != out.bytes().size())
+      return "expects " + std::to_string(out.bytes().size()) +
+             " bytes of quantized blocks, got " +
+             std::to_string(array.data.size());
+  } else if (ArrayRef<int64_t>(array.shape) != type.getShape()) {
+    return "shape " + shapeString(array.shape) +
+           " does not match the argument's " + shapeString(type.getShape());
+  }
+  std::memcpy(out.bytes().data(), array.data.data(), out.bytes().size());
+  return "";
+}
+
+rt::NpyArray hesper::run::npyFromTensor(const HostTensor &tensor) {
+  rt::NpyArray array;
+  array.dtype = dtypeFor(tensor.getElementType()).value_or(rt::DType::U8);
+  if (array.dtype == rt::DType::U8)
+    array.shape = {static_cast<int64_t>(tensor.bytes().size())};
+  else
+    array.shape.assign(tensor.getType().getShape().begin(),
+                       tensor.getType().getShape().end());
+  array.data = tensor.bytes();
+  return array;
+}
+
+//===----------------------------------------------------------------------===//
+// Running
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// A Chrome trace (chrome://tracing, Perfetto): complete events.
+class Trace {
+public:
+  void add(StringRef name, StringRef category, double startUs, double durUs,
+           int tid) {
+    events.push_back(llvm::json::Object{{"name", name},
+                                        {"cat", category},
+                                        {"ph", "X"},
+                                        {"ts", startUs},
+                                        {"dur", durUs},
+                                        {"pid", 1},
+                                        {"tid", tid}});
+  }
+  bool write(const std::string &path) {
+    std::error_code ec;
+    llvm::raw_fd_ostream file(path, ec);
+    if (ec)
+      return false;
+    llvm::json::Object root{{"traceEvents", std::move(events)},
+                            {"displayTimeUnit", "ns"}};
+    file << llvm::json::Value(std::move(root)) << "\n";
+    return true;
+  }
+
+private:
+  llvm::json::Array events;
+};
+
+/// Copies host tensors into program arguments (padded to whole words).
+rt::Status uploadArguments(rt::ProgramRunner &runner,
+                           const std::vector<HostTensor> &args) {
+  for (auto [i, arg] : llvm::enumerate(args)) {
+    std::vector<uint8_t> bytes = arg.bytes();
+    bytes.resize(runner.program().buffers[i].bytes, 0);
+    if (rt::Status s = runner.setArgument(i, bytes.data(), bytes.size()); !s)
+      return s;
+  }
+  return rt::Status();
+}
+
+/// Reads back `tensor` from device bytes (dropping word padding).
+void fillTensor(HostTensor &tensor, const std::vector<uint8_t> &bytes) {
+  std::memcpy(tensor.bytes().data(), bytes.data(),
+              std::min(bytes.size(), tensor.bytes().size()));
+}
+} // namespace
+
+LogicalResult hesper::run::runGraphOnDevice(
+    ModuleOp module, circuit::GraphOp graph, rt::Device &device,
+    std::vector<HostTensor> &args, std::vector<HostTensor> &results,
+    const DeviceModeOptions &opts, llvm::raw_ostream &os) {
+  const rt::DeviceInfo &info = device.info();
+  Trace trace;
+  std::vector<CompileEvent> events;
+  CompileOptions compileOptions;
+  compileOptions.fuse = opts.fuse;
+  compileOptions.dumpDir = opts.dumpDir;
+  compileOptions.events = &events;
+  double compileStart = nowUs();
+  FailureOr<rt::Program> program =
+      compileForDevice(module, graph.getSymName(), info, compileOptions);
+  double compileUs = nowUs() - compileStart;
+  if (failed(program))
+    return failure();
+  for (const CompileEvent &e : events)
+    trace.add(e.name, "compile", e.startUs, e.durationUs, 1);
+  if (!opts.saveBundlePath.empty()) {
+    if (rt::Status s = rt::saveBundle(*program, opts.saveBundlePath); !s) {
+      llvm::errs() << "error: " << s.message() << "\n";
+      return failure();
+    }
+  }
+
+  auto fail = [&](const rt::Status &s) {
+    llvm::errs() << "error: " << s.message() << "\n";
+    return failure();
+  };
+  bool timing = info.timestampPeriodNs > 0;
+  auto runner = rt::ProgramRunner::create(device, *program, timing);
+  if (!runner)
+    return fail(runner.status());
+  rt::ProgramRunner &r = **runner;
+  // The interpreter's view of the arguments, before the device writes them.
+  std::vector<HostTensor> interpArgs = args;
+  if (rt::Status s = uploadArguments(r, args); !s)
+    return fail(s);
+
+  std::vector<double> stepUs;
+  std::vector<double> kernelNs(program->launches.size(), 0.0);
+  for (unsigned rep = 0; rep < std::max(1u, opts.repeat); ++rep) {
+    double start = nowUs();
+    if (rt::Status s = r.run(); !s)
+      return fail(s);
+    double end = nowUs();
+    stepUs.push_back(end - start);
+    trace.add("step", "run", start, end - start, 2);
+    std::vector<double> times = r.lastKernelTimesNs();
+    double t = start;
+    for (size_t k = 0; k < times.size() && k < kernelNs.size(); ++k) {
+      kernelNs[k] += times[k];
+      // Kernel durations are GPU-measured; they are laid out one after the
+      // other from the submission time.
+      const rt::KernelDesc &desc =
+          program->kernels[program->launches[k].kernel];
+      trace.add(desc.name, "kernel", t, times[k] / 1000.0, 3);
+      t += times[k] / 1000.0;
+    }
+  }
+
+  results.clear();
+  for (auto [i, type] : llvm::enumerate(graph.getResultTypes())) {
+    std::vector<uint8_t> bytes;
+    if (rt::Status s = r.readResult(i, bytes); !s)
+      return fail(s);
+    HostTensor t(cast<RankedTensorType>(type));
+    fillTensor(t, bytes);
+    results.push_back(std::move(t));
+  }
+  for (auto [i, arg] : llvm::enumerate(args)) {
+    std::vector<uint8_t> bytes;
+    if (rt::Status s = r.readArgument(i, bytes); !s)
+      return fail(s);
+    fillTensor(arg, bytes);
+  }
+
+  // Same inputs, N more runs: every result must be bit-identical.
+  for (unsigned run = 0; run < opts.determinismRuns; ++run) {
+    if (rt::Status s = uploadArguments(r, interpArgs); !s)
+      return fail(s);
+    if (rt::Status s = r.run(); !s)
+      return fail(s);
+    for (size_t i = 0; i < results.size(); ++i) {
+      std::vector<uint8_t> bytes;
+      if (rt::Status s = r.readResult(i, bytes); !s)
+        return fail(s);
+      if (std::memcmp(bytes.data(), results[i].bytes().data(),
+                      results[i].bytes().size()) != 0) {
+        llvm::errs() << "error: result #" << i << " of run " << run + 2
+                     << " differs from the first run\n";
+        return failure();
+      }
+    }
+  }
+
+  if (!opts.quiet) {
+    os << "device: " << info.name << " (" << rt::backendName(info.backend)
+       << ", subgroup " << info.subgroupSize << ")\n";
+    double best = *std::min_element(stepUs.begin(), stepUs.end());
+    os << "compiled " << program->kernels.size() << " kernels ("
+       << program->launches.size() << " launches) in "
+       << llvm::format("%.1f", compileUs / 1000.0) << " ms; step: best "
+       << llvm::format("%.1f", best) << " us of " << stepUs.size()
+       << " runs\n";
+    if (timing) {
+      for (size_t k = 0; k < kernelNs.size(); ++k)
+        os << "  kernel " << program->kernels[program->launches[k].kernel].name
+           << ": " << llvm::format("%.1f", kernelNs[k] / stepUs.size() / 1000.0)
+           << " us\n";
+    }
+    if (opts.determinismRuns)
+      os << "deterministic: " << opts.determinismRuns + 1
+         << " runs bit-identical\n";
+  }
+
+  if (opts.check) {
+    interp::Options interpOptions;
+    interpOptions.subgroupSize = info.subgroupSize;
+    auto expected = interp::runGraph(graph, interpArgs, interpOptions);
+    if (failed(expected))
+      return failure();
+    double maxError = 0;
+    bool ok = true;
+    auto compare = [&](const HostTensor &got, const HostTensor &want,
+                       std::string what) {
+      if (circuit::isQuantized(want.getElementType())) {
+        if (got.bytes() != want.bytes()) {
+          ok = false;
+          os << "mismatch: " << what << " (quantized bytes differ)\n";
+        }
+        return;
+      }
+      std::vector<float> g = got.toFloats(), w = want.toFloats();
+      for (size_t k = 0; k < w.size(); ++k) {
+        double err = std::fabs(double(g[k]) - double(w[k]));
+        if (std::isnan(g[k]) != std::isnan(w[k]))
+          err = INFINITY;
+        if (std::isnan(w[k]) && std::isnan(g[k]))
+          err = 0;
+        maxError = std::max(maxError, err);
+        if (err > 1e-3 + 1e-3 * std::fabs(w[k]) && ok) {
+          ok = false;
+          os << "mismatch: " << what << "[" << k << "] = " << g[k]
+             << ", interpreter " << w[k] << "\n";
+        }
+      }
+    };
+    for (size_t i = 0; i < results.size(); ++i)
+      compare(results[i], (*expected)[i], "result #" + std::to_string(i));
+    for (size_t i = 0; i < args.size(); ++i)
+      compare(args[i], interpArgs[i], "argument #" + std::to_string(i));
+    os << "check against the interpreter: max error "
+       << llvm::format("%.3g", maxError) << ": " << (ok ? "ok" : "MISMATCH")
+       << "\n";
+    if (!ok)
+      return failure();
+  }
+
+  if (!opts.profilePath.empty() && !trace.write(opts.profilePath)) {
+    llvm::errs() << "error: cannot write " << opts.profilePath << "\n";
+    return failure();
+  }
+  return success();
+}

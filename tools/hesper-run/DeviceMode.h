@@ -1,0 +1,60 @@
+//===- DeviceMode.h - hesper-run on a Vulkan or CUDA device -----*- C++ -*-===//
+//
+// Part of the Hesper project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HESPER_TOOLS_HESPER_RUN_DEVICEMODE_H
+#define HESPER_TOOLS_HESPER_RUN_DEVICEMODE_H
+
+#include "Hesper/Dialect/Circuit/IR/Circuit.h"
+#include "Hesper/Interpreter/Interpreter.h"
+#include "hesper/runtime/Npy.h"
+#include "hesper/runtime/Program.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <optional>
+
+namespace hesper::run {
+
+struct DeviceModeOptions {
+  std::optional<rt::Backend> backend; ///< nullopt: auto (CUDA, then Vulkan)
+  int deviceIndex = -1;
+  bool validation = false;
+  unsigned repeat = 1;
+  unsigned determinismRuns = 0; ///< rerun from the same inputs and compare
+  bool check = false;           ///< compare with the reference interpreter
+  bool fuse = true;
+  bool printResults = false;
+  bool quiet = false;
+  std::string profilePath;
+  std::string dumpDir;
+  std::string saveBundlePath;
+};
+
+/// Opens the device the options ask for; on failure prints `error: ...` and
+/// returns null.
+std::unique_ptr<rt::Device> openRequestedDevice(const DeviceModeOptions &opts);
+
+/// Compiles `graph` for `device`, binds `args`, runs, reports and fills
+/// `results` and the in-place-written `args`. Prints errors itself.
+mlir::LogicalResult
+runGraphOnDevice(mlir::ModuleOp module, circuit::GraphOp graph,
+                 rt::Device &device, std::vector<interp::HostTensor> &args,
+                 std::vector<interp::HostTensor> &results,
+                 const DeviceModeOptions &opts, llvm::raw_ostream &os);
+
+/// Converts an .npy array into a tensor of `type`; "" or an error message.
+std::string tensorFromNpy(const rt::NpyArray &array,
+                          mlir::RankedTensorType type,
+                          interp::HostTensor &out);
+/// The .npy form of a tensor (quantized tensors as u8 bytes).
+rt::NpyArray npyFromTensor(const interp::HostTensor &tensor);
+
+/// Prints the devices of every backend (`--list-devices`).
+void listAllDevices(llvm::raw_ostream &os);
+
+} // namespace hesper::run
+
+#endif // HESPER_TOOLS_HESPER_RUN_DEVICEMODE_H
