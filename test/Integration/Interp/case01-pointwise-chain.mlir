@@ -5,10 +5,10 @@
 // RUN: hesper-opt %s --hesper-fuse | FileCheck %s --check-prefix=FUSED
 // RUN: hesper-opt %s --hesper-fuse --circuit-count-dispatches -o /dev/null \
 // RUN:   | FileCheck %s --check-prefix=COUNT
-// RUN: hesper-run %s --input x=iota --print-results \
+// RUN: hesper-run %s --backend=interp --input x=iota --print-results \
 // RUN:   | FileCheck %s --check-prefix=VALUES
 // RUN: hesper-opt %s --hesper-fuse -o %t.mlir
-// RUN: hesper-run %t.mlir --input x=iota --print-results \
+// RUN: hesper-run %t.mlir --backend=interp --input x=iota --print-results \
 // RUN:   | FileCheck %s --check-prefix=VALUES
 // RUN: hesper-run %s --validate-fusion | FileCheck %s --check-prefix=VALID
 

@@ -9,10 +9,10 @@
 // RUN: hesper-opt %s --hesper-fuse | FileCheck %s --check-prefix=FUSED
 // RUN: hesper-opt %s --hesper-fuse --circuit-count-dispatches -o /dev/null \
 // RUN:   | FileCheck %s --check-prefix=COUNT
-// RUN: hesper-run %s --input x=linear:1,1 --print-results \
+// RUN: hesper-run %s --backend=interp --input x=linear:1,1 --print-results \
 // RUN:   | FileCheck %s --check-prefix=VALUES
 // RUN: hesper-opt %s --hesper-fuse -o %t.mlir
-// RUN: hesper-run %t.mlir --input x=linear:1,1 --print-results \
+// RUN: hesper-run %t.mlir --backend=interp --input x=linear:1,1 --print-results \
 // RUN:   | FileCheck %s --check-prefix=VALUES
 // RUN: hesper-run %s --validate-fusion | FileCheck %s --check-prefix=VALID
 

@@ -8,10 +8,10 @@
 // RUN: hesper-opt %s --hesper-fuse | FileCheck %s --check-prefix=FUSED
 // RUN: hesper-opt %s --hesper-fuse --circuit-count-dispatches -o /dev/null \
 // RUN:   | FileCheck %s --check-prefix=COUNT
-// RUN: hesper-run %s --input src=linear:1,100 --input pos=values:3 --input cache=const:-1 \
+// RUN: hesper-run %s --backend=interp --input src=linear:1,100 --input pos=values:3 --input cache=const:-1 \
 // RUN:   --print-results | FileCheck %s --check-prefix=VALUES
 // RUN: hesper-opt %s --hesper-fuse -o %t.mlir
-// RUN: hesper-run %t.mlir --input src=linear:1,100 --input pos=values:3 --input cache=const:-1 \
+// RUN: hesper-run %t.mlir --backend=interp --input src=linear:1,100 --input pos=values:3 --input cache=const:-1 \
 // RUN:   --print-results | FileCheck %s --check-prefix=VALUES
 // RUN: hesper-run %s --validate-fusion | FileCheck %s --check-prefix=VALID
 

@@ -13,12 +13,12 @@
 // RUN: hesper-opt %s --hesper-fuse | FileCheck %s --check-prefix=FUSED
 // RUN: hesper-opt %s --hesper-fuse --circuit-count-dispatches -o /dev/null \
 // RUN:   | FileCheck %s --check-prefix=COUNT
-// RUN: hesper-run %s --input k=linear:0.137,-2 --input v=linear:1,1000 \
+// RUN: hesper-run %s --backend=interp --input k=linear:0.137,-2 --input v=linear:1,1000 \
 // RUN:   --input pos=values:5 --input ff=linear:0.1,1 --input kcache=const:0 \
 // RUN:   --input vcache=const:0 --print-results \
 // RUN:   | FileCheck %s --check-prefix=VALUES
 // RUN: hesper-opt %s --hesper-fuse -o %t.mlir
-// RUN: hesper-run %t.mlir --input k=linear:0.137,-2 --input v=linear:1,1000 \
+// RUN: hesper-run %t.mlir --backend=interp --input k=linear:0.137,-2 --input v=linear:1,1000 \
 // RUN:   --input pos=values:5 --input ff=linear:0.1,1 --input kcache=const:0 \
 // RUN:   --input vcache=const:0 --print-results \
 // RUN:   | FileCheck %s --check-prefix=VALUES

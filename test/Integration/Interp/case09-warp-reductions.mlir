@@ -8,14 +8,14 @@
 // RUN: hesper-opt %s --hesper-fuse | FileCheck %s --check-prefix=FUSED
 // RUN: hesper-opt %s --hesper-fuse --circuit-count-dispatches -o /dev/null \
 // RUN:   | FileCheck %s --check-prefix=COUNT
-// RUN: hesper-run %s --input x=linear:1,1 --input a=iota --input b=linear:1,1 \
+// RUN: hesper-run %s --backend=interp --input x=linear:1,1 --input a=iota --input b=linear:1,1 \
 // RUN:   --print-results | FileCheck %s --check-prefix=VALUES
-// RUN: hesper-run %s --input x=linear:1,1 --input a=iota --input b=linear:1,1 \
+// RUN: hesper-run %s --backend=interp --input x=linear:1,1 --input a=iota --input b=linear:1,1 \
 // RUN:   --subgroup-size=8 --print-results | FileCheck %s --check-prefix=SG8
 // RUN: hesper-opt %s --hesper-fuse -o %t.mlir
-// RUN: hesper-run %t.mlir --input x=linear:1,1 --input a=iota --input b=linear:1,1 \
+// RUN: hesper-run %t.mlir --backend=interp --input x=linear:1,1 --input a=iota --input b=linear:1,1 \
 // RUN:   --print-results | FileCheck %s --check-prefix=VALUES
-// RUN: hesper-run %t.mlir --input x=linear:1,1 --input a=iota --input b=linear:1,1 \
+// RUN: hesper-run %t.mlir --backend=interp --input x=linear:1,1 --input a=iota --input b=linear:1,1 \
 // RUN:   --subgroup-size=8 --print-results | FileCheck %s --check-prefix=SG8
 // RUN: hesper-run %s --validate-fusion | FileCheck %s --check-prefix=VALID
 // RUN: hesper-run %s --validate-fusion --subgroup-size=8 \

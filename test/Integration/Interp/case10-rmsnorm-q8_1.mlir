@@ -12,11 +12,11 @@
 // RUN: hesper-opt %s --hesper-fuse | FileCheck %s --check-prefix=FUSED
 // RUN: hesper-opt %s --hesper-fuse --circuit-count-dispatches -o /dev/null \
 // RUN:   | FileCheck %s --check-prefix=COUNT
-// RUN: hesper-run %s --input x=linear:0.017,-2.0 --input w=linear:0.01,0.5 \
+// RUN: hesper-run %s --backend=interp --input x=linear:0.017,-2.0 --input w=linear:0.01,0.5 \
 // RUN:   --print-results > %t.unfused.txt
 // RUN: FileCheck %s --check-prefix=VALUES < %t.unfused.txt
 // RUN: hesper-opt %s --hesper-fuse -o %t.mlir
-// RUN: hesper-run %t.mlir --input x=linear:0.017,-2.0 --input w=linear:0.01,0.5 \
+// RUN: hesper-run %t.mlir --backend=interp --input x=linear:0.017,-2.0 --input w=linear:0.01,0.5 \
 // RUN:   --print-results > %t.fused.txt
 // RUN: FileCheck %s --check-prefix=VALUES < %t.fused.txt
 // RUN: diff %t.unfused.txt %t.fused.txt

@@ -9,12 +9,12 @@
 // RUN: hesper-opt %s --hesper-fuse | FileCheck %s --check-prefix=FUSED
 // RUN: hesper-opt %s --hesper-fuse --circuit-count-dispatches -o /dev/null \
 // RUN:   | FileCheck %s --check-prefix=COUNT
-// RUN: hesper-run %s --input x=linear:0.0078125,1 \
+// RUN: hesper-run %s --backend=interp --input x=linear:0.0078125,1 \
 // RUN:   --input w=linear:0.001953125,1 --input b=linear:0.25,0 \
 // RUN:   --print-results > %t.unfused.txt
 // RUN: FileCheck %s --check-prefix=VALUES < %t.unfused.txt
 // RUN: hesper-opt %s --hesper-fuse -o %t.mlir
-// RUN: hesper-run %t.mlir --input x=linear:0.0078125,1 \
+// RUN: hesper-run %t.mlir --backend=interp --input x=linear:0.0078125,1 \
 // RUN:   --input w=linear:0.001953125,1 --input b=linear:0.25,0 \
 // RUN:   --print-results > %t.fused.txt
 // RUN: FileCheck %s --check-prefix=VALUES < %t.fused.txt

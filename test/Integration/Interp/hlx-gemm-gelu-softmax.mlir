@@ -11,11 +11,11 @@
 // RUN: hesper-opt %s --hesper-fuse | FileCheck %s --check-prefix=FUSED
 // RUN: hesper-opt %s --hesper-fuse --circuit-count-dispatches -o /dev/null \
 // RUN:   | FileCheck %s --check-prefix=COUNT
-// RUN: hesper-run %s --input a=values:1,2,3,4 --input bt=values:5,7,6,8 \
+// RUN: hesper-run %s --backend=interp --input a=values:1,2,3,4 --input bt=values:5,7,6,8 \
 // RUN:   --input x=values:1,2,3 --print-results \
 // RUN:   | FileCheck %s --check-prefix=VALUES
 // RUN: hesper-opt %s --hesper-fuse -o %t.mlir
-// RUN: hesper-run %t.mlir --input a=values:1,2,3,4 --input bt=values:5,7,6,8 \
+// RUN: hesper-run %t.mlir --backend=interp --input a=values:1,2,3,4 --input bt=values:5,7,6,8 \
 // RUN:   --input x=values:1,2,3 --print-results \
 // RUN:   | FileCheck %s --check-prefix=VALUES
 // RUN: hesper-run %s --validate-fusion | FileCheck %s --check-prefix=VALID
