@@ -27,6 +27,24 @@ llvm_config.use_default_substitutions()
 tools = ["hesper-opt", "hesper-run"]
 llvm_config.add_tool_substitutions(tools, [config.hesper_tools_dir])
 
+# A Vulkan device (lavapipe counts) for test/Integration/Vulkan, found the
+# way users find it: `hesper-run --list-devices`.
+import subprocess
+try:
+    devices = subprocess.run(
+        [os.path.join(config.hesper_tools_dir, "hesper-run"), "--list-devices"],
+        capture_output=True, text=True, timeout=60).stdout
+except (OSError, subprocess.TimeoutExpired):
+    devices = ""
+if "vulkan 0:" in devices:
+    config.available_features.add("vulkan")
+if "cuda 0:" in devices:
+    config.available_features.add("cuda")
+# Validation-layer messages fail the Vulkan tests (hesper-run --validation).
+for var in ["VK_ICD_FILENAMES", "VK_LAYER_PATH", "HESPER_CACHE_DIR"]:
+    if var in os.environ:
+        config.environment[var] = os.environ[var]
+
 # Optional external validators: tests that need them say REQUIRES.
 if shutil.which("spirv-val"):
     config.available_features.add("spirv-val")
