@@ -13,6 +13,7 @@
 
 #include "DeviceMode.h"
 
+#include "Hesper/Dialect/Circuit/Transforms/Passes.h"
 #include "Hesper/Execution/Execution.h"
 
 #include "llvm/ADT/SmallString.h"
@@ -237,8 +238,12 @@ LogicalResult hesper::run::runGraphOnDevice(
     trace.add("step", "run", start, end - start, 2);
     std::vector<double> times = r.lastKernelTimesNs();
     double t = start;
+    // The first run includes the driver's first-use work (lavapipe compiles
+    // shaders lazily): it counts only when it is the only run.
+    bool counted = rep > 0 || opts.repeat <= 1;
     for (size_t k = 0; k < times.size() && k < kernelNs.size(); ++k) {
-      kernelNs[k] += times[k];
+      if (counted)
+        kernelNs[k] += times[k];
       // Kernel durations are GPU-measured; they are laid out one after the
       // other from the submission time.
       const rt::KernelDesc &desc =
@@ -287,16 +292,26 @@ LogicalResult hesper::run::runGraphOnDevice(
     os << "device: " << info.name << " (" << rt::backendName(info.backend)
        << ", subgroup " << info.subgroupSize << ")\n";
     double best = *std::min_element(stepUs.begin(), stepUs.end());
+    os << "graph @" << graph.getSymName() << ": "
+       << circuit::countDispatches(graph) << " dispatch ops -> "
+       << program->launches.size() << " kernel launches\n";
     os << "compiled " << program->kernels.size() << " kernels ("
        << program->launches.size() << " launches) in "
        << llvm::format("%.1f", compileUs / 1000.0) << " ms; step: best "
        << llvm::format("%.1f", best) << " us of " << stepUs.size()
        << " runs\n";
     if (timing) {
-      for (size_t k = 0; k < kernelNs.size(); ++k)
+      size_t counted = stepUs.size() > 1 ? stepUs.size() - 1 : 1;
+      double total = 0;
+      for (size_t k = 0; k < kernelNs.size(); ++k) {
+        double us = kernelNs[k] / counted / 1000.0;
+        total += us;
         os << "  kernel " << program->kernels[program->launches[k].kernel].name
-           << ": " << llvm::format("%.1f", kernelNs[k] / stepUs.size() / 1000.0)
-           << " us\n";
+           << ": " << llvm::format("%.1f", us) << " us\n";
+      }
+      os << "  kernels total: " << llvm::format("%.1f", total) << " us per "
+         << "step (GPU timestamps" << (counted < stepUs.size() ? ", first "
+         "run excluded" : "") << ")\n";
     }
     if (opts.determinismRuns)
       os << "deterministic: " << opts.determinismRuns + 1
