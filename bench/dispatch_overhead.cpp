@@ -62,7 +62,7 @@ struct Options {
   /// Timed submissions per round and per side.
   uint32_t steps = 200;
   /// Rounds; each side runs `steps` submissions per round.
-  uint32_t rounds = 5;
+  uint32_t rounds = 10;
   /// Untimed submissions per side before the first round.
   uint32_t warmup = 20;
   /// Index of the Vulkan device (as in listDevices); -1 for Hesper's pick.
@@ -80,7 +80,7 @@ void printUsage(const char *argv0) {
       "  --dispatches=K1,K2,..  dispatches per step (default 1,32)\n"
       "  --steps=M              timed submissions per round (default 200)\n"
       "  --rounds=R             rounds, alternating which side goes first\n"
-      "                         (default 5)\n"
+      "                         (default 10)\n"
       "  --warmup=W             untimed submissions first (default 20)\n"
       "  --device=I             Vulkan device index (default: Hesper's pick)\n"
       "  --validation           Khronos validation layer on both sides\n"
@@ -270,11 +270,10 @@ Status vkFailure(const char *call, VkResult result) {
 /// Warnings and errors the validation layer reported on the raw side.
 std::atomic<uint64_t> rawValidationMessages{0};
 
-VKAPI_ATTR VkBool32 VKAPI_CALL
-onRawValidationMessage(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
-                       VkDebugUtilsMessageTypeFlagsEXT,
-                       const VkDebugUtilsMessengerCallbackDataEXT *data,
-                       void *) {
+VKAPI_ATTR VkBool32 VKAPI_CALL onRawValidationMessage(
+    VkDebugUtilsMessageSeverityFlagBitsEXT severity,
+    VkDebugUtilsMessageTypeFlagsEXT,
+    const VkDebugUtilsMessengerCallbackDataEXT *data, void *) {
   if (severity & (VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
                   VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT)) {
     rawValidationMessages.fetch_add(1, std::memory_order_relaxed);
@@ -414,8 +413,7 @@ Status RawVulkan::createInstance(bool validation) {
     info.ppEnabledExtensionNames = &extension;
     info.pNext = &messengerInfo;
   }
-  BENCH_VK_TRY(createInstanceFn, "vkCreateInstance", &info, nullptr,
-               &instance);
+  BENCH_VK_TRY(createInstanceFn, "vkCreateInstance", &info, nullptr, &instance);
 
 #define BENCH_VK_LOAD_INSTANCE(NAME)                                           \
   NAME = reinterpret_cast<PFN_##NAME>(vkGetInstanceProcAddr(instance, #NAME)); \
@@ -546,8 +544,8 @@ Status RawVulkan::resetCounter() {
     range.sType = VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE;
     range.memory = counterMemory;
     range.size = VK_WHOLE_SIZE;
-    BENCH_VK_TRY(vkFlushMappedMemoryRanges, "vkFlushMappedMemoryRanges",
-                 device, 1, &range);
+    BENCH_VK_TRY(vkFlushMappedMemoryRanges, "vkFlushMappedMemoryRanges", device,
+                 1, &range);
   }
   return Status();
 }
@@ -709,8 +707,7 @@ Status RawStep::record(uint32_t dispatches) {
       barrier(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
               VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
               VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
-    vk.vkCmdBindPipeline(commands, VK_PIPELINE_BIND_POINT_COMPUTE,
-                         vk.pipeline);
+    vk.vkCmdBindPipeline(commands, VK_PIPELINE_BIND_POINT_COMPUTE, vk.pipeline);
     vk.vkCmdBindDescriptorSets(commands, VK_PIPELINE_BIND_POINT_COMPUTE,
                                vk.pipelineLayout, 0, 1, &vk.set, 0, nullptr);
     vk.vkCmdDispatch(commands, 1, 1, 1);
@@ -809,8 +806,8 @@ Status measure(Device &device, Kernel &kernel, Buffer &counter, RawVulkan &raw,
   }
 
   // Every dispatch incremented its side's counter once.
-  uint64_t expected = uint64_t(k) * (opts.warmup + uint64_t(opts.rounds) *
-                                                       opts.steps);
+  uint64_t expected =
+      uint64_t(k) * (opts.warmup + uint64_t(opts.rounds) * opts.steps);
   uint32_t got = 0;
   if (Status s = device.download(counter, &got, 4); !s)
     return s;
@@ -886,8 +883,8 @@ int main(int argc, char **argv) {
     results.push_back(std::move(m));
   }
 
-  std::printf("\n%-6s %-7s %12s %12s %14s\n", "K", "side", "us/step",
-              "(mean)", "us/dispatch");
+  std::printf("\n%-6s %-7s %12s %12s %14s\n", "K", "side", "us/step", "(mean)",
+              "us/dispatch");
   for (const Measurement &m : results) {
     double hesper = median(m.hesperUs), rawUs = median(m.rawUs);
     std::printf("%-6u %-7s %12.2f %12.2f %14.3f\n", m.dispatches, "hesper",
