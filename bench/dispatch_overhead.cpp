@@ -63,6 +63,8 @@ struct Options {
   uint32_t steps = 200;
   /// Rounds; each side runs `steps` submissions per round.
   uint32_t rounds = 10;
+  /// Steps a side runs before the other side takes over, within a round.
+  uint32_t block = 200;
   /// Untimed submissions per side before the first round.
   uint32_t warmup = 20;
   /// Index of the Vulkan device (as in listDevices); -1 for Hesper's pick.
@@ -81,6 +83,8 @@ void printUsage(const char *argv0) {
       "  --steps=M              timed submissions per round (default 200)\n"
       "  --rounds=R             rounds, alternating which side goes first\n"
       "                         (default 10)\n"
+      "  --block=B              steps a side runs before the other takes\n"
+      "                         over within a round (default 200)\n"
       "  --warmup=W             untimed submissions first (default 20)\n"
       "  --device=I             Vulkan device index (default: Hesper's pick)\n"
       "  --validation           Khronos validation layer on both sides\n"
@@ -119,6 +123,9 @@ bool parseOptions(int argc, char **argv, Options &opts, bool &help) {
     } else if ((v = value("--rounds"))) {
       if (!parseCount(v, opts.rounds))
         return std::fprintf(stderr, "error: bad --rounds '%s'\n", v), false;
+    } else if ((v = value("--block"))) {
+      if (!parseCount(v, opts.block))
+        return std::fprintf(stderr, "error: bad --block '%s'\n", v), false;
     } else if ((v = value("--warmup"))) {
       if (!parseCount(v, opts.warmup))
         return std::fprintf(stderr, "error: bad --warmup '%s'\n", v), false;
@@ -744,6 +751,9 @@ struct Measurement {
   uint32_t dispatches = 0;
   std::vector<double> hesperUs; ///< one sample per submission
   std::vector<double> rawUs;
+  /// Per round: the median Hesper step over the median raw step of that
+  /// round (a paired comparison, taken under the same machine load).
+  std::vector<double> roundRatios;
 };
 
 /// Runs `count` submissions of `submit`, appending each one's time (in
@@ -795,14 +805,25 @@ Status measure(Device &device, Kernel &kernel, Buffer &counter, RawVulkan &raw,
   if (Status s = runSteps(rawSubmit, opts.warmup, nullptr); !s)
     return s;
   for (uint32_t round = 0; round < opts.rounds; ++round) {
-    bool hesperFirst = round % 2 == 0;
-    for (int side = 0; side < 2; ++side) {
-      bool hesper = (side == 0) == hesperFirst;
-      Status s = hesper ? runSteps(hesperSubmit, opts.steps, &m.hesperUs)
-                        : runSteps(rawSubmit, opts.steps, &m.rawUs);
+    // Blocks of `block` steps, alternating sides, the first side alternating
+    // from round to round.
+    bool hesperNext = round % 2 == 0;
+    std::vector<double> hesperRound, rawRound;
+    uint32_t hesperLeft = opts.steps, rawLeft = opts.steps;
+    while (hesperLeft + rawLeft > 0) {
+      bool hesper = hesperNext ? hesperLeft > 0 : rawLeft == 0;
+      uint32_t &left = hesper ? hesperLeft : rawLeft;
+      uint32_t n = std::min(left, opts.block);
+      Status s = hesper ? runSteps(hesperSubmit, n, &hesperRound)
+                        : runSteps(rawSubmit, n, &rawRound);
       if (!s)
         return s;
+      left -= n;
+      hesperNext = !hesper;
     }
+    m.roundRatios.push_back(median(hesperRound) / median(rawRound));
+    m.hesperUs.insert(m.hesperUs.end(), hesperRound.begin(), hesperRound.end());
+    m.rawUs.insert(m.rawUs.end(), rawRound.begin(), rawRound.end());
   }
 
   // Every dispatch incremented its side's counter once.
@@ -883,16 +904,26 @@ int main(int argc, char **argv) {
     results.push_back(std::move(m));
   }
 
-  std::printf("\n%-6s %-7s %12s %12s %14s\n", "K", "side", "us/step", "(mean)",
-              "us/dispatch");
+  std::printf("\n%-4s %-7s %12s %14s %12s %12s\n", "K", "side", "us/step",
+              "us/dispatch", "min us/step", "mean us/step");
   for (const Measurement &m : results) {
-    double hesper = median(m.hesperUs), rawUs = median(m.rawUs);
-    std::printf("%-6u %-7s %12.2f %12.2f %14.3f\n", m.dispatches, "hesper",
-                hesper, mean(m.hesperUs), hesper / m.dispatches);
-    std::printf("%-6u %-7s %12.2f %12.2f %14.3f\n", m.dispatches, "raw", rawUs,
-                mean(m.rawUs), rawUs / m.dispatches);
-    std::printf("%-6u ratio hesper/raw %.3f (target <= 1.1)\n", m.dispatches,
-                hesper / rawUs);
+    for (bool hesper : {true, false}) {
+      const std::vector<double> &us = hesper ? m.hesperUs : m.rawUs;
+      double step = median(us);
+      std::printf("%-4u %-7s %12.2f %14.3f %12.2f %12.2f\n", m.dispatches,
+                  hesper ? "hesper" : "raw", step, step / m.dispatches,
+                  *std::min_element(us.begin(), us.end()), mean(us));
+    }
+  }
+  std::printf("\nratio hesper/raw (median of the per-round ratios of median "
+              "steps; range over rounds)\n");
+  for (const Measurement &m : results) {
+    double ratio = median(m.roundRatios);
+    auto [lo, hi] =
+        std::minmax_element(m.roundRatios.begin(), m.roundRatios.end());
+    std::printf("K = %-4u %.3f  [%.3f .. %.3f]  target <= 1.1: %s\n",
+                m.dispatches, ratio, *lo, *hi,
+                ratio <= 1.1 ? "met" : "NOT met");
   }
   if (results.size() >= 2) {
     // The cost of one more dispatch in a step, from the smallest and the
@@ -903,8 +934,8 @@ int main(int argc, char **argv) {
       double extra = hi.dispatches - lo.dispatches;
       double hesper = (median(hi.hesperUs) - median(lo.hesperUs)) / extra;
       double rawUs = (median(hi.rawUs) - median(lo.rawUs)) / extra;
-      std::printf("\nmarginal cost of a dispatch (K=%u vs K=%u): hesper %.3f "
-                  "us, raw %.3f us\n",
+      std::printf("\nmarginal cost of one more dispatch in a step (K=%u vs "
+                  "K=%u): hesper %.3f us, raw %.3f us\n",
                   hi.dispatches, lo.dispatches, hesper, rawUs);
     }
   }

@@ -25,7 +25,7 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.hesper_tools_dir, append_path=True)
 llvm_config.use_default_substitutions()
 
-tools = ["hesper-opt", "hesper-run"]
+tools = ["hesper-opt", "hesper-run", "hesper-bundle-run"]
 llvm_config.add_tool_substitutions(tools, [config.hesper_tools_dir])
 
 # A Vulkan device (lavapipe counts) for test/Integration/Vulkan, found the

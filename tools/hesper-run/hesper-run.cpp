@@ -26,6 +26,7 @@
 
 #include "Hesper/Dialect/Circuit/Builder/GraphBuilder.h"
 #include "Hesper/Dialect/Circuit/Transforms/Passes.h"
+#include "Hesper/Execution/Execution.h"
 #include "Hesper/Interpreter/Interpreter.h"
 #include "Hesper/Interpreter/Validate.h"
 #include "Hesper/InitAllDialects.h"
@@ -167,6 +168,12 @@ static llvm::cl::opt<std::string> saveBundle(
     "save-bundle",
     llvm::cl::desc("Save the compiled program (kernels, ABI, schedule) as a "
                    "bundle file"),
+    llvm::cl::init(""));
+
+static llvm::cl::opt<std::string> compileTarget(
+    "target",
+    llvm::cl::desc("Compile only, for a device that need not be here: "
+                   "cuda:sm_XX or vulkan:SUBGROUP_SIZE (with --save-bundle)"),
     llvm::cl::init(""));
 
 static llvm::cl::opt<bool> splitInputFile(
@@ -448,6 +455,48 @@ static hesper::run::DeviceModeOptions deviceOptions() {
   return opts;
 }
 
+/// --target: compiles the first graph for a described device and saves the
+/// bundle, without a device or inputs.
+static LogicalResult compileOnlyMode(ModuleOp module, llvm::raw_ostream &os) {
+  auto graphs = module.getOps<GraphOp>();
+  if (graphs.empty())
+    return module.emitError("expects a circuit.graph to compile");
+  GraphOp graph = *graphs.begin();
+  hesper::rt::DeviceInfo info;
+  auto [kind, detail] = StringRef(compileTarget).split(':');
+  if (kind == "cuda" && detail.starts_with("sm_")) {
+    info.backend = hesper::rt::Backend::Cuda;
+    info.subgroupSize = 32;
+    info.cacheId = ("cuda:" + detail + ":").str();
+  } else if (kind == "vulkan" && !detail.getAsInteger(10, info.subgroupSize) &&
+             info.subgroupSize > 0) {
+    info.backend = hesper::rt::Backend::Vulkan;
+    info.shaderFloat16 = info.shaderInt16 = info.storage16Bit = true;
+    info.shaderInt8 = info.storage8Bit = true;
+  } else {
+    return module.emitError("--target expects cuda:sm_XX or "
+                            "vulkan:SUBGROUP_SIZE, got '")
+           << compileTarget << "'";
+  }
+  hesper::run::DeviceModeOptions opts = deviceOptions();
+  hesper::CompileOptions compileOptions;
+  compileOptions.fuse = opts.fuse;
+  compileOptions.dumpDir = opts.dumpDir;
+  auto program = hesper::compileForDevice(module, graph.getSymName(), info,
+                                          compileOptions);
+  if (failed(program))
+    return failure();
+  os << "compiled @" << graph.getSymName() << " for " << compileTarget << ": "
+     << program->kernels.size() << " kernels, " << program->launches.size()
+     << " launches\n";
+  if (!opts.saveBundlePath.empty())
+    if (hesper::rt::Status s =
+            hesper::rt::saveBundle(*program, opts.saveBundlePath);
+        !s)
+      return module.emitError(s.message());
+  return success();
+}
+
 /// Runs the first graph of `module` on the --input bindings.
 static LogicalResult runGraphMode(ModuleOp module, llvm::raw_ostream &os) {
   using hesper::interp::HostTensor;
@@ -603,6 +652,8 @@ static LogicalResult processBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
     return failure();
   if (validateFusion)
     return validateFusionMode(*module, os);
+  if (!compileTarget.empty())
+    return compileOnlyMode(*module, os);
   return runGraphMode(*module, os);
 }
 
@@ -650,7 +701,10 @@ int main(int argc, char **argv) {
       }
       outputs.push_back({name.str(), path.str()});
     }
-    bool onDevice = backendChoice != BackendChoice::Interp && !validateFusion;
+    bool onDevice = backendChoice != BackendChoice::Interp &&
+                    !validateFusion && compileTarget.empty();
+    if (!compileTarget.empty())
+      hesper::registerAllPasses();
     if (onDevice) {
       hesper::registerAllPasses();
       hesper::run::DeviceModeOptions opts = deviceOptions();
