@@ -10,18 +10,23 @@
 //
 //   hesper  one CommandList recorded once with K dispatches of the `tick`
 //           kernel (one workgroup of one invocation each), then submit()
-//           M times.
+//           R x M times.
 //   raw     its own instance, device, pipeline and one command buffer,
 //           recorded with the same commands Hesper records (the same
 //           barriers before, between and after the dispatches, a pipeline
 //           and descriptor-set bind per dispatch), then vkQueueSubmit with a
-//           fence, vkWaitForFences and vkResetFences M times.
+//           fence, vkWaitForFences and vkResetFences R x M times.
 //
-// Both run in this process on the same physical device, in rounds that
-// alternate which one goes first, so that a busy machine slows both alike.
-// Every submission is timed on its own (steady_clock); the figures are the
-// medians. The kernel increments a counter, so after the run each side's
-// counter must equal the number of dispatches it submitted, which is checked.
+// Both run in this process on the same physical device. Each of R rounds
+// submits M steps per side, the sides taking turns every B steps (and the
+// first side alternating between rounds), so that a busy machine slows both
+// alike. Every submission is timed on its own: wall time (steady_clock, from
+// the submission to the fence) and the submitting thread's CPU time
+// (CLOCK_THREAD_CPUTIME_ID: the host work of recording-free replay, without
+// the waiting). The figures are medians over all rounds, with the 10th
+// percentiles and the per-round ratios as a measure of the noise. The kernel
+// increments a counter, so after the run each side's counter must equal the
+// number of dispatches it submitted, which is checked.
 //
 // The benchmark never fails on time: it exits non-zero only on errors (no
 // device, a Vulkan call failing, a wrong counter).
@@ -36,9 +41,12 @@
 #include <vulkan/vulkan.h>
 
 #include <dlfcn.h>
+#include <sched.h>
+#include <time.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -64,13 +72,17 @@ struct Options {
   /// Rounds; each side runs `steps` submissions per round.
   uint32_t rounds = 10;
   /// Steps a side runs before the other side takes over, within a round.
-  uint32_t block = 200;
+  uint32_t block = 10;
   /// Untimed submissions per side before the first round.
   uint32_t warmup = 20;
   /// Index of the Vulkan device (as in listDevices); -1 for Hesper's pick.
   int device = -1;
   /// The Khronos validation layer on both sides.
   bool validation = false;
+  /// A second raw loop in Hesper's place (an A/A run: the noise floor).
+  bool control = false;
+  /// CPU to pin the process to before any device is opened (-1: none).
+  int pin = -1;
   std::string kernelPath = HESPER_BENCH_KERNEL_DIR "/tick.spv";
 };
 
@@ -84,10 +96,14 @@ void printUsage(const char *argv0) {
       "  --rounds=R             rounds, alternating which side goes first\n"
       "                         (default 10)\n"
       "  --block=B              steps a side runs before the other takes\n"
-      "                         over within a round (default 200)\n"
+      "                         over within a round (default 10)\n"
       "  --warmup=W             untimed submissions first (default 20)\n"
       "  --device=I             Vulkan device index (default: Hesper's pick)\n"
       "  --validation           Khronos validation layer on both sides\n"
+      "  --control              a second raw loop (own device) in Hesper's\n"
+      "                         place: what two identical sides measure\n"
+      "  --pin=CPU              run the process, and the driver threads it\n"
+      "                         starts, on one CPU (steadier on lavapipe)\n"
       "  --kernel=PATH          the assembled tick kernel (default %s)\n",
       argv0, HESPER_BENCH_KERNEL_DIR "/tick.spv");
 }
@@ -117,6 +133,8 @@ bool parseOptions(int argc, char **argv, Options &opts, bool &help) {
       help = true;
     } else if (arg == "--validation") {
       opts.validation = true;
+    } else if (arg == "--control") {
+      opts.control = true;
     } else if ((v = value("--steps"))) {
       if (!parseCount(v, opts.steps))
         return std::fprintf(stderr, "error: bad --steps '%s'\n", v), false;
@@ -134,6 +152,11 @@ bool parseOptions(int argc, char **argv, Options &opts, bool &help) {
       if (std::strcmp(v, "0") != 0 && !parseCount(v, index))
         return std::fprintf(stderr, "error: bad --device '%s'\n", v), false;
       opts.device = static_cast<int>(index);
+    } else if ((v = value("--pin"))) {
+      uint32_t cpu = 0;
+      if (std::strcmp(v, "0") != 0 && !parseCount(v, cpu))
+        return std::fprintf(stderr, "error: bad --pin '%s'\n", v), false;
+      opts.pin = static_cast<int>(cpu);
     } else if ((v = value("--kernel"))) {
       opts.kernelPath = v;
     } else if ((v = value("--dispatches"))) {
@@ -172,6 +195,13 @@ double microsecondsSince(Clock::time_point start) {
       .count();
 }
 
+/// CPU time consumed so far by the calling thread, in microseconds.
+double threadCpuMicroseconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
 double median(std::vector<double> values) {
   if (values.empty())
     return 0;
@@ -184,11 +214,13 @@ double median(std::vector<double> values) {
   return (lower + upper) / 2;
 }
 
-double mean(const std::vector<double> &values) {
-  double sum = 0;
-  for (double v : values)
-    sum += v;
-  return values.empty() ? 0 : sum / values.size();
+/// The q-quantile (0 <= q <= 1) by nearest rank.
+double quantile(std::vector<double> values, double q) {
+  if (values.empty())
+    return 0;
+  size_t rank = static_cast<size_t>(q * (values.size() - 1) + 0.5);
+  std::nth_element(values.begin(), values.begin() + rank, values.end());
+  return values[rank];
 }
 
 /// Reads a whole binary file; an error when it cannot be read or is empty.
@@ -746,101 +778,172 @@ Status RawStep::submit() {
 // The measurement
 //===----------------------------------------------------------------------===//
 
+/// Per-submission times of one side.
+struct Samples {
+  std::vector<double> wallUs; ///< submit to fence, steady_clock
+  std::vector<double> cpuUs;  ///< CPU time of the submitting thread
+
+  void append(const Samples &other) {
+    wallUs.insert(wallUs.end(), other.wallUs.begin(), other.wallUs.end());
+    cpuUs.insert(cpuUs.end(), other.cpuUs.begin(), other.cpuUs.end());
+  }
+};
+
 /// What one configuration (one K) measured.
 struct Measurement {
   uint32_t dispatches = 0;
-  std::vector<double> hesperUs; ///< one sample per submission
-  std::vector<double> rawUs;
-  /// Per round: the median Hesper step over the median raw step of that
-  /// round (a paired comparison, taken under the same machine load).
+  /// The side under test (Hesper, or raw2 in a control run) and the raw loop.
+  Samples hesper, raw;
+  /// Per round: the median tested step over the median raw step of that
+  /// round (wall time; a paired comparison under the same machine load).
   std::vector<double> roundRatios;
 };
 
-/// Runs `count` submissions of `submit`, appending each one's time (in
-/// microseconds) to `samples` when `samples` is given.
+/// Runs `count` submissions of `submit`, appending each one's times to
+/// `samples` when `samples` is given.
 template <typename SubmitFn>
-Status runSteps(SubmitFn &&submit, uint32_t count,
-                std::vector<double> *samples) {
+Status runSteps(SubmitFn &&submit, uint32_t count, Samples *samples) {
   for (uint32_t i = 0; i < count; ++i) {
+    double cpuStart = threadCpuMicroseconds();
     Clock::time_point start = Clock::now();
     Status s = submit();
-    double us = microsecondsSince(start);
+    double wall = microsecondsSince(start);
+    double cpu = threadCpuMicroseconds() - cpuStart;
     if (!s)
       return s;
-    if (samples)
-      samples->push_back(us);
+    if (samples) {
+      samples->wallUs.push_back(wall);
+      samples->cpuUs.push_back(cpu);
+    }
   }
   return Status();
 }
 
-/// Measures one K: records both sides, warms them up, runs the rounds and
-/// checks the counters.
-Status measure(Device &device, Kernel &kernel, Buffer &counter, RawVulkan &raw,
-               const Options &opts, uint32_t k, Measurement &m) {
-  m.dispatches = k;
-  const uint32_t zero = 0;
-  if (Status s = device.upload(counter, &zero, 4); !s)
-    return s;
-  if (Status s = raw.resetCounter(); !s)
-    return s;
+/// One side of the comparison: a step of K dispatches that can be submitted
+/// again and again, and the counter its dispatches increment.
+class Side {
+public:
+  virtual ~Side() = default;
+  virtual const char *name() const = 0;
+  /// Zeroes the counter and records a step of `dispatches` dispatches.
+  virtual Status prepare(uint32_t dispatches) = 0;
+  /// Submits the recorded step and waits for it.
+  virtual Status submit() = 0;
+  virtual Result<uint32_t> readCounter() = 0;
+};
 
-  Result<std::unique_ptr<CommandList>> list = device.createCommandList();
-  if (!list)
-    return list.status();
-  std::vector<Dispatch> dispatches(k);
-  for (Dispatch &d : dispatches) {
-    d.kernel = &kernel;
-    d.bindings = {&counter};
+/// Hesper: a CommandList on a HAL device.
+class HesperSide final : public Side {
+public:
+  HesperSide(Device &device, Kernel &kernel, Buffer &counter)
+      : device(device), kernel(kernel), counter(counter) {}
+  const char *name() const override { return "hesper"; }
+
+  Status prepare(uint32_t dispatches) override {
+    list.reset();
+    const uint32_t zero = 0;
+    if (Status s = device.upload(counter, &zero, 4); !s)
+      return s;
+    Result<std::unique_ptr<CommandList>> created = device.createCommandList();
+    if (!created)
+      return created.status();
+    list = std::move(*created);
+    std::vector<Dispatch> step(dispatches);
+    for (Dispatch &d : step) {
+      d.kernel = &kernel;
+      d.bindings = {&counter};
+    }
+    return list->record(step);
   }
-  if (Status s = (*list)->record(dispatches); !s)
-    return s;
-  RawStep rawStep(raw);
-  if (Status s = rawStep.record(k); !s)
-    return s;
 
-  auto hesperSubmit = [&] { return (*list)->submit(); };
-  auto rawSubmit = [&] { return rawStep.submit(); };
-  if (Status s = runSteps(hesperSubmit, opts.warmup, nullptr); !s)
-    return s;
-  if (Status s = runSteps(rawSubmit, opts.warmup, nullptr); !s)
-    return s;
+  Status submit() override { return list->submit(); }
+
+  Result<uint32_t> readCounter() override {
+    uint32_t value = 0;
+    if (Status s = device.download(counter, &value, 4); !s)
+      return s;
+    return value;
+  }
+
+private:
+  Device &device;
+  Kernel &kernel;
+  Buffer &counter;
+  std::unique_ptr<CommandList> list;
+};
+
+/// The hand-written loop on its own Vulkan device.
+class RawSide final : public Side {
+public:
+  RawSide(RawVulkan &vk, const char *label) : vk(vk), label(label) {}
+  const char *name() const override { return label; }
+
+  Status prepare(uint32_t dispatches) override {
+    step.reset();
+    if (Status s = vk.resetCounter(); !s)
+      return s;
+    step = std::make_unique<RawStep>(vk);
+    return step->record(dispatches);
+  }
+
+  Status submit() override { return step->submit(); }
+  Result<uint32_t> readCounter() override { return vk.readCounter(); }
+
+private:
+  RawVulkan &vk;
+  const char *label;
+  std::unique_ptr<RawStep> step;
+};
+
+/// Measures one K: records both sides, warms them up, runs the rounds and
+/// checks the counters. `a` is the side under test (Hesper), `b` the
+/// baseline.
+Status measure(Side &a, Side &b, const Options &opts, uint32_t k,
+               Measurement &m) {
+  m.dispatches = k;
+  for (Side *side : {&a, &b}) {
+    if (Status s = side->prepare(k); !s)
+      return Status::error(std::string(side->name()) + ": " + s.message());
+    if (Status s =
+            runSteps([&] { return side->submit(); }, opts.warmup, nullptr);
+        !s)
+      return s;
+  }
   for (uint32_t round = 0; round < opts.rounds; ++round) {
-    // Blocks of `block` steps, alternating sides, the first side alternating
-    // from round to round.
-    bool hesperNext = round % 2 == 0;
-    std::vector<double> hesperRound, rawRound;
-    uint32_t hesperLeft = opts.steps, rawLeft = opts.steps;
-    while (hesperLeft + rawLeft > 0) {
-      bool hesper = hesperNext ? hesperLeft > 0 : rawLeft == 0;
-      uint32_t &left = hesper ? hesperLeft : rawLeft;
+    // Blocks of `block` steps, the sides taking turns, the first side
+    // alternating from round to round.
+    bool aNext = round % 2 == 0;
+    Samples aRound, bRound;
+    uint32_t aLeft = opts.steps, bLeft = opts.steps;
+    while (aLeft + bLeft > 0) {
+      bool useA = aNext ? aLeft > 0 : bLeft == 0;
+      Side &side = useA ? a : b;
+      uint32_t &left = useA ? aLeft : bLeft;
       uint32_t n = std::min(left, opts.block);
-      Status s = hesper ? runSteps(hesperSubmit, n, &hesperRound)
-                        : runSteps(rawSubmit, n, &rawRound);
-      if (!s)
+      if (Status s = runSteps([&] { return side.submit(); }, n,
+                              useA ? &aRound : &bRound);
+          !s)
         return s;
       left -= n;
-      hesperNext = !hesper;
+      aNext = !useA;
     }
-    m.roundRatios.push_back(median(hesperRound) / median(rawRound));
-    m.hesperUs.insert(m.hesperUs.end(), hesperRound.begin(), hesperRound.end());
-    m.rawUs.insert(m.rawUs.end(), rawRound.begin(), rawRound.end());
+    m.roundRatios.push_back(median(aRound.wallUs) / median(bRound.wallUs));
+    m.hesper.append(aRound);
+    m.raw.append(bRound);
   }
 
   // Every dispatch incremented its side's counter once.
   uint64_t expected =
       uint64_t(k) * (opts.warmup + uint64_t(opts.rounds) * opts.steps);
-  uint32_t got = 0;
-  if (Status s = device.download(counter, &got, 4); !s)
-    return s;
-  if (got != expected)
-    return Status::error("hesper counter is " + std::to_string(got) +
-                         ", expected " + std::to_string(expected));
-  Result<uint32_t> rawGot = raw.readCounter();
-  if (!rawGot)
-    return rawGot.status();
-  if (*rawGot != expected)
-    return Status::error("raw counter is " + std::to_string(*rawGot) +
-                         ", expected " + std::to_string(expected));
+  for (Side *side : {&a, &b}) {
+    Result<uint32_t> got = side->readCounter();
+    if (!got)
+      return got.status();
+    if (*got != expected)
+      return Status::error(std::string(side->name()) + " counter is " +
+                           std::to_string(*got) + ", expected " +
+                           std::to_string(expected));
+  }
   return Status();
 }
 
@@ -865,6 +968,19 @@ int main(int argc, char **argv) {
   if (!spirv)
     return fail(spirv.status());
 
+  // Before any device exists, so that the driver's threads inherit it.
+  if (opts.pin >= CPU_SETSIZE)
+    return fail(
+        Status::error("--pin=" + std::to_string(opts.pin) + ": no such CPU"));
+  if (opts.pin >= 0) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(opts.pin, &set);
+    if (sched_setaffinity(0, sizeof(set), &set) != 0)
+      return fail(Status::error("--pin=" + std::to_string(opts.pin) + ": " +
+                                std::strerror(errno)));
+  }
+
   DeviceOptions deviceOpts;
   deviceOpts.index = opts.device;
   deviceOpts.validation = opts.validation;
@@ -888,55 +1004,92 @@ int main(int argc, char **argv) {
   RawVulkan raw;
   if (Status s = raw.init(*spirv, info.name, opts.validation); !s)
     return fail(s);
+  HesperSide hesperSide(**device, **kernel, **counter);
+  RawSide rawSide(raw, "raw");
+  // --control: a second hand-written loop on a device of its own takes
+  // Hesper's place, so the ratios show what two identical sides measure.
+  RawVulkan control;
+  RawSide controlSide(control, "raw2");
+  if (opts.control) {
+    if (Status s = control.init(*spirv, info.name, opts.validation); !s)
+      return fail(s);
+  }
+  Side &tested = opts.control ? static_cast<Side &>(controlSide) : hesperSide;
 
-  std::printf("hesper-bench-dispatch: %s (%s)\n", info.name.c_str(),
-              deviceTypeName(info.type));
-  std::printf("each side: %u warm-up steps, then %u rounds of %u timed steps "
-              "(alternating which side goes first); medians of the %u "
-              "per-step times\n",
-              opts.warmup, opts.rounds, opts.steps, opts.rounds * opts.steps);
+  std::string pinned =
+      opts.pin >= 0 ? ", pinned to CPU " + std::to_string(opts.pin) : "";
+  std::printf("hesper-bench-dispatch: %s (%s)%s%s\n", info.name.c_str(),
+              deviceTypeName(info.type), pinned.c_str(),
+              opts.control ? ", control run: raw2 (a second raw loop) in "
+                             "Hesper's place"
+                           : "");
+  if (opts.pin < 0 && info.type == DeviceType::Cpu)
+    std::printf("note: a CPU device's threads move between cores; --pin=CPU "
+                "gives steadier figures (see bench/README.md)\n");
+  std::printf("each side: %u warm-up steps, then %u rounds of %u timed steps, "
+              "the sides taking turns every %u steps\n",
+              opts.warmup, opts.rounds, opts.steps, opts.block);
 
   std::vector<Measurement> results;
   for (uint32_t k : opts.dispatchCounts) {
     Measurement m;
-    if (Status s = measure(**device, **kernel, **counter, raw, opts, k, m); !s)
+    if (Status s = measure(tested, rawSide, opts, k, m); !s)
       return fail(s);
     results.push_back(std::move(m));
   }
 
-  std::printf("\n%-4s %-7s %12s %14s %12s %12s\n", "K", "side", "us/step",
-              "us/dispatch", "min us/step", "mean us/step");
+  // The wall-clock medians are the headline. On a shared machine
+  // interference only adds time and comes and goes; the 10th percentiles, the
+  // per-round ratios (each round's two sides ran interleaved, under the same
+  // load) and the submitting thread's CPU time (which leaves out the time
+  // spent waiting for a core) show how much of a difference is noise.
+  std::printf("\n%-4s %-7s %14s %12s %12s %12s %12s\n", "K", "side",
+              "median us/step", "us/dispatch", "p10 us/step", "min us/step",
+              "cpu us/step");
   for (const Measurement &m : results) {
     for (bool hesper : {true, false}) {
-      const std::vector<double> &us = hesper ? m.hesperUs : m.rawUs;
-      double step = median(us);
-      std::printf("%-4u %-7s %12.2f %14.3f %12.2f %12.2f\n", m.dispatches,
-                  hesper ? "hesper" : "raw", step, step / m.dispatches,
-                  *std::min_element(us.begin(), us.end()), mean(us));
+      const Samples &t = hesper ? m.hesper : m.raw;
+      double step = median(t.wallUs);
+      std::printf("%-4u %-7s %14.2f %12.3f %12.2f %12.2f %12.2f\n",
+                  m.dispatches, hesper ? tested.name() : "raw", step,
+                  step / m.dispatches, quantile(t.wallUs, 0.1),
+                  *std::min_element(t.wallUs.begin(), t.wallUs.end()),
+                  median(t.cpuUs));
     }
   }
-  std::printf("\nratio hesper/raw (median of the per-round ratios of median "
-              "steps; range over rounds)\n");
+  std::printf("\nratio %s/raw (target <= 1.1, on the median wall time)\n",
+              tested.name());
+  std::printf("%-8s %8s %8s %8s   %s\n", "", "median", "p10", "cpu",
+              "per-round medians: median [range]");
   for (const Measurement &m : results) {
-    double ratio = median(m.roundRatios);
+    double med = median(m.hesper.wallUs) / median(m.raw.wallUs);
+    double p10 = quantile(m.hesper.wallUs, 0.1) / quantile(m.raw.wallUs, 0.1);
+    double cpu = median(m.hesper.cpuUs) / median(m.raw.cpuUs);
     auto [lo, hi] =
         std::minmax_element(m.roundRatios.begin(), m.roundRatios.end());
-    std::printf("K = %-4u %.3f  [%.3f .. %.3f]  target <= 1.1: %s\n",
-                m.dispatches, ratio, *lo, *hi,
-                ratio <= 1.1 ? "met" : "NOT met");
+    std::printf("K = %-4u %8.3f %8.3f %8.3f   %.3f [%.3f .. %.3f]  %s\n",
+                m.dispatches, med, p10, cpu, median(m.roundRatios), *lo, *hi,
+                med <= 1.1 ? "met" : "NOT met");
   }
   if (results.size() >= 2) {
     // The cost of one more dispatch in a step, from the smallest and the
-    // largest K: what the per-dispatch figure is once the fixed cost of a
-    // submission is taken out.
+    // largest K: the per-dispatch figure with the fixed cost of a submission
+    // taken out.
     const Measurement &lo = results.front(), &hi = results.back();
     if (hi.dispatches != lo.dispatches) {
       double extra = hi.dispatches - lo.dispatches;
-      double hesper = (median(hi.hesperUs) - median(lo.hesperUs)) / extra;
-      double rawUs = (median(hi.rawUs) - median(lo.rawUs)) / extra;
-      std::printf("\nmarginal cost of one more dispatch in a step (K=%u vs "
-                  "K=%u): hesper %.3f us, raw %.3f us\n",
-                  hi.dispatches, lo.dispatches, hesper, rawUs);
+      auto marginal = [&](bool hesper, bool cpu) {
+        const Samples &a = hesper ? lo.hesper : lo.raw;
+        const Samples &b = hesper ? hi.hesper : hi.raw;
+        return cpu ? (median(b.cpuUs) - median(a.cpuUs)) / extra
+                   : (median(b.wallUs) - median(a.wallUs)) / extra;
+      };
+      std::printf("\none more dispatch in a step (medians, K=%u vs K=%u): "
+                  "wall %s %.3f us, raw %.3f us; cpu %s %.3f us, raw %.3f "
+                  "us\n",
+                  hi.dispatches, lo.dispatches, tested.name(),
+                  marginal(true, false), marginal(false, false), tested.name(),
+                  marginal(true, true), marginal(false, true));
     }
   }
 

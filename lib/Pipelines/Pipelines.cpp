@@ -91,10 +91,9 @@ void hesper::buildHesperToSPIRVPipeline(OpPassManager &pm,
     exts += ",SPV_KHR_8bit_storage";
   }
   std::string text = "hesper-specialize-subgroup-size{size=" +
-                     std::to_string(options.subgroupSize) +
-                     "},canonicalize,hesper-prepare-spirv-kernels,";
+                     std::to_string(options.subgroupSize) + "},canonicalize,";
   text += "spirv-attach-target{ver=v1.3 client_api=Vulkan caps=" + caps +
-          " exts=" + exts + "},";
+          " exts=" + exts + "},hesper-prepare-spirv-kernels,";
   text += "gpu.module(convert-math-to-spirv),convert-gpu-to-spirv,"
           "spirv.module(spirv-lower-abi-attrs,"
           "spirv-update-vce),hesper-serialize-spirv";

@@ -90,7 +90,7 @@ def SpecializeSubgroupSizePass
     : Pass<"hesper-specialize-subgroup-size", "::mlir::ModuleOp"> {
   let summary = "Fix the subgroup size of every kernel to the target's";
   let description = [{
-    Replaces `gpu.subgroup_size` in every `gpu.func` by the target's
+    Replaces `gpu.subgroup_size` in every kernel `gpu.func` by the target's
     subgroup size (the NVVM and SPIR-V lowerings need a constant: NVVM has
     no lowering for the op, and SPIR-V shuffles need a constant width), and
     records it in the kernel's `hesper.abi`. A kernel whose ABI states
@@ -126,7 +126,10 @@ def PrepareSPIRVKernelsPass
     Before `convert-gpu-to-spirv`: every `gpu.func` kernel gets
     `spirv.entry_point_abi` with its workgroup size and every argument a
     `spirv.interface_var_abi` with descriptor set 0 and its binding index,
-    the layout the Hesper Vulkan runtime creates.
+    the layout the Hesper Vulkan runtime creates. Run after
+    `spirv-attach-target`: the gpu.module's SPIR-V target is also set as its
+    `spirv.target_env` attribute, which passes such as
+    `convert-math-to-spirv` look up.
   }];
   let dependentDialects = ["::mlir::spirv::SPIRVDialect"];
 }

@@ -97,6 +97,32 @@ static bool hasLaneOps(Region &region) {
   return found.wasInterrupted();
 }
 
+/// Wraps a strided `scf.for` with carried values in `scf.if lb < ub`,
+/// yielding the initial values when the loop would not run. A lane whose
+/// first index is past the end (rows shorter than the workgroup) must get
+/// the identity: the SPIR-V lowering of a zero-trip loop in LLVM 22 does not
+/// return the initial values (llvm/llvm-project#211981). Returns the
+/// guarded results.
+static ValueRange guardZeroTrip(OpBuilder &b, scf::ForOp loop) {
+  OpBuilder::InsertionGuard guard(b);
+  Location loc = loop.getLoc();
+  b.setInsertionPoint(loop);
+  Value runs = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                     loop.getLowerBound(),
+                                     loop.getUpperBound());
+  auto guarded = scf::IfOp::create(b, loc, loop.getResultTypes(), runs,
+                                   /*withElseRegion=*/true);
+  for (Block *block : {guarded.thenBlock(), guarded.elseBlock()})
+    if (!block->empty() && block->back().hasTrait<OpTrait::IsTerminator>())
+      block->back().erase();
+  loop->moveBefore(guarded.thenBlock(), guarded.thenBlock()->end());
+  b.setInsertionPointToEnd(guarded.thenBlock());
+  scf::YieldOp::create(b, loc, loop.getResults());
+  b.setInsertionPointToEnd(guarded.elseBlock());
+  scf::YieldOp::create(b, loc, loop.getInitArgs());
+  return guarded.getResults();
+}
+
 namespace {
 
 /// Index arithmetic on `index` values, folded where both sides are known.
@@ -435,6 +461,14 @@ LogicalResult GraphLowering::lowerElementwise(Operation *op) {
     }
   }
 
+  // Subgroup operations see every lane of a subgroup; lanes past the end
+  // would join with clamped values, where the op means only the active
+  // lanes. Full subgroups are required instead (32 is a multiple of every
+  // subgroup size up to NVIDIA's warp: 8 on lavapipe, 16, 32).
+  if (hasLaneOps(body) && grid % 32 != 0)
+    return op->emitOpError("has subgroup operations in its body over ")
+           << grid << " lanes; convert-circuit-to-shaderm needs a multiple "
+           << "of 32 lanes so that every subgroup is full";
   int64_t lanes = std::min(kElementwiseLanes, powerOfTwoAtLeast(grid));
   if (lanes < 32)
     lanes = 32;
@@ -597,7 +631,7 @@ LogicalResult GraphLowering::lowerReduce(Operation *op, cir::ReduceKind kind,
     scf::YieldOp::create(b, loc, acc);
   }
   Value reduced =
-      emitWorkgroupReduce(loop.getResult(0), tid, lanes, kind, loc);
+      emitWorkgroupReduce(guardZeroTrip(b, loop)[0], tid, lanes, kind, loc);
 
   if (!epilogue) {
     auto first = scf::IfOp::create(b, loc, im.lt(tid, im.c(1)));
@@ -863,7 +897,7 @@ Value GraphLowering::emitPartialDot(KernelState &ks, Value x, Value weight,
     Value wv = toF32(loadElement(wBuf, im.add(wRow, i), loc), loc);
     Value acc = ex::FmaOp::create(b, loc, xv, wv, loop.getRegionIterArgs()[0]);
     scf::YieldOp::create(b, loc, acc);
-    return loop.getResult(0);
+    return guardZeroTrip(b, loop)[0];
   }
 
   // Q8_0: blocks of 34 bytes (f16 scale, 32 signed bytes); lanes stride
@@ -904,7 +938,7 @@ Value GraphLowering::emitPartialDot(KernelState &ks, Value x, Value weight,
   Value acc = ex::FmaOp::create(b, loc, scale, inner.getResult(0),
                                 loop.getRegionIterArgs()[0]);
   scf::YieldOp::create(b, loc, acc);
-  return loop.getResult(0);
+  return guardZeroTrip(b, loop)[0];
 }
 
 LogicalResult GraphLowering::lowerMatmul(Operation *op, Value x,

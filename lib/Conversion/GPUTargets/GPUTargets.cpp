@@ -55,7 +55,7 @@ struct SpecializeSubgroupSizePass
           if (stated.getInt() != subgroupSize) {
             func.emitOpError("assumes a subgroup of ")
                 << stated.getInt() << " lanes, but the target has "
-                << subgroupSize;
+                << static_cast<unsigned>(subgroupSize);
             failedAny = true;
             return;
           }
@@ -112,6 +112,14 @@ struct PrepareSPIRVKernelsPass
     : hesper::impl::PrepareSPIRVKernelsPassBase<PrepareSPIRVKernelsPass> {
   void runOnOperation() override {
     MLIRContext *context = &getContext();
+    // Passes that look the target up by attribute (convert-math-to-spirv)
+    // see the gpu.module's SPIR-V target, not the default one.
+    getOperation().walk([&](gpu::GPUModuleOp gpuModule) {
+      if (ArrayAttr targets = gpuModule.getTargetsAttr())
+        for (Attribute t : targets)
+          if (auto env = dyn_cast<spirv::TargetEnvAttr>(t))
+            gpuModule->setAttr(spirv::getTargetEnvAttrName(), env);
+    });
     getOperation().walk([&](gpu::GPUFuncOp func) {
       if (!func.isKernel())
         return;

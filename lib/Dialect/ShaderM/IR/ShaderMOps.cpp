@@ -287,10 +287,12 @@ LogicalResult ScheduleOp::verifyRegions() {
   return success();
 }
 
-/// Two buffer types bind to each other when only their access differs.
+/// A buffer binds to a kernel parameter of the same length and element type
+/// unless the parameter is written and the buffer is read-only.
 static bool bindsTo(BufferType actual, BufferType binding) {
   return actual.getLength() == binding.getLength() &&
-         actual.getElementType() == binding.getElementType();
+         actual.getElementType() == binding.getElementType() &&
+         (binding.isReadOnly() || !actual.isReadOnly());
 }
 
 LogicalResult LaunchOp::verify() {
@@ -308,10 +310,15 @@ LaunchOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   // The kernel is a shaderm.kernel until it is lowered; afterwards the
   // schedule refers to the lowered function by the same name.
   Operation *module = (*this)->getParentOfType<ScheduleOp>()->getParentOp();
-  auto kernel = symbolTable.lookupNearestSymbolFrom<KernelOp>(
-      module, getKernelAttr());
+  Operation *symbol =
+      symbolTable.lookupNearestSymbolFrom(module, getKernelAttr());
+  if (!symbol)
+    return success(); // Lowered: the kernel lives in the gpu module now.
+  auto kernel = dyn_cast<KernelOp>(symbol);
   if (!kernel)
-    return success();
+    return emitOpError("launches '")
+           << getKernel() << "', which is a '" << symbol->getName()
+           << "', not a 'shaderm.kernel'";
   ArrayRef<Type> params = kernel.getArgumentTypes();
   if (params.size() != getBindings().size())
     return emitOpError("binds ")

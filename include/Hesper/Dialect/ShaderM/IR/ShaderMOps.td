@@ -330,7 +330,9 @@ def ShaderM_LaunchOp : ShaderM_Op<"launch", [HasParent<"ScheduleOp">,
     Runs `kernel` on `grid` workgroups (x, y, z) with the buffers bound in
     the kernel's binding order. Each buffer must have the length and element
     type of the kernel's binding; a read-write buffer may be bound to a
-    read-only binding.
+    read-only binding, not the other way round. The symbol must name a
+    `shaderm.kernel` while the kernels are in ShaderM; after
+    `convert-shaderm-to-gpu` it names the lowered kernel in the gpu module.
 
     ```mlir
     shaderm.launch @scale grid [4, 1, 1] (%x, %y)
@@ -340,7 +342,7 @@ def ShaderM_LaunchOp : ShaderM_Op<"launch", [HasParent<"ScheduleOp">,
   let arguments = (ins FlatSymbolRefAttr:$kernel, DenseI64ArrayAttr:$grid,
                        Variadic<ShaderM_BufferType>:$bindings);
   let assemblyFormat = [{
-    $kernel `grid` $grid `(` $bindings `)` attr-dict `:` type($bindings)
+    $kernel `grid` $grid `(` $bindings `)` attr-dict (`:` type($bindings)^)?
   }];
   let hasVerifier = 1;
 }

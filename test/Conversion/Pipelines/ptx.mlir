@@ -1,0 +1,161 @@
+// The kernels of a small model step (as in spirv.mlir) through
+// hesper-to-ptx: RMSNorm (reduce_epilogue), softmax (two reduce_epilogue),
+// an f32 and a q8_0 matvec, a KV-cache write (scatter_multi) and a warp sum
+// (subgroup_reduce in a map body, expanded into shuffles). The gpu.binary
+// holds PTX that ptxas accepts for sm_90 (the default chip) and, built with
+// chip=sm_80, for sm_80; the PTX shows one entry per kernel, bar.sync per
+// tree step, and shfl.sync for the warp sum.
+//
+// REQUIRES: ptxas, libdevice
+// RUN: hesper-opt %s --hesper-to-ptx="libdevice=%libdevice" -o %t.sm90.mlir
+// RUN: FileCheck %s < %t.sm90.mlir
+// RUN: %extract_ptx %t.sm90.mlir -o %t.sm90.ptx
+// RUN: FileCheck %s --check-prefixes=PTX,SM90 < %t.sm90.ptx
+// RUN: %ptxas --gpu-name sm_90 %t.sm90.ptx -o %t.sm90.cubin
+// RUN: hesper-opt %s --pass-pipeline="builtin.module(hesper-to-ptx{chip=sm_80 libdevice=%libdevice})" -o %t.sm80.mlir
+// RUN: %extract_ptx %t.sm80.mlir -o %t.sm80.ptx
+// RUN: FileCheck %s --check-prefixes=PTX,SM80 < %t.sm80.ptx
+// RUN: %ptxas --gpu-name sm_80 %t.sm80.ptx -o %t.sm80.cubin
+
+// The schedules stay; the kernels' ABI records the NVIDIA subgroup size; one
+// binary for the NVVM target.
+// CHECK:     hesper.kernels = {
+// CHECK-SAME:  warp_sum_k0_map = {bindings = [{{[^]]*}}], shared_bytes = 0 : i64, subgroup_size = 32 : i32, workgroup_size = array<i32: 64, 1, 1>}
+// CHECK:     shaderm.schedule @rmsnorm(
+// CHECK:       shaderm.launch @rmsnorm_k0_reduce_epilogue grid [4, 1, 1]
+// CHECK:     shaderm.schedule @warp_sum(
+// CHECK:       shaderm.launch @warp_sum_k0_map grid [1, 1, 1]
+// CHECK:     gpu.binary @hesper_kernels  [#gpu.object<#nvvm.target<chip = "sm_90", features = "+ptx80"{{.*}}>, properties = {{.*}}assembly = "
+// CHECK-NOT: gpu.binary
+// CHECK-NOT: gpu.module
+
+// SM90:      .target sm_90
+// SM80:      .target sm_80
+
+// RMSNorm: 256 threads, 1 KiB of shared memory for the tree, a barrier
+// after the lanes' partial sums and one per tree step (8), an rsqrt.
+// PTX-LABEL:     .visible .entry rmsnorm_k0_reduce_epilogue(
+// PTX:           .maxntid 256, 1, 1
+// PTX:           .shared .align 4 .b8 __wg_rmsnorm_k0_reduce_epilogue_0[1024];
+// PTX-COUNT-9:   bar.sync 0;
+// PTX-NOT:       bar.sync
+// PTX:           rsqrt.approx.f32
+// PTX-NOT:       bar.sync
+// PTX:           ret;
+circuit.graph @rmsnorm(%x: tensor<4x256xf32>, %g: tensor<256xf32>)
+    -> tensor<4x256xf32> {
+  %n = circuit.reduce_epilogue sum_sq %x, %g
+      : tensor<4x256xf32>, tensor<256xf32> -> tensor<4x256xf32> epilogue {
+  ^bb0(%lane: i32, %ss: f32, %v: f32, %w: f32):
+    %d = exp.constant 256.0 : f32
+    %eps = exp.constant 1.0e-06 : f32
+    %m = exp.div %ss, %d : f32
+    %me = exp.add %m, %eps : f32
+    %r = exp.rsqrt %me : f32
+    %nv = exp.mul %v, %r : f32
+    %o = exp.mul %nv, %w : f32
+    circuit.yield %o : f32
+  }
+  circuit.output %n : tensor<4x256xf32>
+}
+
+// softmax over rows of 100 (128 threads): max (from -inf) then exp, sum
+// then divide; 8 barriers each.
+// PTX-LABEL:     .visible .entry softmax_k0_reduce_epilogue(
+// PTX:           .maxntid 128, 1, 1
+// PTX:           max.f32 {{.*}}, 0fFF800000;
+// PTX-COUNT-8:   bar.sync 0;
+// PTX-NOT:       bar.sync
+// PTX:           ex2.approx
+// PTX:           ret;
+// PTX-LABEL:     .visible .entry softmax_k1_reduce_epilogue(
+// PTX-COUNT-8:   bar.sync 0;
+// PTX-NOT:       bar.sync
+// PTX:           div.rn.f32
+// PTX:           ret;
+circuit.graph @softmax(%x: tensor<2x100xf32>) -> tensor<2x100xf32> {
+  %e = circuit.reduce_epilogue max %x : tensor<2x100xf32> -> tensor<2x100xf32>
+      epilogue {
+  ^bb0(%lane: i32, %m: f32, %v: f32):
+    %d = exp.sub %v, %m : f32
+    %r = exp.exp %d : f32
+    circuit.yield %r : f32
+  }
+  %s = circuit.reduce_epilogue sum %e : tensor<2x100xf32> -> tensor<2x100xf32>
+      epilogue {
+  ^bb0(%lane: i32, %sum: f32, %v: f32):
+    %r = exp.div %v, %sum : f32
+    circuit.yield %r : f32
+  }
+  circuit.output %s : tensor<2x100xf32>
+}
+
+// f32 matvec: 64 threads, an fma per K step, 7 barriers.
+// PTX-LABEL:     .visible .entry matvec_k0_matmul(
+// PTX:           .maxntid 64, 1, 1
+// PTX:           fma.rn.f32
+// PTX-COUNT-7:   bar.sync 0;
+// PTX-NOT:       bar.sync
+// PTX:           ret;
+circuit.graph @matvec(%x: tensor<256xf32>, %w: tensor<96x256xf32>)
+    -> tensor<96xf32> {
+  %y = circuit.matmul %x, %w : tensor<256xf32>, tensor<96x256xf32>
+      -> tensor<96xf32>
+  circuit.output %y : tensor<96xf32>
+}
+
+// q8_0 matvec: the f16 scale converted to f32, 7 barriers.
+// PTX-LABEL:     .visible .entry matvec_q8_0_k0_matmul(
+// PTX:           cvt.f32.f16
+// PTX-COUNT-7:   bar.sync 0;
+// PTX-NOT:       bar.sync
+// PTX:           ret;
+circuit.graph @matvec_q8_0(%x: tensor<128xf32>,
+                           %w: tensor<16x128x!circuit.q8_0>) -> tensor<16xf32> {
+  %y = circuit.matmul %x, %w : tensor<128xf32>, tensor<16x128x!circuit.q8_0>
+      -> tensor<16xf32>
+  circuit.output %y : tensor<16xf32>
+}
+
+// The KV-cache write: no barrier, one store into each cache.
+// PTX-LABEL:     .visible .entry kv_write_k0_scatter_multi(
+// PTX-NOT:       bar.sync
+// PTX-COUNT-2:   st.global.b32
+// PTX-NOT:       bar.sync
+// PTX:           ret;
+circuit.graph @kv_write(%k: tensor<64xf32>, %v: tensor<64xf32>,
+                        %pos: tensor<1xi32>, %kc: tensor<4x64xf32>,
+                        %vc: tensor<4x64xf32>) {
+  %k2, %v2 = circuit.scatter_multi grid(64)
+      ins(%k, %v, %pos : tensor<64xf32>, tensor<64xf32>, tensor<1xi32>)
+      into(%kc, %vc : tensor<4x64xf32>, tensor<4x64xf32>) {
+  ^bb0(%lane: i32, %a: f32, %b: f32, %p: i32):
+    %c64 = exp.constant 64 : i32
+    %row = exp.mul %p, %c64 : i32
+    %addr = exp.add %row, %lane : i32
+    circuit.yield %addr, %a, %addr, %b : i32, f32, i32, f32
+  }
+  circuit.output
+}
+
+// The warp sum: five butterfly shuffles (offsets 1 to 16) over a full
+// warp, no barrier, no shared memory.
+// PTX-LABEL:     .visible .entry warp_sum_k0_map(
+// PTX-NOT:       bar.sync
+// PTX-NOT:       .shared
+// PTX:           shfl.sync.bfly.b32 {{.*}}, 1, 31, -1;
+// PTX:           shfl.sync.bfly.b32 {{.*}}, 2, 31, -1;
+// PTX:           shfl.sync.bfly.b32 {{.*}}, 4, 31, -1;
+// PTX:           shfl.sync.bfly.b32 {{.*}}, 8, 31, -1;
+// PTX:           shfl.sync.bfly.b32 {{.*}}, 16, 31, -1;
+// PTX-NOT:       shfl.sync
+// PTX-NOT:       bar.sync
+// PTX:           ret;
+circuit.graph @warp_sum(%x: tensor<64xf32>) -> tensor<64xf32> {
+  %y = circuit.map ins(%x : tensor<64xf32>) -> tensor<64xf32> {
+  ^bb0(%lane: i32, %v: f32):
+    %s = exp.subgroup_reduce sum %v : f32
+    circuit.yield %s : f32
+  }
+  circuit.output %y : tensor<64xf32>
+}
