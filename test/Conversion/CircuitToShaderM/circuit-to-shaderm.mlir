@@ -456,12 +456,18 @@ circuit.graph @scatter_multi(%k: tensor<64xf32>, %v: tensor<1xf32>,
 // CHECK-NEXT:    %[[INIT:.*]] = exp.constant 0.000000e+00 : f32
 // CHECK-NEXT:    %[[STEP:.*]] = arith.constant 128 : index
 // CHECK-NEXT:    %[[END:.*]] = arith.constant 100 : index
-// CHECK-NEXT:    %[[ACC:.*]] = scf.for %[[K:.*]] = %[[TID]] to %[[END]] step %[[STEP]] iter_args(%[[A:.*]] = %[[INIT]]) -> (f32) {
+// CHECK-NEXT:    %[[RUNS458:.*]] = arith.cmpi ult, %{{.*}}, %[[END]] : index
+// CHECK-NEXT:    %[[ACC:.*]] = scf.if %[[RUNS458]] -> (f32) {
+// CHECK-NEXT:      %[[LOOP:.*]] = scf.for %[[K:.*]] = %[[TID]] to %[[END]] step %[[STEP]] iter_args(%[[A:.*]] = %[[INIT]]) -> (f32) {
 // CHECK-NEXT:      %[[I:.*]] = arith.addi %[[BASE]], %[[K]] : index
 // CHECK-NEXT:      %[[V:.*]] = shaderm.load %[[X]][%[[I]]] : !shaderm.buffer<400xf32, read_only> -> f32
 // CHECK-NEXT:      %[[SQ:.*]] = exp.mul %[[V]], %[[V]] : f32
 // CHECK-NEXT:      %[[NEXT:.*]] = exp.add %[[A]], %[[SQ]] : f32
 // CHECK-NEXT:      scf.yield %[[NEXT]] : f32
+// CHECK-NEXT:    }
+// CHECK-NEXT:    scf.yield %[[LOOP]] : f32
+// CHECK-NEXT:    } else {
+// CHECK-NEXT:    scf.yield %[[INIT]] : f32
 // CHECK-NEXT:    }
 // CHECK-NEXT:    %[[TILE:.*]] = shaderm.shared_alloc : !shaderm.shared<128xf32>
 // CHECK-NEXT:    shaderm.store %[[ACC]], %[[TILE]][%[[TID]]] : f32, !shaderm.shared<128xf32>
@@ -531,7 +537,9 @@ circuit.graph @reduce_barriers(%x: tensor<64xf32>) -> tensor<1xf32> {
 // CHECK-SAME:    workgroup_size(256, 1, 1)
 // CHECK:         %[[STEP:.*]] = arith.constant 256 : index
 // CHECK-NEXT:    %[[END:.*]] = arith.constant 1000 : index
-// CHECK-NEXT:    scf.for %{{.*}} = %{{.*}} to %[[END]] step %[[STEP]]
+// CHECK-NEXT:    %[[RUNS533:.*]] = arith.cmpi ult, %{{.*}}, %[[END]] : index
+// CHECK-NEXT:    %{{.*}} = scf.if %[[RUNS533]] -> (f32) {
+// CHECK-NEXT:      scf.for %{{.*}} = %{{.*}} to %[[END]] step %[[STEP]]
 // CHECK:         shaderm.shared_alloc : !shaderm.shared<256xf32>
 // CHECK-LABEL: shaderm.schedule @reduce_long(
 // CHECK:         shaderm.launch @reduce_long_k0_reduce grid [2, 1, 1](
@@ -807,13 +815,19 @@ circuit.graph @norm_q8_1(%x: tensor<64xf32>) -> tensor<64x!circuit.q8_1> {
 // CHECK-NEXT:    %[[WROW:.*]] = arith.muli %[[N]], %[[K2]] : index
 // CHECK-NEXT:    %[[STEP:.*]] = arith.constant 64 : index
 // CHECK-NEXT:    %[[END:.*]] = arith.constant 256 : index
-// CHECK-NEXT:    %[[DOT:.*]] = scf.for %[[I:.*]] = %[[TID]] to %[[END]] step %[[STEP]] iter_args(%[[ACC:.*]] = %[[ZERO]]) -> (f32) {
+// CHECK-NEXT:    %[[RUNS809:.*]] = arith.cmpi ult, %{{.*}}, %[[END]] : index
+// CHECK-NEXT:    %[[DOT:.*]] = scf.if %[[RUNS809]] -> (f32) {
+// CHECK-NEXT:      %[[LOOP:.*]] = scf.for %[[I:.*]] = %[[TID]] to %[[END]] step %[[STEP]] iter_args(%[[ACC:.*]] = %[[ZERO]]) -> (f32) {
 // CHECK-NEXT:      %[[XI:.*]] = arith.addi %[[XROW]], %[[I]] : index
 // CHECK-NEXT:      %[[XV:.*]] = shaderm.load %[[X]][%[[XI]]] : !shaderm.buffer<256xf32, read_only> -> f32
 // CHECK-NEXT:      %[[WI:.*]] = arith.addi %[[WROW]], %[[I]] : index
 // CHECK-NEXT:      %[[WV:.*]] = shaderm.load %[[W]][%[[WI]]] : !shaderm.buffer<24576xf32, read_only> -> f32
 // CHECK-NEXT:      %[[F:.*]] = exp.fma %[[XV]], %[[WV]], %[[ACC]] : f32
 // CHECK-NEXT:      scf.yield %[[F]] : f32
+// CHECK-NEXT:    }
+// CHECK-NEXT:    scf.yield %[[LOOP]] : f32
+// CHECK-NEXT:    } else {
+// CHECK-NEXT:    scf.yield %[[ZERO]] : f32
 // CHECK-NEXT:    }
 // CHECK-NEXT:    %[[TILE:.*]] = shaderm.shared_alloc : !shaderm.shared<64xf32>
 // CHECK-NEXT:    shaderm.store %[[DOT]], %[[TILE]][%[[TID]]]
@@ -910,7 +924,9 @@ circuit.graph @matvec_f16(%x: tensor<64xf16>, %w: tensor<16x64xf16>)
 // CHECK-NEXT:    %[[RB:.*]] = arith.muli %[[N]], %[[BPR]] : index
 // CHECK-NEXT:    %[[STEP:.*]] = arith.constant 64 : index
 // CHECK-NEXT:    %[[END:.*]] = arith.constant 4 : index
-// CHECK-NEXT:    scf.for %[[BLK:.*]] = %{{.*}} to %[[END]] step %[[STEP]] iter_args(%[[ACC:.*]] = %{{.*}}) -> (f32) {
+// CHECK-NEXT:    %[[RUNS912:.*]] = arith.cmpi ult, %{{.*}}, %[[END]] : index
+// CHECK-NEXT:    %{{.*}} = scf.if %[[RUNS912]] -> (f32) {
+// CHECK-NEXT:      scf.for %[[BLK:.*]] = %{{.*}} to %[[END]] step %[[STEP]] iter_args(%[[ACC:.*]] = %{{.*}}) -> (f32) {
 // CHECK-NEXT:      %[[C34:.*]] = arith.constant 34 : index
 // CHECK-NEXT:      %[[B:.*]] = arith.addi %[[RB]], %[[BLK]] : index
 // CHECK-NEXT:      %[[BASE:.*]] = arith.muli %[[B]], %[[C34]] : index
