@@ -51,7 +51,7 @@ void hesper::buildHesperToGPUPipeline(OpPassManager &pm, bool fuse,
   text += "convert-circuit-to-shaderm,";
   text += "convert-shaderm-to-gpu{shared-memory-as-alloc=";
   text += sharedMemoryAsAlloc ? "true" : "false";
-  text += "},convert-exp-to-std,canonicalize,cse";
+  text += "},convert-exp-to-std,canonicalize,cse,loop-invariant-code-motion";
   addPipeline(pm, text);
 }
 
