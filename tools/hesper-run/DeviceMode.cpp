@@ -60,18 +60,13 @@ hesper::run::openRequestedDevice(const DeviceModeOptions &opts) {
     order.push_back(*opts.backend);
   else
     order = {rt::Backend::Cuda, rt::Backend::Vulkan};
-  std::string reasons;
   for (rt::Backend b : order) {
     auto device = rt::openDevice(b, deviceOptions);
     if (device)
       return std::move(*device);
-    if (opts.backend) {
+    if (opts.backend)
       llvm::errs() << "error: " << device.status().message() << "\n";
-      return nullptr;
-    }
-    reasons += (reasons.empty() ? "" : "; ") + device.status().message();
   }
-  llvm::errs() << "error: no device: " << reasons << "\n";
   return nullptr;
 }
 

@@ -33,8 +33,10 @@ struct DeviceModeOptions {
   std::string saveBundlePath;
 };
 
-/// Opens the device the options ask for; on failure prints `error: ...` and
-/// returns null.
+/// Opens the device the options ask for: the named backend's (on failure
+/// prints `error: ...` and returns null), or for auto the first of CUDA and
+/// Vulkan that opens (null, silently, when neither does: the caller falls
+/// back to the interpreter).
 std::unique_ptr<rt::Device> openRequestedDevice(const DeviceModeOptions &opts);
 
 /// Compiles `graph` for `device`, binds `args`, runs, reports and fills

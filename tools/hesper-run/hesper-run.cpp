@@ -703,30 +703,16 @@ int main(int argc, char **argv) {
     }
     bool onDevice = backendChoice != BackendChoice::Interp &&
                     !validateFusion && compileTarget.empty();
-    if (!compileTarget.empty())
+    // The device pipelines are parsed from text: their passes must be
+    // registered.
+    if (onDevice || !compileTarget.empty())
       hesper::registerAllPasses();
     if (onDevice) {
-      hesper::registerAllPasses();
-      hesper::run::DeviceModeOptions opts = deviceOptions();
-      if (backendChoice == BackendChoice::Auto) {
-        // Auto falls back to the interpreter when no device opens.
-        auto cuda = hesper::rt::openDevice(hesper::rt::Backend::Cuda);
-        if (cuda) {
-          device = std::move(*cuda);
-        } else {
-          hesper::rt::DeviceOptions vkOptions;
-          vkOptions.validation = opts.validation;
-          vkOptions.index = opts.deviceIndex;
-          auto vk = hesper::rt::openDevice(hesper::rt::Backend::Vulkan,
-                                           vkOptions);
-          if (vk)
-            device = std::move(*vk);
-        }
-      } else {
-        device = hesper::run::openRequestedDevice(opts);
-        if (!device)
-          return 1;
-      }
+      // Auto falls back to the interpreter when no device opens; a named
+      // backend that does not open is an error.
+      device = hesper::run::openRequestedDevice(deviceOptions());
+      if (!device && backendChoice != BackendChoice::Auto)
+        return 1;
     }
     int status = runOnFile();
     device.reset();
