@@ -87,6 +87,15 @@ static Value zeroOf(OpBuilder &b, Location loc, Type element) {
   return ex::ConstantOp::create(b, loc, b.getIntegerAttr(element, 0));
 }
 
+/// One workgroup per row: the rows must fit in one grid dimension.
+static LogicalResult checkRows(Operation *op, int64_t rows) {
+  if (rows <= kMaxGridDim)
+    return success();
+  return op->emitOpError("has ")
+         << rows << " rows, more than convert-circuit-to-shaderm launches "
+         << "in one grid dimension";
+}
+
 static bool hasLaneOps(Region &region) {
   WalkResult found = region.walk([](Operation *op) {
     if (isa<ex::LaneIdOp, ex::SubgroupSizeOp, ex::SubgroupReduceOp,
@@ -579,10 +588,8 @@ LogicalResult GraphLowering::lowerReduce(Operation *op, cir::ReduceKind kind,
   for (int64_t d : iteration)
     total *= d;
   int64_t rows = total / rowLength;
-  if (rows > kMaxGridDim)
-    return op->emitOpError("has ")
-           << rows << " rows, more than convert-circuit-to-shaderm launches "
-           << "in one grid dimension";
+  if (failed(checkRows(op, rows)))
+    return failure();
 
   KernelState ks;
   for (Value input : inputs)
@@ -821,10 +828,8 @@ LogicalResult GraphLowering::lowerQuantize(cir::QuantizeOp op) {
   auto inputType = cast<RankedTensorType>(input.getType());
   int64_t rowLength = inputType.getShape().back();
   int64_t rows = inputType.getNumElements() / rowLength;
-  if (rows > kMaxGridDim)
-    return op.emitOpError("has ")
-           << rows << " rows, more than convert-circuit-to-shaderm launches "
-           << "in one grid dimension";
+  if (failed(checkRows(op, rows)))
+    return failure();
   int64_t lanes = std::max<int64_t>(
       32, std::min(kReduceLanes, powerOfTwoAtLeast(rowLength / 32)));
   if (failed(checkQuantizedRows(op, op.getType(), rowLength, lanes)))
