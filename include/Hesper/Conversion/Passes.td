@@ -109,7 +109,8 @@ def ExpandSubgroupReducePass
   let description = [{
     For targets without a subgroup-reduce instruction (NVVM): every
     `gpu.subgroup_reduce` of 32-bit values becomes log2(size) `gpu.shuffle
-    xor` steps and the combining op.
+    xor` steps and the combining op. `gpu.subgroup_id`, which NVVM has no
+    register for, becomes the linear thread id divided by the size.
   }];
   let options = [
     Option<"subgroupSize", "size", "unsigned", "32",

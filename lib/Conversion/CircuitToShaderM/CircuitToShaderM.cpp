@@ -50,6 +50,9 @@ static constexpr int64_t kElementwiseLanes = 256;
 static constexpr int64_t kReduceLanes = 256;
 /// Lanes per workgroup of a dot product (matmul output element).
 static constexpr int64_t kDotLanes = 64;
+/// Workgroups at least this large reduce within subgroups first (64: a
+/// whole number of subgroups on every common device, 8 to 64 lanes).
+static constexpr int64_t kSubgroupReduceLanes = 64;
 /// The largest workgroup count of one grid dimension every backend accepts.
 static constexpr int64_t kMaxGridDim = 65535;
 
@@ -284,6 +287,20 @@ private:
   /// `x` accumulated by this lane (f32).
   Value emitPartialDot(KernelState &ks, Value x, Value weight, Value m,
                        Value n, Value tid, int64_t lanes, Location loc);
+  /// What the per-format dot products need: the x and weight buffers, the
+  /// first x element of the row, the weight row, its length, the lane and
+  /// the workgroup size.
+  struct DotOperands {
+    Value x, w, xRow, n;
+    int64_t k;
+    Value tid;
+    int64_t lanes;
+    Location loc;
+  };
+  Value emitPlainDot(const DotOperands &d);
+  Value emitQ8_0Dot(const DotOperands &d);
+  Value emitQ4_KDot(const DotOperands &d);
+  Value emitQ6_KDot(const DotOperands &d);
   /// Emits the shared-memory tree combining every lane's `value`; returns
   /// the combined value (the same in every lane).
   Value emitWorkgroupReduce(Value value, Value tid, int64_t lanes,
@@ -556,6 +573,43 @@ Value GraphLowering::emitWorkgroupReduce(Value value, Value tid, int64_t lanes,
   IndexMath im(b, loc);
   auto sharedType = sm::SharedType::get(b.getContext(), lanes, b.getF32Type());
   Value tile = sm::SharedAllocOp::create(b, loc, sharedType);
+  if (lanes >= kSubgroupReduceLanes) {
+    // Each subgroup reduces in registers; its first lane writes the total
+    // to slot subgroup_id; after one barrier every lane combines the
+    // slots in index order. The tile has a slot per lane, enough for any
+    // subgroup size.
+    Value total = ex::SubgroupReduceOp::create(
+        b, loc,
+        kind == cir::ReduceKind::max ? ex::ReduceKind::max
+                                     : ex::ReduceKind::sum,
+        value);
+    Value lane = ex::LaneIdOp::create(b, loc, b.getI32Type());
+    Value first = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::eq, lane,
+        arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0));
+    auto leader = scf::IfOp::create(b, loc, first);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(leader.thenBlock());
+      sm::StoreOp::create(b, loc, total, tile,
+                          sm::SubgroupIdOp::create(b, loc, b.getIndexType()));
+    }
+    sm::BarrierOp::create(b, loc);
+    Value size = im.toIndex(ex::SubgroupSizeOp::create(b, loc, b.getI32Type()));
+    Value subgroups = arith::DivUIOp::create(b, loc, im.c(lanes), size);
+    Value first0 = sm::LoadOp::create(b, loc, b.getF32Type(), tile, im.c(0));
+    auto slots = scf::ForOp::create(b, loc, im.c(1), subgroups, im.c(1),
+                                    ValueRange{first0});
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(slots.getBody());
+      Value slot = sm::LoadOp::create(b, loc, b.getF32Type(), tile,
+                                      slots.getInductionVar());
+      scf::YieldOp::create(
+          b, loc, combine(b, loc, kind, slots.getRegionIterArgs()[0], slot));
+    }
+    return guardZeroTrip(b, slots)[0];
+  }
   sm::StoreOp::create(b, loc, value, tile, tid);
   sm::BarrierOp::create(b, loc);
   // A fixed tree: lane i adds lane i + s for s = lanes/2, ..., 1.
@@ -879,68 +933,283 @@ static Value loadByte(OpBuilder &b, Location loc, Value words,
       b, loc, shifted, arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0xff));
 }
 
+namespace {
+/// 32-bit integer arithmetic with constant operands, for unpacking blocks.
+class WordMath {
+public:
+  WordMath(OpBuilder &b, Location loc) : b(b), loc(loc) {}
+  Value c(int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
+  }
+  Value shr(Value x, int64_t s) {
+    return s == 0 ? x : Value(arith::ShRUIOp::create(b, loc, x, c(s)));
+  }
+  Value shr(Value x, Value s) { return arith::ShRUIOp::create(b, loc, x, s); }
+  Value shl(Value x, int64_t s) {
+    return s == 0 ? x : Value(arith::ShLIOp::create(b, loc, x, c(s)));
+  }
+  Value mask(Value x, int64_t m) {
+    return arith::AndIOp::create(b, loc, x, c(m));
+  }
+  Value bitOr(Value x, Value y) { return arith::OrIOp::create(b, loc, x, y); }
+  Value select(Value cond, Value x, Value y) {
+    return arith::SelectOp::create(b, loc, cond, x, y);
+  }
+  Value toF32(Value x) {
+    return ex::ConvertOp::create(b, loc, b.getF32Type(), x, false);
+  }
+
+private:
+  OpBuilder &b;
+  Location loc;
+};
+} // namespace
+
+/// The f32 `a * x + b * y + acc`.
+static Value fma2(OpBuilder &b, Location loc, Value a, Value x, Value c,
+                  Value y, Value acc) {
+  return ex::FmaOp::create(b, loc, a, x, ex::FmaOp::create(b, loc, c, y, acc));
+}
+
 Value GraphLowering::emitPartialDot(KernelState &ks, Value x, Value weight,
                                     Value m, Value n, Value tid,
                                     int64_t lanes, Location loc) {
   IndexMath im(b, loc);
   auto wType = cast<RankedTensorType>(weight.getType());
   int64_t k = wType.getShape().back();
-  Value xRow = im.mul(m, im.c(k));
-  Value xBuf = arg(ks, x), wBuf = arg(ks, weight);
+  DotOperands ops{arg(ks, x), arg(ks, weight), im.mul(m, im.c(k)), n, k, tid,
+                  lanes, loc};
+  return llvm::TypeSwitch<Type, Value>(wType.getElementType())
+      .Case([&](cir::Q8_0Type) { return emitQ8_0Dot(ops); })
+      .Case([&](cir::Q4_KType) { return emitQ4_KDot(ops); })
+      .Case([&](cir::Q6_KType) { return emitQ6_KDot(ops); })
+      .Default([&](Type) { return emitPlainDot(ops); });
+}
+
+Value GraphLowering::emitPlainDot(const DotOperands &d) {
+  // Lanes stride over k.
+  Location loc = d.loc;
+  IndexMath im(b, loc);
   Value zero = ex::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
-  Type element = wType.getElementType();
-
-  if (!isa<cir::Q8_0Type>(element)) {
-    // Plain weights: lanes stride over k.
-    Value wRow = im.mul(n, im.c(k));
-    auto loop = scf::ForOp::create(b, loc, tid, im.c(k), im.c(lanes),
-                                   ValueRange{zero});
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(loop.getBody());
-    Value i = loop.getInductionVar();
-    Value xv = toF32(loadElement(xBuf, im.add(xRow, i), loc), loc);
-    Value wv = toF32(loadElement(wBuf, im.add(wRow, i), loc), loc);
-    Value acc = ex::FmaOp::create(b, loc, xv, wv, loop.getRegionIterArgs()[0]);
-    scf::YieldOp::create(b, loc, acc);
-    return guardZeroTrip(b, loop)[0];
-  }
-
-  // Q8_0: blocks of 34 bytes (f16 scale, 32 signed bytes); lanes stride
-  // over the blocks of the row, each block's dot product is scaled once.
-  constexpr int64_t kBlock = 32, kBlockBytes = 34;
-  int64_t blocksPerRow = k / kBlock;
-  Value rowBlocks = im.mul(n, im.c(blocksPerRow));
-  auto loop = scf::ForOp::create(b, loc, tid, im.c(blocksPerRow), im.c(lanes),
+  Value wRow = im.mul(d.n, im.c(d.k));
+  auto loop = scf::ForOp::create(b, loc, d.tid, im.c(d.k), im.c(d.lanes),
                                  ValueRange{zero});
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value i = loop.getInductionVar();
+  Value xv = toF32(loadElement(d.x, im.add(d.xRow, i), loc), loc);
+  Value wv = toF32(loadElement(d.w, im.add(wRow, i), loc), loc);
+  Value acc = ex::FmaOp::create(b, loc, xv, wv, loop.getRegionIterArgs()[0]);
+  scf::YieldOp::create(b, loc, acc);
+  return guardZeroTrip(b, loop)[0];
+}
+
+Value GraphLowering::emitQ8_0Dot(const DotOperands &d) {
+  // Blocks of 34 bytes (f16 scale, 32 signed bytes); lanes stride over the
+  // blocks of the row, each block's dot product is scaled once.
+  constexpr int64_t kBlock = 32, kBlockBytes = 34;
+  Location loc = d.loc;
+  IndexMath im(b, loc);
+  WordMath wm(b, loc);
+  Value zero = ex::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
+  int64_t blocksPerRow = d.k / kBlock;
+  Value rowBlocks = im.mul(d.n, im.c(blocksPerRow));
+  auto loop = scf::ForOp::create(b, loc, d.tid, im.c(blocksPerRow),
+                                 im.c(d.lanes), ValueRange{zero});
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   Value blk = loop.getInductionVar();
   Value base = im.mul(im.add(rowBlocks, blk), im.c(kBlockBytes));
-  Value lo = loadByte(b, loc, wBuf, base);
-  Value hi = loadByte(b, loc, wBuf, im.add(base, im.c(1)));
-  Value bits = arith::OrIOp::create(
-      b, loc, lo,
-      arith::ShLIOp::create(
-          b, loc, hi, arith::ConstantIntOp::create(b, loc, b.getI32Type(), 8)));
-  Value scale = ex::UnpackF16x2Op::create(b, loc, b.getF32Type(), bits, 0);
-  Value xBlock = im.add(xRow, im.mul(blk, im.c(kBlock)));
+  Value lo = loadByte(b, loc, d.w, base);
+  Value hi = loadByte(b, loc, d.w, im.add(base, im.c(1)));
+  Value scale = ex::UnpackF16x2Op::create(b, loc, b.getF32Type(),
+                                          wm.bitOr(lo, wm.shl(hi, 8)), 0);
+  Value xBlock = im.add(d.xRow, im.mul(blk, im.c(kBlock)));
   auto inner = scf::ForOp::create(b, loc, im.c(0), im.c(kBlock), im.c(1),
                                   ValueRange{zero});
   {
     OpBuilder::InsertionGuard innerGuard(b);
     b.setInsertionPointToStart(inner.getBody());
     Value j = inner.getInductionVar();
-    Value byte = loadByte(b, loc, wBuf, im.add(base, im.add(im.c(2), j)));
+    Value byte = loadByte(b, loc, d.w, im.add(base, im.add(im.c(2), j)));
     // Sign-extend the byte.
-    Value c24 = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 24);
+    Value c24 = wm.c(24);
     Value q = arith::ShRSIOp::create(
         b, loc, arith::ShLIOp::create(b, loc, byte, c24), c24);
-    Value qf = ex::ConvertOp::create(b, loc, b.getF32Type(), q, false);
-    Value xv = toF32(loadElement(xBuf, im.add(xBlock, j), loc), loc);
+    Value qf = wm.toF32(q);
+    Value xv = toF32(loadElement(d.x, im.add(xBlock, j), loc), loc);
     Value acc = ex::FmaOp::create(b, loc, qf, xv, inner.getRegionIterArgs()[0]);
     scf::YieldOp::create(b, loc, acc);
   }
   Value acc = ex::FmaOp::create(b, loc, scale, inner.getResult(0),
+                                loop.getRegionIterArgs()[0]);
+  scf::YieldOp::create(b, loc, acc);
+  return guardZeroTrip(b, loop)[0];
+}
+
+Value GraphLowering::emitQ4_KDot(const DotOperands &d) {
+  // Super-blocks of 144 bytes (36 words, so every block is word-aligned)
+  // for 256 values: f16 d and dmin, 12 bytes of packed 6-bit scales and
+  // mins for eight 32-value sub-blocks, 128 bytes of 4-bit quants. A lane's
+  // unit is one quarter p of a super-block: the 32 quant bytes at 16 + 32p,
+  // whose low nibbles are sub-block 2p and high nibbles sub-block 2p + 1.
+  // Per sub-block, sum(x * (d*sc*q - dmin*m)) = d*sc*sum(q*x) - dmin*m*sum(x).
+  constexpr int64_t kValues = 256, kWords = 36;
+  Location loc = d.loc;
+  IndexMath im(b, loc);
+  WordMath wm(b, loc);
+  Value zero = ex::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
+  int64_t blocksPerRow = d.k / kValues;
+  Value rowBlocks = im.mul(d.n, im.c(blocksPerRow));
+  auto loop = scf::ForOp::create(b, loc, d.tid, im.c(blocksPerRow * 4),
+                                 im.c(d.lanes), ValueRange{zero});
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value unit = loop.getInductionVar();
+  Value blk = im.div(unit, 4), quarter = im.rem(unit, 4);
+  Value blockWord = im.mul(im.add(rowBlocks, blk), im.c(kWords));
+  Value head = sm::LoadOp::create(b, loc, b.getI32Type(), d.w, blockWord);
+  Value scaleD = ex::UnpackF16x2Op::create(b, loc, b.getF32Type(), head, 0);
+  Value scaleMin = ex::UnpackF16x2Op::create(b, loc, b.getF32Type(), head, 1);
+
+  // The 6-bit scale and min of sub-block j (0..7), from scale bytes s[]:
+  // j < 4: s[j] & 63 and s[j+4] & 63; else the low/high nibble of s[j+4]
+  // with the top two bits of s[j-4] / s[j] above it.
+  Value scaleBytes = im.add(im.mul(blockWord, im.c(4)), im.c(4));
+  auto scaleAndMin = [&](Value j) -> std::pair<Value, Value> {
+    Value sj = loadByte(b, loc, d.w, im.add(scaleBytes, j));
+    Value sj4 = loadByte(b, loc, d.w, im.add(scaleBytes, im.add(j, im.c(4))));
+    Value sjm4 = loadByte(b, loc, d.w, im.add(scaleBytes, im.rem(j, 4)));
+    Value low = im.lt(j, im.c(4));
+    Value sc = wm.select(low, wm.mask(sj, 63),
+                         wm.bitOr(wm.mask(sj4, 0xf), wm.shl(wm.shr(sjm4, 6), 4)));
+    Value mn = wm.select(low, wm.mask(sj4, 63),
+                         wm.bitOr(wm.shr(sj4, 4), wm.shl(wm.shr(sj, 6), 4)));
+    return {ex::MulOp::create(b, loc, scaleD, wm.toF32(sc)),
+            ex::MulOp::create(b, loc, scaleMin, wm.toF32(mn))};
+  };
+  Value sub = im.mul(quarter, im.c(2));
+  auto [dLo, mLo] = scaleAndMin(sub);
+  auto [dHi, mHi] = scaleAndMin(im.add(sub, im.c(1)));
+
+  // Eight quant words; byte t of word w holds values 4w + t (low nibble)
+  // and 32 + 4w + t (high nibble) of the unit.
+  Value quants = im.add(blockWord, im.add(im.c(4), im.mul(quarter, im.c(8))));
+  Value xUnit = im.add(d.xRow, im.add(im.mul(blk, im.c(kValues)),
+                                      im.mul(quarter, im.c(64))));
+  auto words = scf::ForOp::create(b, loc, im.c(0), im.c(8), im.c(1),
+                                  ValueRange{zero, zero, zero, zero});
+  {
+    OpBuilder::InsertionGuard innerGuard(b);
+    b.setInsertionPointToStart(words.getBody());
+    Value w = words.getInductionVar();
+    SmallVector<Value> acc(words.getRegionIterArgs());
+    Value word = sm::LoadOp::create(b, loc, b.getI32Type(), d.w,
+                                    im.add(quants, w));
+    Value xWord = im.add(xUnit, im.mul(w, im.c(4)));
+    for (int64_t t = 0; t < 4; ++t) {
+      Value qLo = wm.toF32(wm.mask(wm.shr(word, 8 * t), 0xf));
+      Value qHi = wm.toF32(wm.mask(wm.shr(word, 8 * t + 4), 0xf));
+      Value xLo = toF32(loadElement(d.x, im.add(xWord, im.c(t)), loc), loc);
+      Value xHi =
+          toF32(loadElement(d.x, im.add(xWord, im.c(32 + t)), loc), loc);
+      acc[0] = ex::FmaOp::create(b, loc, qLo, xLo, acc[0]);
+      acc[1] = ex::AddOp::create(b, loc, acc[1], xLo);
+      acc[2] = ex::FmaOp::create(b, loc, qHi, xHi, acc[2]);
+      acc[3] = ex::AddOp::create(b, loc, acc[3], xHi);
+    }
+    scf::YieldOp::create(b, loc, acc);
+  }
+  Value acc = loop.getRegionIterArgs()[0];
+  acc = fma2(b, loc, dLo, words.getResult(0), dHi, words.getResult(2), acc);
+  Value mins = fma2(b, loc, mLo, words.getResult(1), mHi, words.getResult(3),
+                    zero);
+  scf::YieldOp::create(b, loc, ValueRange{ex::SubOp::create(b, loc, acc, mins)});
+  return guardZeroTrip(b, loop)[0];
+}
+
+Value GraphLowering::emitQ6_KDot(const DotOperands &d) {
+  // Super-blocks of 210 bytes for 256 values: ql[128] (low 4 bits), qh[64]
+  // (high 2 bits), int8 scales[16], f16 d; v = d * scale * (q - 32). Value
+  // 128h + 32r + l (h < 2, r < 4, l < 32) takes the low (r < 2) or high
+  // nibble of ql[64h + 32(r&1) + l], bits 2r of qh[32h + l], and scale
+  // 8h + 2r + l/16. A lane's unit is 16 values sharing one scale (fixed h,
+  // r, l/16): four words of ql and four of qh. Blocks start at even bytes,
+  // so a word is read from the two aligned words around it.
+  constexpr int64_t kValues = 256, kBytes = 210;
+  Location loc = d.loc;
+  IndexMath im(b, loc);
+  WordMath wm(b, loc);
+  Value zero = ex::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
+  int64_t blocksPerRow = d.k / kValues;
+  Value rowBlocks = im.mul(d.n, im.c(blocksPerRow));
+  auto loop = scf::ForOp::create(b, loc, d.tid, im.c(blocksPerRow * 16),
+                                 im.c(d.lanes), ValueRange{zero});
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value unit = loop.getInductionVar();
+  Value blk = im.div(unit, 16), within = im.rem(unit, 16);
+  Value half = im.div(within, 8), r = im.rem(im.div(within, 2), 4),
+        sixteenth = im.rem(within, 2);
+  Value base = im.mul(im.add(rowBlocks, blk), im.c(kBytes));
+  // Reads the 32 bits at even byte offset `at`.
+  Value misaligned = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::ne, im.rem(base, 4), im.c(0));
+  auto wordAt = [&](Value at) -> Value {
+    Value first = im.div(at, 4);
+    Value w0 = sm::LoadOp::create(b, loc, b.getI32Type(), d.w, first);
+    Value w1 = sm::LoadOp::create(b, loc, b.getI32Type(), d.w,
+                                  im.add(first, im.c(1)));
+    return wm.select(misaligned, wm.bitOr(wm.shr(w0, 16), wm.shl(w1, 16)), w0);
+  };
+  Value l0 = im.mul(sixteenth, im.c(16));
+  Value qlAt = im.add(base, im.add(im.add(im.mul(half, im.c(64)),
+                                          im.mul(im.rem(r, 2), im.c(32))),
+                                   l0));
+  Value qhAt = im.add(base, im.add(im.add(im.c(128), im.mul(half, im.c(32))),
+                                   l0));
+  Value scaleAt = im.add(base, im.add(im.add(im.c(192), im.mul(half, im.c(8))),
+                                      im.add(im.mul(r, im.c(2)), sixteenth)));
+  Value dWord = wm.bitOr(loadByte(b, loc, d.w, im.add(base, im.c(208))),
+                         wm.shl(loadByte(b, loc, d.w,
+                                         im.add(base, im.c(209))), 8));
+  Value scaleByte = loadByte(b, loc, d.w, scaleAt);
+  Value c24 = wm.c(24);
+  Value scaleInt = arith::ShRSIOp::create(
+      b, loc, arith::ShLIOp::create(b, loc, scaleByte, c24), c24);
+  Value superScale =
+      ex::UnpackF16x2Op::create(b, loc, b.getF32Type(), dWord, 0);
+  Value scale = ex::MulOp::create(b, loc, superScale, wm.toF32(scaleInt));
+  Value r32 = im.toI32(r);
+  Value lowShift = arith::MulIOp::create(b, loc, im.toI32(im.div(r, 2)),
+                                         wm.c(4));
+  Value highShift = arith::MulIOp::create(b, loc, r32, wm.c(2));
+  Value xUnit = im.add(d.xRow,
+                       im.add(im.mul(blk, im.c(kValues)),
+                              im.add(im.add(im.mul(half, im.c(128)),
+                                            im.mul(r, im.c(32))),
+                                     l0)));
+  auto words = scf::ForOp::create(b, loc, im.c(0), im.c(4), im.c(1),
+                                  ValueRange{zero});
+  {
+    OpBuilder::InsertionGuard innerGuard(b);
+    b.setInsertionPointToStart(words.getBody());
+    Value w = words.getInductionVar();
+    Value offset = im.mul(w, im.c(4));
+    Value lowBits = wm.shr(wordAt(im.add(qlAt, offset)), lowShift);
+    Value highBits = wm.shr(wordAt(im.add(qhAt, offset)), highShift);
+    Value acc = words.getRegionIterArgs()[0];
+    for (int64_t t = 0; t < 4; ++t) {
+      Value q = wm.bitOr(wm.mask(wm.shr(lowBits, 8 * t), 0xf),
+                         wm.shl(wm.mask(wm.shr(highBits, 8 * t), 3), 4));
+      Value centered = arith::SubIOp::create(b, loc, q, wm.c(32));
+      Value xv = toF32(
+          loadElement(d.x, im.add(xUnit, im.add(offset, im.c(t))), loc), loc);
+      acc = ex::FmaOp::create(b, loc, wm.toF32(centered), xv, acc);
+    }
+    scf::YieldOp::create(b, loc, acc);
+  }
+  Value acc = ex::FmaOp::create(b, loc, scale, words.getResult(0),
                                 loop.getRegionIterArgs()[0]);
   scf::YieldOp::create(b, loc, acc);
   return guardZeroTrip(b, loop)[0];
@@ -959,7 +1228,7 @@ LogicalResult GraphLowering::lowerMatmul(Operation *op, Value x,
               "yet";
   for (Value w : weights) {
     Type element = cast<RankedTensorType>(w.getType()).getElementType();
-    if (cir::isQuantized(element) && !isa<cir::Q8_0Type>(element))
+    if (isa<cir::I2_SType>(element))
       return op->emitOpError("with ")
              << element
              << " weights is not supported by convert-circuit-to-shaderm yet";

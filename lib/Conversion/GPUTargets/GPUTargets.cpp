@@ -98,6 +98,29 @@ struct ExpandSubgroupReducePass
                                                     /*shuffleBitwidth=*/32);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
+    // NVVM has no subgroup-id register: the linear thread id divided by
+    // the size (warps are consecutive runs of linear ids).
+    getOperation().walk([&](gpu::SubgroupIdOp op) {
+      OpBuilder b(op);
+      Location loc = op.getLoc();
+      auto id = [&](gpu::Dimension d) -> Value {
+        return gpu::ThreadIdOp::create(b, loc, d);
+      };
+      auto dim = [&](gpu::Dimension d) -> Value {
+        return gpu::BlockDimOp::create(b, loc, d);
+      };
+      Value yz = arith::AddIOp::create(
+          b, loc, id(gpu::Dimension::y),
+          arith::MulIOp::create(b, loc, dim(gpu::Dimension::y),
+                                id(gpu::Dimension::z)));
+      Value linear = arith::AddIOp::create(
+          b, loc, id(gpu::Dimension::x),
+          arith::MulIOp::create(b, loc, dim(gpu::Dimension::x), yz));
+      Value size = arith::ConstantIndexOp::create(b, loc, subgroupSize);
+      op.replaceAllUsesWith(
+          arith::DivUIOp::create(b, loc, linear, size).getResult());
+      op.erase();
+    });
     WalkResult left = getOperation().walk([](gpu::SubgroupReduceOp op) {
       op.emitOpError("could not be expanded into shuffles (only 32-bit "
                      "values and vectors of them are)");

@@ -1,7 +1,7 @@
 // RUN: hesper-opt %s -split-input-file --convert-circuit-to-shaderm | FileCheck %s
 
 // convert-circuit-to-shaderm, one case per op kind: the kernel it builds
-// (workgroup size, ids, guards, loads and stores, the reduction tree) and
+// (workgroup size, ids, guards, loads and stores, the workgroup reductions) and
 // the schedule (allocations, launches and their grids, results).
 
 //===----------------------------------------------------------------------===//
@@ -443,8 +443,9 @@ circuit.graph @scatter_multi(%k: tensor<64xf32>, %v: tensor<1xf32>,
 // -----
 
 // One workgroup per row (grid = 4 rows), 128 lanes (the power of two at or
-// above the row length 100): each lane sums a strided slice, a shared-memory
-// tree halves the active lanes (64, ..., 1) with a barrier after each step,
+// above the row length 100): each lane sums a strided slice; each subgroup
+// reduces its lanes' sums, its first lane writes the total to the slot of
+// its subgroup id; after one barrier every lane adds the slots in order;
 // lane 0 stores the row's result. sum_sq squares each element.
 
 // CHECK-LABEL: shaderm.kernel @reduce_k0_reduce(
@@ -470,38 +471,35 @@ circuit.graph @scatter_multi(%k: tensor<64xf32>, %v: tensor<1xf32>,
 // CHECK-NEXT:    scf.yield %[[INIT]] : f32
 // CHECK-NEXT:    }
 // CHECK-NEXT:    %[[TILE:.*]] = shaderm.shared_alloc : !shaderm.shared<128xf32>
-// CHECK-NEXT:    shaderm.store %[[ACC]], %[[TILE]][%[[TID]]] : f32, !shaderm.shared<128xf32>
-// CHECK-NEXT:    shaderm.barrier
-// CHECK-NEXT:    %[[S64:.*]] = arith.constant 64 : index
-// CHECK-NEXT:    %[[ACT:.*]] = arith.cmpi ult, %[[TID]], %[[S64]] : index
-// CHECK-NEXT:    scf.if %[[ACT]] {
-// CHECK-NEXT:      %[[MINE:.*]] = shaderm.load %[[TILE]][%[[TID]]] : !shaderm.shared<128xf32> -> f32
-// CHECK-NEXT:      %[[O64:.*]] = arith.constant 64 : index
-// CHECK-NEXT:      %[[OI:.*]] = arith.addi %[[TID]], %[[O64]] : index
-// CHECK-NEXT:      %[[OTHER:.*]] = shaderm.load %[[TILE]][%[[OI]]] : !shaderm.shared<128xf32> -> f32
-// CHECK-NEXT:      %[[SUM:.*]] = exp.add %[[MINE]], %[[OTHER]] : f32
-// CHECK-NEXT:      shaderm.store %[[SUM]], %[[TILE]][%[[TID]]] : f32, !shaderm.shared<128xf32>
+// CHECK-NEXT:    %[[PART:.*]] = exp.subgroup_reduce sum %[[ACC]] : f32
+// CHECK-NEXT:    %[[LANE:.*]] = exp.lane_id : i32
+// CHECK-NEXT:    %[[Z:.*]] = arith.constant 0 : i32
+// CHECK-NEXT:    %[[LEAD:.*]] = arith.cmpi eq, %[[LANE]], %[[Z]] : i32
+// CHECK-NEXT:    scf.if %[[LEAD]] {
+// CHECK-NEXT:      %[[SG:.*]] = shaderm.subgroup_id
+// CHECK-NEXT:      shaderm.store %[[PART]], %[[TILE]][%[[SG]]] : f32, !shaderm.shared<128xf32>
 // CHECK-NEXT:    }
 // CHECK-NEXT:    shaderm.barrier
-// CHECK-NEXT:    arith.constant 32 : index
-// CHECK:         shaderm.barrier
-// CHECK-NEXT:    arith.constant 16 : index
-// CHECK:         shaderm.barrier
-// CHECK-NEXT:    arith.constant 8 : index
-// CHECK:         shaderm.barrier
-// CHECK-NEXT:    arith.constant 4 : index
-// CHECK:         shaderm.barrier
-// CHECK-NEXT:    arith.constant 2 : index
-// CHECK:         shaderm.barrier
-// CHECK-NEXT:    %[[S1:.*]] = arith.constant 1 : index
-// CHECK-NEXT:    arith.cmpi ult, %[[TID]], %[[S1]] : index
-// CHECK:         shaderm.barrier
+// CHECK-NEXT:    %[[SIZE:.*]] = exp.subgroup_size : i32
+// CHECK-NEXT:    %[[SIZEI:.*]] = arith.index_cast %[[SIZE]] : i32 to index
+// CHECK-NEXT:    %[[L128:.*]] = arith.constant 128 : index
+// CHECK-NEXT:    %[[NSG:.*]] = arith.divui %[[L128]], %[[SIZEI]] : index
 // CHECK-NEXT:    %[[C0:.*]] = arith.constant 0 : index
-// CHECK-NEXT:    %[[TOTAL:.*]] = shaderm.load %[[TILE]][%[[C0]]] : !shaderm.shared<128xf32> -> f32
+// CHECK-NEXT:    %[[FIRSTSLOT:.*]] = shaderm.load %[[TILE]][%[[C0]]] : !shaderm.shared<128xf32> -> f32
+// CHECK:         scf.if
+// CHECK-NEXT:      %[[SLOTS:.*]] = scf.for %[[J:.*]] = %{{.*}} to %[[NSG]] step %{{.*}} iter_args(%[[T:.*]] = %[[FIRSTSLOT]]) -> (f32) {
+// CHECK-NEXT:        %[[SLOT:.*]] = shaderm.load %[[TILE]][%[[J]]] : !shaderm.shared<128xf32> -> f32
+// CHECK-NEXT:        %[[ADD:.*]] = exp.add %[[T]], %[[SLOT]] : f32
+// CHECK-NEXT:        scf.yield %[[ADD]] : f32
+// CHECK-NEXT:      }
+// CHECK-NEXT:      scf.yield %[[SLOTS]] : f32
+// CHECK-NEXT:    } else {
+// CHECK-NEXT:      scf.yield %[[FIRSTSLOT]] : f32
+// CHECK-NEXT:    }
 // CHECK-NEXT:    %[[ONE:.*]] = arith.constant 1 : index
 // CHECK-NEXT:    %[[FIRST:.*]] = arith.cmpi ult, %[[TID]], %[[ONE]] : index
 // CHECK-NEXT:    scf.if %[[FIRST]] {
-// CHECK-NEXT:      shaderm.store %[[TOTAL]], %[[OUT]][%[[ROW]]] : f32, !shaderm.buffer<4xf32>
+// CHECK-NEXT:      shaderm.store %{{.*}}, %[[OUT]][%[[ROW]]] : f32, !shaderm.buffer<4xf32>
 // CHECK-NEXT:    }
 // CHECK-NEXT:    shaderm.return
 // CHECK-LABEL: shaderm.schedule @reduce(
@@ -516,17 +514,28 @@ circuit.graph @reduce(%m: tensor<4x100xf32>) -> tensor<4x1xf32> {
 
 // -----
 
-// Seven barriers for 64 lanes (one after the stores, one per tree step),
-// none after the result is read.
+// Below 64 lanes (rows of 32 get 32), a shared-memory tree: six barriers
+// (one after the stores, one per step), none after the result is read, no
+// subgroup operation. At 64 lanes, the subgroup path: one barrier.
 
 // CHECK-LABEL: shaderm.kernel @reduce_barriers_k0_reduce(
+// CHECK-SAME:    workgroup_size(32, 1, 1)
+// CHECK-NOT:     exp.subgroup_reduce
+// CHECK-COUNT-6: shaderm.barrier
+// CHECK-NOT:     shaderm.barrier
+// CHECK-NOT:     exp.subgroup_reduce
+// CHECK:         shaderm.return
+// CHECK-LABEL: shaderm.kernel @reduce_barriers_k1_reduce(
 // CHECK-SAME:    workgroup_size(64, 1, 1)
-// CHECK-COUNT-7: shaderm.barrier
+// CHECK:         exp.subgroup_reduce sum
+// CHECK:         shaderm.barrier
 // CHECK-NOT:     shaderm.barrier
 // CHECK:         shaderm.return
-circuit.graph @reduce_barriers(%x: tensor<64xf32>) -> tensor<1xf32> {
-  %s = circuit.reduce sum %x : tensor<64xf32> -> tensor<1xf32>
-  circuit.output %s : tensor<1xf32>
+circuit.graph @reduce_barriers(%x: tensor<32xf32>, %y: tensor<64xf32>)
+    -> (tensor<1xf32>, tensor<1xf32>) {
+  %s = circuit.reduce sum %x : tensor<32xf32> -> tensor<1xf32>
+  %t = circuit.reduce sum %y : tensor<64xf32> -> tensor<1xf32>
+  circuit.output %s, %t : tensor<1xf32>, tensor<1xf32>
 }
 
 // -----
@@ -551,7 +560,7 @@ circuit.graph @reduce_long(%x: tensor<2x1000xf32>) -> tensor<2x1xf32> {
 // -----
 
 // max: the identity is -inf, the combining op exp.max (in the lanes and in
-// the tree); an f16 input is converted to f32 before it is combined.
+// the reduction); an f16 input is converted to f32 before it is combined.
 
 // CHECK-LABEL: shaderm.kernel @reduce_max_k0_reduce(
 // CHECK-SAME:    %[[X:.*]]: !shaderm.buffer<32xf16, read_only>, %[[OUT:.*]]: !shaderm.buffer<2xf32>) workgroup_size(32, 1, 1) {
@@ -608,9 +617,13 @@ circuit.graph @reduce_dot(%a: tensor<64xf32>, %b: tensor<64xf32>) -> tensor<1xf3
 // CHECK:         %[[ROW:.*]] = shaderm.workgroup_id x
 // CHECK:         %[[BASE:.*]] = arith.muli %[[ROW]], %{{.*}} : index
 // CHECK:         %[[TILE:.*]] = shaderm.shared_alloc : !shaderm.shared<256xf32>
-// CHECK-COUNT-9: shaderm.barrier
-// CHECK-NEXT:    %[[C0:.*]] = arith.constant 0 : index
-// CHECK-NEXT:    %[[SS:.*]] = shaderm.load %[[TILE]][%[[C0]]] : !shaderm.shared<256xf32> -> f32
+// CHECK:         exp.subgroup_reduce
+// CHECK:         shaderm.barrier
+// CHECK-NOT:     shaderm.barrier
+// CHECK:         %[[SS:.*]] = scf.if %{{.*}} -> (f32) {
+// CHECK:         } else {
+// CHECK-NEXT:      scf.yield
+// CHECK-NEXT:    }
 // CHECK-NEXT:    %[[STEP:.*]] = arith.constant 256 : index
 // CHECK-NEXT:    %[[END:.*]] = arith.constant 256 : index
 // CHECK-NEXT:    scf.for %[[K:.*]] = %[[TID]] to %[[END]] step %[[STEP]] {
@@ -654,9 +667,13 @@ circuit.graph @rmsnorm(%x: tensor<4x256xf32>, %g: tensor<256xf32>)
 
 // CHECK-LABEL: shaderm.kernel @reduce_scatter_k0_reduce_scatter_epilogue(
 // CHECK-SAME:    %[[X:.*]]: !shaderm.buffer<64xf32, read_only>, %[[DST:.*]]: !shaderm.buffer<256xf32>) workgroup_size(64, 1, 1) {
-// CHECK-COUNT-7: shaderm.barrier
-// CHECK-NEXT:    %[[C0:.*]] = arith.constant 0 : index
-// CHECK-NEXT:    %[[S:.*]] = shaderm.load %{{.*}}[%[[C0]]] : !shaderm.shared<64xf32> -> f32
+// CHECK:         exp.subgroup_reduce
+// CHECK:         shaderm.barrier
+// CHECK-NOT:     shaderm.barrier
+// CHECK:         %[[S:.*]] = scf.if %{{.*}} -> (f32) {
+// CHECK:         } else {
+// CHECK-NEXT:      scf.yield
+// CHECK-NEXT:    }
 // CHECK:         scf.for
 // CHECK:           %[[LANE:.*]] = arith.index_cast %{{.*}} : index to i32
 // CHECK-NEXT:      %[[V:.*]] = shaderm.load %[[X]][%{{.*}}]
@@ -756,9 +773,13 @@ circuit.graph @quantize(%x: tensor<2x64xf32>) -> tensor<2x64x!circuit.q8_0> {
 
 // CHECK-LABEL: shaderm.kernel @norm_q8_1_k0_reduce_epilogue(
 // CHECK-SAME:    %[[X:.*]]: !shaderm.buffer<64xf32, read_only>, %[[Q:.*]]: !shaderm.buffer<18xi32>) workgroup_size(64, 1, 1) {
-// CHECK-COUNT-7: shaderm.barrier
-// CHECK-NEXT:    %[[C0:.*]] = arith.constant 0 : index
-// CHECK-NEXT:    %[[SS:.*]] = shaderm.load %{{.*}}[%[[C0]]] : !shaderm.shared<64xf32> -> f32
+// CHECK:         exp.subgroup_reduce
+// CHECK:         shaderm.barrier
+// CHECK-NOT:     shaderm.barrier
+// CHECK:         %[[SS:.*]] = scf.if %{{.*}} -> (f32) {
+// CHECK:         } else {
+// CHECK-NEXT:      scf.yield
+// CHECK-NEXT:    }
 // CHECK-NEXT:    %[[STAGED:.*]] = shaderm.shared_alloc : !shaderm.shared<64xf32>
 // CHECK:         scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
 // CHECK:           %[[R:.*]] = exp.rsqrt %[[SS]] : f32
@@ -801,7 +822,7 @@ circuit.graph @norm_q8_1(%x: tensor<64xf32>) -> tensor<64x!circuit.q8_1> {
 // -----
 
 // f32 matvec: one workgroup of 64 lanes per weight row (grid [96, 1, 1]);
-// lanes stride over K with an fma, then the tree; lane 0 stores.
+// lanes stride over K with an fma, then the subgroup and workgroup reduction; lane 0 stores.
 
 // CHECK-LABEL: shaderm.kernel @matvec_k0_matmul(
 // CHECK-SAME:    %[[X:.*]]: !shaderm.buffer<256xf32, read_only>, %[[W:.*]]: !shaderm.buffer<24576xf32, read_only>, %[[Y:.*]]: !shaderm.buffer<96xf32>) workgroup_size(64, 1, 1) {
@@ -830,10 +851,14 @@ circuit.graph @norm_q8_1(%x: tensor<64xf32>) -> tensor<64x!circuit.q8_1> {
 // CHECK-NEXT:    scf.yield %[[ZERO]] : f32
 // CHECK-NEXT:    }
 // CHECK-NEXT:    %[[TILE:.*]] = shaderm.shared_alloc : !shaderm.shared<64xf32>
-// CHECK-NEXT:    shaderm.store %[[DOT]], %[[TILE]][%[[TID]]]
-// CHECK-COUNT-7: shaderm.barrier
-// CHECK-NEXT:    %[[C0:.*]] = arith.constant 0 : index
-// CHECK-NEXT:    %[[SUM:.*]] = shaderm.load %[[TILE]][%[[C0]]]
+// CHECK-NEXT:    %[[PART:.*]] = exp.subgroup_reduce sum %[[DOT]] : f32
+// CHECK:         shaderm.store %[[PART]], %[[TILE]][%{{.*}}]
+// CHECK:         shaderm.barrier
+// CHECK-NOT:     shaderm.barrier
+// CHECK:         %[[SUM:.*]] = scf.if %{{.*}} -> (f32) {
+// CHECK:         } else {
+// CHECK-NEXT:      scf.yield
+// CHECK-NEXT:    }
 // CHECK-NEXT:    %[[ONE:.*]] = arith.constant 1 : index
 // CHECK-NEXT:    %[[FIRST:.*]] = arith.cmpi ult, %[[TID]], %[[ONE]] : index
 // CHECK-NEXT:    scf.if %[[FIRST]] {
@@ -867,9 +892,13 @@ circuit.graph @matvec(%x: tensor<256xf32>, %w: tensor<96x256xf32>)
 // CHECK:           %[[WH:.*]] = shaderm.load %[[W]][%{{.*}}] : !shaderm.buffer<512xf16, read_only> -> f16
 // CHECK-NEXT:      %[[WF:.*]] = exp.convert %[[WH]] : f16 to f32
 // CHECK-NEXT:      exp.fma %{{.*}}, %[[WF]], %{{.*}} : f32
-// CHECK-COUNT-7: shaderm.barrier
-// CHECK-NEXT:    %[[C0:.*]] = arith.constant 0 : index
-// CHECK-NEXT:    %[[DOT:.*]] = shaderm.load %{{.*}}[%[[C0]]] : !shaderm.shared<64xf32> -> f32
+// CHECK:         exp.subgroup_reduce
+// CHECK:         shaderm.barrier
+// CHECK-NOT:     shaderm.barrier
+// CHECK:         %[[DOT:.*]] = scf.if %{{.*}} -> (f32) {
+// CHECK:         } else {
+// CHECK-NEXT:      scf.yield
+// CHECK-NEXT:    }
 // CHECK:         scf.if
 // CHECK:           %[[OI:.*]] = arith.addi %{{.*}}, %{{.*}} : index
 // CHECK-NEXT:      arith.index_cast %[[OI]] : index to i32
@@ -970,7 +999,7 @@ circuit.graph @matvec_q8_0(%x: tensor<128xf32>, %w: tensor<16x128x!circuit.q8_0>
 
 // multi_matmul: one kernel over the concatenated rows (grid 16 + 8 = 24);
 // workgroups [0, 16) compute the first weight's rows, [16, 24) the
-// second's, each with its own tree and epilogue.
+// second's, each with its own reduction and epilogue.
 
 // CHECK-LABEL: shaderm.kernel @multi_k0_multi_matmul(
 // CHECK-SAME:    %[[X:.*]]: !shaderm.buffer<64xf32, read_only>, %[[A:.*]]: !shaderm.buffer<1024xf32, read_only>, %[[B:.*]]: !shaderm.buffer<512xf16, read_only>, %[[P:.*]]: !shaderm.buffer<16xf32>, %[[Q:.*]]: !shaderm.buffer<8xf32>) workgroup_size(64, 1, 1) {
@@ -1040,4 +1069,74 @@ circuit.graph @identity(%x: tensor<4xf32>) -> tensor<4xf32> {
 // CHECK-NOT:   shaderm.
 func.func @host() {
   return
+}
+
+// -----
+
+// q4_k weights: 144-byte (36-word) super-blocks; lanes stride over quarter
+// super-blocks (4 per block), read the f16 d and dmin from the block's
+// first word, the 6-bit scale and min of two sub-blocks, then 8 quant
+// words carrying 4 accumulators (two dot products, two sums of x). The
+// sums of x times d*min are subtracted once per quarter.
+// CHECK-LABEL: shaderm.kernel @matvec_q4_k_k0_matmul(
+// CHECK-SAME:    %[[X:.*]]: !shaderm.buffer<512xf32, read_only>, %[[W:.*]]: !shaderm.buffer<576xi32, read_only>, %{{.*}}: !shaderm.buffer<8xf32>) workgroup_size(64, 1, 1)
+// CHECK:         %[[UNITS:.*]] = arith.constant 8 : index
+// CHECK:         scf.for %[[U:.*]] = %{{.*}} to %[[UNITS]] step %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (f32) {
+// CHECK:           %[[C36:.*]] = arith.constant 36 : index
+// CHECK:           %[[BW:.*]] = arith.muli %{{.*}}, %[[C36]] : index
+// CHECK-NEXT:      %[[HEAD:.*]] = shaderm.load %[[W]][%[[BW]]]
+// CHECK-NEXT:      %[[D:.*]] = exp.unpack_f16x2 %[[HEAD]][0] : f32
+// CHECK-NEXT:      %[[DMIN:.*]] = exp.unpack_f16x2 %[[HEAD]][1] : f32
+// CHECK-COUNT-2:   arith.constant 63 : i32
+// CHECK:           %[[DLO:.*]] = exp.mul %[[D]], %{{.*}} : f32
+// CHECK:           %[[MLO:.*]] = exp.mul %[[DMIN]], %{{.*}} : f32
+// CHECK:           %[[DHI:.*]] = exp.mul %[[D]], %{{.*}} : f32
+// CHECK:           %[[MHI:.*]] = exp.mul %[[DMIN]], %{{.*}} : f32
+// CHECK:           %[[WORDS:.*]]:4 = scf.for {{.*}} -> (f32, f32, f32, f32) {
+// CHECK:             shaderm.load %[[W]]
+// CHECK-COUNT-8:     shaderm.load %[[X]]
+// CHECK:             scf.yield {{.*}} : f32, f32, f32, f32
+// CHECK-NEXT:      }
+// CHECK-NEXT:      %[[HI:.*]] = exp.fma %[[DHI]], %[[WORDS]]#2, %[[ACC]] : f32
+// CHECK-NEXT:      %[[LO:.*]] = exp.fma %[[DLO]], %[[WORDS]]#0, %[[HI]] : f32
+// CHECK-NEXT:      %[[MH:.*]] = exp.fma %[[MHI]], %[[WORDS]]#3, %{{.*}} : f32
+// CHECK-NEXT:      %[[ML:.*]] = exp.fma %[[MLO]], %[[WORDS]]#1, %[[MH]] : f32
+// CHECK-NEXT:      %[[NEXT:.*]] = exp.sub %[[LO]], %[[ML]] : f32
+// CHECK-NEXT:      scf.yield %[[NEXT]] : f32
+circuit.graph @matvec_q4_k(%x: tensor<512xf32>, %w: tensor<8x512x!circuit.q4_k>)
+    -> tensor<8xf32> {
+  %y = circuit.matmul %x, %w : tensor<512xf32>, tensor<8x512x!circuit.q4_k>
+      -> tensor<8xf32>
+  circuit.output %y : tensor<8xf32>
+}
+
+// -----
+
+// q6_k weights: 210-byte super-blocks; lanes stride over 16-value units
+// (16 per block) sharing one int8 scale (sign-extended) times the f16 d;
+// a unit reads 4 words of low bits and 4 of high bits (each from the two
+// aligned words around it, blocks start at even bytes) and centers the
+// 6-bit values at 32.
+// CHECK-LABEL: shaderm.kernel @matvec_q6_k_k0_matmul(
+// CHECK-SAME:    %[[X:.*]]: !shaderm.buffer<256xf32, read_only>, %[[W:.*]]: !shaderm.buffer<420xi32, read_only>, %{{.*}}: !shaderm.buffer<8xf32>) workgroup_size(64, 1, 1)
+// CHECK:         %[[UNITS:.*]] = arith.constant 16 : index
+// CHECK:         scf.for %[[U:.*]] = %{{.*}} to %[[UNITS]] step %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (f32) {
+// CHECK:           %[[C210:.*]] = arith.constant 210 : index
+// CHECK:           arith.muli %{{.*}}, %[[C210]] : index
+// CHECK:           %[[SC:.*]] = arith.shrsi
+// CHECK-DAG:       %[[D:.*]] = exp.unpack_f16x2 %{{.*}}[0] : f32
+// CHECK-DAG:       %[[SCF:.*]] = exp.convert %[[SC]] : i32 to f32
+// CHECK:           %[[SCALE:.*]] = exp.mul %[[D]], %[[SCF]] : f32
+// CHECK:           %[[WORDS:.*]] = scf.for {{.*}} -> (f32) {
+// CHECK-COUNT-4:     shaderm.load %[[W]]
+// CHECK-COUNT-4:     arith.subi %{{.*}}, %{{.*}} : i32
+// CHECK:             scf.yield
+// CHECK-NEXT:      }
+// CHECK-NEXT:      %[[NEXT:.*]] = exp.fma %[[SCALE]], %[[WORDS]], %[[ACC]] : f32
+// CHECK-NEXT:      scf.yield %[[NEXT]] : f32
+circuit.graph @matvec_q6_k(%x: tensor<256xf32>, %w: tensor<8x256x!circuit.q6_k>)
+    -> tensor<8xf32> {
+  %y = circuit.matmul %x, %w : tensor<256xf32>, tensor<8x256x!circuit.q6_k>
+      -> tensor<8xf32>
+  circuit.output %y : tensor<8xf32>
 }

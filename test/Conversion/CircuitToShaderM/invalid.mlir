@@ -61,26 +61,6 @@ circuit.graph @quantize_too_many_rows(%x: tensor<65536x32xf32>)
 
 // -----
 
-circuit.graph @q4_k_weights(%x: tensor<256xf32>, %w: tensor<8x256x!circuit.q4_k>)
-    -> tensor<8xf32> {
-  // expected-error @+1 {{'circuit.matmul' op with '!circuit.q4_k' weights is not supported by convert-circuit-to-shaderm yet}}
-  %y = circuit.matmul %x, %w : tensor<256xf32>, tensor<8x256x!circuit.q4_k>
-      -> tensor<8xf32>
-  circuit.output %y : tensor<8xf32>
-}
-
-// -----
-
-circuit.graph @q6_k_weights(%x: tensor<256xf32>, %w: tensor<8x256x!circuit.q6_k>)
-    -> tensor<8xf32> {
-  // expected-error @+1 {{'circuit.matmul' op with '!circuit.q6_k' weights is not supported by convert-circuit-to-shaderm yet}}
-  %y = circuit.matmul %x, %w : tensor<256xf32>, tensor<8x256x!circuit.q6_k>
-      -> tensor<8xf32>
-  circuit.output %y : tensor<8xf32>
-}
-
-// -----
-
 circuit.graph @i2_s_weights(%x: tensor<256xf32>, %w: tensor<8x256x!circuit.i2_s>)
     -> tensor<8xf32> {
   // expected-error @+1 {{'circuit.matmul' op with '!circuit.i2_s' weights is not supported by convert-circuit-to-shaderm yet}}
@@ -92,12 +72,12 @@ circuit.graph @i2_s_weights(%x: tensor<256xf32>, %w: tensor<8x256x!circuit.i2_s>
 // -----
 
 // One unsupported weight of a multi_matmul refuses the whole op.
-circuit.graph @multi_q4_k(%x: tensor<256xf32>, %a: tensor<8x256xf32>,
-                          %b: tensor<8x256x!circuit.q4_k>)
+circuit.graph @multi_i2_s(%x: tensor<256xf32>, %a: tensor<8x256xf32>,
+                          %b: tensor<8x256x!circuit.i2_s>)
     -> (tensor<8xf32>, tensor<8xf32>) {
-  // expected-error @+1 {{'circuit.multi_matmul' op with '!circuit.q4_k' weights is not supported by convert-circuit-to-shaderm yet}}
+  // expected-error @+1 {{'circuit.multi_matmul' op with '!circuit.i2_s' weights is not supported by convert-circuit-to-shaderm yet}}
   %p, %q = circuit.multi_matmul %x, %a, %b
-      : tensor<256xf32>, tensor<8x256xf32>, tensor<8x256x!circuit.q4_k>
+      : tensor<256xf32>, tensor<8x256xf32>, tensor<8x256x!circuit.i2_s>
       -> tensor<8xf32>, tensor<8xf32> epilogues {
   }, {
   }
@@ -117,14 +97,14 @@ circuit.graph @q8_1_activations(%x: tensor<256x!circuit.q8_1>,
 // -----
 
 // The refusal comes from the first unsupported op, after others lowered.
-circuit.graph @after_a_map(%x: tensor<256xf32>, %w: tensor<8x256x!circuit.q4_k>)
+circuit.graph @after_a_map(%x: tensor<256xf32>, %w: tensor<8x256x!circuit.i2_s>)
     -> tensor<8xf32> {
   %y = circuit.map ins(%x : tensor<256xf32>) -> tensor<256xf32> {
   ^bb0(%lane: i32, %v: f32):
     circuit.yield %v : f32
   }
-  // expected-error @+1 {{'circuit.matmul' op with '!circuit.q4_k' weights is not supported by convert-circuit-to-shaderm yet}}
-  %z = circuit.matmul %y, %w : tensor<256xf32>, tensor<8x256x!circuit.q4_k>
+  // expected-error @+1 {{'circuit.matmul' op with '!circuit.i2_s' weights is not supported by convert-circuit-to-shaderm yet}}
+  %z = circuit.matmul %y, %w : tensor<256xf32>, tensor<8x256x!circuit.i2_s>
       -> tensor<8xf32>
   circuit.output %z : tensor<8xf32>
 }

@@ -31,7 +31,10 @@
 // CHECK-NEXT:      %[[E:.*]] = math.exp %[[M]] : f32
 // CHECK-NEXT:      memref.store %[[E]], %[[OUT]][%[[G]]] : memref<128xf32>
 // CHECK:         gpu.func @sum_k0_reduce(%{{.*}}: memref<64xf32>, %{{.*}}: memref<1xf32>) workgroup(%[[TILE:.*]] : memref<64xf32, #gpu.address_space<workgroup>>) kernel
-// CHECK-COUNT-7:   gpu.barrier
+// CHECK:           gpu.subgroup_reduce add
+// CHECK:           gpu.lane_id
+// CHECK:           gpu.subgroup_id
+// CHECK:           gpu.barrier
 // CHECK-NOT:       gpu.barrier
 // CHECK:           gpu.return
 

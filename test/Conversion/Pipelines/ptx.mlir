@@ -1,10 +1,12 @@
 // The kernels of a small model step (as in spirv.mlir) through
 // hesper-to-ptx: RMSNorm (reduce_epilogue), softmax (two reduce_epilogue),
-// an f32 and a q8_0 matvec, a KV-cache write (scatter_multi) and a warp sum
-// (subgroup_reduce in a map body, expanded into shuffles). The gpu.binary
-// holds PTX that ptxas accepts for sm_90 (the default chip) and, built with
-// chip=sm_80, for sm_80; the PTX shows one entry per kernel, bar.sync per
-// tree step, and shfl.sync for the warp sum.
+// a reduction over short rows, f32, q8_0, q4_k and q6_k matvecs, a KV-cache
+// write (scatter_multi) and a warp sum (subgroup_reduce in a map body,
+// expanded into shuffles). The gpu.binary holds PTX that ptxas accepts for
+// sm_90 (the default chip) and, built with chip=sm_80, for sm_80; the PTX
+// shows one entry per kernel, warp reductions as butterfly shuffles with
+// one barrier per workgroup reduction, and a bar.sync per tree step where
+// the workgroup is smaller than 64 threads.
 //
 // REQUIRES: ptxas, libdevice
 // RUN: hesper-opt %s --hesper-to-ptx="libdevice=%libdevice" -o %t.sm90.mlir
@@ -32,13 +34,18 @@
 // SM90:      .target sm_90
 // SM80:      .target sm_80
 
-// RMSNorm: 256 threads, 1 KiB of shared memory for the tree, a barrier
-// after the lanes' partial sums and one per tree step (8), an rsqrt.
+// RMSNorm: 256 threads; each warp reduces its partial sums with 5
+// butterfly shuffles, its first lane writes the total to shared memory,
+// one barrier, then every thread adds the 8 totals in order; an rsqrt.
 // PTX-LABEL:     .visible .entry rmsnorm_k0_reduce_epilogue(
 // PTX:           .maxntid 256, 1, 1
 // PTX:           .shared .align 4 .b8 __wg_rmsnorm_k0_reduce_epilogue_0[1024];
-// PTX-COUNT-9:   bar.sync 0;
+// PTX-COUNT-5:   shfl.sync.bfly.b32
 // PTX-NOT:       bar.sync
+// PTX:           st.shared.b32
+// PTX:           bar.sync 0;
+// PTX-NOT:       bar.sync
+// PTX:           ld.shared
 // PTX:           rsqrt.approx.f32
 // PTX-NOT:       bar.sync
 // PTX:           ret;
@@ -60,16 +67,18 @@ circuit.graph @rmsnorm(%x: tensor<4x256xf32>, %g: tensor<256xf32>)
 }
 
 // softmax over rows of 100 (128 threads): max (from -inf) then exp, sum
-// then divide; 8 barriers each.
+// then divide; a warp reduction and one barrier each.
 // PTX-LABEL:     .visible .entry softmax_k0_reduce_epilogue(
 // PTX:           .maxntid 128, 1, 1
 // PTX:           max.f32 {{.*}}, 0fFF800000;
-// PTX-COUNT-8:   bar.sync 0;
+// PTX-COUNT-5:   shfl.sync.bfly.b32
+// PTX:           bar.sync 0;
 // PTX-NOT:       bar.sync
 // PTX:           ex2.approx
 // PTX:           ret;
 // PTX-LABEL:     .visible .entry softmax_k1_reduce_epilogue(
-// PTX-COUNT-8:   bar.sync 0;
+// PTX-COUNT-5:   shfl.sync.bfly.b32
+// PTX:           bar.sync 0;
 // PTX-NOT:       bar.sync
 // PTX:           div.rn.f32
 // PTX:           ret;
@@ -90,11 +99,13 @@ circuit.graph @softmax(%x: tensor<2x100xf32>) -> tensor<2x100xf32> {
   circuit.output %s : tensor<2x100xf32>
 }
 
-// f32 matvec: 64 threads, an fma per K step, 7 barriers.
+// f32 matvec: 64 threads (two warps), an fma per K step, each warp's
+// partial dot product reduced with shuffles, one barrier.
 // PTX-LABEL:     .visible .entry matvec_k0_matmul(
 // PTX:           .maxntid 64, 1, 1
 // PTX:           fma.rn.f32
-// PTX-COUNT-7:   bar.sync 0;
+// PTX-COUNT-5:   shfl.sync.bfly.b32
+// PTX:           bar.sync 0;
 // PTX-NOT:       bar.sync
 // PTX:           ret;
 circuit.graph @matvec(%x: tensor<256xf32>, %w: tensor<96x256xf32>)
@@ -104,10 +115,12 @@ circuit.graph @matvec(%x: tensor<256xf32>, %w: tensor<96x256xf32>)
   circuit.output %y : tensor<96xf32>
 }
 
-// q8_0 matvec: the f16 scale converted to f32, 7 barriers.
+// q8_0 matvec: the f16 scale converted to f32, a warp reduction, one
+// barrier.
 // PTX-LABEL:     .visible .entry matvec_q8_0_k0_matmul(
 // PTX:           cvt.f32.f16
-// PTX-COUNT-7:   bar.sync 0;
+// PTX-COUNT-5:   shfl.sync.bfly.b32
+// PTX:           bar.sync 0;
 // PTX-NOT:       bar.sync
 // PTX:           ret;
 circuit.graph @matvec_q8_0(%x: tensor<128xf32>,
@@ -115,6 +128,55 @@ circuit.graph @matvec_q8_0(%x: tensor<128xf32>,
   %y = circuit.matmul %x, %w : tensor<128xf32>, tensor<16x128x!circuit.q8_0>
       -> tensor<16xf32>
   circuit.output %y : tensor<16xf32>
+}
+
+// q4_k matvec: the f16 d and dmin of each super-block, nibbles taken out
+// of the quant words, a warp reduction and one barrier.
+// PTX-LABEL:     .visible .entry matvec_q4_k_k0_matmul(
+// PTX:           .maxntid 64, 1, 1
+// PTX-COUNT-2:   cvt.f32.f16
+// PTX:           and.b32 {{.*}}, 15;
+// PTX:           fma.rn.f32
+// PTX-COUNT-5:   shfl.sync.bfly.b32
+// PTX:           bar.sync 0;
+// PTX-NOT:       bar.sync
+// PTX:           ret;
+circuit.graph @matvec_q4_k(%x: tensor<512xf32>,
+                           %w: tensor<16x512x!circuit.q4_k>) -> tensor<16xf32> {
+  %y = circuit.matmul %x, %w : tensor<512xf32>, tensor<16x512x!circuit.q4_k>
+      -> tensor<16xf32>
+  circuit.output %y : tensor<16xf32>
+}
+
+// q6_k matvec: words read at even byte offsets from two aligned words,
+// 6-bit values centered at 32, a warp reduction and one barrier.
+// PTX-LABEL:     .visible .entry matvec_q6_k_k0_matmul(
+// PTX:           add.s32 {{.*}}, -32;
+// PTX:           cvt.f32.f16
+// PTX-COUNT-5:   shfl.sync.bfly.b32
+// PTX:           bar.sync 0;
+// PTX-NOT:       bar.sync
+// PTX:           ret;
+circuit.graph @matvec_q6_k(%x: tensor<512xf32>,
+                           %w: tensor<16x512x!circuit.q6_k>) -> tensor<16xf32> {
+  %y = circuit.matmul %x, %w : tensor<512xf32>, tensor<16x512x!circuit.q6_k>
+      -> tensor<16xf32>
+  circuit.output %y : tensor<16xf32>
+}
+
+// Rows of 24 get a 32-thread workgroup, below the subgroup-reduction
+// threshold: a barrier after the partial sums and one per tree step (5),
+// no shuffles.
+// PTX-LABEL:     .visible .entry short_rows_k0_reduce(
+// PTX:           .maxntid 32, 1, 1
+// PTX-NOT:       shfl.sync
+// PTX-COUNT-6:   bar.sync 0;
+// PTX-NOT:       bar.sync
+// PTX-NOT:       shfl.sync
+// PTX:           ret;
+circuit.graph @short_rows(%x: tensor<3x24xf32>) -> tensor<3x1xf32> {
+  %s = circuit.reduce sum %x : tensor<3x24xf32> -> tensor<3x1xf32>
+  circuit.output %s : tensor<3x1xf32>
 }
 
 // The KV-cache write: no barrier, one store into each cache.

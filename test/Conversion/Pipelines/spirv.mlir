@@ -1,11 +1,12 @@
 // The kernels of a small model step through hesper-to-spirv for a device
 // with subgroups of 8 (lavapipe): RMSNorm (reduce_epilogue), softmax (two
-// reduce_epilogue), an f32 and a q8_0 matvec, a KV-cache write
-// (scatter_multi) and a warp sum (subgroup_reduce in a map body). The one
-// gpu.binary holds SPIR-V that spirv-val accepts for Vulkan 1.1; its
-// disassembly shows one entry point per kernel with its workgroup size, a
-// barrier per shared-memory tree step, and a subgroup reduction for the
-// warp sum.
+// reduce_epilogue), f32, q8_0, q4_k and q6_k matvecs, a reduction over
+// short rows, a KV-cache write (scatter_multi) and a warp sum
+// (subgroup_reduce in a map body). The one gpu.binary holds SPIR-V that
+// spirv-val accepts for Vulkan 1.1; its disassembly shows one entry point
+// per kernel with its workgroup size, subgroup reductions with one barrier
+// per workgroup reduction (a barrier per tree step below 64 lanes), and a
+// subgroup reduction for the warp sum.
 //
 // REQUIRES: spirv-val
 // RUN: hesper-opt %s --hesper-to-spirv="subgroup-size=8" -o %t.mlir
@@ -60,10 +61,15 @@
 // SPIRV-HEADER-DAG: OpDecorate %kv_write_k0_scatter_multi_arg_4 Binding 4
 // SPIRV-HEADER-DAG: OpDecorate %kv_write_k0_scatter_multi_arg_4 DescriptorSet 0
 
-// RMSNorm over rows of 256: 256 lanes, a barrier after the lanes' partial
-// sums and one per tree step (8), then the epilogue with rsqrt.
+// RMSNorm over rows of 256: 256 lanes; each subgroup adds its partial
+// sums (a subgroup reduction), its first lane (SubgroupLocalInvocationId
+// 0) writes the total to slot SubgroupId, one barrier, then the
+// epilogue with rsqrt.
 // SPIRV-LABEL:   %rmsnorm_k0_reduce_epilogue = OpFunction
-// SPIRV-COUNT-9: OpControlBarrier %uint_2 %uint_2 %uint_264
+// SPIRV:         OpGroupNonUniformFAdd %float %uint_3 Reduce
+// SPIRV:         __builtin__SubgroupLocalInvocationId__
+// SPIRV:         __builtin__SubgroupId__
+// SPIRV:         OpControlBarrier %uint_2 %uint_2 %uint_264
 // SPIRV-NOT:     OpControlBarrier
 // SPIRV:         InverseSqrt
 // SPIRV:         OpFunctionEnd
@@ -85,15 +91,18 @@ circuit.graph @rmsnorm(%x: tensor<4x256xf32>, %g: tensor<256xf32>)
 }
 
 // softmax over rows of 100 (128 lanes): max then exp(x - max), sum then
-// divide; 8 barriers each, the first combining with a max.
+// divide; a subgroup reduction and one barrier each, the first combining
+// with a max.
 // SPIRV-LABEL:   %softmax_k0_reduce_epilogue = OpFunction
 // SPIRV:         FMax
-// SPIRV-COUNT-8: OpControlBarrier %uint_2 %uint_2 %uint_264
+// SPIRV:         OpGroupNonUniformFMax %float %uint_3 Reduce
+// SPIRV:         OpControlBarrier %uint_2 %uint_2 %uint_264
 // SPIRV-NOT:     OpControlBarrier
 // SPIRV:         Exp
 // SPIRV:         OpFunctionEnd
 // SPIRV-LABEL:   %softmax_k1_reduce_epilogue = OpFunction
-// SPIRV-COUNT-8: OpControlBarrier %uint_2 %uint_2 %uint_264
+// SPIRV:         OpGroupNonUniformFAdd %float %uint_3 Reduce
+// SPIRV:         OpControlBarrier %uint_2 %uint_2 %uint_264
 // SPIRV-NOT:     OpControlBarrier
 // SPIRV:         OpFDiv
 // SPIRV:         OpFunctionEnd
@@ -114,10 +123,11 @@ circuit.graph @softmax(%x: tensor<2x100xf32>) -> tensor<2x100xf32> {
   circuit.output %s : tensor<2x100xf32>
 }
 
-// f32 matvec: 64 lanes, fma over K, 7 barriers.
+// f32 matvec: 64 lanes, fma over K, a subgroup reduction, one barrier.
 // SPIRV-LABEL:   %matvec_k0_matmul = OpFunction
 // SPIRV:         Fma
-// SPIRV-COUNT-7: OpControlBarrier %uint_2 %uint_2 %uint_264
+// SPIRV:         OpGroupNonUniformFAdd %float %uint_3 Reduce
+// SPIRV:         OpControlBarrier %uint_2 %uint_2 %uint_264
 // SPIRV-NOT:     OpControlBarrier
 // SPIRV:         OpFunctionEnd
 circuit.graph @matvec(%x: tensor<256xf32>, %w: tensor<96x256xf32>)
@@ -134,7 +144,8 @@ circuit.graph @matvec(%x: tensor<256xf32>, %w: tensor<96x256xf32>)
 // SPIRV:         OpBitwiseAnd
 // SPIRV:         OpShiftRightArithmetic
 // SPIRV:         OpConvertSToF
-// SPIRV-COUNT-7: OpControlBarrier %uint_2 %uint_2 %uint_264
+// SPIRV:         OpGroupNonUniformFAdd %float %uint_3 Reduce
+// SPIRV:         OpControlBarrier %uint_2 %uint_2 %uint_264
 // SPIRV-NOT:     OpControlBarrier
 // SPIRV:         OpFunctionEnd
 circuit.graph @matvec_q8_0(%x: tensor<128xf32>,
@@ -142,6 +153,47 @@ circuit.graph @matvec_q8_0(%x: tensor<128xf32>,
   %y = circuit.matmul %x, %w : tensor<128xf32>, tensor<16x128x!circuit.q8_0>
       -> tensor<16xf32>
   circuit.output %y : tensor<16xf32>
+}
+
+// q4_k and q6_k matvecs: the f16 super-block scales widened, a subgroup
+// reduction, one barrier.
+// SPIRV-LABEL:   %matvec_q4_k_k0_matmul = OpFunction
+// SPIRV:         OpFConvert %float
+// SPIRV:         OpGroupNonUniformFAdd %float %uint_3 Reduce
+// SPIRV:         OpControlBarrier %uint_2 %uint_2 %uint_264
+// SPIRV-NOT:     OpControlBarrier
+// SPIRV:         OpFunctionEnd
+// SPIRV-LABEL:   %matvec_q6_k_k0_matmul = OpFunction
+// SPIRV:         OpShiftRightArithmetic
+// SPIRV:         OpFConvert %float
+// SPIRV:         OpGroupNonUniformFAdd %float %uint_3 Reduce
+// SPIRV:         OpControlBarrier %uint_2 %uint_2 %uint_264
+// SPIRV-NOT:     OpControlBarrier
+// SPIRV:         OpFunctionEnd
+circuit.graph @matvec_q4_k(%x: tensor<512xf32>,
+                           %w: tensor<16x512x!circuit.q4_k>) -> tensor<16xf32> {
+  %y = circuit.matmul %x, %w : tensor<512xf32>, tensor<16x512x!circuit.q4_k>
+      -> tensor<16xf32>
+  circuit.output %y : tensor<16xf32>
+}
+circuit.graph @matvec_q6_k(%x: tensor<512xf32>,
+                           %w: tensor<16x512x!circuit.q6_k>) -> tensor<16xf32> {
+  %y = circuit.matmul %x, %w : tensor<512xf32>, tensor<16x512x!circuit.q6_k>
+      -> tensor<16xf32>
+  circuit.output %y : tensor<16xf32>
+}
+
+// Rows of 24 get 32 lanes, below the subgroup-reduction threshold: a
+// shared-memory tree, a barrier after the partial sums and one per step.
+// SPIRV-LABEL:   %short_rows_k0_reduce = OpFunction
+// SPIRV-NOT:     OpGroupNonUniform
+// SPIRV-COUNT-6: OpControlBarrier %uint_2 %uint_2 %uint_264
+// SPIRV-NOT:     OpControlBarrier
+// SPIRV-NOT:     OpGroupNonUniform
+// SPIRV:         OpFunctionEnd
+circuit.graph @short_rows(%x: tensor<3x24xf32>) -> tensor<3x1xf32> {
+  %s = circuit.reduce sum %x : tensor<3x24xf32> -> tensor<3x1xf32>
+  circuit.output %s : tensor<3x1xf32>
 }
 
 // The KV-cache write: no barrier, a guarded store into each cache.
