@@ -57,7 +57,8 @@ def ConvertCircuitToShaderMPass
   let dependentDialects = ["::hesper::shaderm::ShaderMDialect",
                            "::hesper::exp::ExpDialect",
                            "::mlir::arith::ArithDialect",
-                           "::mlir::scf::SCFDialect"];
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
 }
 
 def ConvertShaderMToGPUPass
@@ -130,9 +131,13 @@ def PrepareSPIRVKernelsPass
     the layout the Hesper Vulkan runtime creates. Run after
     `spirv-attach-target`: the gpu.module's SPIR-V target is also set as its
     `spirv.target_env` attribute, which passes such as
-    `convert-math-to-spirv` look up.
+    `convert-math-to-spirv` look up. Vector loads and stores of buffers
+    (which upstream lowers through a pointer cast that Vulkan's logical
+    addressing forbids) become one access per element.
   }];
-  let dependentDialects = ["::mlir::spirv::SPIRVDialect"];
+  let dependentDialects = ["::mlir::spirv::SPIRVDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::vector::VectorDialect"];
 }
 
 def SerializeSPIRVPass : Pass<"hesper-serialize-spirv", "::mlir::ModuleOp"> {

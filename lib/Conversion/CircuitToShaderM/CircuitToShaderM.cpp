@@ -25,6 +25,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/MapVector.h"
@@ -987,19 +988,39 @@ Value GraphLowering::emitPartialDot(KernelState &ks, Value x, Value weight,
 }
 
 Value GraphLowering::emitPlainDot(const DotOperands &d) {
-  // Lanes stride over k.
+  // Lanes stride over k, kVector consecutive elements at a time (one
+  // vector load of x and of w) where k allows; the components are
+  // accumulated in order.
+  constexpr int64_t kVector = 4;
   Location loc = d.loc;
   IndexMath im(b, loc);
   Value zero = ex::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
   Value wRow = im.mul(d.n, im.c(d.k));
-  auto loop = scf::ForOp::create(b, loc, d.tid, im.c(d.k), im.c(d.lanes),
-                                 ValueRange{zero});
+  int64_t width = d.k % kVector == 0 ? kVector : 1;
+  auto loop = scf::ForOp::create(b, loc, d.tid, im.c(d.k / width),
+                                 im.c(d.lanes), ValueRange{zero});
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
-  Value i = loop.getInductionVar();
-  Value xv = toF32(loadElement(d.x, im.add(d.xRow, i), loc), loc);
-  Value wv = toF32(loadElement(d.w, im.add(wRow, i), loc), loc);
-  Value acc = ex::FmaOp::create(b, loc, xv, wv, loop.getRegionIterArgs()[0]);
+  Value i = im.mul(loop.getInductionVar(), im.c(width));
+  Value acc = loop.getRegionIterArgs()[0];
+  if (width == 1) {
+    Value xv = toF32(loadElement(d.x, im.add(d.xRow, i), loc), loc);
+    Value wv = toF32(loadElement(d.w, im.add(wRow, i), loc), loc);
+    acc = ex::FmaOp::create(b, loc, xv, wv, acc);
+  } else {
+    auto loadVector = [&](Value buffer, Value index) -> Value {
+      Type element = cast<sm::BufferType>(buffer.getType()).getElementType();
+      return sm::LoadOp::create(b, loc, VectorType::get({width}, element),
+                                buffer, index);
+    };
+    Value xs = loadVector(d.x, im.add(d.xRow, i));
+    Value ws = loadVector(d.w, im.add(wRow, i));
+    for (int64_t j = 0; j < width; ++j) {
+      Value xv = toF32(vector::ExtractOp::create(b, loc, xs, j), loc);
+      Value wv = toF32(vector::ExtractOp::create(b, loc, ws, j), loc);
+      acc = ex::FmaOp::create(b, loc, xv, wv, acc);
+    }
+  }
   scf::YieldOp::create(b, loc, acc);
   return guardZeroTrip(b, loop)[0];
 }

@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVAttributes.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVDialect.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVOps.h"
@@ -156,6 +157,38 @@ struct PrepareSPIRVKernelsPass
                         spirv::getInterfaceVarABIAttr(
                             /*descriptorSet=*/0, /*binding=*/i,
                             std::nullopt, context));
+    });
+    // Vulkan's logical addressing cannot reinterpret a pointer to a buffer
+    // element as a pointer to a vector (how vector.load lowers): vector
+    // loads and stores of memrefs become one access per element.
+    getOperation().walk([&](Operation *op) {
+      OpBuilder b(op);
+      Location loc = op->getLoc();
+      auto at = [&](Value index, int64_t i) -> Value {
+        return arith::AddIOp::create(
+            b, loc, index, arith::ConstantIndexOp::create(b, loc, i));
+      };
+      if (auto load = dyn_cast<vector::LoadOp>(op)) {
+        if (load.getIndices().size() != 1)
+          return;
+        VectorType type = load.getVectorType();
+        SmallVector<Value> elements;
+        for (int64_t i = 0; i < type.getNumElements(); ++i)
+          elements.push_back(memref::LoadOp::create(
+              b, loc, load.getBase(), ValueRange{at(load.getIndices()[0], i)}));
+        load.replaceAllUsesWith(
+            vector::FromElementsOp::create(b, loc, type, elements).getResult());
+        load.erase();
+      } else if (auto store = dyn_cast<vector::StoreOp>(op)) {
+        if (store.getIndices().size() != 1)
+          return;
+        VectorType type = store.getVectorType();
+        for (int64_t i = 0; i < type.getNumElements(); ++i)
+          memref::StoreOp::create(
+              b, loc, vector::ExtractOp::create(b, loc, store.getValueToStore(), i),
+              store.getBase(), ValueRange{at(store.getIndices()[0], i)});
+        store.erase();
+      }
     });
   }
 };

@@ -107,6 +107,15 @@ static std::optional<arith::AtomicRMWKind> toArith(sm::AtomicKind kind,
 }
 
 /// Replaces one shaderm op inside a moved kernel body.
+/// The alignment a vectorized shaderm.load/store promises: its whole size,
+/// or the largest power of two dividing it (the op's contract is that the
+/// caller aligns the index to the vector length).
+static llvm::MaybeAlign vectorAlignment(VectorType type) {
+  uint64_t bytes = type.getNumElements() *
+                   type.getElementType().getIntOrFloatBitWidth() / 8;
+  return llvm::MaybeAlign(bytes & (~bytes + 1));
+}
+
 static void convertOp(OpBuilder &b, Operation *op) {
   b.setInsertionPoint(op);
   Location loc = op->getLoc();
@@ -129,16 +138,18 @@ static void convertOp(OpBuilder &b, Operation *op) {
       })
       .Case([&](sm::LoadOp load) {
         if (auto vec = dyn_cast<VectorType>(load.getType()))
-          replacement = vector::LoadOp::create(b, loc, vec, load.getMemory(),
-                                               ValueRange{load.getIndex()});
+          replacement = vector::LoadOp::create(
+              b, loc, vec, load.getMemory(), ValueRange{load.getIndex()},
+              /*nontemporal=*/false, vectorAlignment(vec));
         else
           replacement = memref::LoadOp::create(b, loc, load.getMemory(),
                                                ValueRange{load.getIndex()});
       })
       .Case([&](sm::StoreOp store) {
-        if (isa<VectorType>(store.getValue().getType()))
+        if (auto vec = dyn_cast<VectorType>(store.getValue().getType()))
           vector::StoreOp::create(b, loc, store.getValue(), store.getMemory(),
-                                  ValueRange{store.getIndex()});
+                                  ValueRange{store.getIndex()},
+                                  /*nontemporal=*/false, vectorAlignment(vec));
         else
           memref::StoreOp::create(b, loc, store.getValue(), store.getMemory(),
                                   ValueRange{store.getIndex()});

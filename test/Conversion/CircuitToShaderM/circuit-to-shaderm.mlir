@@ -822,7 +822,9 @@ circuit.graph @norm_q8_1(%x: tensor<64xf32>) -> tensor<64x!circuit.q8_1> {
 // -----
 
 // f32 matvec: one workgroup of 64 lanes per weight row (grid [96, 1, 1]);
-// lanes stride over K with an fma, then the subgroup and workgroup reduction; lane 0 stores.
+// lanes stride over K four elements at a time (a vector load of x and of
+// w, four fmas in order), then the subgroup and workgroup reduction; lane
+// 0 stores.
 
 // CHECK-LABEL: shaderm.kernel @matvec_k0_matmul(
 // CHECK-SAME:    %[[X:.*]]: !shaderm.buffer<256xf32, read_only>, %[[W:.*]]: !shaderm.buffer<24576xf32, read_only>, %[[Y:.*]]: !shaderm.buffer<96xf32>) workgroup_size(64, 1, 1) {
@@ -835,16 +837,21 @@ circuit.graph @norm_q8_1(%x: tensor<64xf32>) -> tensor<64x!circuit.q8_1> {
 // CHECK-NEXT:    %[[K2:.*]] = arith.constant 256 : index
 // CHECK-NEXT:    %[[WROW:.*]] = arith.muli %[[N]], %[[K2]] : index
 // CHECK-NEXT:    %[[STEP:.*]] = arith.constant 64 : index
-// CHECK-NEXT:    %[[END:.*]] = arith.constant 256 : index
+// CHECK-NEXT:    %[[END:.*]] = arith.constant 64 : index
 // CHECK-NEXT:    %[[RUNS809:.*]] = arith.cmpi ult, %{{.*}}, %[[END]] : index
 // CHECK-NEXT:    %[[DOT:.*]] = scf.if %[[RUNS809]] -> (f32) {
-// CHECK-NEXT:      %[[LOOP:.*]] = scf.for %[[I:.*]] = %[[TID]] to %[[END]] step %[[STEP]] iter_args(%[[ACC:.*]] = %[[ZERO]]) -> (f32) {
+// CHECK-NEXT:      %[[LOOP:.*]] = scf.for %[[C:.*]] = %[[TID]] to %[[END]] step %[[STEP]] iter_args(%[[ACC:.*]] = %[[ZERO]]) -> (f32) {
+// CHECK-NEXT:      %[[FOUR:.*]] = arith.constant 4 : index
+// CHECK-NEXT:      %[[I:.*]] = arith.muli %[[C]], %[[FOUR]] : index
 // CHECK-NEXT:      %[[XI:.*]] = arith.addi %[[XROW]], %[[I]] : index
-// CHECK-NEXT:      %[[XV:.*]] = shaderm.load %[[X]][%[[XI]]] : !shaderm.buffer<256xf32, read_only> -> f32
+// CHECK-NEXT:      %[[XV:.*]] = shaderm.load %[[X]][%[[XI]]] : !shaderm.buffer<256xf32, read_only> -> vector<4xf32>
 // CHECK-NEXT:      %[[WI:.*]] = arith.addi %[[WROW]], %[[I]] : index
-// CHECK-NEXT:      %[[WV:.*]] = shaderm.load %[[W]][%[[WI]]] : !shaderm.buffer<24576xf32, read_only> -> f32
-// CHECK-NEXT:      %[[F:.*]] = exp.fma %[[XV]], %[[WV]], %[[ACC]] : f32
-// CHECK-NEXT:      scf.yield %[[F]] : f32
+// CHECK-NEXT:      %[[WV:.*]] = shaderm.load %[[W]][%[[WI]]] : !shaderm.buffer<24576xf32, read_only> -> vector<4xf32>
+// CHECK-NEXT:      %[[X0:.*]] = vector.extract %[[XV]][0] : f32 from vector<4xf32>
+// CHECK-NEXT:      %[[W0:.*]] = vector.extract %[[WV]][0] : f32 from vector<4xf32>
+// CHECK-NEXT:      %[[F0:.*]] = exp.fma %[[X0]], %[[W0]], %[[ACC]] : f32
+// CHECK-COUNT-3:   exp.fma
+// CHECK-NEXT:      scf.yield %{{.*}} : f32
 // CHECK-NEXT:    }
 // CHECK-NEXT:    scf.yield %[[LOOP]] : f32
 // CHECK-NEXT:    } else {
@@ -889,8 +896,9 @@ circuit.graph @matvec(%x: tensor<256xf32>, %w: tensor<96x256xf32>)
 // CHECK-LABEL: shaderm.kernel @matmul_bias_k0_matmul(
 // CHECK-SAME:    %[[X:.*]]: !shaderm.buffer<128xf32, read_only>, %[[W:.*]]: !shaderm.buffer<512xf16, read_only>, %[[B:.*]]: !shaderm.buffer<8xf32, read_only>, %[[Y:.*]]: !shaderm.buffer<16xf32>) workgroup_size(64, 1, 1) {
 // CHECK:         scf.for
-// CHECK:           %[[WH:.*]] = shaderm.load %[[W]][%{{.*}}] : !shaderm.buffer<512xf16, read_only> -> f16
-// CHECK-NEXT:      %[[WF:.*]] = exp.convert %[[WH]] : f16 to f32
+// CHECK:           %[[WH:.*]] = shaderm.load %[[W]][%{{.*}}] : !shaderm.buffer<512xf16, read_only> -> vector<4xf16>
+// CHECK:           %[[W0:.*]] = vector.extract %[[WH]][0] : f16 from vector<4xf16>
+// CHECK-NEXT:      %[[WF:.*]] = exp.convert %[[W0]] : f16 to f32
 // CHECK-NEXT:      exp.fma %{{.*}}, %[[WF]], %{{.*}} : f32
 // CHECK:         exp.subgroup_reduce
 // CHECK:         shaderm.barrier
@@ -1139,4 +1147,19 @@ circuit.graph @matvec_q6_k(%x: tensor<256xf32>, %w: tensor<8x256x!circuit.q6_k>)
   %y = circuit.matmul %x, %w : tensor<256xf32>, tensor<8x256x!circuit.q6_k>
       -> tensor<8xf32>
   circuit.output %y : tensor<8xf32>
+}
+
+// -----
+
+// K not a multiple of 4: scalar loads, one element per step.
+// CHECK-LABEL: shaderm.kernel @matvec_odd_k0_matmul(
+// CHECK:         scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args
+// CHECK-NOT:       vector
+// CHECK:           shaderm.load %{{.*}}[%{{.*}}] : !shaderm.buffer<30xf32, read_only> -> f32
+// CHECK:           shaderm.load %{{.*}}[%{{.*}}] : !shaderm.buffer<60xf32, read_only> -> f32
+// CHECK-NEXT:      exp.fma
+circuit.graph @matvec_odd(%x: tensor<30xf32>, %w: tensor<2x30xf32>)
+    -> tensor<2xf32> {
+  %y = circuit.matmul %x, %w : tensor<30xf32>, tensor<2x30xf32> -> tensor<2xf32>
+  circuit.output %y : tensor<2xf32>
 }

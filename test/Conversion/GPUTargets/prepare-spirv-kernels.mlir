@@ -63,3 +63,38 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// Vector loads and stores of buffers become one access per element (at
+// index + i), rebuilt with from_elements / taken apart with extract;
+// scalar accesses stay.
+
+// CHECK-LABEL: gpu.func @vectors(
+// CHECK-SAME:    %[[X:[^:]*]]: memref<64xf32>
+// CHECK-SAME:    %[[Y:[^:]*]]: memref<64xf32>
+// CHECK-SAME:    %[[I:[^:]*]]: index
+// CHECK-NOT:     vector.load
+// CHECK:         %[[L0:.*]] = memref.load %[[X]][%{{.*}}] : memref<64xf32>
+// CHECK:         %[[C1:.*]] = arith.constant 1 : index
+// CHECK-NEXT:    %[[I1:.*]] = arith.addi %[[I]], %[[C1]] : index
+// CHECK-NEXT:    %[[L1:.*]] = memref.load %[[X]][%[[I1]]] : memref<64xf32>
+// CHECK:         %[[V:.*]] = vector.from_elements %[[L0]], %[[L1]], %{{.*}}, %{{.*}} : vector<4xf32>
+// CHECK-NOT:     vector.store
+// CHECK:         %[[E0:.*]] = vector.extract %[[V]][0] : f32 from vector<4xf32>
+// CHECK-NEXT:    memref.store %[[E0]], %[[Y]][%{{.*}}] : memref<64xf32>
+// CHECK-COUNT-3: memref.store
+// CHECK-NOT:     vector.store
+// CHECK:         %[[S:.*]] = memref.load %[[X]][%[[I]]] : memref<64xf32>
+// CHECK-NEXT:    memref.store %[[S]], %[[Y]][%[[I]]] : memref<64xf32>
+module attributes {gpu.container_module} {
+  gpu.module @hesper_kernels {
+    gpu.func @vectors(%x: memref<64xf32>, %y: memref<64xf32>, %i: index) kernel {
+      %v = vector.load %x[%i] {alignment = 16 : i64} : memref<64xf32>, vector<4xf32>
+      vector.store %v, %y[%i] {alignment = 16 : i64} : memref<64xf32>, vector<4xf32>
+      %s = memref.load %x[%i] : memref<64xf32>
+      memref.store %s, %y[%i] : memref<64xf32>
+      gpu.return
+    }
+  }
+}

@@ -99,11 +99,13 @@ circuit.graph @softmax(%x: tensor<2x100xf32>) -> tensor<2x100xf32> {
   circuit.output %s : tensor<2x100xf32>
 }
 
-// f32 matvec: 64 threads (two warps), an fma per K step, each warp's
-// partial dot product reduced with shuffles, one barrier.
+// f32 matvec: 64 threads (two warps), 128-bit loads of x and w, four fmas
+// per step, each warp's partial dot product reduced with shuffles, one
+// barrier.
 // PTX-LABEL:     .visible .entry matvec_k0_matmul(
 // PTX:           .maxntid 64, 1, 1
-// PTX:           fma.rn.f32
+// PTX-COUNT-2:   ld.global.v4.b32
+// PTX-COUNT-4:   fma.rn.f32
 // PTX-COUNT-5:   shfl.sync.bfly.b32
 // PTX:           bar.sync 0;
 // PTX-NOT:       bar.sync

@@ -36,7 +36,7 @@ shaderm.kernel @scale(%x: !shaderm.buffer<1024xf32, read_only>, %y: !shaderm.buf
 // CHECK:         %[[L:.*]] = gpu.thread_id x
 // CHECK:         gpu.block_id y
 // CHECK:         gpu.grid_dim z
-// CHECK:         vector.load %{{.*}}[%[[L]]] : memref<256xf32>, vector<4xf32>
+// CHECK:         vector.load %{{.*}}[%[[L]]] {alignment = 16 : i64} : memref<256xf32>, vector<4xf32>
 // CHECK:         memref.store %{{.*}}, %[[TILE]][%[[L]]]
 // CHECK:         gpu.barrier
 // CHECK:         memref.atomic_rmw addi

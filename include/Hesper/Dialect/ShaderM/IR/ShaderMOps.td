@@ -162,7 +162,9 @@ def ShaderM_LoadOp : ShaderM_Op<"load"> {
   let description = [{
     Reads the element at `index` of a buffer or of shared memory. With a
     vector result type, reads that many consecutive elements starting at
-    `index` (a vectorized load; the caller guarantees alignment). Only
+    `index`: a vectorized load, which the lowering marks as aligned to the
+    vector's size in bytes (or the largest power of two dividing it), so
+    `index` must be a multiple of the vector length. Only
     valid inside a kernel. Out-of-range indices are undefined: guard them.
 
     ```mlir
@@ -185,7 +187,8 @@ def ShaderM_StoreOp : ShaderM_Op<"store"> {
   let summary = "write an element (or a vector of elements) to memory";
   let description = [{
     Writes `value` at `index` of a read-write buffer or of shared memory; a
-    vector value writes consecutive elements. Storing into a `read_only`
+    vector value writes consecutive elements, with the same alignment
+    contract as a vector `load`. Storing into a `read_only`
     buffer is an error. Only valid inside a kernel.
 
     ```mlir
