@@ -42,17 +42,28 @@ def ConvertCircuitToShaderMPass
       subgroup ops run on every lane and only the stores are guarded).
     - `reduce`, `reduce_epilogue`, `reduce_scatter_epilogue`: one workgroup
       per row; each lane accumulates a strided slice of the row in a fixed
-      order, then a shared-memory tree with barriers combines the lanes, and
-      the epilogue runs strided over the row. The result is deterministic.
-    - `matmul`, `multi_matmul`: one workgroup per output element (matvec:
-      per weight row), lanes striding over K, a shared-memory tree for the
-      dot product, the epilogue on lane 0. Weights `f32`, `f16` and `q8_0`
-      (blocks decoded in the kernel); `multi_matmul` is one kernel over the
-      concatenated rows.
+      order, the lanes are combined (below), and the epilogue runs strided
+      over the row.
+    - Combining the lanes of a workgroup: with 64 lanes or more (a whole
+      number of subgroups on devices with 8 to 64 lanes per subgroup), a
+      subgroup reduction, the first lane of each subgroup writing its total
+      to shared memory, one barrier, and every lane adding the subgroup
+      totals in index order; below 64 lanes, a shared-memory tree with a
+      barrier per step. Both orders are fixed, so results are
+      deterministic on a given device.
+    - `matmul`, `multi_matmul`: one 64-lane workgroup per output element
+      (matvec: per weight row), lanes striding over K, the dot product
+      combined as above, the epilogue on lane 0; `multi_matmul` is one
+      kernel over the concatenated rows. Weights are decoded in the kernel:
+      `f32`/`f16` four elements per vector load when K is a multiple of 4;
+      `q8_0` per 32-value block; `q4_k` per quarter super-block (64 values,
+      two 6-bit scale/min pairs, the mins applied once to the sum of x);
+      `q6_k` per 16 values sharing a scale.
+    - `quantize` and quantized `reduce_epilogue` results (`q8_0`, `q8_1`):
+      the row staged in shared memory, one lane per output word.
 
-    What is not lowered yet (`quantize`, quantized `reduce_epilogue`
-    results, `q4_k`/`q6_k`/`i2_s` weights, `q8_1` activations) is refused
-    with an error naming it.
+    What is not lowered yet (`i2_s` weights, `q8_1` activations) is refused
+    with an error naming it, as are grids that do not fit.
   }];
   let dependentDialects = ["::hesper::shaderm::ShaderMDialect",
                            "::hesper::exp::ExpDialect",
