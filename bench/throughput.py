@@ -5,13 +5,15 @@
 #
 # ===----------------------------------------------------------------------=== #
 #
-# Runs three Circuit graphs (bench/graphs/) through hesper-run on one device
-# and reports the memory bandwidth each achieves, as a fraction of a plain
-# copy kernel's on the same device:
+# Runs Circuit graphs (bench/graphs/) through hesper-run on one device and
+# reports the memory bandwidth each achieves, as a fraction of a plain copy
+# kernel's on the same device:
 #
 #   copy         y = x                         (the baseline)
 #   elementwise  y = x * 2 + 1                 (two maps, fused into one)
 #   rmsnorm      y = x * rsqrt(mean(x^2) + eps) * w, 64 rows of 4096
+#   matvec-f32   y = W x, W [512, 4096] f32
+#   matvec-q4_k  y = W x, W [2048, 4096] q4_k (decoded in the kernel)
 #
 # Bytes moved are the graph's arguments read once plus its results written
 # once (what an ideal kernel moves); GB/s is that over the kernel time.
@@ -51,6 +53,8 @@ GRAPHS = [
     ("copy", "copy.mlir", ["x=random:1"]),
     ("elementwise", "elementwise.mlir", ["x=random:1"]),
     ("rmsnorm", "rmsnorm.mlir", ["x=random:1", "w=random:2"]),
+    ("matvec-f32", "matvec-f32.mlir", ["x=random:1", "w=random:2"]),
+    ("matvec-q4_k", "matvec-q4_k.mlir", ["x=random:1", "w=random:2"]),
 ]
 
 # --diagnose: the two halves of the RMSNorm kernel on their own (no target).
@@ -62,6 +66,9 @@ DIAGNOSTICS = [
 ]
 
 ELEMENT_BYTES = {"f32": 4, "f16": 2, "bf16": 2, "i32": 4, "i16": 2, "i8": 1}
+# GGUF block formats: (values per block, bytes per block).
+BLOCK_BYTES = {"!circuit.q8_0": (32, 34), "!circuit.q8_1": (32, 36),
+               "!circuit.q4_k": (256, 144), "!circuit.q6_k": (256, 210)}
 
 TARGET = 0.9
 
@@ -73,11 +80,14 @@ class BenchError(Exception):
 def tensor_bytes(spec):
     """Bytes of a tensor type body such as '64x4096xf32'."""
     *dims, elem = spec.split("x")
-    if elem not in ELEMENT_BYTES:
-        raise BenchError(f"unsupported element type in tensor<{spec}>")
     n = 1
     for d in dims:
         n *= int(d)
+    if elem in BLOCK_BYTES:
+        values, nbytes = BLOCK_BYTES[elem]
+        return n // values * nbytes
+    if elem not in ELEMENT_BYTES:
+        raise BenchError(f"unsupported element type in tensor<{spec}>")
     return n * ELEMENT_BYTES[elem]
 
 
@@ -192,7 +202,7 @@ def measure(opts, name, path, inputs, out):
 
 def main():
     parser = argparse.ArgumentParser(
-        description="Elementwise and RMSNorm throughput against a copy "
+        description="Elementwise, RMSNorm and matvec throughput against a copy "
         "kernel, measured through hesper-run.")
     parser.add_argument("--hesper-run", default=None,
                         help="hesper-run binary (default: build/bin/hesper-run "
@@ -205,8 +215,7 @@ def main():
                         help="hesper-run processes per graph, taking turns "
                         "with the other graphs (default 5)")
     parser.add_argument("--graphs", default=os.path.join(HERE, "graphs"),
-                        help="folder of copy.mlir, elementwise.mlir, "
-                        "rmsnorm.mlir")
+                        help="folder of the graphs (copy.mlir, ...)")
     parser.add_argument("--no-check", dest="check", action="store_false",
                         help="skip hesper-run --check (results against the "
                         "interpreter)")

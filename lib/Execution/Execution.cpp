@@ -70,12 +70,12 @@ private:
 };
 } // namespace
 
-/// The compute capability in a CUDA device's cache id ("cuda:sm_90:...").
+/// The PTX target of a CUDA device ("sm_90"); sm_90 when the device did not
+/// state its compute capability.
 static std::string cudaChip(const rt::DeviceInfo &device) {
-  StringRef id(device.cacheId);
-  if (id.consume_front("cuda:"))
-    return id.split(':').first.str();
-  return "sm_90";
+  return "sm_" + std::to_string(device.computeCapability
+                                    ? device.computeCapability
+                                    : 90);
 }
 
 FailureOr<rt::Program> hesper::compileForDevice(ModuleOp module,

@@ -1048,7 +1048,8 @@ Result<DeviceInfo> queryDevice(const CudaApi &a, int ordinal) {
   uint32_t minor = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
   // Half-precision arithmetic arrived with sm_53; 8- and 16-bit loads and
   // stores work everywhere.
-  info.shaderFloat16 = major * 10 + minor >= 53;
+  info.computeCapability = major * 10 + minor;
+  info.shaderFloat16 = info.computeCapability >= 53;
   info.storage8Bit = true;
   info.storage16Bit = true;
   info.timestampPeriodNs = 1; // kernel times come from events, in ns

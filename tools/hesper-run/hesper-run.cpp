@@ -464,7 +464,9 @@ static LogicalResult compileOnlyMode(ModuleOp module, llvm::raw_ostream &os) {
   GraphOp graph = *graphs.begin();
   hesper::rt::DeviceInfo info;
   auto [kind, detail] = StringRef(compileTarget).split(':');
-  if (kind == "cuda" && detail.starts_with("sm_")) {
+  if (kind == "cuda" && detail.starts_with("sm_") &&
+      !detail.drop_front(3).getAsInteger(10, info.computeCapability) &&
+      info.computeCapability >= 50) {
     info.backend = hesper::rt::Backend::Cuda;
     info.subgroupSize = 32;
     info.cacheId = ("cuda:" + detail + ":").str();

@@ -98,6 +98,9 @@ struct DeviceInfo {
   bool shaderInt64 = false;
   bool storage8Bit = false;
   bool storage16Bit = false;
+  /// CUDA compute capability as major * 10 + minor (90: sm_90); 0 for
+  /// other backends. The compiler targets this chip.
+  uint32_t computeCapability = 0;
   /// Nanoseconds per timestamp tick (0: no timestamps on the queue).
   double timestampPeriodNs = 0;
   /// Backend-specific identity used in cache keys (e.g. vendor:device:driver,
