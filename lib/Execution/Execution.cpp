@@ -47,17 +47,44 @@ private:
                steady_clock::now().time_since_epoch())
         .count();
   }
+  /// A pass's command-line name; for the adaptors that run nested pass
+  /// managers (which have none), their nested pipeline in file-name-safe
+  /// characters: "gpu.module.convert-scf-to-cf.convert-gpu-to-nvvm".
+  static std::string stageName(Pass *pass) {
+    if (!pass->getArgument().empty())
+      return pass->getArgument().str();
+    std::string text, name;
+    llvm::raw_string_ostream os(text);
+    pass->printAsTextualPipeline(os);
+    bool inOptions = false;
+    for (char c : text) {
+      if (c == '{' || c == '}') {
+        inOptions = c == '{';
+        continue;
+      }
+      if (inOptions || c == ' ')
+        continue;
+      bool plain = llvm::isAlnum(c) || c == '-' || c == '_' || c == '.';
+      if (plain)
+        name += c;
+      else if (!name.empty() && name.back() != '.')
+        name += '.';
+    }
+    while (!name.empty() && name.back() == '.')
+      name.pop_back();
+    return name.substr(0, 100);
+  }
+
   void finish(Pass *pass, Operation *op) {
     double start = starts.pop_back_val();
+    std::string stage = stageName(pass);
     if (options.events)
-      options.events->push_back(
-          {pass->getArgument().str(), start, now() - start});
+      options.events->push_back({stage, start, now() - start});
     if (options.dumpDir.empty() || !isa<ModuleOp>(op))
       return;
     SmallString<128> path(options.dumpDir);
     llvm::sys::path::append(
-        path, llvm::formatv("{0:d2}-{1}.mlir", count++, pass->getArgument())
-                  .str());
+        path, llvm::formatv("{0:d2}-{1}.mlir", count++, stage).str());
     std::error_code ec;
     llvm::raw_fd_ostream file(path, ec);
     if (!ec)

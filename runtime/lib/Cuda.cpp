@@ -28,6 +28,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <atomic>
 #include <mutex>
 #include <unordered_map>
 
@@ -62,6 +63,7 @@ struct CUlinkState_st;
 using CUlinkState = CUlinkState_st *;
 
 constexpr CUresult CUDA_SUCCESS = 0;
+constexpr CUresult CUDA_ERROR_INVALID_CONTEXT = 201;
 
 // CUdevice_attribute
 constexpr int CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1;
@@ -105,6 +107,7 @@ struct CudaApi {
   std::string unavailable;
 
   CUresult (*cuInit)(unsigned) = nullptr;
+  CUresult (*cuDriverGetVersion)(int *) = nullptr; ///< optional
   CUresult (*cuGetErrorName)(CUresult, const char **) = nullptr;
   CUresult (*cuGetErrorString)(CUresult, const char **) = nullptr;
   CUresult (*cuDeviceGetCount)(int *) = nullptr;
@@ -238,7 +241,9 @@ CudaApi loadCudaApi() {
   need("cuEventCreate", a.cuEventCreate);
   need("cuEventDestroy_v2", a.cuEventDestroy);
   need("cuEventRecord", a.cuEventRecord);
-  need("cuEventElapsedTime", a.cuEventElapsedTime);
+  // CUDA 12.8 renamed cuEventElapsedTime to _v2 (same signature).
+  if (!loadSymbol(lib, "cuEventElapsedTime_v2", a.cuEventElapsedTime))
+    need("cuEventElapsedTime", a.cuEventElapsedTime);
   if (missing) {
     a.unavailable = std::string("libcuda.so.1 lacks ") + missing;
     return a;
@@ -255,6 +260,7 @@ CudaApi loadCudaApi() {
   loadSymbol(lib, "cuLinkAddData_v2", a.cuLinkAddData);
   loadSymbol(lib, "cuLinkComplete", a.cuLinkComplete);
   loadSymbol(lib, "cuLinkDestroy", a.cuLinkDestroy);
+  loadSymbol(lib, "cuDriverGetVersion", a.cuDriverGetVersion);
 
   if (CUresult r = a.cuInit(0); r != CUDA_SUCCESS)
     a.unavailable = "cuInit failed: " + a.describe(r);
@@ -349,7 +355,11 @@ Status writeFileAtomically(const std::string &path,
       !makeDirs(path.substr(0, slash)))
     return Status::error("cannot create " + path.substr(0, slash) + ": " +
                          std::strerror(errno));
-  std::string tmp = path + ".tmp." + std::to_string(getpid());
+  // Unique per process and call: two threads writing the same entry must
+  // not share a temporary file.
+  static std::atomic<uint64_t> counter{0};
+  std::string tmp = path + ".tmp." + std::to_string(getpid()) + "." +
+                    std::to_string(counter++);
   std::FILE *f = std::fopen(tmp.c_str(), "wb");
   if (!f)
     return Status::error("cannot open " + tmp + ": " + std::strerror(errno));
@@ -409,8 +419,15 @@ struct CudaContext {
 class ContextScope {
 public:
   explicit ContextScope(const CudaContext &c) : api(*c.api) {
-    pushed = c.ctx && api.cuCtxPushCurrent(c.ctx) == CUDA_SUCCESS;
+    CUresult r = c.ctx ? api.cuCtxPushCurrent(c.ctx) : CUDA_ERROR_INVALID_CONTEXT;
+    pushed = r == CUDA_SUCCESS;
+    if (!pushed)
+      failure = api.fail("making the device's context current",
+                         "cuCtxPushCurrent", r);
   }
+  /// Why the context could not be made current (calls would then run in
+  /// no context or another one), or success.
+  const Status &status() const { return failure; }
   ~ContextScope() {
     CUcontext popped;
     if (pushed)
@@ -419,9 +436,11 @@ public:
   ContextScope(const ContextScope &) = delete;
   ContextScope &operator=(const ContextScope &) = delete;
 
+
 private:
   const CudaApi &api;
   bool pushed = false;
+  Status failure;
 };
 
 CudaContext::~CudaContext() {
@@ -559,6 +578,8 @@ public:
       return st;
     if (!state.dispatches().empty()) {
       ContextScope scope(*ctx);
+      if (!scope.status())
+        return scope.status();
       if (timing)
         st = runTimed();
       else if (ctx->api->haveGraphs())
@@ -739,6 +760,8 @@ public:
     CUdeviceptr ptr = 0;
     if (bytes) {
       ContextScope scope(*ctx);
+      if (!scope.status())
+        return scope.status();
       if (CUresult r = api().cuMemAlloc(&ptr, bytes); r != CUDA_SUCCESS)
         return api().fail("createBuffer(" + std::to_string(bytes) + ")",
                           "cuMemAlloc", r);
@@ -760,6 +783,8 @@ public:
     if (!src)
       return Status::error("upload: null source");
     ContextScope scope(*ctx);
+    if (!scope.status())
+      return scope.status();
     if (CUresult r =
             api().cuMemcpyHtoDAsync(b->ptr + offset, src, bytes, ctx->stream);
         r != CUDA_SUCCESS)
@@ -779,6 +804,8 @@ public:
     if (!dst)
       return Status::error("download: null destination");
     ContextScope scope(*ctx);
+    if (!scope.status())
+      return scope.status();
     if (CUresult r =
             api().cuMemcpyDtoHAsync(dst, b->ptr + offset, bytes, ctx->stream);
         r != CUDA_SUCCESS)
@@ -795,6 +822,8 @@ public:
     if (!b->bytes)
       return Status();
     ContextScope scope(*ctx);
+    if (!scope.status())
+      return scope.status();
     size_t words = b->bytes / 4, tail = b->bytes % 4;
     if (words)
       if (CUresult r =
@@ -824,6 +853,8 @@ public:
     if (!bytes || s == d)
       return Status();
     ContextScope scope(*ctx);
+    if (!scope.status())
+      return scope.status();
     if (CUresult r =
             api().cuMemcpyDtoDAsync(d->ptr, s->ptr, bytes, ctx->stream);
         r != CUDA_SUCCESS)
@@ -950,6 +981,8 @@ Result<std::unique_ptr<Kernel>> CudaDevice::createKernel(const KernelDesc &d) {
     return st;
   std::string what = "kernel '" + d.name + "'";
   ContextScope scope(*ctx);
+  if (!scope.status())
+    return scope.status();
 
   // PTX must reach the driver NUL-terminated; a cubin is passed as is.
   std::string ptx;
@@ -1053,8 +1086,13 @@ Result<DeviceInfo> queryDevice(const CudaApi &a, int ordinal) {
   info.storage8Bit = true;
   info.storage16Bit = true;
   info.timestampPeriodNs = 1; // kernel times come from events, in ns
+  // The driver version is part of the identity: a newer driver's JIT may
+  // compile the same PTX differently, so its cubins are not reused.
+  int driverVersion = 0;
+  if (a.cuDriverGetVersion)
+    a.cuDriverGetVersion(&driverVersion);
   info.cacheId = "cuda:sm_" + std::to_string(major) + std::to_string(minor) +
-                 ":" + info.name;
+                 ":" + info.name + ":driver" + std::to_string(driverVersion);
   if (!st)
     return st;
   return info;
@@ -1118,6 +1156,8 @@ Result<std::unique_ptr<Device>> openCudaDevice(const DeviceOptions &opts) {
   a.cuCtxPopCurrent(&popped);
   {
     ContextScope scope(*ctx);
+    if (!scope.status())
+      return scope.status();
     if (CUresult r = a.cuStreamCreate(&ctx->stream, CU_STREAM_NON_BLOCKING);
         r != CUDA_SUCCESS)
       return a.fail(what, "cuStreamCreate", r);

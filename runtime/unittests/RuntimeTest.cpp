@@ -396,6 +396,11 @@ TEST(CudaDriver, DeviceInfo) {
   EXPECT_EQ(info.timestampPeriodNs, 1.0);
   EXPECT_TRUE(startsWith(info.cacheId, "cuda:sm_")) << info.cacheId;
   EXPECT_TRUE(contains(info.cacheId, info.name)) << info.cacheId;
+  EXPECT_TRUE(contains(info.cacheId, ":driver")) << info.cacheId;
+  EXPECT_GE(info.computeCapability, 50u);
+  EXPECT_TRUE(contains(info.cacheId,
+                       "sm_" + std::to_string(info.computeCapability)))
+      << info.cacheId;
   Result<std::vector<DeviceInfo>> list = listDevices(Backend::Cuda);
   ASSERT_TRUE(list.ok());
   EXPECT_FALSE(list->empty());
