@@ -298,6 +298,12 @@ private:
     int64_t lanes;
     Location loc;
   };
+  /// Starts the loop of this lane's work units, `tid, tid + lanes, ...`
+  /// below `units`, carrying an f32 accumulator from 0; the builder is left
+  /// inside (the caller keeps an InsertionGuard). `finishUnits` yields the
+  /// next accumulator and returns the lane's total.
+  scf::ForOp beginUnits(const DotOperands &d, int64_t units);
+  Value finishUnits(scf::ForOp loop, Value next);
   Value emitPlainDot(const DotOperands &d);
   Value emitQ8_0Dot(const DotOperands &d);
   Value emitQ4_KDot(const DotOperands &d);
@@ -987,6 +993,20 @@ Value GraphLowering::emitPartialDot(KernelState &ks, Value x, Value weight,
       .Default([&](Type) { return emitPlainDot(ops); });
 }
 
+scf::ForOp GraphLowering::beginUnits(const DotOperands &d, int64_t units) {
+  IndexMath im(b, d.loc);
+  Value zero = ex::ConstantOp::create(b, d.loc, b.getF32FloatAttr(0.0));
+  auto loop = scf::ForOp::create(b, d.loc, d.tid, im.c(units), im.c(d.lanes),
+                                 ValueRange{zero});
+  b.setInsertionPointToStart(loop.getBody());
+  return loop;
+}
+
+Value GraphLowering::finishUnits(scf::ForOp loop, Value next) {
+  scf::YieldOp::create(b, loop.getLoc(), next);
+  return guardZeroTrip(b, loop)[0];
+}
+
 Value GraphLowering::emitPlainDot(const DotOperands &d) {
   // Lanes stride over k, kVector consecutive elements at a time (one
   // vector load of x and of w) where k allows; the components are
@@ -994,13 +1014,10 @@ Value GraphLowering::emitPlainDot(const DotOperands &d) {
   constexpr int64_t kVector = 4;
   Location loc = d.loc;
   IndexMath im(b, loc);
-  Value zero = ex::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
   Value wRow = im.mul(d.n, im.c(d.k));
   int64_t width = d.k % kVector == 0 ? kVector : 1;
-  auto loop = scf::ForOp::create(b, loc, d.tid, im.c(d.k / width),
-                                 im.c(d.lanes), ValueRange{zero});
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(loop.getBody());
+  scf::ForOp loop = beginUnits(d, d.k / width);
   Value i = im.mul(loop.getInductionVar(), im.c(width));
   Value acc = loop.getRegionIterArgs()[0];
   if (width == 1) {
@@ -1021,8 +1038,7 @@ Value GraphLowering::emitPlainDot(const DotOperands &d) {
       acc = ex::FmaOp::create(b, loc, xv, wv, acc);
     }
   }
-  scf::YieldOp::create(b, loc, acc);
-  return guardZeroTrip(b, loop)[0];
+  return finishUnits(loop, acc);
 }
 
 Value GraphLowering::emitQ8_0Dot(const DotOperands &d) {
@@ -1035,10 +1051,8 @@ Value GraphLowering::emitQ8_0Dot(const DotOperands &d) {
   Value zero = ex::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
   int64_t blocksPerRow = d.k / kBlock;
   Value rowBlocks = im.mul(d.n, im.c(blocksPerRow));
-  auto loop = scf::ForOp::create(b, loc, d.tid, im.c(blocksPerRow),
-                                 im.c(d.lanes), ValueRange{zero});
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(loop.getBody());
+  scf::ForOp loop = beginUnits(d, blocksPerRow);
   Value blk = loop.getInductionVar();
   Value base = im.mul(im.add(rowBlocks, blk), im.c(kBlockBytes));
   Value lo = loadByte(b, loc, d.w, base);
@@ -1064,8 +1078,7 @@ Value GraphLowering::emitQ8_0Dot(const DotOperands &d) {
   }
   Value acc = ex::FmaOp::create(b, loc, scale, inner.getResult(0),
                                 loop.getRegionIterArgs()[0]);
-  scf::YieldOp::create(b, loc, acc);
-  return guardZeroTrip(b, loop)[0];
+  return finishUnits(loop, acc);
 }
 
 Value GraphLowering::emitQ4_KDot(const DotOperands &d) {
@@ -1082,10 +1095,8 @@ Value GraphLowering::emitQ4_KDot(const DotOperands &d) {
   Value zero = ex::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
   int64_t blocksPerRow = d.k / kValues;
   Value rowBlocks = im.mul(d.n, im.c(blocksPerRow));
-  auto loop = scf::ForOp::create(b, loc, d.tid, im.c(blocksPerRow * 4),
-                                 im.c(d.lanes), ValueRange{zero});
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(loop.getBody());
+  scf::ForOp loop = beginUnits(d, blocksPerRow * 4);
   Value unit = loop.getInductionVar();
   Value blk = im.div(unit, 4), quarter = im.rem(unit, 4);
   Value blockWord = im.mul(im.add(rowBlocks, blk), im.c(kWords));
@@ -1145,8 +1156,7 @@ Value GraphLowering::emitQ4_KDot(const DotOperands &d) {
   acc = fma2(b, loc, dLo, words.getResult(0), dHi, words.getResult(2), acc);
   Value mins = fma2(b, loc, mLo, words.getResult(1), mHi, words.getResult(3),
                     zero);
-  scf::YieldOp::create(b, loc, ValueRange{ex::SubOp::create(b, loc, acc, mins)});
-  return guardZeroTrip(b, loop)[0];
+  return finishUnits(loop, ex::SubOp::create(b, loc, acc, mins));
 }
 
 Value GraphLowering::emitQ6_KDot(const DotOperands &d) {
@@ -1164,10 +1174,8 @@ Value GraphLowering::emitQ6_KDot(const DotOperands &d) {
   Value zero = ex::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
   int64_t blocksPerRow = d.k / kValues;
   Value rowBlocks = im.mul(d.n, im.c(blocksPerRow));
-  auto loop = scf::ForOp::create(b, loc, d.tid, im.c(blocksPerRow * 16),
-                                 im.c(d.lanes), ValueRange{zero});
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(loop.getBody());
+  scf::ForOp loop = beginUnits(d, blocksPerRow * 16);
   Value unit = loop.getInductionVar();
   Value blk = im.div(unit, 16), within = im.rem(unit, 16);
   Value half = im.div(within, 8), r = im.rem(im.div(within, 2), 4),
@@ -1232,8 +1240,7 @@ Value GraphLowering::emitQ6_KDot(const DotOperands &d) {
   }
   Value acc = ex::FmaOp::create(b, loc, scale, words.getResult(0),
                                 loop.getRegionIterArgs()[0]);
-  scf::YieldOp::create(b, loc, acc);
-  return guardZeroTrip(b, loop)[0];
+  return finishUnits(loop, acc);
 }
 
 LogicalResult GraphLowering::lowerMatmul(Operation *op, Value x,

@@ -833,9 +833,9 @@ circuit.graph @norm_q8_1(%x: tensor<64xf32>) -> tensor<64x!circuit.q8_1> {
 // CHECK-NEXT:    %[[M:.*]] = shaderm.workgroup_id y
 // CHECK-NEXT:    %[[K1:.*]] = arith.constant 256 : index
 // CHECK-NEXT:    %[[XROW:.*]] = arith.muli %[[M]], %[[K1]] : index
-// CHECK-NEXT:    %[[ZERO:.*]] = exp.constant 0.000000e+00 : f32
 // CHECK-NEXT:    %[[K2:.*]] = arith.constant 256 : index
 // CHECK-NEXT:    %[[WROW:.*]] = arith.muli %[[N]], %[[K2]] : index
+// CHECK-NEXT:    %[[ZERO:.*]] = exp.constant 0.000000e+00 : f32
 // CHECK-NEXT:    %[[STEP:.*]] = arith.constant 64 : index
 // CHECK-NEXT:    %[[END:.*]] = arith.constant 64 : index
 // CHECK-NEXT:    %[[RUNS809:.*]] = arith.cmpi ult, %{{.*}}, %[[END]] : index
@@ -959,6 +959,7 @@ circuit.graph @matvec_f16(%x: tensor<64xf16>, %w: tensor<16x64xf16>)
 // CHECK:         %[[N:.*]] = shaderm.workgroup_id x
 // CHECK:         %[[BPR:.*]] = arith.constant 4 : index
 // CHECK-NEXT:    %[[RB:.*]] = arith.muli %[[N]], %[[BPR]] : index
+// CHECK-NEXT:    exp.constant 0.000000e+00 : f32
 // CHECK-NEXT:    %[[STEP:.*]] = arith.constant 64 : index
 // CHECK-NEXT:    %[[END:.*]] = arith.constant 4 : index
 // CHECK-NEXT:    %[[RUNS912:.*]] = arith.cmpi ult, %{{.*}}, %[[END]] : index
