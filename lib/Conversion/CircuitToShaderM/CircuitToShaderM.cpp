@@ -304,6 +304,8 @@ private:
   /// next accumulator and returns the lane's total.
   scf::ForOp beginUnits(const DotOperands &d, int64_t units);
   Value finishUnits(scf::ForOp loop, Value next);
+  /// The four f32 values of x at `index`, a multiple of 4: one vector load.
+  SmallVector<Value, 4> loadX4(const DotOperands &d, Value index);
   Value emitPlainDot(const DotOperands &d);
   Value emitQ8_0Dot(const DotOperands &d);
   Value emitQ4_KDot(const DotOperands &d);
@@ -1007,6 +1009,18 @@ Value GraphLowering::finishUnits(scf::ForOp loop, Value next) {
   return guardZeroTrip(b, loop)[0];
 }
 
+SmallVector<Value, 4> GraphLowering::loadX4(const DotOperands &d,
+                                            Value index) {
+  Type element = cast<sm::BufferType>(d.x.getType()).getElementType();
+  Value four = sm::LoadOp::create(b, d.loc, VectorType::get({4}, element),
+                                  d.x, index);
+  SmallVector<Value, 4> values;
+  for (int64_t j = 0; j < 4; ++j)
+    values.push_back(
+        toF32(vector::ExtractOp::create(b, d.loc, four, j), d.loc));
+  return values;
+}
+
 Value GraphLowering::emitPlainDot(const DotOperands &d) {
   // Lanes stride over k, kVector consecutive elements at a time (one
   // vector load of x and of w) where k allows; the components are
@@ -1138,13 +1152,15 @@ Value GraphLowering::emitQ4_KDot(const DotOperands &d) {
     SmallVector<Value> acc(words.getRegionIterArgs());
     Value word = sm::LoadOp::create(b, loc, b.getI32Type(), d.w,
                                     im.add(quants, w));
+    // x of the low nibbles at xWord, of the high ones 32 later (both
+    // multiples of 4: K is a multiple of 256).
     Value xWord = im.add(xUnit, im.mul(w, im.c(4)));
+    SmallVector<Value, 4> xsLo = loadX4(d, xWord);
+    SmallVector<Value, 4> xsHi = loadX4(d, im.add(xWord, im.c(32)));
     for (int64_t t = 0; t < 4; ++t) {
       Value qLo = wm.toF32(wm.mask(wm.shr(word, 8 * t), 0xf));
       Value qHi = wm.toF32(wm.mask(wm.shr(word, 8 * t + 4), 0xf));
-      Value xLo = toF32(loadElement(d.x, im.add(xWord, im.c(t)), loc), loc);
-      Value xHi =
-          toF32(loadElement(d.x, im.add(xWord, im.c(32 + t)), loc), loc);
+      Value xLo = xsLo[t], xHi = xsHi[t];
       acc[0] = ex::FmaOp::create(b, loc, qLo, xLo, acc[0]);
       acc[1] = ex::AddOp::create(b, loc, acc[1], xLo);
       acc[2] = ex::FmaOp::create(b, loc, qHi, xHi, acc[2]);
@@ -1228,13 +1244,12 @@ Value GraphLowering::emitQ6_KDot(const DotOperands &d) {
     Value lowBits = wm.shr(wordAt(im.add(qlAt, offset)), lowShift);
     Value highBits = wm.shr(wordAt(im.add(qhAt, offset)), highShift);
     Value acc = words.getRegionIterArgs()[0];
+    SmallVector<Value, 4> xs = loadX4(d, im.add(xUnit, offset));
     for (int64_t t = 0; t < 4; ++t) {
       Value q = wm.bitOr(wm.mask(wm.shr(lowBits, 8 * t), 0xf),
                          wm.shl(wm.mask(wm.shr(highBits, 8 * t), 3), 4));
       Value centered = arith::SubIOp::create(b, loc, q, wm.c(32));
-      Value xv = toF32(
-          loadElement(d.x, im.add(xUnit, im.add(offset, im.c(t))), loc), loc);
-      acc = ex::FmaOp::create(b, loc, wm.toF32(centered), xv, acc);
+      acc = ex::FmaOp::create(b, loc, wm.toF32(centered), xs[t], acc);
     }
     scf::YieldOp::create(b, loc, acc);
   }

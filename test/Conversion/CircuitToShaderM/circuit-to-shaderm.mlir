@@ -1085,7 +1085,8 @@ func.func @host() {
 // q4_k weights: 144-byte (36-word) super-blocks; lanes stride over quarter
 // super-blocks (4 per block), read the f16 d and dmin from the block's
 // first word, the 6-bit scale and min of two sub-blocks, then 8 quant
-// words carrying 4 accumulators (two dot products, two sums of x). The
+// words (x read 4 values per vector load) carrying 4 accumulators (two
+// dot products, two sums of x). The
 // sums of x times d*min are subtracted once per quarter.
 // CHECK-LABEL: shaderm.kernel @matvec_q4_k_k0_matmul(
 // CHECK-SAME:    %[[X:.*]]: !shaderm.buffer<512xf32, read_only>, %[[W:.*]]: !shaderm.buffer<576xi32, read_only>, %{{.*}}: !shaderm.buffer<8xf32>) workgroup_size(64, 1, 1)
@@ -1103,7 +1104,7 @@ func.func @host() {
 // CHECK:           %[[MHI:.*]] = exp.mul %[[DMIN]], %{{.*}} : f32
 // CHECK:           %[[WORDS:.*]]:4 = scf.for {{.*}} -> (f32, f32, f32, f32) {
 // CHECK:             shaderm.load %[[W]]
-// CHECK-COUNT-8:     shaderm.load %[[X]]
+// CHECK-COUNT-2:     shaderm.load %[[X]][%{{.*}}] : !shaderm.buffer<512xf32, read_only> -> vector<4xf32>
 // CHECK:             scf.yield {{.*}} : f32, f32, f32, f32
 // CHECK-NEXT:      }
 // CHECK-NEXT:      %[[HI:.*]] = exp.fma %[[DHI]], %[[WORDS]]#2, %[[ACC]] : f32
@@ -1138,6 +1139,7 @@ circuit.graph @matvec_q4_k(%x: tensor<512xf32>, %w: tensor<8x512x!circuit.q4_k>)
 // CHECK:           %[[SCALE:.*]] = exp.mul %[[D]], %[[SCF]] : f32
 // CHECK:           %[[WORDS:.*]] = scf.for {{.*}} -> (f32) {
 // CHECK-COUNT-4:     shaderm.load %[[W]]
+// CHECK:             shaderm.load %[[X]][%{{.*}}] : !shaderm.buffer<256xf32, read_only> -> vector<4xf32>
 // CHECK-COUNT-4:     arith.subi %{{.*}}, %{{.*}} : i32
 // CHECK:             scf.yield
 // CHECK-NEXT:      }

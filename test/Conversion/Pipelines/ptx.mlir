@@ -133,10 +133,12 @@ circuit.graph @matvec_q8_0(%x: tensor<128xf32>,
 }
 
 // q4_k matvec: the f16 d and dmin of each super-block, nibbles taken out
-// of the quant words, a warp reduction and one barrier.
+// of the quant words, x read with 128-bit loads, a warp reduction and one
+// barrier.
 // PTX-LABEL:     .visible .entry matvec_q4_k_k0_matmul(
 // PTX:           .maxntid 64, 1, 1
 // PTX-COUNT-2:   cvt.f32.f16
+// PTX-COUNT-2:   ld.global.v4.b32
 // PTX:           and.b32 {{.*}}, 15;
 // PTX:           fma.rn.f32
 // PTX-COUNT-5:   shfl.sync.bfly.b32
