@@ -137,9 +137,9 @@ circuit.graph @matvec_q8_0(%x: tensor<128xf32>,
 // barrier.
 // PTX-LABEL:     .visible .entry matvec_q4_k_k0_matmul(
 // PTX:           .maxntid 64, 1, 1
-// PTX-COUNT-2:   cvt.f32.f16
 // PTX-COUNT-2:   ld.global.v4.b32
 // PTX:           and.b32 {{.*}}, 15;
+// PTX-COUNT-2:   cvt.f32.f16
 // PTX:           fma.rn.f32
 // PTX-COUNT-5:   shfl.sync.bfly.b32
 // PTX:           bar.sync 0;
