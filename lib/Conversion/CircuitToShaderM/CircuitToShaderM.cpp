@@ -299,8 +299,9 @@ private:
     Location loc;
   };
   /// Starts the loop of this lane's work units, `tid, tid + lanes, ...`
-  /// below `units`, carrying an f32 accumulator from 0; the builder is left
-  /// inside (the caller keeps an InsertionGuard). `finishUnits` yields the
+  /// below `units`, carrying an f32 accumulator from 0 (the loop's init
+  /// value, which inner loops reuse); the builder is left inside (the
+  /// caller keeps an InsertionGuard). `finishUnits` yields the
   /// next accumulator and returns the lane's total.
   scf::ForOp beginUnits(const DotOperands &d, int64_t units);
   Value finishUnits(scf::ForOp loop, Value next);
@@ -1062,11 +1063,11 @@ Value GraphLowering::emitQ8_0Dot(const DotOperands &d) {
   Location loc = d.loc;
   IndexMath im(b, loc);
   WordMath wm(b, loc);
-  Value zero = ex::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
   int64_t blocksPerRow = d.k / kBlock;
   Value rowBlocks = im.mul(d.n, im.c(blocksPerRow));
   OpBuilder::InsertionGuard guard(b);
   scf::ForOp loop = beginUnits(d, blocksPerRow);
+  Value zero = loop.getInitArgs()[0];
   Value blk = loop.getInductionVar();
   Value base = im.mul(im.add(rowBlocks, blk), im.c(kBlockBytes));
   Value lo = loadByte(b, loc, d.w, base);
@@ -1106,11 +1107,11 @@ Value GraphLowering::emitQ4_KDot(const DotOperands &d) {
   Location loc = d.loc;
   IndexMath im(b, loc);
   WordMath wm(b, loc);
-  Value zero = ex::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
   int64_t blocksPerRow = d.k / kValues;
   Value rowBlocks = im.mul(d.n, im.c(blocksPerRow));
   OpBuilder::InsertionGuard guard(b);
   scf::ForOp loop = beginUnits(d, blocksPerRow * 4);
+  Value zero = loop.getInitArgs()[0];
   Value unit = loop.getInductionVar();
   Value blk = im.div(unit, 4), quarter = im.rem(unit, 4);
   Value blockWord = im.mul(im.add(rowBlocks, blk), im.c(kWords));
@@ -1187,11 +1188,11 @@ Value GraphLowering::emitQ6_KDot(const DotOperands &d) {
   Location loc = d.loc;
   IndexMath im(b, loc);
   WordMath wm(b, loc);
-  Value zero = ex::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
   int64_t blocksPerRow = d.k / kValues;
   Value rowBlocks = im.mul(d.n, im.c(blocksPerRow));
   OpBuilder::InsertionGuard guard(b);
   scf::ForOp loop = beginUnits(d, blocksPerRow * 16);
+  Value zero = loop.getInitArgs()[0];
   Value unit = loop.getInductionVar();
   Value blk = im.div(unit, 16), within = im.rem(unit, 16);
   Value half = im.div(within, 8), r = im.rem(im.div(within, 2), 4),
