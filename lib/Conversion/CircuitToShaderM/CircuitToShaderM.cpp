@@ -1122,11 +1122,23 @@ Value GraphLowering::emitQ4_KDot(const DotOperands &d) {
   // The 6-bit scale and min of sub-block j (0..7), from scale bytes s[]:
   // j < 4: s[j] & 63 and s[j+4] & 63; else the low/high nibble of s[j+4]
   // with the top two bits of s[j-4] / s[j] above it.
-  Value scaleBytes = im.add(im.mul(blockWord, im.c(4)), im.c(4));
+  // The 12 scale bytes are words 1-3 of the block, loaded once per unit.
+  Value scaleWords[3];
+  for (int64_t w = 0; w < 3; ++w)
+    scaleWords[w] = sm::LoadOp::create(b, loc, b.getI32Type(), d.w,
+                                       im.add(blockWord, im.c(1 + w)));
+  auto scaleByte = [&](Value i) -> Value {
+    Value word = wm.select(im.lt(i, im.c(4)), scaleWords[0],
+                           wm.select(im.lt(i, im.c(8)), scaleWords[1],
+                                     scaleWords[2]));
+    Value shift = arith::MulIOp::create(b, loc, im.toI32(im.rem(i, 4)),
+                                        wm.c(8));
+    return wm.mask(wm.shr(word, shift), 0xff);
+  };
   auto scaleAndMin = [&](Value j) -> std::pair<Value, Value> {
-    Value sj = loadByte(b, loc, d.w, im.add(scaleBytes, j));
-    Value sj4 = loadByte(b, loc, d.w, im.add(scaleBytes, im.add(j, im.c(4))));
-    Value sjm4 = loadByte(b, loc, d.w, im.add(scaleBytes, im.rem(j, 4)));
+    Value sj = scaleByte(j);
+    Value sj4 = scaleByte(im.add(j, im.c(4)));
+    Value sjm4 = scaleByte(im.rem(j, 4));
     Value low = im.lt(j, im.c(4));
     Value sc = wm.select(low, wm.mask(sj, 63),
                          wm.bitOr(wm.mask(sj4, 0xf), wm.shl(wm.shr(sjm4, 6), 4)));
