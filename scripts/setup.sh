@@ -7,6 +7,8 @@ set -euo pipefail
 PACKAGES=(
   # Toolchain and build.
   cmake g++ ninja-build ccache python3
+  # The NumPy reference of the model tests (utils/gguf).
+  python3-numpy
   # LLVM/MLIR 22 (bookworm-security ships 22.1.8).
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
   zlib1g-dev libzstd-dev

@@ -68,3 +68,22 @@ extract = "python3 " + os.path.join(os.path.dirname(config.test_source_root),
                                     "utils", "extract-binary.py")
 config.substitutions.append(("%extract_ptx", extract + " --format=ptx"))
 config.substitutions.append(("%extract_spirv", extract + " --format=bin"))
+
+# The model tests generate GGUF files and compare with an independent NumPy
+# reference (utils/gguf); they need a Python that has NumPy (Debian's
+# python3-numpy, for /usr/bin/python3).
+gguf_tools = os.path.join(os.path.dirname(config.test_source_root), "utils",
+                          "gguf")
+for candidate in ["/usr/bin/python3", shutil.which("python3")]:
+    if not candidate:
+        continue
+    try:
+        ok = subprocess.run([candidate, "-c", "import numpy"],
+                            capture_output=True, timeout=60).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        ok = False
+    if ok:
+        config.available_features.add("numpy")
+        config.substitutions.append(("%numpy_python", candidate))
+        break
+config.substitutions.append(("%gguf_tools", gguf_tools))

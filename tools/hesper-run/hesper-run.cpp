@@ -23,6 +23,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "DeviceMode.h"
+#include "ModelMode.h"
 
 #include "Hesper/Dialect/Circuit/Builder/GraphBuilder.h"
 #include "Hesper/Dialect/Circuit/Transforms/Passes.h"
@@ -687,11 +688,24 @@ int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   llvm::cl::ParseCommandLineOptions(
       argc, argv,
-      "hesper-run: run a Circuit graph in the reference interpreter, validate "
-      "its fusion, or build and check an example graph\n");
+      "hesper-run: generate text with a GGUF model (hesper-run model.gguf -p "
+      "TEXT), run a Circuit graph on a device or in the reference "
+      "interpreter, validate its fusion, or build and check an example "
+      "graph\n");
   if (listDevicesFlag) {
     hesper::run::listAllDevices(llvm::outs());
     return 0;
+  }
+  if (std::string model = hesper::run::modelPath(inputFilename);
+      !model.empty()) {
+    int status = hesper::run::runModelMode(
+        model, deviceOptions(), backendChoice == BackendChoice::Interp);
+    if (uint64_t messages = hesper::rt::validationMessageCount()) {
+      llvm::errs() << "error: the Vulkan validation layer reported "
+                   << messages << " message(s)\n";
+      return 1;
+    }
+    return status;
   }
   if (!inputFilename.empty()) {
     for (StringRef binding : outputSpecs) {

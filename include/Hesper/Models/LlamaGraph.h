@@ -1,0 +1,43 @@
+//===- LlamaGraph.h - The decode step of a model as a Circuit graph -*- C++ -*-===//
+//
+// Part of the Hesper project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Emits one decode step of a Llama-family model (llama, qwen2, qwen3) as a
+// Circuit graph, from the hyperparameters and tensor types of its GGUF file.
+// The graph's arguments are named buffers the session binds:
+//
+//   x                 [dim] f32     the token's embedding row (from the host)
+//   pos               [1] i32       the position being written
+//   rope_freqs        [rope/2] f32  per-pair RoPE frequency (Model::
+//                                   ropeFrequencies)
+//   <GGUF tensor name> the weights, in their GGUF element types ([rows,
+//                                   row length], weights never dequantized)
+//   cache_k.L, cache_v.L [ctx * kvHeads * headDim] f32 KV cache of layer L,
+//                                   written in place at row `pos`
+//
+// and its one result is the logits [vocab] of the token.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HESPER_MODELS_LLAMAGRAPH_H
+#define HESPER_MODELS_LLAMAGRAPH_H
+
+#include "Hesper/Dialect/Circuit/Builder/GraphBuilder.h"
+#include "Hesper/Models/Model.h"
+
+namespace hesper::models {
+
+/// The Circuit element type of a GGUF tensor type, or null for a type the
+/// kernels do not read.
+mlir::Type elementTypeFor(mlir::MLIRContext *context, rt::GgmlType type);
+
+/// Builds the decode step of `model` with a KV cache of `contextSize`
+/// positions into `g` (the graph is named by the caller).
+void buildDecodeGraph(circuit::GraphBuilder &g, const Model &model,
+                      int64_t contextSize);
+
+} // namespace hesper::models
+
+#endif // HESPER_MODELS_LLAMAGRAPH_H

@@ -1,0 +1,96 @@
+//===- Model.h - A transformer model loaded from a GGUF file ----*- C++ -*-===//
+//
+// Part of the Hesper project.
+//
+//===----------------------------------------------------------------------===//
+//
+// A Model is a mapped GGUF file plus what the rest of the library reads from
+// it: the hyperparameters of a Llama-family architecture (llama, qwen2,
+// qwen3, as llama.cpp defines them) and the tokenizer. The weights stay in
+// the mapping in their GGUF formats; a Session uploads them to a device.
+//
+//   auto model = models::Model::load("model.gguf");
+//   if (!model) { print(model.status().message()); return 1; }
+//   std::vector<int32_t> ids = (*model)->tokenizer()->encode("Hello");
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HESPER_MODELS_MODEL_H
+#define HESPER_MODELS_MODEL_H
+
+#include "Hesper/Models/Tokenizer.h"
+#include "hesper/runtime/Gguf.h"
+
+namespace hesper::models {
+
+/// How RoPE pairs the dimensions of a head (llama.cpp's rope types): NORM
+/// rotates adjacent pairs (2i, 2i+1), NEOX rotates (i, i + n_rot/2).
+enum class RopeType { Norm, NeoX };
+
+/// The hyperparameters of a Llama-family decoder, read from
+/// `{arch}.*` metadata and checked against the tensors' shapes.
+struct LlamaHParams {
+  std::string arch;           ///< general.architecture
+  int64_t dim = 0;            ///< embedding_length
+  int64_t layers = 0;         ///< block_count
+  int64_t heads = 0;          ///< attention.head_count
+  int64_t kvHeads = 0;        ///< attention.head_count_kv (default: heads)
+  int64_t headDim = 0;        ///< attention.key_length (default: dim/heads)
+  int64_t ffn = 0;            ///< feed_forward_length
+  int64_t vocab = 0;          ///< rows of token_embd.weight
+  int64_t contextLength = 0;  ///< context_length (training context)
+  int64_t ropeDims = 0;       ///< rope.dimension_count (default: headDim)
+  double eps = 1e-5;          ///< attention.layer_norm_rms_epsilon
+  double ropeBase = 10000;    ///< rope.freq_base
+  double ropeScale = 1;       ///< linear rope.scaling.factor (1: none)
+  RopeType ropeType = RopeType::Norm;
+  bool qkvBias = false;       ///< qwen2: attn_{q,k,v}.bias
+  bool qkNorm = false;        ///< qwen3: attn_{q,k}_norm.weight per head
+  bool tiedHead = false;      ///< no output.weight: the head is token_embd
+  bool ropeFreqFactors = false; ///< a rope_freqs.weight tensor divides theta
+
+  int64_t qDim() const { return heads * headDim; }
+  int64_t kvDim() const { return kvHeads * headDim; }
+  /// Parameters in the weight tensors (the tied head counted once).
+  int64_t parameterCount() const;
+};
+
+class Model {
+public:
+  /// Maps `path`, reads the hyperparameters and the tokenizer and checks
+  /// every tensor the architecture needs (present, shape, type). Errors are
+  /// one line: "m.gguf: unsupported architecture 'bert' (supported: llama,
+  /// qwen2, qwen3)".
+  static rt::Result<std::unique_ptr<Model>> load(const std::string &path);
+
+  const rt::GgufFile &file() const { return *gguf; }
+  const LlamaHParams &hparams() const { return hp; }
+  /// The tokenizer of the file; null when the file has no tokenizer
+  /// metadata (then only token ids can be fed).
+  const Tokenizer *tokenizer() const { return tok.get(); }
+  /// Bytes of the weights as stored.
+  uint64_t weightBytes() const;
+
+  /// A weight tensor by GGUF name (it was checked at load time).
+  const rt::GgufTensor &weight(const std::string &name) const;
+  /// Dequantizes row `token` of token_embd.weight into `out` (dim floats).
+  rt::Status embed(int32_t token, float *out) const;
+  /// The RoPE frequency of each rotated pair (ropeDims/2 values): base^(-2i
+  /// / ropeDims), divided by the linear scale factor and by rope_freqs when
+  /// the file has them.
+  std::vector<float> ropeFrequencies() const;
+
+private:
+  Model() = default;
+  std::unique_ptr<rt::GgufFile> gguf;
+  LlamaHParams hp;
+  std::unique_ptr<Tokenizer> tok;
+};
+
+/// Reads the tokenizer.ggml.* metadata; an error when it is present but
+/// malformed, an empty `model` when the file has none.
+rt::Result<TokenizerVocab> readTokenizerVocab(const rt::GgufFile &file);
+
+} // namespace hesper::models
+
+#endif // HESPER_MODELS_MODEL_H

@@ -1,0 +1,86 @@
+//===- Session.h - A model running on a device ------------------*- C++ -*-===//
+//
+// Part of the Hesper project.
+//
+//===----------------------------------------------------------------------===//
+//
+// A Session compiles a model's decode step for one device (or the reference
+// interpreter), uploads the weights once, and then runs one token at a time:
+// the step is recorded once and replayed for every token, with only the
+// token's embedding row and its position uploaded and the logits read back.
+//
+//   auto model = models::Model::load("model.gguf");
+//   auto device = rt::openDevice(rt::Backend::Vulkan);
+//   auto session = models::Session::create(**model, device->get(), {});
+//   std::vector<float> logits;
+//   for (int32_t id : prompt)
+//     (*session)->feed(id, &logits);
+//
+// The library hides MLIR: a program that uses Session needs no compiler
+// headers.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HESPER_MODELS_SESSION_H
+#define HESPER_MODELS_SESSION_H
+
+#include "Hesper/Models/Model.h"
+
+namespace hesper::models {
+
+struct SessionOptions {
+  /// Positions in the KV cache; 0 picks the model's training context,
+  /// capped at 4096.
+  int64_t contextSize = 0;
+  /// Run hesper-fuse (off: one kernel per primitive, for debugging).
+  bool fuse = true;
+  /// When set, the compiler writes every stage's IR and the kernels here.
+  std::string dumpDir;
+  /// Record per-kernel device times (when the device has timestamps).
+  bool timing = false;
+};
+
+/// What a session compiled and holds.
+struct SessionStats {
+  int64_t dispatchOpsUnfused = 0; ///< primitives of the decode graph
+  int64_t kernelsPerToken = 0;    ///< launches replayed per token
+  int64_t distinctKernels = 0;    ///< compiled kernels
+  uint64_t deviceBytes = 0;       ///< weights, caches and activations
+  double compileMs = 0;           ///< building, fusing and lowering
+  double uploadMs = 0;            ///< weights to the device
+};
+
+class Session {
+public:
+  /// Compiles and uploads `model` for `device`; a null device runs the
+  /// reference interpreter. `model` must outlive the session.
+  static rt::Result<std::unique_ptr<Session>>
+  create(const Model &model, rt::Device *device,
+         const SessionOptions &options = {});
+  ~Session();
+
+  /// Runs token `id` at the current position (then advances it) and, when
+  /// `logits` is given, fills it with the vocabulary's logits. A full
+  /// context is an error.
+  rt::Status feed(int32_t id, std::vector<float> *logits);
+  /// Starts over at position 0 (the cache needs no clearing: positions past
+  /// the current one are masked).
+  void reset();
+  int64_t position() const;
+  int64_t contextSize() const;
+  const SessionStats &stats() const;
+  /// Device time of each launch of the last token, in nanoseconds (empty
+  /// without timing).
+  std::vector<double> lastKernelTimesNs() const;
+  /// Names of the launched kernels, in launch order.
+  std::vector<std::string> kernelNames() const;
+
+private:
+  Session();
+  struct Impl;
+  std::unique_ptr<Impl> impl;
+};
+
+} // namespace hesper::models
+
+#endif // HESPER_MODELS_SESSION_H

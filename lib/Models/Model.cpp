@@ -1,0 +1,371 @@
+//===- Model.cpp - A transformer model loaded from a GGUF file ------------===//
+//
+// Part of the Hesper project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Reads the hyperparameters of a Llama-family model the way llama.cpp does
+// (llama_model::load_hparams for LLM_ARCH_LLAMA, QWEN2 and QWEN3) and checks
+// that every tensor the decode graph will bind exists with the shape and a
+// type the kernels read, so that problems in a file surface at load time as
+// one line, never later inside the compiler or a kernel.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Hesper/Models/Model.h"
+
+#include <cmath>
+#include <cstring>
+
+using namespace hesper;
+using namespace hesper::models;
+using rt::GgmlType;
+using rt::Status;
+
+int64_t LlamaHParams::parameterCount() const {
+  int64_t perLayer = 2 * dim + dim * qDim() + 2 * dim * kvDim() +
+                     qDim() * dim + 3 * dim * ffn;
+  if (qkvBias)
+    perLayer += qDim() + 2 * kvDim();
+  if (qkNorm)
+    perLayer += 2 * headDim;
+  return layers * perLayer + vocab * dim * (tiedHead ? 1 : 2) + dim;
+}
+
+/// Weight types the matmul kernels read directly.
+static bool isKernelWeightType(GgmlType t) {
+  return t == GgmlType::F32 || t == GgmlType::F16 || t == GgmlType::Q8_0 ||
+         t == GgmlType::Q4_K || t == GgmlType::Q6_K;
+}
+
+static std::string shapeString(const std::vector<int64_t> &dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(dims[i]);
+  return s + "]";
+}
+
+rt::Result<TokenizerVocab>
+hesper::models::readTokenizerVocab(const rt::GgufFile &file) {
+  TokenizerVocab v;
+  auto model = file.getString("tokenizer.ggml.model");
+  if (!model)
+    return v; // no tokenizer
+  v.model = *model;
+  auto fail = [&](const std::string &what) {
+    return Status::error(file.path() + ": " + what);
+  };
+  auto stringArray = [&](const char *key, std::vector<std::string> &out,
+                         bool required) -> Status {
+    const rt::GgufValue *value = file.find(key);
+    if (!value)
+      return required ? fail(std::string("missing metadata key '") + key + "'")
+                      : Status();
+    if (value->type != rt::GgufType::Array ||
+        value->elementType != rt::GgufType::String)
+      return fail(std::string("metadata key '") + key +
+                  "' is not an array of strings");
+    out.reserve(value->array.size());
+    for (const rt::GgufValue &e : value->array)
+      out.push_back(e.str);
+    return Status();
+  };
+  if (Status s = stringArray("tokenizer.ggml.tokens", v.tokens, true); !s)
+    return s;
+  if (Status s = stringArray("tokenizer.ggml.merges", v.merges, false); !s)
+    return s;
+  if (const rt::GgufValue *scores = file.find("tokenizer.ggml.scores")) {
+    if (scores->type != rt::GgufType::Array ||
+        (!scores->array.empty() && !scores->array[0].isFloat()))
+      return fail("metadata key 'tokenizer.ggml.scores' is not an array of "
+                  "floats");
+    for (const rt::GgufValue &e : scores->array)
+      v.scores.push_back(static_cast<float>(e.asNumber().value_or(0)));
+  }
+  if (const rt::GgufValue *types = file.find("tokenizer.ggml.token_type")) {
+    if (types->type != rt::GgufType::Array ||
+        (!types->array.empty() && !types->array[0].isInteger()))
+      return fail("metadata key 'tokenizer.ggml.token_type' is not an array "
+                  "of integers");
+    for (const rt::GgufValue &e : types->array)
+      v.types.push_back(static_cast<int32_t>(e.i));
+  }
+  if (auto pre = file.getString("tokenizer.ggml.pre"))
+    v.pre = *pre;
+  auto id = [&](const char *key, int32_t &out) {
+    if (auto value = file.getInt(key))
+      out = static_cast<int32_t>(*value);
+  };
+  id("tokenizer.ggml.bos_token_id", v.bos);
+  id("tokenizer.ggml.eos_token_id", v.eos);
+  id("tokenizer.ggml.unknown_token_id", v.unk);
+  id("tokenizer.ggml.padding_token_id", v.pad);
+  // llama.cpp's defaults: SentencePiece adds BOS, byte-level BPE does not
+  // unless the file says so.
+  v.addBos = v.model == "llama";
+  if (auto b = file.getBool("tokenizer.ggml.add_bos_token"))
+    v.addBos = *b;
+  if (auto b = file.getBool("tokenizer.ggml.add_eos_token"))
+    v.addEos = *b;
+  if (auto b = file.getBool("tokenizer.ggml.add_space_prefix"))
+    v.addSpacePrefix = *b;
+  return v;
+}
+
+namespace {
+/// Reads and checks one file's hyperparameters and tensors.
+class Loader {
+public:
+  Loader(const rt::GgufFile &file, LlamaHParams &hp) : file(file), hp(hp) {}
+
+  Status fail(const std::string &what) {
+    return Status::error(file.path() + ": " + what);
+  }
+
+  /// `{arch}.key` as a positive integer; `fallback` when absent (0: the key
+  /// is required).
+  Status integer(const std::string &key, int64_t &out, int64_t fallback) {
+    std::string full = hp.arch + "." + key;
+    const rt::GgufValue *value = file.find(full);
+    if (!value) {
+      if (fallback <= 0)
+        return fail("missing metadata key '" + full + "'");
+      out = fallback;
+      return Status();
+    }
+    if (!value->isInteger())
+      return fail("metadata key '" + full + "' is not an integer");
+    if (value->i <= 0 || value->i > (int64_t(1) << 31))
+      return fail("metadata key '" + full + "' has the value " +
+                  std::to_string(value->i) + ", expected 1 to 2^31");
+    out = value->i;
+    return Status();
+  }
+
+  Status real(const std::string &key, double &out) {
+    std::string full = hp.arch + "." + key;
+    const rt::GgufValue *value = file.find(full);
+    if (!value)
+      return Status(); // keep the default
+    std::optional<double> number = value->asNumber();
+    if (!number || !std::isfinite(*number) || *number <= 0)
+      return fail("metadata key '" + full + "' is not a positive number");
+    out = *number;
+    return Status();
+  }
+
+  /// Checks that tensor `name` exists with ggml dims `dims` (row length
+  /// first) and, for a matrix, a type the kernels read.
+  Status expect(const std::string &name, std::vector<int64_t> dims) {
+    const rt::GgufTensor *t = file.tensor(name);
+    if (!t)
+      return fail("missing tensor '" + name + "'");
+    if (t->dims != dims)
+      return fail("tensor '" + name + "' has shape " + shapeString(t->dims) +
+                  ", expected " + shapeString(dims));
+    if (dims.size() == 1 && t->type != GgmlType::F32)
+      return fail("tensor '" + name + "' has type " +
+                  rt::ggmlTypeName(t->type) + ", expected f32");
+    if (dims.size() == 2 && !isKernelWeightType(t->type))
+      return fail("tensor '" + name + "' has type " +
+                  rt::ggmlTypeName(t->type) +
+                  ", which the matmul kernels do not read yet (supported: "
+                  "f32, f16, q8_0, q4_k, q6_k)");
+    // The k-quant kernels read whole super-blocks per row.
+    if (dims.size() == 2 && dims[0] % rt::ggmlBlockSize(t->type) != 0)
+      return fail("tensor '" + name + "' rows of " + std::to_string(dims[0]) +
+                  " elements are not whole " + rt::ggmlTypeName(t->type) +
+                  " blocks");
+    return Status();
+  }
+
+  Status run() {
+    auto arch = file.getString("general.architecture");
+    if (!arch)
+      return fail("missing metadata key 'general.architecture'");
+    hp.arch = *arch;
+    if (hp.arch == "llama") {
+      hp.ropeType = RopeType::Norm;
+    } else if (hp.arch == "qwen2") {
+      hp.ropeType = RopeType::NeoX;
+      hp.qkvBias = true;
+    } else if (hp.arch == "qwen3") {
+      hp.ropeType = RopeType::NeoX;
+      hp.qkNorm = true;
+    } else {
+      return fail("unsupported architecture '" + hp.arch +
+                  "' (supported: llama, qwen2, qwen3)");
+    }
+
+    Status s;
+    if (!(s = integer("embedding_length", hp.dim, 0)) ||
+        !(s = integer("block_count", hp.layers, 0)) ||
+        !(s = integer("feed_forward_length", hp.ffn, 0)) ||
+        !(s = integer("attention.head_count", hp.heads, 0)) ||
+        !(s = integer("attention.head_count_kv", hp.kvHeads, hp.heads)) ||
+        !(s = integer("context_length", hp.contextLength, 2048)))
+      return s;
+    if (hp.dim % hp.heads != 0 &&
+        !file.find(hp.arch + ".attention.key_length"))
+      return fail("embedding_length " + std::to_string(hp.dim) +
+                  " is not a multiple of head_count " +
+                  std::to_string(hp.heads));
+    if (!(s = integer("attention.key_length", hp.headDim,
+                      hp.dim / hp.heads)))
+      return s;
+    int64_t valueLength = 0;
+    if (!(s = integer("attention.value_length", valueLength, hp.headDim)))
+      return s;
+    if (valueLength != hp.headDim)
+      return fail("attention.value_length " + std::to_string(valueLength) +
+                  " differs from key_length " + std::to_string(hp.headDim) +
+                  " (not supported)");
+    if (hp.heads % hp.kvHeads != 0)
+      return fail("head_count " + std::to_string(hp.heads) +
+                  " is not a multiple of head_count_kv " +
+                  std::to_string(hp.kvHeads));
+    if (hp.headDim % 2 != 0)
+      return fail("head dimension " + std::to_string(hp.headDim) +
+                  " is odd");
+    if (!(s = integer("rope.dimension_count", hp.ropeDims, hp.headDim)))
+      return s;
+    if (hp.ropeDims > hp.headDim || hp.ropeDims % 2 != 0)
+      return fail("rope.dimension_count " + std::to_string(hp.ropeDims) +
+                  " must be even and at most the head dimension " +
+                  std::to_string(hp.headDim));
+    if (!(s = real("attention.layer_norm_rms_epsilon", hp.eps)) ||
+        !(s = real("rope.freq_base", hp.ropeBase)))
+      return s;
+    std::string scaling =
+        file.getString(hp.arch + ".rope.scaling.type").value_or("none");
+    if (scaling == "linear") {
+      if (!(s = real("rope.scaling.factor", hp.ropeScale)))
+        return s;
+    } else if (scaling != "none") {
+      return fail("rope.scaling.type '" + scaling +
+                  "' is not supported (supported: none, linear)");
+    }
+    // Older files state linear scaling only as a factor.
+    if (scaling == "none" && file.find(hp.arch + ".rope.scale_linear"))
+      if (!(s = real("rope.scale_linear", hp.ropeScale)))
+        return s;
+
+    const rt::GgufTensor *embd = file.tensor("token_embd.weight");
+    if (!embd)
+      return fail("missing tensor 'token_embd.weight'");
+    if (embd->dims.size() != 2 || embd->dims[0] != hp.dim)
+      return fail("tensor 'token_embd.weight' has shape " +
+                  shapeString(embd->dims) + ", expected [" +
+                  std::to_string(hp.dim) + ", vocabulary]");
+    hp.vocab = embd->dims[1];
+    hp.tiedHead = file.tensor("output.weight") == nullptr;
+    if (hp.tiedHead) {
+      if (!(s = expect("token_embd.weight", {hp.dim, hp.vocab})))
+        return s;
+    } else if (!(s = expect("output.weight", {hp.dim, hp.vocab}))) {
+      return s;
+    }
+    if (!(s = expect("output_norm.weight", {hp.dim})))
+      return s;
+    if (file.tensor("rope_freqs.weight")) {
+      hp.ropeFreqFactors = true;
+      if (!(s = expect("rope_freqs.weight", {hp.ropeDims / 2})))
+        return s;
+    }
+    // llama.cpp loads Q/K/V biases for llama when present, and requires
+    // them for qwen2.
+    if (file.tensor("blk.0.attn_q.bias"))
+      hp.qkvBias = true;
+
+    for (int64_t l = 0; l < hp.layers; ++l) {
+      std::string b = "blk." + std::to_string(l) + ".";
+      if (!(s = expect(b + "attn_norm.weight", {hp.dim})) ||
+          !(s = expect(b + "attn_q.weight", {hp.dim, hp.qDim()})) ||
+          !(s = expect(b + "attn_k.weight", {hp.dim, hp.kvDim()})) ||
+          !(s = expect(b + "attn_v.weight", {hp.dim, hp.kvDim()})) ||
+          !(s = expect(b + "attn_output.weight", {hp.qDim(), hp.dim})) ||
+          !(s = expect(b + "ffn_norm.weight", {hp.dim})) ||
+          !(s = expect(b + "ffn_gate.weight", {hp.dim, hp.ffn})) ||
+          !(s = expect(b + "ffn_up.weight", {hp.dim, hp.ffn})) ||
+          !(s = expect(b + "ffn_down.weight", {hp.ffn, hp.dim})))
+        return s;
+      if (hp.qkvBias &&
+          (!(s = expect(b + "attn_q.bias", {hp.qDim()})) ||
+           !(s = expect(b + "attn_k.bias", {hp.kvDim()})) ||
+           !(s = expect(b + "attn_v.bias", {hp.kvDim()}))))
+        return s;
+      if (hp.qkNorm &&
+          (!(s = expect(b + "attn_q_norm.weight", {hp.headDim})) ||
+           !(s = expect(b + "attn_k_norm.weight", {hp.headDim}))))
+        return s;
+    }
+    return Status();
+  }
+
+private:
+  const rt::GgufFile &file;
+  LlamaHParams &hp;
+};
+} // namespace
+
+rt::Result<std::unique_ptr<Model>> Model::load(const std::string &path) {
+  auto file = rt::GgufFile::open(path);
+  if (!file)
+    return file.status();
+  std::unique_ptr<Model> model(new Model());
+  model->gguf = std::move(*file);
+  if (Status s = Loader(*model->gguf, model->hp).run(); !s)
+    return s;
+
+  auto vocab = readTokenizerVocab(*model->gguf);
+  if (!vocab)
+    return vocab.status();
+  if (!vocab->model.empty()) {
+    if (static_cast<int64_t>(vocab->tokens.size()) != model->hp.vocab)
+      return Status::error(path + ": the tokenizer has " +
+                           std::to_string(vocab->tokens.size()) +
+                           " tokens, token_embd.weight " +
+                           std::to_string(model->hp.vocab) + " rows");
+    std::string error;
+    model->tok = Tokenizer::create(std::move(*vocab), error);
+    if (!model->tok)
+      return Status::error(path + ": tokenizer: " + error);
+  }
+  return model;
+}
+
+uint64_t Model::weightBytes() const {
+  uint64_t total = 0;
+  for (const rt::GgufTensor &t : gguf->tensors())
+    total += t.bytes;
+  return total;
+}
+
+const rt::GgufTensor &Model::weight(const std::string &name) const {
+  return *gguf->tensor(name);
+}
+
+Status Model::embed(int32_t token, float *out) const {
+  if (token < 0 || token >= hp.vocab)
+    return Status::error("token id " + std::to_string(token) +
+                         " is outside the vocabulary of " +
+                         std::to_string(hp.vocab));
+  const rt::GgufTensor &t = weight("token_embd.weight");
+  uint64_t rowBytes = t.bytes / static_cast<uint64_t>(hp.vocab);
+  return rt::dequantizeRow(t.type, t.data + rowBytes * token, out, hp.dim);
+}
+
+std::vector<float> Model::ropeFrequencies() const {
+  int64_t pairs = hp.ropeDims / 2;
+  std::vector<float> factors(pairs, 1.0f);
+  if (hp.ropeFreqFactors)
+    std::memcpy(factors.data(), weight("rope_freqs.weight").data,
+                pairs * sizeof(float));
+  std::vector<float> freqs(pairs);
+  for (int64_t i = 0; i < pairs; ++i)
+    freqs[i] = static_cast<float>(
+        std::pow(hp.ropeBase, -2.0 * static_cast<double>(i) /
+                                  static_cast<double>(hp.ropeDims)) /
+        hp.ropeScale / factors[i]);
+  return freqs;
+}

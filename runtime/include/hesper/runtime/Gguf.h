@@ -1,0 +1,156 @@
+//===- Gguf.h - GGUF model files --------------------------------*- C++ -*-===//
+//
+// Part of the Hesper project.
+//
+//===----------------------------------------------------------------------===//
+//
+// A reader for GGUF, the model file format of llama.cpp (versions 2 and 3).
+// The file is mapped read-only; tensors are views into the mapping, never
+// copies. Every length, count and offset read from the file is checked
+// against the file's size before it is used, so a malformed file gets one
+// line saying what is wrong -- never a crash, an out-of-bounds read or a huge
+// allocation.
+//
+//   auto file = rt::GgufFile::open("model.gguf");
+//   if (!file) { print(file.status().message()); return 1; }
+//   const rt::GgufValue *arch = file->find("general.architecture");
+//   const rt::GgufTensor *t = file->tensor("token_embd.weight");
+//   std::vector<float> row(t->dims[0]);
+//   rt::dequantizeRow(t->type, t->data, row.data(), t->dims[0]);
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HESPER_RUNTIME_GGUF_H
+#define HESPER_RUNTIME_GGUF_H
+
+#include "hesper/runtime/Runtime.h"
+
+#include <map>
+#include <optional>
+
+namespace hesper::rt {
+
+/// Metadata value types, numbered as in the file.
+enum class GgufType : uint32_t {
+  U8 = 0,
+  I8 = 1,
+  U16 = 2,
+  I16 = 3,
+  U32 = 4,
+  I32 = 5,
+  F32 = 6,
+  Bool = 7,
+  String = 8,
+  Array = 9,
+  U64 = 10,
+  I64 = 11,
+  F64 = 12,
+};
+const char *ggufTypeName(GgufType t);
+
+/// One metadata value. Scalars are widened into `i`/`u`/`f`; strings are
+/// copied (they are small); arrays hold their elements, which may themselves
+/// be arrays.
+struct GgufValue {
+  GgufType type = GgufType::U8;
+  int64_t i = 0;          ///< signed integers and bools
+  uint64_t u = 0;         ///< unsigned integers (also set for non-negative i)
+  double f = 0;           ///< floats
+  std::string str;        ///< String
+  GgufType elementType = GgufType::U8; ///< Array: the element type
+  std::vector<GgufValue> array;        ///< Array: the elements
+
+  bool isInteger() const;
+  bool isFloat() const { return type == GgufType::F32 || type == GgufType::F64; }
+  /// The value as a number (integers and bools converted); nullopt for
+  /// strings and arrays.
+  std::optional<double> asNumber() const;
+};
+
+/// Tensor element types, numbered as ggml numbers them. Only the ones the
+/// reader understands are listed; any other number is an error.
+enum class GgmlType : uint32_t {
+  F32 = 0,
+  F16 = 1,
+  Q4_0 = 2,
+  Q8_0 = 8,
+  Q4_K = 12,
+  Q5_K = 13,
+  Q6_K = 14,
+  BF16 = 30,
+};
+const char *ggmlTypeName(GgmlType t);
+/// Elements per block (1 for F32/F16/BF16, 32 for Q4_0/Q8_0, 256 for the
+/// k-quants) and bytes per block.
+int64_t ggmlBlockSize(GgmlType t);
+int64_t ggmlBlockBytes(GgmlType t);
+/// Bytes of a row of `n` elements; nullopt when n is not a whole number of
+/// blocks.
+std::optional<int64_t> ggmlRowBytes(GgmlType t, int64_t n);
+
+struct GgufTensor {
+  std::string name;
+  GgmlType type = GgmlType::F32;
+  /// ggml order: dims[0] is the fastest-varying (the row length).
+  std::vector<int64_t> dims;
+  int64_t numElements = 0;
+  uint64_t offset = 0;   ///< from the start of the data section
+  uint64_t bytes = 0;    ///< size of the data
+  const uint8_t *data = nullptr; ///< into the mapping
+};
+
+class GgufFile {
+public:
+  /// Maps and parses `path`. Errors name the file and the problem:
+  /// "model.gguf: truncated in the key of metadata entry 3".
+  static Result<std::unique_ptr<GgufFile>> open(const std::string &path);
+  /// Parses an in-memory image (not copied: it must outlive the result);
+  /// `what` names it in errors.
+  static Result<std::unique_ptr<GgufFile>>
+  parse(const uint8_t *bytes, size_t size, const std::string &what);
+  ~GgufFile();
+  GgufFile(const GgufFile &) = delete;
+  GgufFile &operator=(const GgufFile &) = delete;
+
+  uint32_t version() const { return ver; }
+  uint64_t alignment() const { return align; }
+  const std::string &path() const { return name; }
+
+  /// Metadata in file order.
+  const std::vector<std::pair<std::string, GgufValue>> &metadata() const {
+    return meta;
+  }
+  const GgufValue *find(const std::string &key) const;
+  /// Typed lookups: nullopt when the key is absent or of another kind.
+  std::optional<std::string> getString(const std::string &key) const;
+  std::optional<int64_t> getInt(const std::string &key) const;
+  std::optional<double> getFloat(const std::string &key) const; ///< ints too
+  std::optional<bool> getBool(const std::string &key) const;
+
+  const std::vector<GgufTensor> &tensors() const { return tens; }
+  const GgufTensor *tensor(const std::string &name) const;
+
+private:
+  GgufFile() = default;
+  std::string name;
+  uint32_t ver = 0;
+  uint64_t align = 32;
+  std::vector<std::pair<std::string, GgufValue>> meta;
+  std::map<std::string, size_t> metaIndex;
+  std::vector<GgufTensor> tens;
+  std::map<std::string, size_t> tensorIndex;
+  void *mapping = nullptr;
+  size_t mappingBytes = 0;
+};
+
+/// Converts `n` elements (a whole number of blocks) of type `t` at `src`
+/// into f32, bit for bit as ggml's reference dequantization does.
+Status dequantizeRow(GgmlType t, const uint8_t *src, float *dst, int64_t n);
+
+/// IEEE half and bfloat16 to f32.
+float halfToFloat(uint16_t h);
+float bf16ToFloat(uint16_t b);
+
+} // namespace hesper::rt
+
+#endif // HESPER_RUNTIME_GGUF_H

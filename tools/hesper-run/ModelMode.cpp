@@ -1,0 +1,280 @@
+//===- ModelMode.cpp - hesper-run on a GGUF model -------------------------===//
+//
+// Part of the Hesper project.
+//
+//===----------------------------------------------------------------------===//
+//
+// `hesper-run model.gguf -p "Once upon a time" -n 64`: flags in llama.cpp's
+// habits, the library (Model, Session, generate) does the work, this file
+// prints. Text goes to stdout as it is produced; timings go to stderr.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ModelMode.h"
+
+#include "Hesper/Models/Generate.h"
+#include "hesper/runtime/Npy.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+#include <cstring>
+#include <fstream>
+
+using namespace hesper;
+using namespace hesper::models;
+
+static llvm::cl::OptionCategory modelCategory("Model mode (GGUF files)");
+
+static llvm::cl::opt<std::string>
+    modelFlag("m", llvm::cl::desc("GGUF model file (or give it as the "
+                                  "positional argument)"),
+              llvm::cl::value_desc("model.gguf"), llvm::cl::init(""),
+              llvm::cl::cat(modelCategory));
+static llvm::cl::alias modelAlias("model", llvm::cl::aliasopt(modelFlag),
+                                  llvm::cl::cat(modelCategory));
+static llvm::cl::opt<std::string>
+    promptFlag("p", llvm::cl::desc("Prompt text"), llvm::cl::init(""),
+               llvm::cl::cat(modelCategory));
+static llvm::cl::alias promptAlias("prompt", llvm::cl::aliasopt(promptFlag),
+                                   llvm::cl::cat(modelCategory));
+static llvm::cl::opt<std::string>
+    promptFile("f", llvm::cl::desc("Read the prompt from a file"),
+               llvm::cl::init(""), llvm::cl::cat(modelCategory));
+static llvm::cl::alias promptFileAlias("file", llvm::cl::aliasopt(promptFile),
+                                       llvm::cl::cat(modelCategory));
+static llvm::cl::opt<int> nPredict(
+    "n", llvm::cl::desc("Tokens to generate (-1: until end of generation)"),
+    llvm::cl::init(128), llvm::cl::cat(modelCategory));
+static llvm::cl::alias nPredictAlias("n-predict", llvm::cl::aliasopt(nPredict),
+                                     llvm::cl::cat(modelCategory));
+static llvm::cl::opt<int64_t> ctxSize(
+    "c", llvm::cl::desc("KV cache positions (0: the model's context, at "
+                        "most 4096)"),
+    llvm::cl::init(0), llvm::cl::cat(modelCategory));
+static llvm::cl::alias ctxAlias("ctx-size", llvm::cl::aliasopt(ctxSize),
+                                llvm::cl::cat(modelCategory));
+static llvm::cl::opt<float>
+    temperature("temp", llvm::cl::desc("Sampling temperature (0: greedy)"),
+                llvm::cl::init(0.8f), llvm::cl::cat(modelCategory));
+static llvm::cl::opt<int> topK("top-k", llvm::cl::desc("Top-k (0: off)"),
+                               llvm::cl::init(40),
+                               llvm::cl::cat(modelCategory));
+static llvm::cl::opt<float> topP("top-p", llvm::cl::desc("Top-p (1: off)"),
+                                 llvm::cl::init(0.95f),
+                                 llvm::cl::cat(modelCategory));
+static llvm::cl::opt<float> minP("min-p", llvm::cl::desc("Min-p (0: off)"),
+                                 llvm::cl::init(0.05f),
+                                 llvm::cl::cat(modelCategory));
+static llvm::cl::opt<float>
+    repeatPenalty("repeat-penalty",
+                  llvm::cl::desc("Repetition penalty (1: off)"),
+                  llvm::cl::init(1.0f), llvm::cl::cat(modelCategory));
+static llvm::cl::opt<int> repeatLastN(
+    "repeat-last-n",
+    llvm::cl::desc("Tokens the repetition penalty looks at (-1: all)"),
+    llvm::cl::init(64), llvm::cl::cat(modelCategory));
+static llvm::cl::opt<int64_t>
+    seed("seed", llvm::cl::desc("Sampling seed (-1: from the clock)"),
+         llvm::cl::init(-1), llvm::cl::cat(modelCategory));
+static llvm::cl::opt<std::string> tokenIds(
+    "tokens",
+    llvm::cl::desc("Comma-separated token ids to use instead of a prompt "
+                   "(no BOS is added)"),
+    llvm::cl::init(""), llvm::cl::cat(modelCategory));
+static llvm::cl::opt<bool>
+    printTokenIds("print-token-ids",
+                  llvm::cl::desc("Print the prompt's and the generated "
+                                 "token ids"),
+                  llvm::cl::init(false), llvm::cl::cat(modelCategory));
+static llvm::cl::opt<std::string> dumpLogits(
+    "dump-logits",
+    llvm::cl::desc("Write the f32 logits of every processed position as "
+                   ".npy, shape [positions, vocabulary]"),
+    llvm::cl::init(""), llvm::cl::cat(modelCategory));
+static llvm::cl::opt<bool> noDisplayPrompt(
+    "no-display-prompt", llvm::cl::desc("Do not echo the prompt"),
+    llvm::cl::init(false), llvm::cl::cat(modelCategory));
+
+std::string hesper::run::modelPath(const std::string &positional) {
+  if (!modelFlag.empty())
+    return modelFlag;
+  if (positional.empty())
+    return "";
+  if (llvm::StringRef(positional).ends_with_insensitive(".gguf"))
+    return positional;
+  std::ifstream in(positional, std::ios::binary);
+  char magic[4] = {};
+  if (in.read(magic, 4) && std::memcmp(magic, "GGUF", 4) == 0)
+    return positional;
+  return "";
+}
+
+static int fail(const std::string &message) {
+  llvm::outs().flush();
+  llvm::errs() << "error: " << message << "\n";
+  return 1;
+}
+
+/// Parses "1,2,3" into ids; "" or an error message.
+static std::string parseIds(llvm::StringRef text, std::vector<int32_t> &ids) {
+  llvm::SmallVector<llvm::StringRef> parts;
+  text.split(parts, ',', -1, false);
+  for (llvm::StringRef p : parts) {
+    int64_t v;
+    if (p.trim().getAsInteger(10, v) || v < 0 || v > INT32_MAX)
+      return "--tokens: '" + p.str() + "' is not a token id";
+    ids.push_back(static_cast<int32_t>(v));
+  }
+  if (ids.empty())
+    return "--tokens: no token ids given";
+  return "";
+}
+
+static std::string joinIds(const std::vector<int32_t> &ids) {
+  std::string s;
+  for (size_t i = 0; i < ids.size(); ++i)
+    s += (i ? "," : "") + std::to_string(ids[i]);
+  return s;
+}
+
+int hesper::run::runModelMode(const std::string &path,
+                              const DeviceModeOptions &opts,
+                              bool interpreter) {
+  auto loaded = Model::load(path);
+  if (!loaded)
+    return fail(loaded.status().message());
+  Model &model = **loaded;
+  const LlamaHParams &hp = model.hparams();
+  const Tokenizer *tok = model.tokenizer();
+
+  // The prompt, as ids.
+  std::vector<int32_t> prompt;
+  std::string promptText = promptFlag;
+  if (!promptFile.empty()) {
+    auto buffer = llvm::MemoryBuffer::getFile(promptFile);
+    if (!buffer)
+      return fail("cannot read " + promptFile + ": " +
+                  buffer.getError().message());
+    promptText = (*buffer)->getBuffer().str();
+  }
+  if (!tokenIds.empty()) {
+    if (std::string e = parseIds(tokenIds, prompt); !e.empty())
+      return fail(e);
+    for (int32_t id : prompt)
+      if (id >= hp.vocab)
+        return fail("--tokens: id " + std::to_string(id) +
+                    " is outside the vocabulary of " +
+                    std::to_string(hp.vocab));
+  } else {
+    if (!tok)
+      return fail(path + " has no tokenizer; give the prompt as --tokens");
+    prompt = tok->encode(promptText, /*addSpecial=*/true);
+    if (prompt.empty())
+      return fail("the prompt is empty; give one with -p or -f");
+  }
+
+  // The device.
+  std::unique_ptr<rt::Device> device;
+  if (!interpreter) {
+    device = openRequestedDevice(opts);
+    if (!device && opts.backend)
+      return 1; // openRequestedDevice printed why
+  }
+  SessionOptions sessionOptions;
+  sessionOptions.contextSize = ctxSize;
+  sessionOptions.fuse = opts.fuse;
+  sessionOptions.dumpDir = opts.dumpDir;
+  if (ctxSize < 0)
+    return fail("-c/--ctx-size must not be negative");
+  auto session = Session::create(model, device.get(), sessionOptions);
+  if (!session)
+    return fail(session.status().message());
+  Session &s = **session;
+  const SessionStats &stats = s.stats();
+  llvm::errs() << "model: " << path << " (" << hp.arch << ", "
+               << hp.layers << " layers, dim " << hp.dim << ", "
+               << llvm::format("%.1f", hp.parameterCount() / 1e6)
+               << "M parameters, " << hp.vocab << " tokens)\n";
+  llvm::errs() << "device: "
+               << (device ? device->info().name + " (" +
+                                rt::backendName(device->info().backend) + ")"
+                          : std::string("reference interpreter"))
+               << "; context " << s.contextSize() << "; compiled in "
+               << llvm::format("%.0f", stats.compileMs) << " ms\n";
+
+  GenerateOptions g;
+  g.maxTokens = nPredict;
+  g.keepLogits = !dumpLogits.empty();
+  g.sampler.temperature = temperature;
+  g.sampler.topK = topK;
+  g.sampler.topP = topP;
+  g.sampler.minP = minP;
+  g.sampler.repeatPenalty = repeatPenalty;
+  g.sampler.repeatLastN = repeatLastN;
+  g.sampler.seed =
+      seed >= 0 ? static_cast<uint32_t>(seed)
+                : static_cast<uint32_t>(
+                      std::chrono::steady_clock::now().time_since_epoch()
+                          .count());
+
+  if (printTokenIds)
+    llvm::outs() << "prompt ids: " << joinIds(prompt) << "\n";
+  if (tok && !noDisplayPrompt && tokenIds.empty())
+    llvm::outs() << tok->decode(prompt);
+  llvm::outs().flush();
+  auto onToken = [&](int32_t id) {
+    if (tok && !printTokenIds) {
+      llvm::outs() << tok->decodeToken(id);
+      llvm::outs().flush();
+    }
+    return true;
+  };
+  auto isEnd = [&](int32_t id) { return tok && tok->isEog(id); };
+  auto result = generate(s, prompt, g, onToken, isEnd);
+  if (!result)
+    return fail(result.status().message());
+  if (printTokenIds)
+    llvm::outs() << "generated ids: " << joinIds(result->generated) << "\n";
+  else
+    llvm::outs() << "\n";
+  llvm::outs().flush();
+
+  if (!dumpLogits.empty()) {
+    rt::NpyArray array;
+    array.dtype = rt::DType::F32;
+    array.shape = {static_cast<int64_t>(result->logits.size()), hp.vocab};
+    array.data.resize(result->logits.size() * hp.vocab * sizeof(float));
+    for (size_t r = 0; r < result->logits.size(); ++r)
+      std::memcpy(array.data.data() + r * hp.vocab * sizeof(float),
+                  result->logits[r].data(), hp.vocab * sizeof(float));
+    if (rt::Status st = rt::writeNpy(dumpLogits, array); !st)
+      return fail(st.message());
+  }
+
+  size_t decoded = result->generated.size();
+  double promptRate = result->promptTokens / (result->promptMs / 1000.0);
+  double decodeRate = decoded / (result->decodeMs / 1000.0);
+  llvm::errs() << "prompt: " << result->promptTokens << " tokens in "
+               << llvm::format("%.1f", result->promptMs) << " ms ("
+               << llvm::format("%.1f", promptRate) << " tok/s)\n"
+               << "decode: " << decoded << " tokens in "
+               << llvm::format("%.1f", result->decodeMs) << " ms ("
+               << llvm::format("%.1f", decodeRate) << " tok/s)"
+               << (result->stoppedAtEnd ? ", stopped at end of generation"
+                                        : "")
+               << "\n"
+               << "kernels per token: " << stats.kernelsPerToken << " ("
+               << stats.dispatchOpsUnfused << " primitives before fusion, "
+               << hp.layers << " layers)\n"
+               << "device memory: "
+               << llvm::format("%.1f", stats.deviceBytes / 1048576.0)
+               << " MiB (weights "
+               << llvm::format("%.1f", model.weightBytes() / 1048576.0)
+               << " MiB)\n";
+  return 0;
+}

@@ -1,0 +1,757 @@
+#!/usr/bin/env python3
+"""Write small synthetic GGUF v3 models with seeded random weights.
+
+The files follow llama.cpp's naming of metadata keys and tensors, so any
+GGUF loader that understands the llama / qwen2 / qwen3 architectures can
+load them.  Nothing but the single .gguf file is written.
+
+Examples
+    make_model.py tiny.gguf                                   # llama, f32
+    make_model.py q.gguf --arch qwen2 --type q8_0 --seed 7
+    make_model.py k.gguf --type q4_k --dim 256 --ffn 512      # K-quants need
+                                                              # rows % 256 == 0
+    make_model.py demo.gguf --preset demo --type q8_0         # ~29M params
+
+Quantized types apply to every 2-D tensor (token_embd and output.weight
+included).  A tensor whose row length (ne0) is not a multiple of the
+type's block size is stored as f32 instead, and a note is printed.
+1-D tensors (norm weights, biases) are always f32.
+
+Weights (seeded, numpy default_rng): matrices N(0,1)/sqrt(fan_in); norm
+weights 1 + 0.1 N(0,1); qwen2 q/k/v biases 0.2 N(0,1); token_embd N(0,1)
+times --embd-std (default 1 with an untied head, 1/sqrt(dim) with --tied,
+because a large tied embedding makes the model just echo its input token).
+
+Tokenizers (vocab size always equals --vocab):
+  llama (SentencePiece): 0 <unk> (type 2), 1 <s>, 2 </s> (type 3),
+      3..258 <0x00>..<0xFF> (type 6), then BPE pieces learned on the
+      embedded corpus with U+2581 as the space marker (score = -rank),
+      topped up with concatenations of pieces if the corpus runs out, then
+      the corpus' single characters (lowest scores).  add_bos_token = true.
+  gpt2 (byte-level BPE): 0..255 GPT-2's byte symbols in bytes_to_unicode
+      order, then one token per merge ("a b" in tokenizer.ggml.merges, same
+      order), then <|endoftext|> (bos = eos = pad), <|im_start|>,
+      <|im_end|> as the last three ids (type 3).  add_bos_token = false.
+
+make_weights(cfg) regenerates the float32 weights of a file (same seed),
+and QUANTIZERS / write_gguf are importable for tests.
+
+Only the Python standard library and NumPy are used.
+"""
+
+import argparse
+import heapq
+import struct
+import sys
+import time
+
+import numpy as np
+
+# --------------------------------------------------------------------------
+# GGUF constants
+# --------------------------------------------------------------------------
+
+GGUF_MAGIC = b"GGUF"
+GGUF_DEFAULT_ALIGNMENT = 32
+
+# metadata value types
+MT_UINT8, MT_INT8, MT_UINT16, MT_INT16 = 0, 1, 2, 3
+MT_UINT32, MT_INT32, MT_FLOAT32, MT_BOOL = 4, 5, 6, 7
+MT_STRING, MT_ARRAY, MT_UINT64, MT_INT64, MT_FLOAT64 = 8, 9, 10, 11, 12
+
+_SCALAR_FMT = {
+    MT_UINT8: "<B", MT_INT8: "<b", MT_UINT16: "<H", MT_INT16: "<h",
+    MT_UINT32: "<I", MT_INT32: "<i", MT_FLOAT32: "<f", MT_BOOL: "<?",
+    MT_UINT64: "<Q", MT_INT64: "<q", MT_FLOAT64: "<d",
+}
+_SCALAR_NP = {
+    MT_UINT8: "<u1", MT_INT8: "<i1", MT_UINT16: "<u2", MT_INT16: "<i2",
+    MT_UINT32: "<u4", MT_INT32: "<i4", MT_FLOAT32: "<f4", MT_BOOL: "<u1",
+    MT_UINT64: "<u8", MT_INT64: "<i8", MT_FLOAT64: "<f8",
+}
+
+# ggml tensor types used here
+GGML_F32, GGML_F16, GGML_Q4_0, GGML_Q8_0 = 0, 1, 2, 8
+GGML_Q4_K, GGML_Q5_K, GGML_Q6_K, GGML_BF16 = 12, 13, 14, 30
+
+# name -> (ggml type id, elements per block, bytes per block, llama ftype)
+TYPES = {
+    "f32":  (GGML_F32, 1, 4, 0),
+    "f16":  (GGML_F16, 1, 2, 1),
+    "q4_0": (GGML_Q4_0, 32, 18, 2),
+    "q8_0": (GGML_Q8_0, 32, 34, 7),
+    "q4_k": (GGML_Q4_K, 256, 144, 15),   # LLAMA_FTYPE_MOSTLY_Q4_K_M
+    "q5_k": (GGML_Q5_K, 256, 176, 17),   # LLAMA_FTYPE_MOSTLY_Q5_K_M
+    "q6_k": (GGML_Q6_K, 256, 210, 18),
+}
+
+
+# --------------------------------------------------------------------------
+# Low-level GGUF writer
+# --------------------------------------------------------------------------
+
+def _gguf_str(s):
+    raw = s.encode("utf-8") if isinstance(s, str) else bytes(s)
+    return struct.pack("<Q", len(raw)) + raw
+
+
+def _pack_value(vtype, value):
+    if vtype == MT_STRING:
+        return _gguf_str(value)
+    if vtype == MT_ARRAY:
+        etype, items = value
+        head = struct.pack("<IQ", etype, len(items))
+        if etype == MT_STRING:
+            return head + b"".join(_gguf_str(s) for s in items)
+        if etype == MT_ARRAY:
+            return head + b"".join(_pack_value(MT_ARRAY, it) for it in items)
+        if etype == MT_BOOL:
+            return head + np.asarray([1 if v else 0 for v in items], "<u1").tobytes()
+        return head + np.asarray(items, dtype=_SCALAR_NP[etype]).tobytes()
+    return struct.pack(_SCALAR_FMT[vtype], value)
+
+
+def write_gguf(path, kvs, tensors, version=3, alignment=None):
+    """Write a GGUF file.
+
+    kvs:     list of (key, value_type, value); for MT_ARRAY the value is
+             (element_type, list_of_items).
+    tensors: list of (name, ggml_dims, ggml_type, raw_bytes) where
+             ggml_dims = [ne0, ne1, ...] (ne0 is the contiguous row length).
+    alignment: data alignment; defaults to the value of general.alignment
+             in kvs, or 32.
+    """
+    if alignment is None:
+        alignment = GGUF_DEFAULT_ALIGNMENT
+        for key, vt, val in kvs:
+            if key == "general.alignment":
+                alignment = int(val)
+    parts = [GGUF_MAGIC, struct.pack("<IQQ", version, len(tensors), len(kvs))]
+    for key, vt, val in kvs:
+        parts.append(_gguf_str(key) + struct.pack("<I", vt) + _pack_value(vt, val))
+    offset = 0
+    offsets = []
+    for name, dims, ttype, raw in tensors:
+        offset = (offset + alignment - 1) // alignment * alignment
+        offsets.append(offset)
+        parts.append(_gguf_str(name) + struct.pack("<I", len(dims)) +
+                     struct.pack("<%dQ" % len(dims), *dims) +
+                     struct.pack("<IQ", ttype, offset))
+        offset += len(raw)
+    header_len = sum(len(p) for p in parts)
+    pad = (-header_len) % alignment
+    with open(path, "wb") as f:
+        for p in parts:
+            f.write(p)
+        f.write(b"\0" * pad)
+        pos = 0
+        for (name, dims, ttype, raw), off in zip(tensors, offsets):
+            if off > pos:
+                f.write(b"\0" * (off - pos))
+                pos = off
+            f.write(raw)
+            pos += len(raw)
+
+
+# --------------------------------------------------------------------------
+# Quantizers (input: float array whose size is a multiple of the block size,
+# blocks taken in C order; output: uint8 array of packed ggml blocks)
+# --------------------------------------------------------------------------
+
+def _f16(a):
+    return np.clip(a, -65504.0, 65504.0).astype(np.float16)
+
+
+def _safe_inv(a):
+    out = np.zeros_like(a, dtype=np.float32)
+    np.divide(1.0, a, out=out, where=(a != 0))
+    return out
+
+
+def _f16_bytes(h):
+    return h.astype("<f2").view(np.uint8).reshape(h.shape[0], 2)
+
+
+def quantize_q8_0(x):
+    """Q8_0: per 32 values, f16 scale d then 32 int8; value = q * d."""
+    blk = np.asarray(x, np.float32).reshape(-1, 32)
+    d = _f16(np.abs(blk).max(axis=1) / 127.0)
+    inv = _safe_inv(d.astype(np.float32))
+    q = np.clip(np.rint(blk * inv[:, None]), -127, 127).astype(np.int8)
+    out = np.empty((blk.shape[0], 34), np.uint8)
+    out[:, 0:2] = _f16_bytes(d)
+    out[:, 2:] = q.view(np.uint8)
+    return out.reshape(-1)
+
+
+def quantize_q4_0(x):
+    """Q4_0: per 32 values, f16 d then 16 bytes; byte j holds element j in
+    the low nibble and element j+16 in the high nibble; value = (q-8)*d."""
+    blk = np.asarray(x, np.float32).reshape(-1, 32)
+    nb = blk.shape[0]
+    pick = np.abs(blk).argmax(axis=1)
+    extreme = blk[np.arange(nb), pick]          # signed value of largest |x|
+    d = _f16(extreme / -8.0)
+    inv = _safe_inv(d.astype(np.float32))
+    q = np.clip(np.floor(blk * inv[:, None] + 8.5), 0, 15).astype(np.uint8)
+    out = np.empty((nb, 18), np.uint8)
+    out[:, 0:2] = _f16_bytes(d)
+    out[:, 2:] = q[:, :16] | (q[:, 16:] << 4)
+    return out.reshape(-1)
+
+
+def _kquant_affine(sub, nmax):
+    """Shared by Q4_K/Q5_K.  sub: (nb, 8, 32) float32.
+    Returns (d, dmin) as f16 arrays, 6-bit sc/m (nb, 8) and levels (nb, 256)."""
+    lo = np.minimum(sub.min(axis=2), 0.0)        # mins are stored as -min >= 0
+    hi = sub.max(axis=2)
+    step = (hi - lo) / nmax
+    neg_min = -lo
+    d = _f16(step.max(axis=1) / 63.0)
+    dmin = _f16(neg_min.max(axis=1) / 63.0)
+    df = d.astype(np.float32)
+    mf = dmin.astype(np.float32)
+    sc = np.clip(np.rint(step * _safe_inv(df)[:, None]), 0, 63).astype(np.uint8)
+    mn = np.clip(np.rint(neg_min * _safe_inv(mf)[:, None]), 0, 63).astype(np.uint8)
+    eff_step = df[:, None] * sc.astype(np.float32)
+    eff_off = mf[:, None] * mn.astype(np.float32)
+    lev = (sub + eff_off[:, :, None]) * _safe_inv(eff_step)[:, :, None]
+    lev = np.clip(np.rint(lev), 0, nmax).astype(np.uint8)
+    return d, dmin, sc, mn, lev.reshape(sub.shape[0], 256)
+
+
+def _pack_scales_k4(sc, mn):
+    """Pack 8 six-bit scales and 8 six-bit mins into ggml's 12-byte layout."""
+    out = np.empty((sc.shape[0], 12), np.uint8)
+    out[:, 0:4] = (sc[:, 0:4] & 63) | ((sc[:, 4:8] >> 4) << 6)
+    out[:, 4:8] = (mn[:, 0:4] & 63) | ((mn[:, 4:8] >> 4) << 6)
+    out[:, 8:12] = (sc[:, 4:8] & 15) | ((mn[:, 4:8] & 15) << 4)
+    return out
+
+
+def quantize_q4_k(x):
+    """Q4_K: 256 values = 8 sub-blocks of 32; value = d*sc*q - dmin*m."""
+    sub = np.asarray(x, np.float32).reshape(-1, 8, 32)
+    nb = sub.shape[0]
+    d, dmin, sc, mn, lev = _kquant_affine(sub, 15)
+    lev = lev.reshape(nb, 4, 2, 32)     # chunk of 64 -> (low half, high half)
+    out = np.empty((nb, 144), np.uint8)
+    out[:, 0:2] = _f16_bytes(d)
+    out[:, 2:4] = _f16_bytes(dmin)
+    out[:, 4:16] = _pack_scales_k4(sc, mn)
+    out[:, 16:144] = (lev[:, :, 0, :] | (lev[:, :, 1, :] << 4)).reshape(nb, 128)
+    return out.reshape(-1)
+
+
+def quantize_q5_k(x):
+    """Q5_K: as Q4_K with 5-bit levels; the 5th bits live in qh[32]."""
+    sub = np.asarray(x, np.float32).reshape(-1, 8, 32)
+    nb = sub.shape[0]
+    d, dmin, sc, mn, lev = _kquant_affine(sub, 31)
+    lev = lev.reshape(nb, 4, 2, 32)
+    low = lev & 15
+    high = (lev >> 4).astype(np.uint8)
+    qh = np.zeros((nb, 32), np.uint8)
+    for c in range(4):
+        for h in range(2):
+            qh |= high[:, c, h, :] << (2 * c + h)
+    out = np.empty((nb, 176), np.uint8)
+    out[:, 0:2] = _f16_bytes(d)
+    out[:, 2:4] = _f16_bytes(dmin)
+    out[:, 4:16] = _pack_scales_k4(sc, mn)
+    out[:, 16:48] = qh
+    out[:, 48:176] = (low[:, :, 0, :] | (low[:, :, 1, :] << 4)).reshape(nb, 128)
+    return out.reshape(-1)
+
+
+def quantize_q6_k(x):
+    """Q6_K: 256 values = 16 sub-blocks of 16; value = d*scale*(q-32)."""
+    sub = np.asarray(x, np.float32).reshape(-1, 16, 16)
+    nb = sub.shape[0]
+    pick = np.abs(sub).argmax(axis=2)
+    extreme = np.take_along_axis(sub, pick[:, :, None], axis=2)[:, :, 0]
+    step = extreme / -32.0                           # signed sub-block scale
+    d = _f16(np.abs(step).max(axis=1) / 127.0)
+    df = d.astype(np.float32)
+    sc = np.clip(np.rint(step * _safe_inv(df)[:, None]), -127, 127).astype(np.int8)
+    eff = df[:, None] * sc.astype(np.float32)
+    lev = np.rint(sub * _safe_inv(eff)[:, :, None])
+    lev = (np.clip(lev, -32, 31) + 32).astype(np.uint8).reshape(nb, 2, 4, 32)
+    ql = np.empty((nb, 2, 64), np.uint8)
+    ql[:, :, 0:32] = (lev[:, :, 0] & 15) | ((lev[:, :, 2] & 15) << 4)
+    ql[:, :, 32:64] = (lev[:, :, 1] & 15) | ((lev[:, :, 3] & 15) << 4)
+    qh = ((lev[:, :, 0] >> 4) | ((lev[:, :, 1] >> 4) << 2) |
+          ((lev[:, :, 2] >> 4) << 4) | ((lev[:, :, 3] >> 4) << 6))
+    out = np.empty((nb, 210), np.uint8)
+    out[:, 0:128] = ql.reshape(nb, 128)
+    out[:, 128:192] = qh.reshape(nb, 64)
+    out[:, 192:208] = sc.view(np.uint8)
+    out[:, 208:210] = _f16_bytes(d)
+    return out.reshape(-1)
+
+
+QUANTIZERS = {
+    "q8_0": quantize_q8_0, "q4_0": quantize_q4_0, "q4_k": quantize_q4_k,
+    "q5_k": quantize_q5_k, "q6_k": quantize_q6_k,
+}
+
+
+def encode_tensor(arr, type_name):
+    """Return raw bytes of `arr` (numpy shape = reversed ggml dims) as type."""
+    if type_name == "f32":
+        return np.ascontiguousarray(arr, "<f4").tobytes()
+    if type_name == "f16":
+        return np.ascontiguousarray(arr).astype("<f2").tobytes()
+    return QUANTIZERS[type_name](np.ascontiguousarray(arr, np.float32)).tobytes()
+
+
+# --------------------------------------------------------------------------
+# Tokenizer: tiny BPE trained on an embedded corpus
+# --------------------------------------------------------------------------
+
+CORPUS = """\
+The old lighthouse stood at the end of a narrow stone pier, and every evening the keeper climbed its one hundred and twelve steps to light the lamp. He had done this for thirty years. The ships that passed in the night never saw him, but they saw the light, and that was enough for him. When the fog rolled in from the sea, he wound the clockwork horn and listened to it call across the water.
+A compiler is a patient translator. It reads a program written for people and rewrites it for a machine that understands only numbers. First it breaks the text into tokens, then it builds a tree, then it lowers the tree step by step until every operation fits the hardware. Good compilers also search for shortcuts: they fold constants, remove work that nobody needs, and keep values close to the processor where they can be reached quickly.
+In the spring the river rises and the meadows turn green. Children run along the bank with paper boats, and the boats spin in the current before they drift out of sight. Their parents sit on the warm grass and talk about the weather, the price of bread, and the news from the town on the other side of the hill.
+Language models learn to predict the next word. They read a great deal of text and slowly adjust millions of numbers so that their guesses improve. A model does not remember every sentence it has seen; instead it builds a compressed picture of how words tend to follow one another. When we ask it a question, it writes the answer one token at a time, each choice depending on everything that came before.
+The market opened at seven. By eight the square was full of voices: farmers selling apples and onions, a baker calling out the names of his loaves, and a man with a violin playing the same three songs over and over. Nobody minded. It was Saturday, the sun was out, and there was time to stand and listen.
+Numbers have a quiet beauty. Two and three make five, five and eight make thirteen, and the pattern goes on forever. A careful student can find the rule by looking at the first few terms, and a careless one can find a dozen wrong rules that fit them just as well. That is why we test our ideas against new examples, and why we are glad when they fail early rather than late.
+"""
+
+SPM_SPACE = "\u2581"   # SentencePiece's visible space
+
+
+def _bytes_to_unicode():
+    """GPT-2's reversible byte -> printable unicode table, in its id order."""
+    keep = (list(range(0x21, 0x7F)) + list(range(0xA1, 0xAD)) +
+            list(range(0xAE, 0x100)))
+    order = list(keep)
+    chars = [chr(b) for b in keep]
+    extra = 0
+    for b in range(256):
+        if b not in keep:
+            order.append(b)
+            chars.append(chr(256 + extra))
+            extra += 1
+    return order, chars
+
+
+def _gpt2_pretokenize(text):
+    """Approximation of GPT-2's split regex (enough for training merges)."""
+    out = []
+    i, n = 0, len(text)
+    suffixes = ("'s", "'t", "'re", "'ve", "'m", "'ll", "'d")
+    while i < n:
+        hit = next((s for s in suffixes if text.startswith(s, i)), None)
+        if hit:
+            out.append(hit)
+            i += len(hit)
+            continue
+        j = i + 1 if (text[i] == " " and i + 1 < n and not text[i + 1].isspace()) else i
+        c = text[j]
+        k = j
+        if c.isalpha():
+            while k < n and text[k].isalpha():
+                k += 1
+        elif c.isdigit():
+            while k < n and text[k].isdigit():
+                k += 1
+        elif not c.isspace():
+            while k < n and not (text[k].isspace() or text[k].isalnum()):
+                k += 1
+        else:
+            while k < n and text[k].isspace():
+                k += 1
+            if k < n and k - i > 1:
+                k -= 1          # leave one space to prefix the next word
+        out.append(text[i:k])
+        i = k
+    return out
+
+
+def learn_bpe(words, min_count=2):
+    """Greedy BPE on a {tuple_of_symbols: frequency} dict.
+    Returns the list of merges (left, right) in rank order.  Ties are broken
+    by the lexicographically smallest pair, so the result is deterministic."""
+    seqs = [list(w) for w in words]
+    freq = list(words.values())
+    counts = {}
+    where = {}
+    for wi, s in enumerate(seqs):
+        for p in zip(s, s[1:]):
+            counts[p] = counts.get(p, 0) + freq[wi]
+            where.setdefault(p, set()).add(wi)
+    heap = [(-c, p[0], p[1]) for p, c in counts.items()]
+    heapq.heapify(heap)
+    merges = []
+    while heap:
+        negc, a, b = heapq.heappop(heap)
+        pair = (a, b)
+        if counts.get(pair, 0) != -negc:
+            continue                       # stale heap entry
+        if -negc < min_count:
+            break
+        merges.append(pair)
+        joined = a + b
+        touched = set()
+        for wi in sorted(where.pop(pair, ())):
+            s = seqs[wi]
+            f = freq[wi]
+            for p in zip(s, s[1:]):
+                counts[p] -= f
+                touched.add(p)
+            t = []
+            k = 0
+            while k < len(s):
+                if k + 1 < len(s) and s[k] == a and s[k + 1] == b:
+                    t.append(joined)
+                    k += 2
+                else:
+                    t.append(s[k])
+                    k += 1
+            seqs[wi] = t
+            for p in zip(t, t[1:]):
+                counts[p] = counts.get(p, 0) + f
+                where.setdefault(p, set()).add(wi)
+                touched.add(p)
+        for p in touched:
+            c = counts.get(p, 0)
+            if c > 0:
+                heapq.heappush(heap, (-c, p[0], p[1]))
+            else:
+                counts.pop(p, None)
+    return merges
+
+
+def _concat_candidates(base):
+    """Endless deterministic stream of (a, b) concatenation candidates."""
+    pool = list(base)
+    while True:
+        grown = list(pool)
+        for a in pool:
+            for b in pool:
+                yield a, b
+                grown.append(a + b)
+        # a second pass with longer pieces, should the first not suffice
+        seen = set()
+        pool = [p for p in grown if not (p in seen or seen.add(p))]
+
+
+def build_spm_vocab(vocab_size):
+    """SentencePiece-style ("llama") vocab.
+
+    ids 0,1,2 = <unk>, <s>, </s>; ids 3..258 = <0x00>..<0xFF> (byte
+    fallback); then merged pieces in merge order (score = -rank); then the
+    single characters of the corpus (scores below every merge)."""
+    n_fixed = 3 + 256
+    if vocab_size < n_fixed:
+        raise SystemExit("llama tokenizer needs --vocab >= %d" % n_fixed)
+    words = {}
+    char_freq = {}
+    for line in CORPUS.splitlines():
+        for w in line.split(" "):
+            if not w:
+                continue
+            piece = tuple(SPM_SPACE + w)
+            words[piece] = words.get(piece, 0) + 1
+            for ch in piece:
+                char_freq[ch] = char_freq.get(ch, 0) + 1
+    chars = sorted(char_freq, key=lambda c: (-char_freq[c], c))
+    room = vocab_size - n_fixed
+    chars = chars[:room]
+    n_merge_pieces = room - len(chars)
+
+    pieces = []
+    have = set(chars)
+    for a, b in learn_bpe(words):
+        if len(pieces) >= n_merge_pieces:
+            break
+        if a + b not in have:
+            have.add(a + b)
+            pieces.append(a + b)
+    if len(pieces) < n_merge_pieces:
+        for a, b in _concat_candidates(pieces or chars):
+            if len(pieces) >= n_merge_pieces:
+                break
+            if a + b not in have:
+                have.add(a + b)
+                pieces.append(a + b)
+
+    tokens = ["<unk>", "<s>", "</s>"] + ["<0x%02X>" % i for i in range(256)]
+    scores = [0.0] * n_fixed
+    types = [2, 3, 3] + [6] * 256
+    for rank, p in enumerate(pieces):
+        tokens.append(p)
+        scores.append(-float(rank))
+        types.append(1)
+    for k, ch in enumerate(chars):
+        tokens.append(ch)
+        scores.append(-float(len(pieces) + k))
+        types.append(1)
+    assert len(tokens) == vocab_size
+    return dict(model="llama", tokens=tokens, scores=scores, types=types,
+                merges=None, bos=1, eos=2, unk=0, pad=0, add_bos=True)
+
+
+GPT2_CONTROL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+
+
+def build_gpt2_vocab(vocab_size):
+    """GPT-2 style byte-level BPE vocab.
+
+    ids 0..255 = GPT-2's byte symbols in bytes_to_unicode order ("!" = 0,
+    ..., "Ġ" for space = 220); then one token per merge (merge order);
+    the last three ids are <|endoftext|> (bos = eos = pad), <|im_start|>,
+    <|im_end|> (control)."""
+    n_fixed = 256 + len(GPT2_CONTROL)
+    if vocab_size < n_fixed:
+        raise SystemExit("gpt2 tokenizer needs --vocab >= %d" % n_fixed)
+    order, symbols = _bytes_to_unicode()
+    table = dict(zip(order, symbols))
+    words = {}
+    for line in CORPUS.splitlines(keepends=True):
+        for pre in _gpt2_pretokenize(line):
+            w = tuple(table[b] for b in pre.encode("utf-8"))
+            words[w] = words.get(w, 0) + 1
+    n_merges = vocab_size - n_fixed
+    have = set(symbols)
+    merged = []
+    merges = []
+    for a, b in learn_bpe(words):
+        if len(merged) >= n_merges:
+            break
+        if a + b not in have:
+            have.add(a + b)
+            merged.append(a + b)
+            merges.append("%s %s" % (a, b))
+    if len(merged) < n_merges:
+        base = merged or [table[b] for b in b"etaoinshr"]
+        for a, b in _concat_candidates(base):
+            if len(merged) >= n_merges:
+                break
+            if a + b not in have:
+                have.add(a + b)
+                merged.append(a + b)
+                merges.append("%s %s" % (a, b))
+    tokens = list(symbols) + merged + GPT2_CONTROL
+    types = [1] * (256 + len(merged)) + [3] * len(GPT2_CONTROL)
+    eot = 256 + len(merged)
+    assert len(tokens) == vocab_size
+    return dict(model="gpt2", tokens=tokens, scores=None, types=types,
+                merges=merges, bos=eot, eos=eot, unk=None, pad=eot,
+                add_bos=False)
+
+
+# --------------------------------------------------------------------------
+# Model definition
+# --------------------------------------------------------------------------
+
+PRESETS = {
+    "demo": dict(arch="llama", dim=512, layers=8, heads=8, kv_heads=4,
+                 ffn=1536, vocab=8192, ctx=2048, tied=True, tokenizer="llama"),
+}
+
+DEFAULTS = dict(arch="llama", type="f32", seed=1234, dim=64, layers=2, heads=4,
+                kv_heads=2, ffn=128, vocab=320, ctx=256, tokenizer=None,
+                head_dim=None, rope_base=10000.0, rope_scale=None, tied=False,
+                rope_dims=None, eps=1e-5, pre="default", name=None, embd_std=None)
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(
+        description="Write a small synthetic GGUF v3 model (llama/qwen2/qwen3).")
+    p.add_argument("out", help="output .gguf path")
+    p.add_argument("--preset", choices=sorted(PRESETS))
+    p.add_argument("--arch", choices=["llama", "qwen2", "qwen3"])
+    p.add_argument("--type", choices=list(TYPES),
+                   help="storage type of 2-D tensors (default f32)")
+    p.add_argument("--seed", type=int)
+    p.add_argument("--dim", type=int, help="embedding length")
+    p.add_argument("--layers", type=int)
+    p.add_argument("--heads", type=int)
+    p.add_argument("--kv-heads", dest="kv_heads", type=int)
+    p.add_argument("--ffn", type=int, help="feed-forward length")
+    p.add_argument("--vocab", type=int)
+    p.add_argument("--ctx", type=int, help="context_length")
+    p.add_argument("--tokenizer", choices=["llama", "gpt2"],
+                   help="default: llama for --arch llama, gpt2 for qwen")
+    p.add_argument("--pre", help="tokenizer.ggml.pre for gpt2 (default: default)")
+    p.add_argument("--head-dim", dest="head_dim", type=int,
+                   help="per-head size (default dim/heads)")
+    p.add_argument("--rope-base", dest="rope_base", type=float)
+    p.add_argument("--rope-scale", dest="rope_scale", type=float,
+                   help="linear RoPE scaling factor (positions are divided by it)")
+    p.add_argument("--rope-dims", dest="rope_dims", type=int,
+                   help="rope.dimension_count (default head dim)")
+    p.add_argument("--eps", type=float, help="RMSNorm epsilon")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--tied", dest="tied", action="store_true", default=None,
+                   help="no output.weight; logits use token_embd")
+    g.add_argument("--untied", dest="tied", action="store_false",
+                   help="write a separate output.weight (default)")
+    p.add_argument("--embd-std", dest="embd_std", type=float,
+                   help="std of token_embd entries (default 1 with an untied "
+                        "head, 1/sqrt(dim) with --tied: a large tied embedding "
+                        "makes the model just repeat its input token)")
+    p.add_argument("--name", help="general.name")
+    p.add_argument("--quiet", action="store_true")
+    cfg = p.parse_args(argv)
+    preset = PRESETS.get(cfg.preset, {})
+    for key, val in DEFAULTS.items():
+        if getattr(cfg, key) is None:
+            setattr(cfg, key, preset.get(key, val))
+    if cfg.tokenizer is None:
+        cfg.tokenizer = "llama" if cfg.arch == "llama" else "gpt2"
+    if cfg.head_dim is None:
+        if cfg.dim % cfg.heads:
+            p.error("--dim must be a multiple of --heads (or give --head-dim)")
+        cfg.head_dim = cfg.dim // cfg.heads
+    if cfg.embd_std is None:
+        cfg.embd_std = float(1.0 / np.sqrt(cfg.dim)) if cfg.tied else 1.0
+    if cfg.rope_dims is None:
+        cfg.rope_dims = cfg.head_dim
+    if cfg.heads % cfg.kv_heads:
+        p.error("--heads must be a multiple of --kv-heads")
+    if cfg.rope_dims % 2 or not 0 < cfg.rope_dims <= cfg.head_dim:
+        p.error("--rope-dims must be even and in (0, head_dim]")
+    if cfg.name is None:
+        cfg.name = "hesper-synthetic-%s-%s" % (cfg.arch, cfg.type)
+    return cfg
+
+
+def make_weights(cfg):
+    """Seeded float32 weights: list of (tensor name, numpy array).
+    numpy shape is the reverse of ggml's dims: a matrix with ggml dims
+    [n_in, n_out] is an (n_out, n_in) array and computes y = W @ x."""
+    rng = np.random.default_rng(cfg.seed)
+    hd, d = cfg.head_dim, cfg.dim
+
+    def mat(n_out, n_in):
+        w = rng.standard_normal((n_out, n_in), dtype=np.float32)
+        w *= np.float32(1.0 / np.sqrt(n_in))
+        return w
+
+    def norm(n):
+        return (1.0 + 0.1 * rng.standard_normal(n, dtype=np.float32)).astype(np.float32)
+
+    def bias(n):
+        return (0.2 * rng.standard_normal(n, dtype=np.float32)).astype(np.float32)
+
+    embd = rng.standard_normal((cfg.vocab, d), dtype=np.float32)
+    embd *= np.float32(cfg.embd_std)
+    out = [("token_embd.weight", embd)]
+    for i in range(cfg.layers):
+        b = "blk.%d." % i
+        out.append((b + "attn_norm.weight", norm(d)))
+        out.append((b + "attn_q.weight", mat(cfg.heads * hd, d)))
+        out.append((b + "attn_k.weight", mat(cfg.kv_heads * hd, d)))
+        out.append((b + "attn_v.weight", mat(cfg.kv_heads * hd, d)))
+        if cfg.arch == "qwen2":
+            out.append((b + "attn_q.bias", bias(cfg.heads * hd)))
+            out.append((b + "attn_k.bias", bias(cfg.kv_heads * hd)))
+            out.append((b + "attn_v.bias", bias(cfg.kv_heads * hd)))
+        if cfg.arch == "qwen3":
+            out.append((b + "attn_q_norm.weight", norm(hd)))
+            out.append((b + "attn_k_norm.weight", norm(hd)))
+        out.append((b + "attn_output.weight", mat(d, cfg.heads * hd)))
+        out.append((b + "ffn_norm.weight", norm(d)))
+        out.append((b + "ffn_gate.weight", mat(cfg.ffn, d)))
+        out.append((b + "ffn_up.weight", mat(cfg.ffn, d)))
+        out.append((b + "ffn_down.weight", mat(d, cfg.ffn)))
+    out.append(("output_norm.weight", norm(d)))
+    if not cfg.tied:
+        out.append(("output.weight", mat(cfg.vocab, d)))
+    return out
+
+
+def tensor_type_for(arr, type_name):
+    """Storage type actually used for a tensor (1-D and misfits -> f32)."""
+    if arr.ndim < 2:
+        return "f32"
+    block = TYPES[type_name][1]
+    if arr.shape[-1] % block:
+        return "f32"
+    return type_name
+
+
+def build_metadata(cfg, tok):
+    a = cfg.arch
+    kv = [
+        ("general.architecture", MT_STRING, a),
+        ("general.name", MT_STRING, cfg.name),
+        ("general.alignment", MT_UINT32, GGUF_DEFAULT_ALIGNMENT),
+        ("general.file_type", MT_UINT32, TYPES[cfg.type][3]),
+        ("general.quantization_version", MT_UINT32, 2),
+        (a + ".vocab_size", MT_UINT32, cfg.vocab),
+        (a + ".context_length", MT_UINT32, cfg.ctx),
+        (a + ".embedding_length", MT_UINT32, cfg.dim),
+        (a + ".block_count", MT_UINT32, cfg.layers),
+        (a + ".feed_forward_length", MT_UINT32, cfg.ffn),
+        (a + ".attention.head_count", MT_UINT32, cfg.heads),
+        (a + ".attention.head_count_kv", MT_UINT32, cfg.kv_heads),
+        (a + ".attention.layer_norm_rms_epsilon", MT_FLOAT32, cfg.eps),
+        (a + ".rope.freq_base", MT_FLOAT32, cfg.rope_base),
+        (a + ".rope.dimension_count", MT_UINT32, cfg.rope_dims),
+    ]
+    if cfg.head_dim * cfg.heads != cfg.dim:
+        kv.append((a + ".attention.key_length", MT_UINT32, cfg.head_dim))
+        kv.append((a + ".attention.value_length", MT_UINT32, cfg.head_dim))
+    if cfg.rope_scale is not None:
+        kv.append((a + ".rope.scaling.type", MT_STRING, "linear"))
+        kv.append((a + ".rope.scaling.factor", MT_FLOAT32, cfg.rope_scale))
+    kv.append(("tokenizer.ggml.model", MT_STRING, tok["model"]))
+    if tok["model"] == "gpt2":
+        kv.append(("tokenizer.ggml.pre", MT_STRING, cfg.pre))
+    kv.append(("tokenizer.ggml.tokens", MT_ARRAY, (MT_STRING, tok["tokens"])))
+    if tok["scores"] is not None:
+        kv.append(("tokenizer.ggml.scores", MT_ARRAY, (MT_FLOAT32, tok["scores"])))
+    kv.append(("tokenizer.ggml.token_type", MT_ARRAY, (MT_INT32, tok["types"])))
+    if tok["merges"] is not None:
+        kv.append(("tokenizer.ggml.merges", MT_ARRAY, (MT_STRING, tok["merges"])))
+    kv.append(("tokenizer.ggml.bos_token_id", MT_UINT32, tok["bos"]))
+    kv.append(("tokenizer.ggml.eos_token_id", MT_UINT32, tok["eos"]))
+    if tok["unk"] is not None:
+        kv.append(("tokenizer.ggml.unknown_token_id", MT_UINT32, tok["unk"]))
+    kv.append(("tokenizer.ggml.padding_token_id", MT_UINT32, tok["pad"]))
+    kv.append(("tokenizer.ggml.add_bos_token", MT_BOOL, tok["add_bos"]))
+    kv.append(("tokenizer.ggml.add_eos_token", MT_BOOL, False))
+    return kv
+
+
+def write_model(cfg, log=None):
+    """Generate and write the model described by cfg.  Returns a summary."""
+    t0 = time.time()
+    if log is None:
+        log = (lambda msg: None) if cfg.quiet else (lambda msg: print(msg, file=sys.stderr))
+    if cfg.rope_dims != cfg.head_dim:
+        log("warning: rope.dimension_count %d != head dim %d; llama.cpp itself "
+            "rejects partial rotary for %s" % (cfg.rope_dims, cfg.head_dim, cfg.arch))
+    tok = build_spm_vocab(cfg.vocab) if cfg.tokenizer == "llama" else build_gpt2_vocab(cfg.vocab)
+    weights = make_weights(cfg)
+    tensors = []
+    n_params = 0
+    fallbacks = []
+    for name, arr in weights:
+        tname = tensor_type_for(arr, cfg.type)
+        if arr.ndim >= 2 and tname != cfg.type:
+            fallbacks.append(name)
+            log("note: %s row length %d is not a multiple of the %s block size %d;"
+                " stored as f32" % (name, arr.shape[-1], cfg.type, TYPES[cfg.type][1]))
+        tensors.append((name, list(arr.shape[::-1]), TYPES[tname][0],
+                        encode_tensor(arr, tname)))
+        n_params += arr.size
+    write_gguf(cfg.out, build_metadata(cfg, tok), tensors)
+    info = dict(path=cfg.out, params=n_params, tensors=len(tensors),
+                fallbacks=fallbacks, seconds=time.time() - t0)
+    log("wrote %s: %s %s, %d tensors, %.2fM params, %.2fs" % (
+        cfg.out, cfg.arch, cfg.type, len(tensors), n_params / 1e6, info["seconds"]))
+    return info
+
+
+def main(argv=None):
+    write_model(parse_args(argv))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

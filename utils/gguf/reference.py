@@ -1,0 +1,597 @@
+#!/usr/bin/env python3
+"""Independent NumPy reference forward pass for Llama-family GGUF models.
+
+This file deliberately shares no code with make_model.py: it has its own
+GGUF reader and its own dequantizers, so it can serve as an oracle for both
+the writer and the C++ runtime.
+
+GGUF reader: versions 2 and 3 (little-endian), every metadata value type
+(u8..u64, i8..i64, f32, f64, bool, string, nested arrays), general.alignment.
+Dequantizers for F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K reproduce
+ggml's dequantize_row_* bit for bit (float32 arithmetic in the same order,
+no fused multiply-add).
+
+Forward pass (float64 throughout, weights dequantized to float32 first),
+following llama.cpp's graphs for LLM_ARCH_LLAMA, LLM_ARCH_QWEN2 and
+LLM_ARCH_QWEN3 (src/models/{llama,qwen2,qwen3}.cpp, llama_model_rope_type):
+
+    x = token_embd[token]                        (no embedding scale)
+    for each layer:
+        h = rmsnorm(x) * attn_norm               rmsnorm(v) = v / sqrt(mean(v^2) + eps)
+        q = Wq h, k = Wk h, v = Wv h             (+ attn_{q,k,v}.bias for qwen2)
+        qwen3: q, k <- per-head rmsnorm(.) * attn_{q,k}_norm  (same eps), before RoPE
+        RoPE on q and k, per head, first n_rot = rope.dimension_count dims only
+            (the rest pass through unchanged):
+            llama -> "normal" rope: pairs (2i, 2i+1)
+            qwen2, qwen3 -> NeoX rope: pairs (i, i + n_rot/2)
+            angle_i = (pos / scale) * base^(-2i/n_rot), i < n_rot/2,
+            scale = rope.scaling.factor when rope.scaling.type is linear, else 1
+            (x0, x1) -> (x0 cos - x1 sin, x0 sin + x1 cos)
+        GQA: query head h reads kv head h // (n_head / n_head_kv)
+        scores = q.k / sqrt(head_dim_k), causal (position p sees 0..p), softmax
+        attn = sum_j p_j v_j ; x = x + Wo attn
+        h = rmsnorm(x) * ffn_norm
+        x = x + Wdown (silu(Wgate h) * (Wup h))          silu(z) = z / (1 + e^-z)
+    logits = Wout (rmsnorm(x) * output_norm)     Wout = token_embd if no output.weight
+
+Head sizes come from {arch}.attention.key_length / value_length when present,
+else embedding_length / head_count.  llama.cpp requires n_rot == head dim for
+these three archs; partial rotary is implemented here the way ggml_rope does it.
+
+CLI
+    reference.py MODEL.gguf --tokens 1,2,3 --dump-logits OUT.npy
+        writes float32 logits [len(tokens), vocab], row p computed causally
+    reference.py MODEL.gguf --tokens 1,2,3 --greedy 8
+        additionally continues greedily (argmax, lowest id on ties) and prints
+        "ids: a,b,c" (generated ids only; --stop-at-eos stops after eos)
+    reference.py MODEL.gguf --info                  header / tensor listing
+    reference.py MODEL.gguf --dump-tensor NAME OUT.npy
+        dequantized tensor as float32, numpy shape = reversed ggml dims
+"""
+
+import argparse
+import mmap
+import struct
+import sys
+
+import numpy as np
+
+# ---------------------------------------------------------------------------
+# GGUF parsing
+# ---------------------------------------------------------------------------
+
+VALUE_TYPE_NAMES = {
+    0: "uint8", 1: "int8", 2: "uint16", 3: "int16", 4: "uint32", 5: "int32",
+    6: "float32", 7: "bool", 8: "string", 9: "array", 10: "uint64",
+    11: "int64", 12: "float64",
+}
+# numpy dtypes of the fixed-size value types
+_FIXED = {
+    0: np.dtype("<u1"), 1: np.dtype("<i1"), 2: np.dtype("<u2"),
+    3: np.dtype("<i2"), 4: np.dtype("<u4"), 5: np.dtype("<i4"),
+    6: np.dtype("<f4"), 7: np.dtype("<u1"), 10: np.dtype("<u8"),
+    11: np.dtype("<i8"), 12: np.dtype("<f8"),
+}
+
+# ggml type id -> (name, elements per block, bytes per block)
+GGML_TYPES = {
+    0: ("F32", 1, 4), 1: ("F16", 1, 2), 2: ("Q4_0", 32, 18),
+    3: ("Q4_1", 32, 20), 6: ("Q5_0", 32, 22), 7: ("Q5_1", 32, 24),
+    8: ("Q8_0", 32, 34), 9: ("Q8_1", 32, 36), 10: ("Q2_K", 256, 84),
+    11: ("Q3_K", 256, 110), 12: ("Q4_K", 256, 144), 13: ("Q5_K", 256, 176),
+    14: ("Q6_K", 256, 210), 15: ("Q8_K", 256, 292), 24: ("I8", 1, 1),
+    25: ("I16", 1, 2), 26: ("I32", 1, 4), 27: ("I64", 1, 8),
+    28: ("F64", 1, 8), 30: ("BF16", 1, 2),
+}
+
+
+class GGUFError(Exception):
+    pass
+
+
+class _Cursor:
+    def __init__(self, buf):
+        self.buf = buf
+        self.pos = 0
+
+    def take(self, n):
+        if self.pos + n > len(self.buf):
+            raise GGUFError("truncated file at offset %d" % self.pos)
+        chunk = self.buf[self.pos:self.pos + n]
+        self.pos += n
+        return chunk
+
+    def scalar(self, dt):
+        return np.frombuffer(self.take(dt.itemsize), dt)[0].item()
+
+    def u32(self):
+        return struct.unpack("<I", self.take(4))[0]
+
+    def u64(self):
+        return struct.unpack("<Q", self.take(8))[0]
+
+    def string(self):
+        n = self.u64()
+        return bytes(self.take(n)).decode("utf-8", errors="surrogateescape")
+
+    def value(self, vtype):
+        if vtype == 8:
+            return self.string()
+        if vtype == 9:
+            etype = self.u32()
+            count = self.u64()
+            if etype in _FIXED:
+                dt = _FIXED[etype]
+                arr = np.frombuffer(self.take(dt.itemsize * count), dt)
+                return arr.astype(bool).tolist() if etype == 7 else arr.tolist()
+            return [self.value(etype) for _ in range(count)]
+        if vtype in _FIXED:
+            v = self.scalar(_FIXED[vtype])
+            return bool(v) if vtype == 7 else v
+        raise GGUFError("unknown metadata value type %d" % vtype)
+
+
+class TensorInfo:
+    def __init__(self, name, dims, ggml_type, offset):
+        self.name = name
+        self.dims = dims                   # ggml order: ne0 first
+        self.type = ggml_type
+        self.offset = offset               # relative to the data section
+
+    @property
+    def n_elements(self):
+        n = 1
+        for d in self.dims:
+            n *= d
+        return n
+
+    @property
+    def type_name(self):
+        return GGML_TYPES.get(self.type, ("type%d" % self.type,))[0]
+
+    @property
+    def n_bytes(self):
+        if self.type not in GGML_TYPES:
+            raise GGUFError("unknown ggml type %d for %s" % (self.type, self.name))
+        _, blk, size = GGML_TYPES[self.type]
+        if self.dims and self.dims[0] % blk:
+            raise GGUFError("%s: row length %d not a multiple of block %d"
+                            % (self.name, self.dims[0], blk))
+        return self.n_elements // blk * size
+
+
+class GGUFReader:
+    def __init__(self, path):
+        self.path = path
+        with open(path, "rb") as f:
+            try:
+                self._map = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+                buf = memoryview(self._map)
+            except ValueError:                 # empty file
+                buf = memoryview(f.read())
+        cur = _Cursor(buf)
+        if bytes(cur.take(4)) != b"GGUF":
+            raise GGUFError("not a GGUF file (bad magic)")
+        self.version = cur.u32()
+        if self.version not in (2, 3):
+            raise GGUFError("unsupported GGUF version %d" % self.version)
+        n_tensors = cur.u64()
+        n_kv = cur.u64()
+        self.metadata = {}
+        self.metadata_types = {}
+        for _ in range(n_kv):
+            key = cur.string()
+            vtype = cur.u32()
+            self.metadata[key] = cur.value(vtype)
+            self.metadata_types[key] = vtype
+        self.tensors = {}
+        self.tensor_order = []
+        for _ in range(n_tensors):
+            name = cur.string()
+            nd = cur.u32()
+            dims = [cur.u64() for _ in range(nd)]
+            ttype = cur.u32()
+            off = cur.u64()
+            self.tensors[name] = TensorInfo(name, dims, ttype, off)
+            self.tensor_order.append(name)
+        self.alignment = int(self.metadata.get("general.alignment", 32))
+        if self.alignment <= 0 or self.alignment & (self.alignment - 1):
+            raise GGUFError("bad alignment %d" % self.alignment)
+        a = self.alignment
+        self.data_offset = (cur.pos + a - 1) // a * a
+        self._buf = buf
+        for t in self.tensors.values():
+            if t.offset % a:
+                raise GGUFError("tensor %s offset %d not aligned" % (t.name, t.offset))
+            end = self.data_offset + t.offset + t.n_bytes
+            if end > len(buf):
+                raise GGUFError("tensor %s extends past end of file" % t.name)
+
+    def raw(self, name):
+        t = self.tensors[name]
+        start = self.data_offset + t.offset
+        return np.frombuffer(self._buf[start:start + t.n_bytes], np.uint8)
+
+    def tensor(self, name):
+        """Dequantized float32 array, numpy shape = reversed ggml dims."""
+        t = self.tensors[name]
+        flat = dequantize(self.raw(name), t.type, t.n_elements)
+        return flat.reshape(tuple(reversed(t.dims)) if t.dims else ())
+
+
+# ---------------------------------------------------------------------------
+# Dequantization (bit-exact with ggml's reference C code)
+# ---------------------------------------------------------------------------
+
+def _blocks(raw, dtype):
+    return np.frombuffer(raw.tobytes() if not raw.flags.c_contiguous else raw, dtype)
+
+
+_Q8_0 = np.dtype([("d", "<f2"), ("qs", "i1", (32,))])
+_Q4_0 = np.dtype([("d", "<f2"), ("qs", "u1", (16,))])
+_Q4_K = np.dtype([("d", "<f2"), ("dmin", "<f2"), ("scales", "u1", (12,)),
+                  ("qs", "u1", (128,))])
+_Q5_K = np.dtype([("d", "<f2"), ("dmin", "<f2"), ("scales", "u1", (12,)),
+                  ("qh", "u1", (32,)), ("qs", "u1", (128,))])
+_Q6_K = np.dtype([("ql", "u1", (128,)), ("qh", "u1", (64,)),
+                  ("scales", "i1", (16,)), ("d", "<f2")])
+assert (_Q8_0.itemsize, _Q4_0.itemsize, _Q4_K.itemsize, _Q5_K.itemsize,
+        _Q6_K.itemsize) == (34, 18, 144, 176, 210)
+
+
+def _deq_q8_0(raw):
+    b = _blocks(raw, _Q8_0)
+    d = b["d"].astype(np.float32)[:, None]
+    return (b["qs"].astype(np.float32) * d).reshape(-1)
+
+
+def _deq_q4_0(raw):
+    b = _blocks(raw, _Q4_0)
+    d = b["d"].astype(np.float32)[:, None]
+    qs = b["qs"].astype(np.int32)
+    first = (qs & 0x0F) - 8            # elements 0..15
+    second = (qs >> 4) - 8             # elements 16..31
+    q = np.concatenate([first, second], axis=1).astype(np.float32)
+    return (q * d).reshape(-1)
+
+
+def _scale_min_k4(scales):
+    """Unpack ggml's 12-byte scale/min block into two (nb, 8) uint8 arrays."""
+    s = scales.astype(np.uint8)
+    sc = np.empty((s.shape[0], 8), np.uint8)
+    mn = np.empty((s.shape[0], 8), np.uint8)
+    for j in range(8):
+        if j < 4:
+            sc[:, j] = s[:, j] & 63
+            mn[:, j] = s[:, j + 4] & 63
+        else:
+            sc[:, j] = (s[:, j + 4] & 0x0F) | ((s[:, j - 4] >> 6) << 4)
+            mn[:, j] = (s[:, j + 4] >> 4) | ((s[:, j] >> 6) << 4)
+    return sc, mn
+
+
+def _deq_k_affine(b, levels):
+    """levels: (nb, 8, 32) integer values of the 8 sub-blocks."""
+    d = b["d"].astype(np.float32)[:, None]
+    dmin = b["dmin"].astype(np.float32)[:, None]
+    sc, mn = _scale_min_k4(b["scales"])
+    dl = d * sc.astype(np.float32)                 # float: d * sc
+    ml = dmin * mn.astype(np.float32)              # float: min * m
+    y = dl[:, :, None] * levels.astype(np.float32) - ml[:, :, None]
+    return y.reshape(-1)
+
+
+def _deq_q4_k(raw):
+    b = _blocks(raw, _Q4_K)
+    nb = b.shape[0]
+    qs = b["qs"].reshape(nb, 4, 32)                # 4 chunks of 64 values
+    lev = np.empty((nb, 4, 2, 32), np.uint8)
+    lev[:, :, 0, :] = qs & 0x0F
+    lev[:, :, 1, :] = qs >> 4
+    return _deq_k_affine(b, lev.reshape(nb, 8, 32))
+
+
+def _deq_q5_k(raw):
+    b = _blocks(raw, _Q5_K)
+    nb = b.shape[0]
+    qs = b["qs"].reshape(nb, 4, 32)
+    qh = b["qh"]                                   # (nb, 32)
+    lev = np.empty((nb, 4, 2, 32), np.uint8)
+    for chunk in range(4):
+        lo_bit = (qh >> (2 * chunk)) & 1
+        hi_bit = (qh >> (2 * chunk + 1)) & 1
+        lev[:, chunk, 0, :] = (qs[:, chunk, :] & 0x0F) + 16 * lo_bit
+        lev[:, chunk, 1, :] = (qs[:, chunk, :] >> 4) + 16 * hi_bit
+    return _deq_k_affine(b, lev.reshape(nb, 8, 32))
+
+
+def _deq_q6_k(raw):
+    b = _blocks(raw, _Q6_K)
+    nb = b.shape[0]
+    d = b["d"].astype(np.float32)
+    out = np.empty((nb, 256), np.float32)
+    for half in range(2):
+        ql = b["ql"][:, 64 * half:64 * half + 64].astype(np.int32)
+        qh = b["qh"][:, 32 * half:32 * half + 32].astype(np.int32)
+        parts = (
+            (ql[:, 0:32] & 0x0F) | (((qh >> 0) & 3) << 4),     # +0
+            (ql[:, 32:64] & 0x0F) | (((qh >> 2) & 3) << 4),    # +32
+            (ql[:, 0:32] >> 4) | (((qh >> 4) & 3) << 4),       # +64
+            (ql[:, 32:64] >> 4) | (((qh >> 6) & 3) << 4),      # +96
+        )
+        for k, q in enumerate(parts):
+            base = 128 * half + 32 * k
+            for g in range(2):                     # 16-value scale groups
+                s = b["scales"][:, (base + 16 * g) // 16].astype(np.float32)
+                ds = d * s                          # float: d * sc
+                vals = (q[:, 16 * g:16 * g + 16] - 32).astype(np.float32)
+                out[:, base + 16 * g:base + 16 * g + 16] = ds[:, None] * vals
+    return out.reshape(-1)
+
+
+def _deq_bf16(raw):
+    bits = _blocks(raw, np.dtype("<u2")).astype(np.uint32) << 16
+    return bits.view(np.float32)
+
+
+def dequantize(raw, ggml_type, n_elements):
+    """Raw bytes of a tensor -> flat float32 array of n_elements."""
+    if ggml_type == 0:
+        y = _blocks(raw, np.dtype("<f4")).astype(np.float32)
+    elif ggml_type == 1:
+        y = _blocks(raw, np.dtype("<f2")).astype(np.float32)
+    elif ggml_type == 30:
+        y = _deq_bf16(raw)
+    elif ggml_type == 8:
+        y = _deq_q8_0(raw)
+    elif ggml_type == 2:
+        y = _deq_q4_0(raw)
+    elif ggml_type == 12:
+        y = _deq_q4_k(raw)
+    elif ggml_type == 13:
+        y = _deq_q5_k(raw)
+    elif ggml_type == 14:
+        y = _deq_q6_k(raw)
+    else:
+        name = GGML_TYPES.get(ggml_type, ("type %d" % ggml_type,))[0]
+        raise GGUFError("dequantization of %s is not supported" % name)
+    if y.size != n_elements:
+        raise GGUFError("expected %d elements, decoded %d" % (n_elements, y.size))
+    return y
+
+
+# ---------------------------------------------------------------------------
+# Model
+# ---------------------------------------------------------------------------
+
+ROPE_STYLE = {"llama": "normal", "qwen2": "neox", "qwen3": "neox"}
+
+
+class Model:
+    def __init__(self, path):
+        g = GGUFReader(path)
+        self.gguf = g
+        md = g.metadata
+        arch = md["general.architecture"]
+        if arch not in ROPE_STYLE:
+            raise GGUFError("unsupported architecture %r" % arch)
+        self.arch = arch
+
+        def hp(key, default=None):
+            full = arch + "." + key
+            if full in md:
+                return md[full]
+            if default is None:
+                raise GGUFError("missing metadata key %s" % full)
+            return default
+
+        self.n_embd = int(hp("embedding_length"))
+        self.n_layer = int(hp("block_count"))
+        self.n_head = int(hp("attention.head_count"))
+        self.n_head_kv = int(hp("attention.head_count_kv", self.n_head))
+        self.n_ff = int(hp("feed_forward_length"))
+        self.eps = float(hp("attention.layer_norm_rms_epsilon"))
+        self.hd_k = int(hp("attention.key_length", self.n_embd // self.n_head))
+        self.hd_v = int(hp("attention.value_length", self.n_embd // self.n_head))
+        self.n_rot = int(hp("rope.dimension_count", self.hd_k))
+        self.rope_base = float(hp("rope.freq_base", 10000.0))
+        scaling = hp("rope.scaling.type", "linear")
+        factor = float(hp("rope.scaling.factor", 0.0))
+        if scaling in ("linear",):
+            self.pos_scale = 1.0 / factor if factor else 1.0
+        elif scaling == "none":
+            self.pos_scale = 1.0
+        else:
+            raise GGUFError("rope scaling %r is not supported" % scaling)
+        self.rope_style = ROPE_STYLE[arch]
+        if self.n_head % self.n_head_kv:
+            raise GGUFError("head_count not a multiple of head_count_kv")
+
+        def W(name):
+            return g.tensor(name).astype(np.float64)
+
+        def opt(name):
+            return W(name) if name in g.tensors else None
+
+        self.tok_embd = W("token_embd.weight")                # (vocab, n_embd)
+        self.n_vocab = self.tok_embd.shape[0]
+        self.layers = []
+        for i in range(self.n_layer):
+            p = "blk.%d." % i
+            self.layers.append(dict(
+                attn_norm=W(p + "attn_norm.weight"),
+                wq=W(p + "attn_q.weight"), wk=W(p + "attn_k.weight"),
+                wv=W(p + "attn_v.weight"), wo=W(p + "attn_output.weight"),
+                bq=opt(p + "attn_q.bias"), bk=opt(p + "attn_k.bias"),
+                bv=opt(p + "attn_v.bias"),
+                q_norm=opt(p + "attn_q_norm.weight"),
+                k_norm=opt(p + "attn_k_norm.weight"),
+                ffn_norm=W(p + "ffn_norm.weight"),
+                w_gate=W(p + "ffn_gate.weight"), w_up=W(p + "ffn_up.weight"),
+                w_down=W(p + "ffn_down.weight"),
+            ))
+        self.out_norm = W("output_norm.weight")
+        self.w_out = opt("output.weight")
+        if self.w_out is None:
+            self.w_out = self.tok_embd
+        # rope frequencies, one per rotated pair
+        i = np.arange(self.n_rot // 2, dtype=np.float64)
+        self.inv_freq = self.rope_base ** (-2.0 * i / self.n_rot)
+        self.reset()
+
+    def reset(self):
+        self.cache_k = [np.zeros((0, self.n_head_kv, self.hd_k)) for _ in range(self.n_layer)]
+        self.cache_v = [np.zeros((0, self.n_head_kv, self.hd_v)) for _ in range(self.n_layer)]
+        self.n_past = 0
+
+    def _rmsnorm(self, x, w):
+        ms = np.mean(x * x, axis=-1, keepdims=True)
+        return x / np.sqrt(ms + self.eps) * w
+
+    def _rope(self, x, pos):
+        """x: (n, heads, head_dim); pos: (n,) absolute positions."""
+        ang = (pos.astype(np.float64) * self.pos_scale)[:, None] * self.inv_freq[None, :]
+        cos = np.cos(ang)[:, None, :]
+        sin = np.sin(ang)[:, None, :]
+        y = x.copy()
+        r = self.n_rot
+        if self.rope_style == "normal":
+            a = x[:, :, 0:r:2]
+            b = x[:, :, 1:r:2]
+            y[:, :, 0:r:2] = a * cos - b * sin
+            y[:, :, 1:r:2] = a * sin + b * cos
+        else:
+            a = x[:, :, 0:r // 2]
+            b = x[:, :, r // 2:r]
+            y[:, :, 0:r // 2] = a * cos - b * sin
+            y[:, :, r // 2:r] = a * sin + b * cos
+        return y
+
+    def forward(self, tokens):
+        """Run tokens after the cached prefix; return logits (n, vocab)."""
+        tokens = np.asarray(tokens, dtype=np.int64)
+        if tokens.size and (tokens.min() < 0 or tokens.max() >= self.n_vocab):
+            raise ValueError("token id out of range [0, %d)" % self.n_vocab)
+        n = tokens.size
+        pos = np.arange(self.n_past, self.n_past + n)
+        x = self.tok_embd[tokens]
+        group = self.n_head // self.n_head_kv
+        kv_of_head = np.arange(self.n_head) // group
+        for li, L in enumerate(self.layers):
+            h = self._rmsnorm(x, L["attn_norm"])
+            q = h @ L["wq"].T
+            k = h @ L["wk"].T
+            v = h @ L["wv"].T
+            if L["bq"] is not None:
+                q = q + L["bq"]
+            if L["bk"] is not None:
+                k = k + L["bk"]
+            if L["bv"] is not None:
+                v = v + L["bv"]
+            q = q.reshape(n, self.n_head, self.hd_k)
+            k = k.reshape(n, self.n_head_kv, self.hd_k)
+            v = v.reshape(n, self.n_head_kv, self.hd_v)
+            if L["q_norm"] is not None:
+                q = self._rmsnorm(q, L["q_norm"])
+            if L["k_norm"] is not None:
+                k = self._rmsnorm(k, L["k_norm"])
+            q = self._rope(q, pos)
+            k = self._rope(k, pos)
+            K = np.concatenate([self.cache_k[li], k], axis=0)    # (T, kvh, hd)
+            V = np.concatenate([self.cache_v[li], v], axis=0)
+            self.cache_k[li] = K
+            self.cache_v[li] = V
+            T = K.shape[0]
+            Kh = K[:, kv_of_head, :]                               # (T, H, hd)
+            Vh = V[:, kv_of_head, :]
+            scores = np.einsum("nhd,thd->hnt", q, Kh) / np.sqrt(self.hd_k)
+            visible = np.arange(T)[None, :] <= pos[:, None]        # (n, T)
+            scores = np.where(visible[None, :, :], scores, -np.inf)
+            scores = scores - scores.max(axis=-1, keepdims=True)
+            p = np.exp(scores)
+            p = p / p.sum(axis=-1, keepdims=True)
+            attn = np.einsum("hnt,thd->nhd", p, Vh).reshape(n, self.n_head * self.hd_v)
+            x = x + attn @ L["wo"].T
+            h = self._rmsnorm(x, L["ffn_norm"])
+            gte = h @ L["w_gate"].T
+            up = h @ L["w_up"].T
+            x = x + (gte / (1.0 + np.exp(-gte)) * up) @ L["w_down"].T
+        self.n_past += n
+        return self._rmsnorm(x, self.out_norm) @ self.w_out.T
+
+    def logits(self, tokens):
+        self.reset()
+        return self.forward(tokens)
+
+    def greedy(self, tokens, n_new, stop_at=None):
+        """Logits of the prompt and n_new greedily generated ids."""
+        self.reset()
+        prompt_logits = self.forward(tokens)
+        last = prompt_logits[-1]
+        out = []
+        for _ in range(n_new):
+            nxt = int(np.argmax(last))
+            out.append(nxt)
+            if stop_at is not None and nxt == stop_at:
+                break
+            last = self.forward([nxt])[-1]
+        return prompt_logits, out
+
+
+# ---------------------------------------------------------------------------
+# CLI
+# ---------------------------------------------------------------------------
+
+def _print_info(g):
+    print("GGUF v%d, alignment %d, data at %d, %d tensors, %d keys"
+          % (g.version, g.alignment, g.data_offset, len(g.tensors), len(g.metadata)))
+    for k, v in g.metadata.items():
+        t = VALUE_TYPE_NAMES.get(g.metadata_types[k], "?")
+        if isinstance(v, list):
+            shown = "[%d items] %s" % (len(v), v[:8])
+        else:
+            shown = repr(v)
+        print("  %-45s %-8s %s" % (k, t, shown))
+    for name in g.tensor_order:
+        t = g.tensors[name]
+        print("  %-32s %-5s %s" % (name, t.type_name, t.dims))
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description="NumPy reference forward pass for GGUF models")
+    ap.add_argument("model")
+    ap.add_argument("--tokens", help="comma-separated token ids")
+    ap.add_argument("--dump-logits", dest="dump_logits", help="write float32 [n, vocab] .npy")
+    ap.add_argument("--greedy", type=int, default=0, help="generate N tokens greedily")
+    ap.add_argument("--stop-at-eos", dest="stop_at_eos", action="store_true",
+                    help="stop greedy generation after tokenizer.ggml.eos_token_id")
+    ap.add_argument("--info", action="store_true", help="print metadata and tensors")
+    ap.add_argument("--dump-tensor", dest="dump_tensor", nargs=2, metavar=("NAME", "OUT"),
+                    help="write one dequantized tensor as float32 .npy")
+    args = ap.parse_args(argv)
+
+    if args.info or args.dump_tensor:
+        g = GGUFReader(args.model)
+        if args.info:
+            _print_info(g)
+        if args.dump_tensor:
+            np.save(args.dump_tensor[1], g.tensor(args.dump_tensor[0]))
+        if not args.tokens:
+            return 0
+    if not args.tokens:
+        ap.error("--tokens is required")
+    tokens = [int(t) for t in args.tokens.replace(" ", "").split(",") if t != ""]
+    if not tokens:
+        ap.error("--tokens is empty")
+    model = Model(args.model)
+    stop = model.gguf.metadata.get("tokenizer.ggml.eos_token_id") if args.stop_at_eos else None
+    logits, ids = model.greedy(tokens, args.greedy, stop_at=stop)
+    if args.dump_logits:
+        np.save(args.dump_logits, logits.astype(np.float32))
+    if args.greedy:
+        print("ids: " + ",".join(str(i) for i in ids))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,722 @@
+#!/usr/bin/env python3
+"""Tests for make_model.py (GGUF writer) and reference.py (NumPy oracle).
+
+Run:  /usr/bin/python3 utils/gguf/test_gguf_tools.py [-v]
+Only the standard library and NumPy are needed; files go to a temp dir.
+"""
+
+import math
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import make_model as mm  # noqa: E402
+import reference as ref  # noqa: E402
+
+PY = sys.executable
+MAKE = os.path.join(HERE, "make_model.py")
+REF = os.path.join(HERE, "reference.py")
+
+ARCHES = ["llama", "qwen2", "qwen3"]
+TYPES = ["f32", "q8_0", "q4_k", "q6_k", "q4_0", "q5_k"]
+GGML_ID = {"f32": 0, "f16": 1, "q4_0": 2, "q8_0": 8, "q4_k": 12, "q5_k": 13,
+           "q6_k": 14}
+# relative RMS error bound of dequantize(quantize(w)) for Gaussian weights
+REL_TOL = {"f32": 0.0, "f16": 1e-3, "q8_0": 0.01, "q4_0": 0.11, "q4_k": 0.10,
+           "q5_k": 0.05, "q6_k": 0.025}
+K_TYPES = {"q4_k", "q5_k", "q6_k"}
+
+
+def rel_rms(a, b):
+    a = np.asarray(a, np.float64)
+    b = np.asarray(b, np.float64)
+    return float(np.sqrt(np.mean((a - b) ** 2)) / max(np.sqrt(np.mean(b ** 2)), 1e-30))
+
+
+def f16_bytes(v):
+    return np.array([v], "<f2").tobytes()
+
+
+def f16_value(raw2):
+    return np.frombuffer(bytes(raw2), "<f2")[0].astype(np.float32)
+
+
+class TmpDirCase(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls._tmp = tempfile.TemporaryDirectory(prefix="gguf_tools_test_")
+        cls.tmp = cls._tmp.name
+
+    @classmethod
+    def tearDownClass(cls):
+        cls._tmp.cleanup()
+
+    def path(self, name):
+        return os.path.join(self.tmp, name)
+
+    def gen(self, name, *args):
+        cfg = mm.parse_args([self.path(name), "--quiet"] + [str(a) for a in args])
+        info = mm.write_model(cfg)
+        return cfg, info
+
+
+# ---------------------------------------------------------------------------
+# An independent, loop-based forward pass used to cross-check reference.py
+# ---------------------------------------------------------------------------
+
+def naive_logits(path, tokens):
+    g = ref.GGUFReader(path)
+    md = g.metadata
+    arch = md["general.architecture"]
+    P = arch + "."
+    n_embd = md[P + "embedding_length"]
+    n_head = md[P + "attention.head_count"]
+    n_kv = md[P + "attention.head_count_kv"]
+    hd = md.get(P + "attention.key_length", n_embd // n_head)
+    n_rot = md.get(P + "rope.dimension_count", hd)
+    base = md.get(P + "rope.freq_base", 10000.0)
+    factor = md.get(P + "rope.scaling.factor", 1.0)
+    eps = md[P + "attention.layer_norm_rms_epsilon"]
+    pairs = ([(2 * i, 2 * i + 1) for i in range(n_rot // 2)] if arch == "llama"
+             else [(i, i + n_rot // 2) for i in range(n_rot // 2)])
+
+    def T(name):
+        return g.tensor(name).astype(np.float64) if name in g.tensors else None
+
+    def rms(v, w):
+        return v / math.sqrt(sum(float(t) * float(t) for t in v) / len(v) + eps) * w
+
+    def rot(vec, pos):
+        out = vec.copy()
+        for i, (a, b) in enumerate(pairs):
+            th = (pos / factor) * base ** (-2.0 * i / n_rot)
+            c, s = math.cos(th), math.sin(th)
+            out[a] = vec[a] * c - vec[b] * s
+            out[b] = vec[a] * s + vec[b] * c
+        return out
+
+    emb = T("token_embd.weight")
+    out_w = T("output.weight")
+    if out_w is None:
+        out_w = emb
+    xs = [emb[t].copy() for t in tokens]
+    for L in range(md[P + "block_count"]):
+        p = "blk.%d." % L
+        wq, wk, wv, wo = (T(p + s) for s in ("attn_q.weight", "attn_k.weight",
+                                              "attn_v.weight", "attn_output.weight"))
+        bq, bk, bv = (T(p + s) for s in ("attn_q.bias", "attn_k.bias", "attn_v.bias"))
+        qn, kn = T(p + "attn_q_norm.weight"), T(p + "attn_k_norm.weight")
+        Q, K, V = [], [], []
+        for pos, x in enumerate(xs):
+            h = rms(x, T(p + "attn_norm.weight"))
+            q, k, v = wq @ h, wk @ h, wv @ h
+            if bq is not None:
+                q, k, v = q + bq, k + bk, v + bv
+            qh = [q[i * hd:(i + 1) * hd] for i in range(n_head)]
+            kh = [k[i * hd:(i + 1) * hd] for i in range(n_kv)]
+            vh = [v[i * hd:(i + 1) * hd] for i in range(n_kv)]
+            if qn is not None:
+                qh = [rms(t, qn) for t in qh]
+                kh = [rms(t, kn) for t in kh]
+            Q.append([rot(t, pos) for t in qh])
+            K.append([rot(t, pos) for t in kh])
+            V.append(vh)
+        new = []
+        for pos, x in enumerate(xs):
+            heads = []
+            for hh in range(n_head):
+                kv = hh * n_kv // n_head
+                sc = [float(Q[pos][hh] @ K[j][kv]) / math.sqrt(hd) for j in range(pos + 1)]
+                m = max(sc)
+                e = [math.exp(s - m) for s in sc]
+                tot = sum(e)
+                heads.append(sum((e[j] / tot) * V[j][kv] for j in range(pos + 1)))
+            x = x + wo @ np.concatenate(heads)
+            h = rms(x, T(p + "ffn_norm.weight"))
+            gt = T(p + "ffn_gate.weight") @ h
+            up = T(p + "ffn_up.weight") @ h
+            act = np.array([a / (1.0 + math.exp(-a)) for a in gt]) * up
+            new.append(x + T(p + "ffn_down.weight") @ act)
+        xs = new
+    onorm = T("output_norm.weight")
+    return np.stack([out_w @ rms(x, onorm) for x in xs])
+
+
+# ---------------------------------------------------------------------------
+# Scalar transliterations of ggml's block layouts (per-element, float32 ops)
+# ---------------------------------------------------------------------------
+
+def scalar_scale_min(scales, j):
+    if j < 4:
+        return scales[j] & 63, scales[j + 4] & 63
+    sc = (scales[j + 4] & 0x0F) | ((scales[j - 4] >> 6) << 4)
+    mn = (scales[j + 4] >> 4) | ((scales[j] >> 6) << 4)
+    return sc, mn
+
+
+def scalar_q4_k(block):
+    d, dmin = f16_value(block[0:2]), f16_value(block[2:4])
+    scales, qs = block[4:16], block[16:144]
+    out = []
+    for chunk in range(4):
+        for half in range(2):
+            sc, mn = scalar_scale_min(scales, 2 * chunk + half)
+            dl = np.float32(d * np.float32(sc))
+            ml = np.float32(dmin * np.float32(mn))
+            for l in range(32):
+                byte = qs[32 * chunk + l]
+                q = (byte & 0x0F) if half == 0 else (byte >> 4)
+                out.append(np.float32(dl * np.float32(q)) - ml)
+    return np.array(out, np.float32)
+
+
+def scalar_q5_k(block):
+    d, dmin = f16_value(block[0:2]), f16_value(block[2:4])
+    scales, qh, qs = block[4:16], block[16:48], block[48:176]
+    out = []
+    for chunk in range(4):
+        for half in range(2):
+            sc, mn = scalar_scale_min(scales, 2 * chunk + half)
+            dl = np.float32(d * np.float32(sc))
+            ml = np.float32(dmin * np.float32(mn))
+            bit = 1 << (2 * chunk + half)
+            for l in range(32):
+                byte = qs[32 * chunk + l]
+                q = (byte & 0x0F) if half == 0 else (byte >> 4)
+                if qh[l] & bit:
+                    q += 16
+                out.append(np.float32(dl * np.float32(q)) - ml)
+    return np.array(out, np.float32)
+
+
+def scalar_q6_k(block):
+    ql, qh = block[0:128], block[128:192]
+    scales = np.frombuffer(bytes(block[192:208]), np.int8)
+    d = f16_value(block[208:210])
+    out = np.zeros(256, np.float32)
+    for e in range(256):
+        half, r = divmod(e, 128)
+        quarter, l = divmod(r, 32)
+        lo_byte = ql[64 * half + l + (32 if quarter in (1, 3) else 0)]
+        lo = (lo_byte & 0x0F) if quarter < 2 else (lo_byte >> 4)
+        hi = (qh[32 * half + l] >> (2 * quarter)) & 3
+        q = (lo | (hi << 4)) - 32
+        out[e] = np.float32(np.float32(d * np.float32(scales[e // 16])) * np.float32(q))
+    return out
+
+
+def random_k_blocks(rng, n, block_bytes, d_positions):
+    raw = rng.integers(0, 256, size=(n, block_bytes), dtype=np.uint8)
+    for pos in d_positions:
+        vals = (rng.standard_normal(n) * 0.05).astype("<f2")
+        raw[:, pos:pos + 2] = vals.view(np.uint8).reshape(n, 2)
+    return raw
+
+
+# ---------------------------------------------------------------------------
+# Tests
+# ---------------------------------------------------------------------------
+
+class TestHandBuiltBlocks(unittest.TestCase):
+    def test_q8_0_block(self):
+        qs = list(range(-16, 16))
+        qs[0], qs[31] = -127, 127
+        raw = f16_bytes(0.5) + struct.pack("<32b", *qs)
+        y = ref.dequantize(np.frombuffer(raw, np.uint8), 8, 32)
+        self.assertEqual(y.dtype, np.float32)
+        self.assertEqual(y.tolist(), [0.5 * q for q in qs])
+
+    def test_q4_0_block(self):
+        # byte j: low nibble = j (element j), high nibble = 15 - j (element j+16)
+        raw = f16_bytes(0.25) + bytes(j | ((15 - j) << 4) for j in range(16))
+        y = ref.dequantize(np.frombuffer(raw, np.uint8), 2, 32)
+        expected = [(j - 8) * 0.25 for j in range(16)] + [(7 - j) * 0.25 for j in range(16)]
+        self.assertEqual(y.tolist(), expected)
+
+    def test_q4_k_block(self):
+        sc = [1, 2, 3, 4, 37, 50, 63, 16]
+        mn = [5, 6, 7, 8, 33, 20, 45, 63]
+        s = [0] * 12
+        for j in range(4):
+            s[j] = sc[j] | ((sc[j + 4] >> 4) << 6)
+            s[j + 4] = mn[j] | ((mn[j + 4] >> 4) << 6)
+            s[j + 8] = (sc[j + 4] & 15) | ((mn[j + 4] & 15) << 4)
+        qs = bytes((l % 16) | ((15 - l % 16) << 4) for l in range(128))
+        raw = f16_bytes(1.0) + f16_bytes(0.5) + bytes(s) + qs
+        y = ref.dequantize(np.frombuffer(raw, np.uint8), 12, 256)
+        exp = []
+        for chunk in range(4):
+            for half in range(2):
+                j = 2 * chunk + half
+                for l in range(32):
+                    q = (l % 16) if half == 0 else 15 - (l % 16)
+                    exp.append(1.0 * sc[j] * q - 0.5 * mn[j])
+        self.assertEqual(y.tolist(), exp)
+
+    def test_q6_k_block(self):
+        # every value q = 33 (i.e. +1), scale of group g = g - 8, d = 0.5
+        ql = bytes([0x11] * 128)          # low nibble 1 in both halves
+        qh = bytes([0b10101010] * 64)     # high 2 bits = 2 -> 1 | (2 << 4) = 33
+        scales = struct.pack("<16b", *range(-8, 8))
+        raw = ql + qh + scales + f16_bytes(0.5)
+        y = ref.dequantize(np.frombuffer(raw, np.uint8), 14, 256)
+        exp = [0.5 * (e // 16 - 8) * 1 for e in range(256)]
+        self.assertEqual(y.tolist(), exp)
+
+    def test_k_quants_match_scalar_ggml_loops(self):
+        rng = np.random.default_rng(5)
+        cases = [(12, 144, [0, 2], scalar_q4_k), (13, 176, [0, 2], scalar_q5_k),
+                 (14, 210, [208], scalar_q6_k)]
+        for gid, size, dpos, scalar in cases:
+            with self.subTest(type=gid):
+                raw = random_k_blocks(rng, 6, size, dpos)
+                got = ref.dequantize(raw.reshape(-1), gid, 6 * 256)
+                want = np.concatenate([scalar(list(b)) for b in raw])
+                self.assertTrue(np.array_equal(got.view(np.uint32), want.view(np.uint32)))
+
+    def test_f16_bf16(self):
+        vals = np.array([1.0, -2.5, 65504.0, 6e-8, 0.0, -0.0, 3.140625], np.float32)
+        y = ref.dequantize(np.frombuffer(vals.astype("<f2").tobytes(), np.uint8), 1, 7)
+        self.assertTrue(np.array_equal(y, vals.astype(np.float16).astype(np.float32)))
+        bf = (vals.view(np.uint32) >> 16).astype("<u2")
+        y = ref.dequantize(np.frombuffer(bf.tobytes(), np.uint8), 30, 7)
+        self.assertTrue(np.array_equal(y.view(np.uint32), (bf.astype(np.uint32) << 16)))
+
+
+class TestQuantizers(unittest.TestCase):
+    def arrays(self):
+        rng = np.random.default_rng(11)
+        g = rng.standard_normal(256 * 8).astype(np.float32)
+        outl = g.copy()
+        outl[::97] *= 25.0
+        return {
+            "gauss": g,
+            "gauss_small": g * 1e-3,
+            "gauss_big": g * 40.0,
+            "positive": np.abs(g) + 0.5,
+            "negative": -np.abs(g) - 0.5,
+            "outliers": outl,
+            "constant": np.full(512, 0.75, np.float32),
+        }
+
+    def test_round_trip(self):
+        for t, fn in mm.QUANTIZERS.items():
+            gid, blk, size, _ = mm.TYPES[t]
+            for name, x in self.arrays().items():
+                with self.subTest(type=t, data=name):
+                    raw = fn(x)
+                    self.assertEqual(raw.dtype, np.uint8)
+                    self.assertEqual(raw.size, x.size // blk * size)
+                    y = ref.dequantize(raw, gid, x.size)
+                    tol = REL_TOL[t] * (2.5 if name == "outliers" else 1.0)
+                    self.assertLess(rel_rms(y, x), tol)
+
+    def test_zeros(self):
+        for t, fn in mm.QUANTIZERS.items():
+            gid, blk, _, _ = mm.TYPES[t]
+            y = ref.dequantize(fn(np.zeros(512, np.float32)), gid, 512)
+            self.assertTrue(np.all(y == 0), t)
+
+    def test_nibble_order(self):
+        # Q4_0/Q4_K element order is independent of the packer: a ramp must
+        # come back as a ramp.
+        x = np.linspace(-1, 1, 256, dtype=np.float32)
+        for t in ("q4_0", "q4_k", "q5_k", "q6_k", "q8_0"):
+            gid = mm.TYPES[t][0]
+            y = ref.dequantize(mm.QUANTIZERS[t](x), gid, 256)
+            self.assertGreater(np.corrcoef(x, y)[0, 1], 0.99, t)
+
+
+class TestParser(TmpDirCase):
+    def test_all_metadata_types_v2_alignment(self):
+        kvs = [
+            ("general.architecture", mm.MT_STRING, "llama"),
+            ("general.alignment", mm.MT_UINT32, 64),
+            ("t.u8", mm.MT_UINT8, 250), ("t.i8", mm.MT_INT8, -7),
+            ("t.u16", mm.MT_UINT16, 65000), ("t.i16", mm.MT_INT16, -30000),
+            ("t.u32", mm.MT_UINT32, 4000000000), ("t.i32", mm.MT_INT32, -2000000000),
+            ("t.f32", mm.MT_FLOAT32, 0.5), ("t.bool", mm.MT_BOOL, True),
+            ("t.str", mm.MT_STRING, "h\u00e9llo \u2581"),
+            ("t.u64", mm.MT_UINT64, 2 ** 63 + 5), ("t.i64", mm.MT_INT64, -2 ** 62),
+            ("t.f64", mm.MT_FLOAT64, 1.0 / 3.0),
+            ("t.arr_i32", mm.MT_ARRAY, (mm.MT_INT32, [1, -2, 3])),
+            ("t.arr_bool", mm.MT_ARRAY, (mm.MT_BOOL, [True, False])),
+            ("t.arr_str", mm.MT_ARRAY, (mm.MT_STRING, ["a", "", "b c"])),
+            ("t.arr_f64", mm.MT_ARRAY, (mm.MT_FLOAT64, [0.25, -1e300])),
+            ("t.arr_nested", mm.MT_ARRAY, (mm.MT_ARRAY, [(mm.MT_UINT8, [1, 2]),
+                                                        (mm.MT_STRING, ["x"])])),
+            ("t.arr_empty", mm.MT_ARRAY, (mm.MT_UINT64, [])),
+        ]
+        a = np.arange(6, dtype=np.float32) - 2.5
+        b = np.arange(64, dtype=np.float32).reshape(2, 32) / 7.0
+        bf = (np.array([1.5, -3.0, 0.125], np.float32).view(np.uint32) >> 16).astype("<u2")
+        tensors = [
+            ("a", [6], 0, a.tobytes()),                      # 24 bytes -> padding
+            ("b", [32, 2], 1, b.astype("<f2").tobytes()),
+            ("c", [3], 30, bf.tobytes()),
+            ("d", [32], 8, mm.quantize_q8_0(b[0]).tobytes()),
+        ]
+        p = self.path("types_v2.gguf")
+        mm.write_gguf(p, kvs, tensors, version=2)
+        g = ref.GGUFReader(p)
+        self.assertEqual(g.version, 2)
+        self.assertEqual(g.alignment, 64)
+        self.assertEqual(g.data_offset % 64, 0)
+        for key, vt, val in kvs:
+            self.assertEqual(g.metadata_types[key], vt, key)
+        md = g.metadata
+        self.assertEqual(md["t.u8"], 250)
+        self.assertEqual(md["t.i8"], -7)
+        self.assertEqual(md["t.u16"], 65000)
+        self.assertEqual(md["t.i16"], -30000)
+        self.assertEqual(md["t.u32"], 4000000000)
+        self.assertEqual(md["t.i32"], -2000000000)
+        self.assertEqual(md["t.f32"], 0.5)
+        self.assertIs(md["t.bool"], True)
+        self.assertEqual(md["t.str"], "h\u00e9llo \u2581")
+        self.assertEqual(md["t.u64"], 2 ** 63 + 5)
+        self.assertEqual(md["t.i64"], -2 ** 62)
+        self.assertEqual(md["t.f64"], 1.0 / 3.0)
+        self.assertEqual(md["t.arr_i32"], [1, -2, 3])
+        self.assertEqual(md["t.arr_bool"], [True, False])
+        self.assertEqual(md["t.arr_str"], ["a", "", "b c"])
+        self.assertEqual(md["t.arr_f64"], [0.25, -1e300])
+        self.assertEqual(md["t.arr_nested"], [[1, 2], ["x"]])
+        self.assertEqual(md["t.arr_empty"], [])
+        for name in "abcd":
+            self.assertEqual(g.tensors[name].offset % 64, 0)
+        self.assertTrue(np.array_equal(g.tensor("a"), a))
+        self.assertEqual(g.tensor("b").shape, (2, 32))
+        self.assertTrue(np.array_equal(g.tensor("b"), b.astype(np.float16).astype(np.float32)))
+        self.assertEqual(g.tensor("c").tolist(), [1.5, -3.0, 0.125])
+        self.assertLess(rel_rms(g.tensor("d"), b[0]), 0.01)
+
+    def test_version3_and_errors(self):
+        p = self.path("v3.gguf")
+        mm.write_gguf(p, [("general.architecture", mm.MT_STRING, "llama")],
+                      [("w", [4], 0, np.ones(4, np.float32).tobytes())])
+        g = ref.GGUFReader(p)
+        self.assertEqual((g.version, g.alignment), (3, 32))
+        self.assertEqual(g.tensor("w").tolist(), [1.0] * 4)
+        bad = self.path("bad.gguf")
+        with open(p, "rb") as f:
+            data = bytearray(f.read())
+        data[0:4] = b"GGUX"
+        with open(bad, "wb") as f:
+            f.write(data)
+        with self.assertRaises(ref.GGUFError):
+            ref.GGUFReader(bad)
+        with open(bad, "wb") as f:
+            f.write(bytes(data[:-2]).replace(b"GGUX", b"GGUF", 1))
+        with self.assertRaises(ref.GGUFError):
+            ref.GGUFReader(bad)
+
+
+class TestRoundTrip(TmpDirCase):
+    """Every arch x type: the writer's file loads, dequantizes close to the
+    float weights it was generated from, and the forward pass runs."""
+
+    def shape_args(self, t):
+        # K-quants need rows that are multiples of 256 to actually quantize
+        if t in K_TYPES:
+            return ["--dim", 256, "--ffn", 512, "--heads", 4, "--kv-heads", 2]
+        return []
+
+    def test_matrix(self):
+        tokens = [1, 17, 42, 99, 250, 7, 300]
+        for arch in ARCHES:
+            for t in TYPES:
+                with self.subTest(arch=arch, type=t):
+                    name = "rt_%s_%s.gguf" % (arch, t)
+                    cfg, info = self.gen(name, "--arch", arch, "--type", t, "--seed", 3,
+                                         *self.shape_args(t))
+                    self.assertEqual(info["fallbacks"], [])
+                    g = ref.GGUFReader(self.path(name))
+                    weights = mm.make_weights(cfg)
+                    self.assertEqual(sorted(g.tensors), sorted(n for n, _ in weights))
+                    for tname, w in weights:
+                        ti = g.tensors[tname]
+                        self.assertEqual(ti.dims, list(w.shape[::-1]), tname)
+                        got = g.tensor(tname)
+                        if w.ndim == 1:
+                            self.assertEqual(ti.type, 0, tname)
+                            self.assertTrue(np.array_equal(got, w), tname)
+                        else:
+                            self.assertEqual(ti.type, GGML_ID[t], tname)
+                            if t == "f32":
+                                self.assertTrue(np.array_equal(got, w), tname)
+                            else:
+                                self.assertLess(rel_rms(got, w), REL_TOL[t], tname)
+                    m = ref.Model(self.path(name))
+                    lg = m.logits(tokens)
+                    self.assertEqual(lg.shape, (len(tokens), cfg.vocab))
+                    self.assertTrue(np.all(np.isfinite(lg)))
+                    self.assertGreater(lg.std(axis=1).min(), 0.1)
+
+    def test_quantized_logits_track_f32(self):
+        tokens = [1, 5, 9, 200, 33, 64]
+        for arch in ARCHES:
+            base_args = ["--arch", arch, "--seed", 9] + self.shape_args("q4_k")
+            self.gen("trk_f32.gguf", *base_args)
+            ref_lg = ref.Model(self.path("trk_f32.gguf")).logits(tokens)
+            for t, min_corr in (("f16", 0.9999), ("q8_0", 0.999), ("q6_k", 0.995),
+                                ("q5_k", 0.98), ("q4_k", 0.9), ("q4_0", 0.9)):
+                with self.subTest(arch=arch, type=t):
+                    self.gen("trk_q.gguf", *(base_args + ["--type", t]))
+                    lg = ref.Model(self.path("trk_q.gguf")).logits(tokens)
+                    c = np.corrcoef(lg.ravel(), ref_lg.ravel())[0, 1]
+                    self.assertGreater(c, min_corr)
+
+    def test_fallback_to_f32(self):
+        cfg, info = self.gen("fb.gguf", "--type", "q4_k")   # dim 64: no 256-blocks
+        self.assertIn("token_embd.weight", info["fallbacks"])
+        g = ref.GGUFReader(self.path("fb.gguf"))
+        for name, t in g.tensors.items():
+            self.assertEqual(t.type, 0, name)
+        # mixed: dim 256 rows quantize, ffn_down (ne0 = 320) falls back
+        cfg, info = self.gen("fb2.gguf", "--type", "q6_k", "--dim", 256, "--ffn", 320)
+        self.assertEqual(sorted(info["fallbacks"]),
+                         ["blk.0.ffn_down.weight", "blk.1.ffn_down.weight"])
+        g = ref.GGUFReader(self.path("fb2.gguf"))
+        self.assertEqual(g.tensors["blk.0.ffn_down.weight"].type, 0)
+        self.assertEqual(g.tensors["blk.0.ffn_up.weight"].type, 14)
+        ref.Model(self.path("fb2.gguf")).logits([1, 2, 3])
+
+
+class TestForward(TmpDirCase):
+    VARIANTS = [
+        ("llama", []),
+        ("llama", ["--tied", "--rope-scale", 4, "--rope-base", 500]),
+        ("qwen2", ["--type", "q8_0"]),
+        ("qwen2", ["--rope-dims", 8]),
+        ("qwen3", ["--head-dim", 24, "--tied"]),
+        ("qwen3", ["--heads", 8, "--kv-heads", 2, "--rope-dims", 12, "--head-dim", 16]),
+        ("llama", ["--heads", 4, "--kv-heads", 4, "--rope-dims", 10]),
+    ]
+
+    def test_against_loop_oracle(self):
+        tokens = [1, 300, 45, 45, 7, 128, 2]
+        for i, (arch, extra) in enumerate(self.VARIANTS):
+            with self.subTest(arch=arch, extra=extra):
+                name = "oracle_%d.gguf" % i
+                self.gen(name, "--arch", arch, "--seed", 100 + i, *extra)
+                got = ref.Model(self.path(name)).logits(tokens)
+                want = naive_logits(self.path(name), tokens)
+                np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9)
+
+    def test_metadata_reaches_model(self):
+        self.gen("hp.gguf", "--arch", "qwen3", "--head-dim", 24, "--rope-scale", 2.5,
+                 "--rope-base", 1e6, "--eps", 1e-6, "--rope-dims", 16)
+        m = ref.Model(self.path("hp.gguf"))
+        self.assertEqual((m.hd_k, m.hd_v, m.n_rot, m.rope_style), (24, 24, 16, "neox"))
+        self.assertAlmostEqual(m.pos_scale, 1 / 2.5, places=6)
+        self.assertAlmostEqual(m.rope_base, 1e6)
+        self.assertAlmostEqual(m.eps, 1e-6, places=12)
+        md = m.gguf.metadata
+        self.assertEqual(md["qwen3.attention.key_length"], 24)
+        self.assertEqual(md["qwen3.rope.scaling.type"], "linear")
+        self.assertEqual(m.layers[0]["q_norm"].shape, (24,))
+
+    def test_rope_matches_complex_rotation(self):
+        self.gen("rope.gguf", "--arch", "llama")
+        m = ref.Model(self.path("rope.gguf"))
+        rng = np.random.default_rng(1)
+        x = rng.standard_normal((3, 2, m.hd_k))
+        pos = np.array([0, 5, 77])
+        ang = pos[:, None] * m.rope_base ** (-np.arange(m.hd_k // 2) * 2.0 / m.hd_k)
+        rot = np.exp(1j * ang)[:, None, :]
+        m.rope_style = "normal"
+        z = x[..., 0::2] + 1j * x[..., 1::2]
+        y = m._rope(x, pos)
+        np.testing.assert_allclose(y[..., 0::2] + 1j * y[..., 1::2], z * rot, atol=1e-12)
+        m.rope_style = "neox"
+        h = m.hd_k // 2
+        z = x[..., :h] + 1j * x[..., h:]
+        y = m._rope(x, pos)
+        np.testing.assert_allclose(y[..., :h] + 1j * y[..., h:], z * rot, atol=1e-12)
+
+    def test_causal(self):
+        for arch in ARCHES:
+            with self.subTest(arch=arch):
+                self.gen("causal.gguf", "--arch", arch, "--type", "q8_0")
+                m = ref.Model(self.path("causal.gguf"))
+                a = [1, 10, 20, 30, 40, 50, 60]
+                la = m.logits(a)
+                for p in (2, 5):
+                    b = list(a)
+                    b[p] = 311
+                    b[-1] = 5
+                    lb = m.logits(b)
+                    np.testing.assert_allclose(la[:p], lb[:p], rtol=0, atol=1e-12)
+                    self.assertGreater(np.abs(la[p] - lb[p]).max(), 1e-3)
+                    # prefix alone gives the same rows
+                    np.testing.assert_allclose(m.logits(a[:p]), la[:p], rtol=0, atol=1e-12)
+
+    def test_incremental_equals_batch(self):
+        self.gen("inc.gguf", "--arch", "qwen2", "--type", "q4_0")
+        m = ref.Model(self.path("inc.gguf"))
+        toks = [3, 14, 15, 92, 65, 35, 89, 79]
+        full = m.logits(toks)
+        m.reset()
+        steps = np.concatenate([m.forward(toks[:3])] + [m.forward([t]) for t in toks[3:]])
+        np.testing.assert_allclose(steps, full, rtol=1e-10, atol=1e-10)
+
+
+class TestTokenizers(TmpDirCase):
+    def test_llama_layout(self):
+        for vocab in (259, 320, 1000, 8192):
+            with self.subTest(vocab=vocab):
+                self.gen("tok_l.gguf", "--tokenizer", "llama", "--vocab", vocab)
+                md = ref.GGUFReader(self.path("tok_l.gguf")).metadata
+                toks = md["tokenizer.ggml.tokens"]
+                types = md["tokenizer.ggml.token_type"]
+                scores = md["tokenizer.ggml.scores"]
+                self.assertEqual(md["tokenizer.ggml.model"], "llama")
+                self.assertEqual(len(toks), vocab)
+                self.assertEqual(len(types), vocab)
+                self.assertEqual(len(scores), vocab)
+                self.assertEqual(md["llama.vocab_size"], vocab)
+                self.assertEqual(len(set(toks)), vocab)
+                self.assertEqual(toks[:3], ["<unk>", "<s>", "</s>"])
+                self.assertEqual(types[:3], [2, 3, 3])
+                self.assertEqual(toks[3:259], ["<0x%02X>" % i for i in range(256)])
+                self.assertEqual(set(types[3:259]), {6})
+                self.assertTrue(all(t == 1 for t in types[259:]))
+                self.assertEqual((md["tokenizer.ggml.unknown_token_id"],
+                                  md["tokenizer.ggml.bos_token_id"],
+                                  md["tokenizer.ggml.eos_token_id"]), (0, 1, 2))
+                self.assertIs(md["tokenizer.ggml.add_bos_token"], True)
+                self.assertNotIn("tokenizer.ggml.merges", md)
+                if vocab >= 1000:
+                    self.assertIn("\u2581the", toks)
+                    self.assertIn("\u2581", toks)
+                    # merge pieces first, scores strictly decreasing
+                    self.assertTrue(all(scores[i] > scores[i + 1] for i in range(259, vocab - 1)))
+
+    def check_gpt2(self, md, vocab):
+        toks = md["tokenizer.ggml.tokens"]
+        types = md["tokenizer.ggml.token_type"]
+        merges = md["tokenizer.ggml.merges"]
+        self.assertEqual(md["tokenizer.ggml.model"], "gpt2")
+        self.assertEqual(len(toks), vocab)
+        self.assertEqual(len(set(toks)), vocab)
+        self.assertEqual(len(types), vocab)
+        self.assertNotIn("tokenizer.ggml.scores", md)
+        # byte symbols
+        self.assertEqual(toks[0], "!")
+        self.assertEqual(toks[ord("a") - 33], "a")
+        self.assertEqual(toks[220], "\u0120")          # 'Ġ' = byte 0x20
+        self.assertEqual(len(set(toks[:256])), 256)
+        self.assertEqual(toks[-3:], ["<|endoftext|>", "<|im_start|>", "<|im_end|>"])
+        self.assertEqual(types[-3:], [3, 3, 3])
+        self.assertTrue(all(t == 1 for t in types[:-3]))
+        eot = vocab - 3
+        self.assertEqual(md["tokenizer.ggml.bos_token_id"], eot)
+        self.assertEqual(md["tokenizer.ggml.eos_token_id"], eot)
+        self.assertEqual(len(merges), vocab - 259)
+        known = set(toks)
+        for i, mg in enumerate(merges):
+            a, b = mg.split(" ")
+            self.assertIn(a, known)
+            self.assertIn(b, known)
+            self.assertEqual(toks[256 + i], a + b)
+        self.assertEqual(len(set(merges)), len(merges))
+
+    def test_gpt2_layout(self):
+        for vocab in (259, 320, 8192):
+            with self.subTest(vocab=vocab):
+                self.gen("tok_g.gguf", "--arch", "qwen2", "--vocab", vocab)
+                md = ref.GGUFReader(self.path("tok_g.gguf")).metadata
+                self.check_gpt2(md, vocab)
+                self.assertEqual(md["tokenizer.ggml.pre"], "default")
+                self.assertIs(md["tokenizer.ggml.add_bos_token"], False)
+        self.gen("tok_g2.gguf", "--arch", "llama", "--tokenizer", "gpt2", "--pre", "qwen2")
+        md = ref.GGUFReader(self.path("tok_g2.gguf")).metadata
+        self.check_gpt2(md, 320)
+        self.assertEqual(md["tokenizer.ggml.pre"], "qwen2")
+        self.assertIn("\u0120the", md["tokenizer.ggml.tokens"])
+
+
+class TestCLI(TmpDirCase):
+    def run_ok(self, *args):
+        r = subprocess.run([PY] + [str(a) for a in args], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return r
+
+    def test_make_and_greedy_cli(self):
+        p = self.path("cli.gguf")
+        t0 = time.time()
+        r = self.run_ok(MAKE, p, "--arch", "qwen3", "--type", "q8_0", "--seed", 4)
+        self.assertIn("wrote", r.stderr)
+        self.assertLess(time.time() - t0, 5.0)
+        out = self.path("logits.npy")
+        args = [REF, p, "--tokens", "1,2,3,100,200", "--dump-logits", out, "--greedy", 12]
+        r1 = self.run_ok(*args)
+        lg = np.load(out)
+        r2 = self.run_ok(*args)
+        self.assertEqual(r1.stdout, r2.stdout)
+        line = [l for l in r1.stdout.splitlines() if l.startswith("ids: ")]
+        self.assertEqual(len(line), 1)
+        ids = [int(v) for v in line[0][5:].split(",")]
+        self.assertEqual(len(ids), 12)
+        self.assertEqual(lg.dtype, np.float32)
+        self.assertEqual(lg.shape, (5, 320))
+        m = ref.Model(p)
+        full = m.logits([1, 2, 3, 100, 200] + ids)
+        np.testing.assert_allclose(lg, full[:5].astype(np.float32), rtol=1e-6, atol=1e-6)
+        self.assertEqual(list(full[4:-1].argmax(axis=1)), ids)
+        # --info and --dump-tensor
+        r = self.run_ok(REF, p, "--info")
+        self.assertIn("qwen3.attention.head_count", r.stdout)
+        tout = self.path("t.npy")
+        self.run_ok(REF, p, "--dump-tensor", "blk.0.attn_q.weight", tout)
+        self.assertEqual(np.load(tout).shape, (64, 64))
+
+    def test_writer_deterministic(self):
+        blobs = []
+        for name, seed in (("d1.gguf", 5), ("d2.gguf", 5), ("d3.gguf", 6)):
+            self.gen(name, "--type", "q4_0", "--seed", seed, "--arch", "qwen2")
+            with open(self.path(name), "rb") as f:
+                blobs.append(f.read())
+        self.assertEqual(blobs[0], blobs[1])
+        self.assertNotEqual(blobs[0], blobs[2])
+
+    def test_tiny_speed(self):
+        for t in ("f32", "q8_0", "q4_0"):
+            t0 = time.time()
+            self.gen("speed.gguf", "--type", t)
+            dt = time.time() - t0
+            self.assertLess(dt, 1.0, "%s took %.2fs" % (t, dt))
+
+    def test_demo_preset(self):
+        t0 = time.time()
+        cfg, info = self.gen("demo.gguf", "--preset", "demo", "--type", "q8_0")
+        dt = time.time() - t0
+        self.assertLess(dt, 15.0)
+        self.assertTrue(28e6 < info["params"] < 31e6, info["params"])
+        g = ref.GGUFReader(self.path("demo.gguf"))
+        md = g.metadata
+        self.assertEqual((md["llama.embedding_length"], md["llama.block_count"],
+                          md["llama.attention.head_count"],
+                          md["llama.attention.head_count_kv"],
+                          md["llama.feed_forward_length"], md["llama.context_length"],
+                          len(md["tokenizer.ggml.tokens"])),
+                         (512, 8, 8, 4, 1536, 2048, 8192))
+        self.assertNotIn("output.weight", g.tensors)
+        self.assertEqual(g.tensors["token_embd.weight"].type, 8)
+        m = ref.Model(self.path("demo.gguf"))
+        _, ids = m.greedy([1, 400, 500, 600], 6)
+        self.assertEqual(len(ids), 6)
+
+
+if __name__ == "__main__":
+    unittest.main()
