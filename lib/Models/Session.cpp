@@ -71,6 +71,9 @@ struct Session::Impl {
   // Interpreter path: the graph's arguments, in order.
   std::vector<interp::HostTensor> args;
 
+  std::vector<double> kernelTotalsNs;
+  int64_t timedTokens = 0;
+
   std::vector<ArgBinding> bindings;
   int xIndex = -1, posIndex = -1;
   std::vector<float> embedding;
@@ -246,6 +249,15 @@ struct Session::Impl {
     if (Status s = runner->run(); !s)
       return s;
     ++pos;
+    if (options.timing) {
+      std::vector<double> times = runner->lastKernelTimesNs();
+      if (!times.empty()) {
+        kernelTotalsNs.resize(times.size(), 0.0);
+        for (size_t k = 0; k < times.size(); ++k)
+          kernelTotalsNs[k] += times[k];
+        ++timedTokens;
+      }
+    }
     if (logits) {
       if (Status s = runner->readResult(0, scratch); !s)
         return s;
@@ -290,6 +302,10 @@ std::vector<double> Session::lastKernelTimesNs() const {
   return impl->runner ? impl->runner->lastKernelTimesNs()
                       : std::vector<double>();
 }
+std::vector<double> Session::kernelTimeTotalsNs() const {
+  return impl->kernelTotalsNs;
+}
+int64_t Session::timedTokens() const { return impl->timedTokens; }
 std::vector<std::string> Session::kernelNames() const {
   return impl->kernelNames;
 }

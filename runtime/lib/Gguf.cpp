@@ -265,15 +265,19 @@ std::string quoted(const std::string &s) {
   return out + "'";
 }
 
-/// Decimal digits of a 128-bit value (file offsets plus sizes that may not
-/// fit in 64 bits).
-std::string toString128(unsigned __int128 v) {
-  if (v == 0)
-    return "0";
-  std::string digits;
-  while (v) {
-    digits += static_cast<char>('0' + static_cast<int>(v % 10));
-    v /= 10;
+/// The decimal number `x` plus `b`, as decimal digits: a file offset plus a
+/// size read from a corrupt file may not fit in 64 bits.
+std::string decimalPlus(const std::string &x, uint64_t b) {
+  std::string y = std::to_string(b), digits;
+  int carry = 0;
+  for (size_t i = 0; i < x.size() || i < y.size() || carry; ++i) {
+    int sum = carry;
+    if (i < x.size())
+      sum += x[x.size() - 1 - i] - '0';
+    if (i < y.size())
+      sum += y[y.size() - 1 - i] - '0';
+    digits += static_cast<char>('0' + sum % 10);
+    carry = sum / 10;
   }
   return std::string(digits.rbegin(), digits.rend());
 }
@@ -318,7 +322,8 @@ bool isKnownValueType(uint32_t t) {
 /// (without the file name).
 class Parser {
 public:
-  Parser(const uint8_t *bytes, size_t size) : base(bytes), size(size) {}
+  Parser(const uint8_t *bytes, size_t byteCount)
+      : base(bytes), size(byteCount) {}
 
   bool run();
   const std::string &error() const { return err; }
@@ -460,10 +465,9 @@ bool Parser::readValue(GgufType t, GgufValue &v, int depth) {
   uint64_t minBytes = minValueBytes(v.elementType);
   if (count > remaining() / minBytes)
     return truncated("an array of " + std::to_string(count) + " " +
-                     ggufTypeName(v.elementType) + " elements needs at least " +
-                     toString128(static_cast<unsigned __int128>(count) *
-                                 minBytes) +
-                     " bytes, " + std::to_string(remaining()) + " remain");
+                     ggufTypeName(v.elementType) + " elements (at least " +
+                     std::to_string(minBytes) + " bytes each), " +
+                     std::to_string(remaining()) + " bytes remain");
   if (count > kMaxMetadataValues - numValues)
     return fail(where + " has an array of " + std::to_string(count) +
                 " elements: the metadata would hold more than " +
@@ -605,10 +609,9 @@ bool Parser::placeTensors() {
   for (GgufTensor &t : tensors) {
     if (dataStart > size || t.offset > available ||
         t.bytes > available - t.offset) {
-      unsigned __int128 begin =
-          static_cast<unsigned __int128>(dataStart) + t.offset;
-      return fail("tensor " + quoted(t.name) + " data [" +
-                  toString128(begin) + ", " + toString128(begin + t.bytes) +
+      std::string begin = decimalPlus(std::to_string(dataStart), t.offset);
+      std::string end = decimalPlus(begin, t.bytes);
+      return fail("tensor " + quoted(t.name) + " data [" + begin + ", " + end +
                   ") lies outside the file (size " + std::to_string(size) +
                   ")");
     }
@@ -650,7 +653,8 @@ bool Parser::run() {
   if (!readU32(version))
     return false;
   if (version != 2 && version != 3) {
-    uint32_t swapped = __builtin_bswap32(version);
+    uint32_t swapped = (version >> 24) | ((version >> 8) & 0xff00) |
+                       ((version << 8) & 0xff0000) | (version << 24);
     std::string hint = swapped == 2 || swapped == 3
                            ? " (a big-endian file?)"
                            : version == 1 ? " (version 1 files are obsolete)"
@@ -778,8 +782,8 @@ std::optional<bool> GgufFile::getBool(const std::string &key) const {
   return v->i != 0;
 }
 
-const GgufTensor *GgufFile::tensor(const std::string &name) const {
-  auto it = tensorIndex.find(name);
+const GgufTensor *GgufFile::tensor(const std::string &tensorName) const {
+  auto it = tensorIndex.find(tensorName);
   return it == tensorIndex.end() ? nullptr : &tens[it->second];
 }
 

@@ -21,6 +21,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -96,6 +97,11 @@ static llvm::cl::opt<std::string> dumpLogits(
     llvm::cl::desc("Write the f32 logits of every processed position as "
                    ".npy, shape [positions, vocabulary]"),
     llvm::cl::init(""), llvm::cl::cat(modelCategory));
+static llvm::cl::opt<bool> kernelTimes(
+    "kernel-times",
+    llvm::cl::desc("Time every kernel with device timestamps and print where "
+                   "a token's time goes"),
+    llvm::cl::init(false), llvm::cl::cat(modelCategory));
 static llvm::cl::opt<bool> noDisplayPrompt(
     "no-display-prompt", llvm::cl::desc("Do not echo the prompt"),
     llvm::cl::init(false), llvm::cl::cat(modelCategory));
@@ -140,6 +146,35 @@ static std::string joinIds(const std::vector<int32_t> &ids) {
   for (size_t i = 0; i < ids.size(); ++i)
     s += (i ? "," : "") + std::to_string(ids[i]);
   return s;
+}
+
+/// Device time per token by kernel (summed over layers: kernels with the
+/// same name prefix before the last '_' are one kind), and the share of a
+/// token's wall time spent outside the kernels.
+static void printKernelTimes(const Session &s, size_t tokens, double wallMs) {
+  std::vector<double> totals = s.kernelTimeTotalsNs();
+  std::vector<std::string> names = s.kernelNames();
+  if (totals.empty() || s.timedTokens() == 0) {
+    llvm::errs() << "kernel times: the device has no timestamps\n";
+    return;
+  }
+  double perToken = 0;
+  std::vector<std::pair<double, std::string>> rows;
+  for (size_t k = 0; k < totals.size() && k < names.size(); ++k) {
+    double us = totals[k] / s.timedTokens() / 1000.0;
+    perToken += us;
+    rows.push_back({us, std::to_string(k) + " " + names[k]});
+  }
+  std::sort(rows.rbegin(), rows.rend());
+  llvm::errs() << "kernel time per token: "
+               << llvm::format("%.1f", perToken / 1000.0) << " ms of "
+               << llvm::format("%.1f", wallMs / tokens) << " ms wall ("
+               << llvm::format("%.1f", 100.0 * (1.0 - perToken / 1000.0 /
+                                                          (wallMs / tokens)))
+               << "% outside the kernels); slowest launches:\n";
+  for (size_t i = 0; i < rows.size() && i < 12; ++i)
+    llvm::errs() << "  " << llvm::format("%8.1f", rows[i].first) << " us  "
+                 << rows[i].second << "\n";
 }
 
 int hesper::run::runModelMode(const std::string &path,
@@ -189,6 +224,7 @@ int hesper::run::runModelMode(const std::string &path,
   sessionOptions.contextSize = ctxSize;
   sessionOptions.fuse = opts.fuse;
   sessionOptions.dumpDir = opts.dumpDir;
+  sessionOptions.timing = kernelTimes;
   if (ctxSize < 0)
     return fail("-c/--ctx-size must not be negative");
   auto session = Session::create(model, device.get(), sessionOptions);
@@ -222,6 +258,10 @@ int hesper::run::runModelMode(const std::string &path,
                       std::chrono::steady_clock::now().time_since_epoch()
                           .count());
 
+  if (static_cast<int64_t>(prompt.size()) > s.contextSize())
+    return fail("the prompt has " + std::to_string(prompt.size()) +
+                " tokens, more than the context of " +
+                std::to_string(s.contextSize()) + " (-c/--ctx-size)");
   if (printTokenIds)
     llvm::outs() << "prompt ids: " << joinIds(prompt) << "\n";
   if (tok && !noDisplayPrompt && tokenIds.empty())
@@ -276,5 +316,8 @@ int hesper::run::runModelMode(const std::string &path,
                << " MiB (weights "
                << llvm::format("%.1f", model.weightBytes() / 1048576.0)
                << " MiB)\n";
+  if (kernelTimes)
+    printKernelTimes(s, result->promptTokens + decoded,
+                     result->promptMs + result->decodeMs);
   return 0;
 }

@@ -72,6 +72,11 @@ public:
   /// Device time of each launch of the last token, in nanoseconds (empty
   /// without timing).
   std::vector<double> lastKernelTimesNs() const;
+  /// Device time of each launch summed over every token run since the
+  /// session was created, in nanoseconds, and the number of tokens summed
+  /// (empty and 0 without timing).
+  std::vector<double> kernelTimeTotalsNs() const;
+  int64_t timedTokens() const;
   /// Names of the launched kernels, in launch order.
   std::vector<std::string> kernelNames() const;
 
