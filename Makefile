@@ -28,16 +28,22 @@ configure: setup $(BUILD_DIR)/build.ninja
 build: configure
 	ninja -C $(BUILD_DIR) -j$(JOBS)
 
-# The main job: a small model head (RMSNorm, matvec + bias, softmax) written
-# in Circuit, fused (9 ops -> 4 kernels), compiled for the default device
-# (CUDA, else Vulkan -- Mesa lavapipe on a machine without a GPU), run 20
-# times with the validation layer on, and checked against the reference
-# interpreter; the result is written to build/demo-p.npy.
-demo: build
-	$(BUILD_DIR)/bin/hesper-run examples/rmsnorm-matvec-softmax.mlir \
-	  --input x=random:1 --input g=random:2 --input w=random:3 \
-	  --input b=random:4 --repeat 20 --determinism-runs 4 --check \
-	  --validation --output p=$(BUILD_DIR)/demo-p.npy
+# The main job: a Llama-architecture model of 29.4M parameters (embedding
+# 512, 8 layers, 8 heads / 4 KV heads, FFN 1536, vocabulary 8192, random
+# weights from a fixed seed, so the text is not meaningful) is written as a
+# GGUF file, then hesper-run compiles its decode step for the default device
+# (CUDA, else Vulkan -- Mesa lavapipe on a machine without a GPU), tokenizes
+# the prompt, generates 48 tokens and prints the text, prefill and decode
+# tok/s, kernels per token and device memory.
+PYTHON ?= /usr/bin/python3
+DEMO_MODEL := $(BUILD_DIR)/demo-model.gguf
+
+$(DEMO_MODEL): utils/gguf/make_model.py | setup
+	$(PYTHON) utils/gguf/make_model.py $@ --preset demo --quiet
+
+demo: build $(DEMO_MODEL)
+	$(BUILD_DIR)/bin/hesper-run $(DEMO_MODEL) -p "Once upon a time" -n 48 \
+	  -c 256 --seed 42
 
 check-lit: build
 	$(LLVM_PREFIX)/bin/lit -sv $(BUILD_DIR)/test
