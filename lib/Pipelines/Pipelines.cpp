@@ -48,7 +48,9 @@ void hesper::buildHesperToGPUPipeline(OpPassManager &pm, bool fuse,
   std::string text;
   if (fuse)
     text += "hesper-fuse,";
-  text += "convert-circuit-to-shaderm,";
+  // One kernel per dispatch op, then one copy of identical kernels (the
+  // layers of a model launch the same ones).
+  text += "convert-circuit-to-shaderm,shaderm-dedup-kernels,";
   text += "convert-shaderm-to-gpu{shared-memory-as-alloc=";
   text += sharedMemoryAsAlloc ? "true" : "false";
   text += "},convert-exp-to-std,canonicalize,cse,loop-invariant-code-motion";

@@ -8,6 +8,7 @@
 
 #include "Hesper/Conversion/Passes.h"
 #include "Hesper/Dialect/Circuit/Transforms/Passes.h"
+#include "Hesper/Dialect/ShaderM/Transforms/Passes.h"
 #include "Hesper/Pipelines/Pipelines.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -18,6 +19,7 @@
 void hesper::registerAllPasses() {
   // Hesper's own: the Circuit fusion passes and the hesper-fuse pipeline.
   circuit::registerCircuitPasses();
+  shaderm::registerShaderMTransformsPasses();
   registerHesperConversionPasses();
   registerHesperPipelines();
 

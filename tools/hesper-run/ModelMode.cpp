@@ -309,6 +309,9 @@ int hesper::run::runModelMode(const std::string &path,
                                         : "")
                << "\n"
                << "kernels per token: " << stats.kernelsPerToken << " ("
+               << (device ? std::to_string(stats.distinctKernels) +
+                                " distinct, "
+                          : std::string())
                << stats.dispatchOpsUnfused << " primitives before fusion, "
                << hp.layers << " layers)\n"
                << "device memory: "
