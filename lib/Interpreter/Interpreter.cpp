@@ -12,6 +12,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -166,6 +167,7 @@ private:
   LogicalResult evalMatmul(MatmulOp op);
   LogicalResult evalMultiMatmul(MultiMatmulOp op);
   LogicalResult evalQuantize(QuantizeOp op);
+  LogicalResult evalAttention(AttentionOp op);
 
   /// Reads element `index` of `tensor` as a body value.
   static Val read(const HostTensor &tensor, int64_t index) {
@@ -295,6 +297,7 @@ LogicalResult GraphEvaluator::eval(Operation *op) {
       .Case([&](MatmulOp m) { return evalMatmul(m); })
       .Case([&](MultiMatmulOp m) { return evalMultiMatmul(m); })
       .Case([&](QuantizeOp q) { return evalQuantize(q); })
+      .Case([&](AttentionOp a) { return evalAttention(a); })
       .Default([](Operation *other) {
         return other->emitOpError(
             "is not supported by the reference interpreter");
@@ -588,4 +591,61 @@ hesper::interp::runGraph(GraphOp graph, std::vector<HostTensor> &args,
   if (failed(evaluator.run(graph, args, results)))
     return failure();
   return results;
+}
+
+/// Follows the schedule of the attention kernel (convert-circuit-to-shaderm):
+/// positions in tiles of kAttentionTile, an online softmax whose running
+/// maximum and sum are rescaled once per tile, every sum in index order.
+/// Computed the same way, the interpreter and the kernels agree to the last
+/// few bits rather than to a tolerance.
+static constexpr int64_t kAttentionTile = 64;
+
+LogicalResult GraphEvaluator::evalAttention(AttentionOp op) {
+  const HostTensor &q = *env[op.getQ()];
+  const HostTensor &kc = *env[op.getKCache()];
+  const HostTensor &vc = *env[op.getVCache()];
+  const int64_t heads = op.getHeads(), kvHeads = op.getKvHeads(),
+                dim = op.getHeadDim(), group = heads / kvHeads;
+  const int64_t rowStride = kvHeads * dim;
+  const int64_t positions = kc.getNumElements() / rowStride;
+  const int64_t last =
+      std::clamp<int64_t>(env[op.getPos()]->getInt(0), 0, positions - 1);
+  const float scale = op.getScale().convertToFloat();
+  auto out = std::make_shared<HostTensor>(op.getType());
+  std::vector<float> scores(kAttentionTile), acc(dim);
+  for (int64_t h = 0; h < heads; ++h) {
+    const int64_t kvBase = (h / group) * dim;
+    float m = -std::numeric_limits<float>::max(), sum = 0;
+    std::fill(acc.begin(), acc.end(), 0.0f);
+    for (int64_t tile = 0; tile <= last; tile += kAttentionTile) {
+      const int64_t n = std::min(kAttentionTile, last + 1 - tile);
+      float tileMax = -std::numeric_limits<float>::max();
+      for (int64_t i = 0; i < n; ++i) {
+        const int64_t row = (tile + i) * rowStride + kvBase;
+        float dot = 0;
+        for (int64_t d = 0; d < dim; ++d)
+          dot += q.getFloat(h * dim + d) * kc.getFloat(row + d);
+        scores[i] = dot * scale;
+        tileMax = std::max(tileMax, scores[i]);
+      }
+      const float mNew = std::max(m, tileMax);
+      const float correction = std::exp(m - mNew);
+      float tileSum = 0;
+      for (int64_t d = 0; d < dim; ++d)
+        acc[d] *= correction;
+      for (int64_t i = 0; i < n; ++i) {
+        const float p = std::exp(scores[i] - mNew);
+        tileSum += p;
+        const int64_t row = (tile + i) * rowStride + kvBase;
+        for (int64_t d = 0; d < dim; ++d)
+          acc[d] += p * vc.getFloat(row + d);
+      }
+      sum = sum * correction + tileSum;
+      m = mNew;
+    }
+    for (int64_t d = 0; d < dim; ++d)
+      out->setFloat(h * dim + d, acc[d] / sum);
+  }
+  env[op.getResult()] = std::move(out);
+  return success();
 }

@@ -25,6 +25,8 @@
 
 #include "Hesper/Models/LlamaGraph.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace hesper;
 using namespace hesper::circuit;
@@ -176,8 +178,9 @@ private:
                               g.f32());
     kCache = writeRow(kCache, k);
     vCache = writeRow(vCache, v);
-    Value attn = g.attention(q, kCache, vCache, pos, hp.heads, hp.kvHeads,
-                             hp.headDim, ctx);
+    Value attn = g.decodeAttention(q, kCache, vCache, pos, hp.heads,
+                                   hp.kvHeads, hp.headDim,
+                                   1.0 / std::sqrt(double(hp.headDim)));
     x = add(x, g.matmul(attn, weight(b + "attn_output.weight")));
 
     Value n = g.rmsNorm(x, weight(b + "ffn_norm.weight"), hp.eps);

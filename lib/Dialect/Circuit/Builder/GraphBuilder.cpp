@@ -472,3 +472,12 @@ Value GraphBuilder::attention(Value q, Value kCache, Value vCache, Value pos,
   return map(out, {heads * headDim}, f32(),
              [](ExpBuilder &, Value, ValueRange args) { return args[0]; });
 }
+
+Value GraphBuilder::decodeAttention(Value q, Value kCache, Value vCache,
+                                    Value pos, int64_t heads, int64_t kvHeads,
+                                    int64_t headDim, double scale) {
+  return AttentionOp::create(
+      builder, loc, tensorOf(q), q, kCache, vCache, pos,
+      builder.getI64IntegerAttr(heads), builder.getI64IntegerAttr(kvHeads),
+      builder.getI64IntegerAttr(headDim), builder.getF32FloatAttr(scale));
+}

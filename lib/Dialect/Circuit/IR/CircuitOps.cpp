@@ -10,6 +10,7 @@
 #include "mlir/Interfaces/FunctionImplementation.h"
 #include "llvm/ADT/STLExtras.h"
 
+#include <cmath>
 #include <limits>
 
 using namespace mlir;
@@ -688,6 +689,51 @@ LogicalResult QuantizeOp::verify() {
     return emitOpError("expects the result to have the input's shape, got ")
            << in << " and " << out;
   return verifyQuantizedShape(*this, out, "the result");
+}
+
+//===----------------------------------------------------------------------===//
+// attention
+//===----------------------------------------------------------------------===//
+
+LogicalResult AttentionOp::verify() {
+  int64_t heads = getHeads(), kvHeads = getKvHeads(), dim = getHeadDim();
+  if (heads <= 0 || kvHeads <= 0 || dim <= 0)
+    return emitOpError("expects positive heads, kv_heads and head_dim, got ")
+           << heads << ", " << kvHeads << ", " << dim;
+  if (heads % kvHeads != 0)
+    return emitOpError("expects heads to be a multiple of kv_heads, got ")
+           << heads << " and " << kvHeads;
+  float scale = getScale().convertToFloat();
+  if (!std::isfinite(scale) || scale <= 0)
+    return emitOpError("expects a positive finite scale, got ") << scale;
+  for (auto [what, value] :
+       {std::pair<const char *, Value>{"q", getQ()}, {"result", getResult()},
+        {"k_cache", getKCache()}, {"v_cache", getVCache()}}) {
+    auto type = cast<RankedTensorType>(value.getType());
+    if (!type.getElementType().isF32())
+      return emitOpError("expects ") << what << " of f32, got " << type;
+  }
+  auto qType = cast<RankedTensorType>(getQ().getType());
+  if (qType.getNumElements() != heads * dim)
+    return emitOpError("expects q of heads * head_dim = ")
+           << heads * dim << " elements, got " << qType;
+  if (getResult().getType() != qType)
+    return emitOpError("expects the result type to be q's ")
+           << qType << ", got " << getResult().getType();
+  if (getKCache().getType() != getVCache().getType())
+    return emitOpError("expects k_cache and v_cache of one type, got ")
+           << getKCache().getType() << " and " << getVCache().getType();
+  int64_t cache =
+      cast<RankedTensorType>(getKCache().getType()).getNumElements();
+  if (cache == 0 || cache % (kvHeads * dim) != 0)
+    return emitOpError("expects caches of a positive multiple of kv_heads * "
+                       "head_dim = ")
+           << kvHeads * dim << " elements, got " << cache;
+  auto posType = cast<RankedTensorType>(getPos().getType());
+  if (!posType.getElementType().isInteger(32) ||
+      posType.getNumElements() != 1)
+    return emitOpError("expects pos of one i32, got ") << posType;
+  return success();
 }
 
 #define GET_OP_CLASSES

@@ -167,6 +167,13 @@ public:
                   int64_t heads, int64_t kvHeads, int64_t headDim,
                   int64_t maxSeq);
 
+  /// The same attention as one `circuit.attention` primitive (one kernel,
+  /// reading only positions 0..pos of the caches); `scale` multiplies the
+  /// scores (1/sqrt(headDim) for most models).
+  Value decodeAttention(Value q, Value kCache, Value vCache, Value pos,
+                        int64_t heads, int64_t kvHeads, int64_t headDim,
+                        double scale);
+
 private:
   /// A reduce with a prologue, result `shape`, and `over` if not null.
   Value buildReduce(ReduceKind kind, llvm::ArrayRef<int64_t> shape,

@@ -484,4 +484,47 @@ def Circuit_QuantizeOp : Circuit_Op<"quantize", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Circuit_AttentionOp : Circuit_Op<"attention", [Pure]> {
+  let summary = "causal attention of one query token over a KV cache";
+  let description = [{
+    Decode-step attention, one dispatch: for every query head `h` (of
+    `heads`, sharing key/value head `h / (heads / kv_heads)`), over the
+    cached positions `t = 0 .. pos` (inclusive),
+
+      s[t] = scale * dot(q[h], k_cache[t, kvh])
+      p    = softmax(s)
+      out[h] = sum_t p[t] * v_cache[t, kvh]
+
+    `q` and the result are `[heads * head_dim]`; the caches are
+    `[positions * kv_heads * head_dim]` (position-major, then head, then
+    dimension), read in place; `pos` is an `i32` tensor of one element.
+    Positions after `pos` are never read, so the cost grows with the
+    position, not with the cache length. A `pos` outside the cache is
+    clamped to its last position.
+
+    Lowered as one workgroup per query head that walks the positions in
+    tiles with an online softmax (flash-decoding): a running maximum and
+    sum are rescaled per tile, in a fixed order, so results are
+    bit-identical from run to run.
+
+    ```mlir
+    %o = circuit.attention %q, %kc, %vc, %pos
+        {heads = 4 : i64, kv_heads = 2 : i64, head_dim = 16 : i64,
+         scale = 0.25 : f32}
+        : tensor<64xf32>, tensor<1024xf32>, tensor<1024xf32>, tensor<1xi32>
+        -> tensor<64xf32>
+    ```
+  }];
+  let arguments = (ins Circuit_FloatTensor:$q, Circuit_FloatTensor:$k_cache,
+                       Circuit_FloatTensor:$v_cache, Circuit_Tensor:$pos,
+                       I64Attr:$heads, I64Attr:$kv_heads, I64Attr:$head_dim,
+                       F32Attr:$scale);
+  let results = (outs Circuit_FloatTensor:$result);
+  let assemblyFormat = [{
+    $q `,` $k_cache `,` $v_cache `,` $pos attr-dict `:` type($q) `,`
+    type($k_cache) `,` type($v_cache) `,` type($pos) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // HESPER_DIALECT_CIRCUIT_IR_CIRCUITOPS_TD
