@@ -1166,3 +1166,36 @@ circuit.graph @matvec_odd(%x: tensor<30xf32>, %w: tensor<2x30xf32>)
   %y = circuit.matmul %x, %w : tensor<30xf32>, tensor<2x30xf32> -> tensor<2xf32>
   circuit.output %y : tensor<2xf32>
 }
+
+// -----
+
+// circuit.attention: one kernel of 64 lanes per query head; a shared tile
+// of 64 scores between two barriers per tile of positions; pos clamped to
+// the cache (100 positions); two output dimensions per lane (head dim 80),
+// the second stored only below 80.
+// CHECK-LABEL: shaderm.kernel @attend_k0_attention(
+// CHECK-SAME:    workgroup_size(64, 1, 1)
+// CHECK:         %[[TILE:.*]] = shaderm.shared_alloc : !shaderm.shared<64xf32>
+// CHECK:         arith.maxsi
+// CHECK:         arith.minsi %{{.*}}, %c99_i32 : i32
+// CHECK:         scf.for {{.*}} step %c64
+// CHECK:           scf.for {{.*}} to %c80
+// CHECK:           shaderm.store %{{.*}}, %[[TILE]][%{{.*}}] : f32, !shaderm.shared<64xf32>
+// CHECK-NEXT:      shaderm.barrier
+// CHECK:           exp.exp
+// CHECK:           exp.exp
+// CHECK:           shaderm.barrier
+// CHECK:         shaderm.store
+// CHECK:         shaderm.store
+// CHECK-NOT:     shaderm.store
+// CHECK:       shaderm.schedule @attend
+// CHECK:         shaderm.launch @attend_k0_attention grid [2, 1, 1]
+circuit.graph @attend(%q: tensor<160xf32>, %k: tensor<8000xf32>,
+                      %v: tensor<8000xf32>, %pos: tensor<1xi32>)
+    -> tensor<160xf32> {
+  %o = circuit.attention %q, %k, %v, %pos {heads = 2 : i64, kv_heads = 1 : i64,
+      head_dim = 80 : i64, scale = 0.125 : f32}
+      : tensor<160xf32>, tensor<8000xf32>, tensor<8000xf32>, tensor<1xi32>
+      -> tensor<160xf32>
+  circuit.output %o : tensor<160xf32>
+}

@@ -1148,3 +1148,59 @@ circuit.graph @reduce_epilogue_k_quant(%x: tensor<256xf32>) {
   }
   circuit.output
 }
+
+// -----
+
+circuit.graph @attention_heads_not_multiple(%q: tensor<48xf32>, %k: tensor<512xf32>, %pos: tensor<1xi32>) {
+  // expected-error @+1 {{'circuit.attention' op expects heads to be a multiple of kv_heads, got 3 and 2}}
+  %o = circuit.attention %q, %k, %k, %pos {heads = 3 : i64, kv_heads = 2 : i64, head_dim = 16 : i64, scale = 0.25 : f32} : tensor<48xf32>, tensor<512xf32>, tensor<512xf32>, tensor<1xi32> -> tensor<48xf32>
+  circuit.output
+}
+
+// -----
+
+circuit.graph @attention_q_size(%q: tensor<60xf32>, %k: tensor<512xf32>, %pos: tensor<1xi32>) {
+  // expected-error @+1 {{'circuit.attention' op expects q of heads * head_dim = 64 elements, got 'tensor<60xf32>'}}
+  %o = circuit.attention %q, %k, %k, %pos {heads = 4 : i64, kv_heads = 2 : i64, head_dim = 16 : i64, scale = 0.25 : f32} : tensor<60xf32>, tensor<512xf32>, tensor<512xf32>, tensor<1xi32> -> tensor<60xf32>
+  circuit.output
+}
+
+// -----
+
+circuit.graph @attention_cache_size(%q: tensor<64xf32>, %k: tensor<500xf32>, %pos: tensor<1xi32>) {
+  // expected-error @+1 {{'circuit.attention' op expects caches of a positive multiple of kv_heads * head_dim = 32 elements, got 500}}
+  %o = circuit.attention %q, %k, %k, %pos {heads = 4 : i64, kv_heads = 2 : i64, head_dim = 16 : i64, scale = 0.25 : f32} : tensor<64xf32>, tensor<500xf32>, tensor<500xf32>, tensor<1xi32> -> tensor<64xf32>
+  circuit.output
+}
+
+// -----
+
+circuit.graph @attention_cache_types(%q: tensor<64xf32>, %k: tensor<512xf32>, %v: tensor<1024xf32>, %pos: tensor<1xi32>) {
+  // expected-error @+1 {{'circuit.attention' op expects k_cache and v_cache of one type, got 'tensor<512xf32>' and 'tensor<1024xf32>'}}
+  %o = circuit.attention %q, %k, %v, %pos {heads = 4 : i64, kv_heads = 2 : i64, head_dim = 16 : i64, scale = 0.25 : f32} : tensor<64xf32>, tensor<512xf32>, tensor<1024xf32>, tensor<1xi32> -> tensor<64xf32>
+  circuit.output
+}
+
+// -----
+
+circuit.graph @attention_pos(%q: tensor<64xf32>, %k: tensor<512xf32>, %pos: tensor<2xi32>) {
+  // expected-error @+1 {{'circuit.attention' op expects pos of one i32, got 'tensor<2xi32>'}}
+  %o = circuit.attention %q, %k, %k, %pos {heads = 4 : i64, kv_heads = 2 : i64, head_dim = 16 : i64, scale = 0.25 : f32} : tensor<64xf32>, tensor<512xf32>, tensor<512xf32>, tensor<2xi32> -> tensor<64xf32>
+  circuit.output
+}
+
+// -----
+
+circuit.graph @attention_scale(%q: tensor<64xf32>, %k: tensor<512xf32>, %pos: tensor<1xi32>) {
+  // expected-error @+1 {{'circuit.attention' op expects a positive finite scale, got -1}}
+  %o = circuit.attention %q, %k, %k, %pos {heads = 4 : i64, kv_heads = 2 : i64, head_dim = 16 : i64, scale = -1.0 : f32} : tensor<64xf32>, tensor<512xf32>, tensor<512xf32>, tensor<1xi32> -> tensor<64xf32>
+  circuit.output
+}
+
+// -----
+
+circuit.graph @attention_result(%q: tensor<64xf32>, %k: tensor<512xf32>, %pos: tensor<1xi32>) {
+  // expected-error @+1 {{'circuit.attention' op expects the result type to be q's 'tensor<64xf32>', got 'tensor<8x8xf32>'}}
+  %o = circuit.attention %q, %k, %k, %pos {heads = 4 : i64, kv_heads = 2 : i64, head_dim = 16 : i64, scale = 0.25 : f32} : tensor<64xf32>, tensor<512xf32>, tensor<512xf32>, tensor<1xi32> -> tensor<8x8xf32>
+  circuit.output
+}

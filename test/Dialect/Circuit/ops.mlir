@@ -744,3 +744,10 @@ circuit.graph @quantized_reduce_epilogue(%x: tensor<64xf32>) -> tensor<64x!circu
   }
   circuit.output %y : tensor<64x!circuit.q8_1>
 }
+
+// CHECK-LABEL: circuit.graph @attention
+// CHECK: circuit.attention %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {head_dim = 16 : i64, heads = 4 : i64, kv_heads = 2 : i64, scale = 2.500000e-01 : f32} : tensor<64xf32>, tensor<1024xf32>, tensor<1024xf32>, tensor<1xi32> -> tensor<64xf32>
+circuit.graph @attention(%q: tensor<64xf32>, %k: tensor<1024xf32>, %v: tensor<1024xf32>, %pos: tensor<1xi32>) -> tensor<64xf32> {
+  %o = circuit.attention %q, %k, %v, %pos {heads = 4 : i64, kv_heads = 2 : i64, head_dim = 16 : i64, scale = 0.25 : f32} : tensor<64xf32>, tensor<1024xf32>, tensor<1024xf32>, tensor<1xi32> -> tensor<64xf32>
+  circuit.output %o : tensor<64xf32>
+}

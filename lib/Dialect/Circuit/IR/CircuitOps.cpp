@@ -59,7 +59,7 @@ bool hesper::circuit::isInPlaceWriter(Operation *op) {
 bool hesper::circuit::isDispatchOp(Operation *op) {
   return isa<MapOp, GatherOp, ScatterOp, ScatterMultiOp, ReduceOp,
              ReduceEpilogueOp, ReduceScatterEpilogueOp, MatmulOp,
-             MultiMatmulOp, QuantizeOp>(op);
+             MultiMatmulOp, QuantizeOp, AttentionOp>(op);
 }
 
 Value hesper::circuit::getWrittenBufferRoot(Value dest) {
