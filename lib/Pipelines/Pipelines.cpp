@@ -44,13 +44,15 @@ std::string hesper::findLibdevice() {
 }
 
 void hesper::buildHesperToGPUPipeline(OpPassManager &pm, bool fuse,
-                                      bool sharedMemoryAsAlloc) {
+                                      bool sharedMemoryAsAlloc,
+                                      unsigned subgroupSize) {
   std::string text;
   if (fuse)
     text += "hesper-fuse,";
   // One kernel per dispatch op, then one copy of identical kernels (the
   // layers of a model launch the same ones).
-  text += "convert-circuit-to-shaderm,shaderm-dedup-kernels,";
+  text += "convert-circuit-to-shaderm{subgroup-size=" +
+          std::to_string(subgroupSize) + "},shaderm-dedup-kernels,";
   text += "convert-shaderm-to-gpu{shared-memory-as-alloc=";
   text += sharedMemoryAsAlloc ? "true" : "false";
   text += "},convert-exp-to-std,canonicalize,cse,loop-invariant-code-motion";
@@ -59,7 +61,8 @@ void hesper::buildHesperToGPUPipeline(OpPassManager &pm, bool fuse,
 
 void hesper::buildHesperToPTXPipeline(OpPassManager &pm,
                                       const PTXPipelineOptions &options) {
-  buildHesperToGPUPipeline(pm, options.fuse, /*sharedMemoryAsAlloc=*/false);
+  buildHesperToGPUPipeline(pm, options.fuse, /*sharedMemoryAsAlloc=*/false,
+                           /*subgroupSize=*/32);
   std::string libdevice = options.libdevice;
   if (libdevice.empty())
     libdevice = findLibdevice();
@@ -77,7 +80,8 @@ void hesper::buildHesperToPTXPipeline(OpPassManager &pm,
 
 void hesper::buildHesperToSPIRVPipeline(OpPassManager &pm,
                                         const SPIRVPipelineOptions &options) {
-  buildHesperToGPUPipeline(pm, options.fuse, /*sharedMemoryAsAlloc=*/true);
+  buildHesperToGPUPipeline(pm, options.fuse, /*sharedMemoryAsAlloc=*/true,
+                           options.subgroupSize);
   // Everything the device offers is declared; spirv-update-vce then keeps
   // only the capabilities and extensions the kernels use.
   std::string caps = "Shader,Int64,GroupNonUniform,GroupNonUniformArithmetic,"
@@ -108,7 +112,7 @@ void hesper::registerHesperPipelines() {
       "Fuse Circuit graphs, lower them to ShaderM kernels and a schedule, "
       "then kernels to gpu.func and Exp to arith/math/gpu",
       [](OpPassManager &pm, const GPUPipelineOptions &options) {
-        buildHesperToGPUPipeline(pm, options.fuse, false);
+        buildHesperToGPUPipeline(pm, options.fuse, false, 0);
       });
   PassPipelineRegistration<PTXPipelineOptions>(
       "hesper-to-ptx",

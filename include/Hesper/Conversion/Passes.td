@@ -62,9 +62,19 @@ def ConvertCircuitToShaderMPass
     - `quantize` and quantized `reduce_epilogue` results (`q8_0`, `q8_1`):
       the row staged in shared memory, one lane per output word.
 
+    With `subgroup-size` set (the pipelines pass the target's), matmul
+    kernels give each subgroup one output row, combined by a subgroup
+    reduction alone: 64 / subgroup-size rows per workgroup, no shared
+    memory and no barrier.
+
     What is not lowered yet (`i2_s` weights, `q8_1` activations) is refused
     with an error naming it, as are grids that do not fit.
   }];
+  let options = [
+    Option<"subgroupSize", "subgroup-size", "int64_t", "0",
+           "Lanes per subgroup of the target (0: unknown; kernels then "
+           "combine lanes through shared memory)">,
+  ];
   let dependentDialects = ["::hesper::shaderm::ShaderMDialect",
                            "::hesper::exp::ExpDialect",
                            "::mlir::arith::ArithDialect",

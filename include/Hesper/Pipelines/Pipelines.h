@@ -69,7 +69,8 @@ struct SPIRVPipelineOptions
 };
 
 void buildHesperToGPUPipeline(mlir::OpPassManager &pm, bool fuse,
-                              bool sharedMemoryAsAlloc);
+                              bool sharedMemoryAsAlloc,
+                              unsigned subgroupSize = 0);
 void buildHesperToPTXPipeline(mlir::OpPassManager &pm,
                               const PTXPipelineOptions &options);
 void buildHesperToSPIRVPipeline(mlir::OpPassManager &pm,

@@ -200,8 +200,9 @@ private:
 /// The kernels and the schedule of one graph.
 class GraphLowering {
 public:
-  GraphLowering(ModuleOp module, cir::GraphOp graph)
-      : module(module), graph(graph), b(graph.getContext()) {}
+  GraphLowering(ModuleOp module, cir::GraphOp graph, int64_t subgroupSize)
+      : module(module), graph(graph), b(graph.getContext()),
+        subgroupSize(subgroupSize) {}
 
   LogicalResult run();
 
@@ -323,6 +324,8 @@ private:
   sm::ScheduleOp schedule;
   DenseMap<Value, Value> bufferOf; // graph tensor -> schedule buffer
   unsigned kernelCount = 0;
+  /// Lanes per subgroup of the target, 0 when unknown.
+  int64_t subgroupSize = 0;
 };
 
 } // namespace
@@ -1292,10 +1295,20 @@ LogicalResult GraphLowering::lowerMatmul(Operation *op, Value x,
   }
   int64_t k = xType.getShape().back();
   int64_t m = xType.getNumElements() / k;
-  int64_t totalRows = 0;
+  int64_t lanes = kDotLanes;
+  // With a known subgroup size that divides the workgroup, each subgroup
+  // computes one output row and combines it with a subgroup reduction: no
+  // shared memory and no barrier, and a workgroup does lanes/subgroup rows
+  // (a barrier per row costs more than the row's work on CPU devices, and
+  // a warp per row is the usual matvec on GPUs).
+  int64_t rowsPerGroup = 1;
+  if (subgroupSize > 1 && subgroupSize <= lanes && lanes % subgroupSize == 0)
+    rowsPerGroup = lanes / subgroupSize;
+  int64_t totalGroups = 0;
   for (Value w : weights)
-    totalRows += cast<RankedTensorType>(w.getType()).getShape().front();
-  if (totalRows > kMaxGridDim || m > kMaxGridDim)
+    totalGroups += ceilDiv(cast<RankedTensorType>(w.getType()).getShape().front(),
+                           rowsPerGroup);
+  if (totalGroups > kMaxGridDim || m > kMaxGridDim)
     return op->emitOpError("has more output rows than "
                            "convert-circuit-to-shaderm launches in one grid "
                            "dimension");
@@ -1310,37 +1323,23 @@ LogicalResult GraphLowering::lowerMatmul(Operation *op, Value x,
     allocFor(result);
     bind(ks, result, true);
   }
-  int64_t lanes = kDotLanes;
   createKernel(ks, op, lanes);
   IndexMath im(b, loc);
   Value tid = sm::LocalIdOp::create(b, loc, b.getIndexType(), sm::Dim::x);
   Value group = sm::WorkgroupIdOp::create(b, loc, b.getIndexType(), sm::Dim::x);
   Value row = sm::WorkgroupIdOp::create(b, loc, b.getIndexType(), sm::Dim::y);
+  Value subgroup, laneInSubgroup;
+  if (rowsPerGroup > 1) {
+    subgroup = sm::SubgroupIdOp::create(b, loc, b.getIndexType());
+    laneInSubgroup =
+        im.toIndex(ex::LaneIdOp::create(b, loc, b.getI32Type()));
+  }
 
-  // Weight i owns workgroups [offset, offset + rows_i) of the x dimension;
-  // the condition is uniform over a workgroup, so barriers stay legal.
-  int64_t offset = 0;
-  for (auto [i, w] : llvm::enumerate(weights)) {
-    int64_t n = cast<RankedTensorType>(w.getType()).getShape().front();
-    OpBuilder::InsertionGuard guard(b);
-    Value mine = group;
-    if (weights.size() > 1) {
-      Value lower = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
-                                          group, im.c(offset));
-      Value upper = im.lt(group, im.c(offset + n));
-      auto select = scf::IfOp::create(
-          b, loc, arith::AndIOp::create(b, loc, lower, upper));
-      b.setInsertionPointToStart(select.thenBlock());
-      mine = arith::SubIOp::create(b, loc, group, im.c(offset));
-    }
-    offset += n;
-    Value partial = emitPartialDot(ks, x, w, row, mine, tid, lanes, loc);
-    Value dot = emitWorkgroupReduce(partial, tid, lanes, cir::ReduceKind::sum,
-                                    loc);
-    auto first = scf::IfOp::create(b, loc, im.lt(tid, im.c(1)));
-    b.setInsertionPointToStart(first.thenBlock());
+  // Stores output `n` of weight `i` (its epilogue applied) from the lane
+  // that holds the whole dot product.
+  auto store = [&](size_t i, Value dot, Value n, int64_t rows) {
     Value result = op->getResult(i);
-    Value lane = im.add(im.mul(row, im.c(n)), mine);
+    Value lane = im.add(im.mul(row, im.c(rows)), n);
     Value stored = dot;
     Region *epilogue = epilogues[i];
     if (epilogue && !epilogue->empty()) {
@@ -1355,8 +1354,50 @@ LogicalResult GraphLowering::lowerMatmul(Operation *op, Value x,
     if (stored.getType() != resultElement)
       stored = ex::ConvertOp::create(b, loc, resultElement, stored, false);
     sm::StoreOp::create(b, loc, stored, arg(ks, result), lane);
+  };
+
+  // Weight i owns workgroups [offset, offset + groups_i) of the x
+  // dimension; the condition is uniform over a workgroup, so barriers stay
+  // legal.
+  int64_t offset = 0;
+  for (auto [i, w] : llvm::enumerate(weights)) {
+    int64_t n = cast<RankedTensorType>(w.getType()).getShape().front();
+    int64_t groups = ceilDiv(n, rowsPerGroup);
+    OpBuilder::InsertionGuard guard(b);
+    Value mine = group;
+    if (weights.size() > 1) {
+      Value lower = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
+                                          group, im.c(offset));
+      Value upper = im.lt(group, im.c(offset + groups));
+      auto select = scf::IfOp::create(
+          b, loc, arith::AndIOp::create(b, loc, lower, upper));
+      b.setInsertionPointToStart(select.thenBlock());
+      mine = arith::SubIOp::create(b, loc, group, im.c(offset));
+    }
+    offset += groups;
+    if (rowsPerGroup > 1) {
+      // The subgroup's row; a partial last workgroup skips the rows past
+      // the end (uniform over each subgroup).
+      Value r = im.add(im.mul(mine, im.c(rowsPerGroup)), subgroup);
+      auto inRange = scf::IfOp::create(b, loc, im.lt(r, im.c(n)));
+      b.setInsertionPointToStart(inRange.thenBlock());
+      Value partial = emitPartialDot(ks, x, w, row, r, laneInSubgroup,
+                                     subgroupSize, loc);
+      Value dot = ex::SubgroupReduceOp::create(b, loc, ex::ReduceKind::sum,
+                                               partial);
+      auto first = scf::IfOp::create(b, loc, im.lt(laneInSubgroup, im.c(1)));
+      b.setInsertionPointToStart(first.thenBlock());
+      store(i, dot, r, n);
+      continue;
+    }
+    Value partial = emitPartialDot(ks, x, w, row, mine, tid, lanes, loc);
+    Value dot = emitWorkgroupReduce(partial, tid, lanes, cir::ReduceKind::sum,
+                                    loc);
+    auto first = scf::IfOp::create(b, loc, im.lt(tid, im.c(1)));
+    b.setInsertionPointToStart(first.thenBlock());
+    store(i, dot, mine, n);
   }
-  finishKernel(ks, {totalRows, m, 1});
+  finishKernel(ks, {totalGroups, m, 1});
   return success();
 }
 
@@ -1611,11 +1652,12 @@ namespace {
 struct ConvertCircuitToShaderMPass
     : hesper::impl::ConvertCircuitToShaderMPassBase<
           ConvertCircuitToShaderMPass> {
+  using ConvertCircuitToShaderMPassBase::ConvertCircuitToShaderMPassBase;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<cir::GraphOp> graphs(module.getOps<cir::GraphOp>());
     for (cir::GraphOp graph : graphs)
-      if (failed(GraphLowering(module, graph).run()))
+      if (failed(GraphLowering(module, graph, subgroupSize).run()))
         return signalPassFailure();
   }
 };

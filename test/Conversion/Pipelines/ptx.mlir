@@ -99,15 +99,14 @@ circuit.graph @softmax(%x: tensor<2x100xf32>) -> tensor<2x100xf32> {
   circuit.output %s : tensor<2x100xf32>
 }
 
-// f32 matvec: 64 threads (two warps), 128-bit loads of x and w, four fmas
-// per step, each warp's partial dot product reduced with shuffles, one
-// barrier.
+// f32 matvec: 64 threads, each warp one output row (two rows per
+// workgroup), 128-bit loads of x and w, four fmas per step, the row's dot
+// product reduced with shuffles alone: no shared memory, no barrier.
 // PTX-LABEL:     .visible .entry matvec_k0_matmul(
 // PTX:           .maxntid 64, 1, 1
 // PTX-COUNT-2:   ld.global.v4.b32
 // PTX-COUNT-4:   fma.rn.f32
 // PTX-COUNT-5:   shfl.sync.bfly.b32
-// PTX:           bar.sync 0;
 // PTX-NOT:       bar.sync
 // PTX:           ret;
 circuit.graph @matvec(%x: tensor<256xf32>, %w: tensor<96x256xf32>)
@@ -117,12 +116,11 @@ circuit.graph @matvec(%x: tensor<256xf32>, %w: tensor<96x256xf32>)
   circuit.output %y : tensor<96xf32>
 }
 
-// q8_0 matvec: the f16 scale converted to f32, a warp reduction, one
+// q8_0 matvec: the f16 scale converted to f32, a warp reduction, no
 // barrier.
 // PTX-LABEL:     .visible .entry matvec_q8_0_k0_matmul(
 // PTX:           cvt.f32.f16
 // PTX-COUNT-5:   shfl.sync.bfly.b32
-// PTX:           bar.sync 0;
 // PTX-NOT:       bar.sync
 // PTX:           ret;
 circuit.graph @matvec_q8_0(%x: tensor<128xf32>,
@@ -133,7 +131,7 @@ circuit.graph @matvec_q8_0(%x: tensor<128xf32>,
 }
 
 // q4_k matvec: the f16 d and dmin of each super-block, nibbles taken out
-// of the quant words, x read with 128-bit loads, a warp reduction and one
+// of the quant words, x read with 128-bit loads, a warp reduction and no
 // barrier.
 // PTX-LABEL:     .visible .entry matvec_q4_k_k0_matmul(
 // PTX:           .maxntid 64, 1, 1
@@ -142,7 +140,6 @@ circuit.graph @matvec_q8_0(%x: tensor<128xf32>,
 // PTX-COUNT-2:   cvt.f32.f16
 // PTX:           fma.rn.f32
 // PTX-COUNT-5:   shfl.sync.bfly.b32
-// PTX:           bar.sync 0;
 // PTX-NOT:       bar.sync
 // PTX:           ret;
 circuit.graph @matvec_q4_k(%x: tensor<512xf32>,
@@ -153,12 +150,11 @@ circuit.graph @matvec_q4_k(%x: tensor<512xf32>,
 }
 
 // q6_k matvec: words read at even byte offsets from two aligned words,
-// 6-bit values centered at 32, a warp reduction and one barrier.
+// 6-bit values centered at 32, a warp reduction and no barrier.
 // PTX-LABEL:     .visible .entry matvec_q6_k_k0_matmul(
 // PTX:           add.s32 {{.*}}, -32;
 // PTX:           cvt.f32.f16
 // PTX-COUNT-5:   shfl.sync.bfly.b32
-// PTX:           bar.sync 0;
 // PTX-NOT:       bar.sync
 // PTX:           ret;
 circuit.graph @matvec_q6_k(%x: tensor<512xf32>,

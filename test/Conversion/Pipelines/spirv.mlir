@@ -21,7 +21,7 @@
 // kernels are in one SPIR-V binary.
 // CHECK:     hesper.kernels = {
 // CHECK-DAG:   kv_write_k0_scatter_multi = {bindings = [{{[^]]*}}], shared_bytes = 0 : i64, subgroup_size = 8 : i32, workgroup_size = array<i32: 64, 1, 1>}
-// CHECK-DAG:   matvec_k0_matmul = {bindings = [{{[^]]*}}], shared_bytes = 256 : i64, subgroup_size = 8 : i32, workgroup_size = array<i32: 64, 1, 1>}
+// CHECK-DAG:   matvec_k0_matmul = {bindings = [{{[^]]*}}], shared_bytes = 0 : i64, subgroup_size = 8 : i32, workgroup_size = array<i32: 64, 1, 1>}
 // CHECK-DAG:   rmsnorm_k0_reduce_epilogue = {bindings = [{{[^]]*}}], shared_bytes = 1024 : i64, subgroup_size = 8 : i32, workgroup_size = array<i32: 256, 1, 1>}
 // CHECK-DAG:   softmax_k0_reduce_epilogue = {bindings = [{{[^]]*}}], shared_bytes = 512 : i64, subgroup_size = 8 : i32, workgroup_size = array<i32: 128, 1, 1>}
 // CHECK-DAG:   warp_sum_k0_map = {bindings = [{{[^]]*}}], shared_bytes = 0 : i64, subgroup_size = 8 : i32, workgroup_size = array<i32: 64, 1, 1>}
@@ -30,10 +30,11 @@
 // CHECK:     shaderm.schedule @softmax(
 // CHECK:       shaderm.launch @softmax_k0_reduce_epilogue grid [2, 1, 1]
 // CHECK:       shaderm.launch @softmax_k1_reduce_epilogue grid [2, 1, 1]
+// Matvecs: one row per subgroup of 8 lanes, 8 rows per 64-lane workgroup.
 // CHECK:     shaderm.schedule @matvec(
-// CHECK:       shaderm.launch @matvec_k0_matmul grid [96, 1, 1]
+// CHECK:       shaderm.launch @matvec_k0_matmul grid [12, 1, 1]
 // CHECK:     shaderm.schedule @matvec_q8_0(
-// CHECK:       shaderm.launch @matvec_q8_0_k0_matmul grid [16, 1, 1]
+// CHECK:       shaderm.launch @matvec_q8_0_k0_matmul grid [2, 1, 1]
 // CHECK:     shaderm.schedule @kv_write(
 // CHECK:       shaderm.launch @kv_write_k0_scatter_multi grid [1, 1, 1]
 // CHECK:     shaderm.schedule @warp_sum(
@@ -123,11 +124,11 @@ circuit.graph @softmax(%x: tensor<2x100xf32>) -> tensor<2x100xf32> {
   circuit.output %s : tensor<2x100xf32>
 }
 
-// f32 matvec: 64 lanes, fma over K, a subgroup reduction, one barrier.
+// f32 matvec: 64 lanes, one row per subgroup, fma over K, a subgroup
+// reduction and no barrier.
 // SPIRV-LABEL:   %matvec_k0_matmul = OpFunction
 // SPIRV:         Fma
 // SPIRV:         OpGroupNonUniformFAdd %float %uint_3 Reduce
-// SPIRV:         OpControlBarrier %uint_2 %uint_2 %uint_264
 // SPIRV-NOT:     OpControlBarrier
 // SPIRV:         OpFunctionEnd
 circuit.graph @matvec(%x: tensor<256xf32>, %w: tensor<96x256xf32>)
@@ -145,7 +146,6 @@ circuit.graph @matvec(%x: tensor<256xf32>, %w: tensor<96x256xf32>)
 // SPIRV:         OpShiftRightArithmetic
 // SPIRV:         OpConvertSToF
 // SPIRV:         OpGroupNonUniformFAdd %float %uint_3 Reduce
-// SPIRV:         OpControlBarrier %uint_2 %uint_2 %uint_264
 // SPIRV-NOT:     OpControlBarrier
 // SPIRV:         OpFunctionEnd
 circuit.graph @matvec_q8_0(%x: tensor<128xf32>,
@@ -156,18 +156,16 @@ circuit.graph @matvec_q8_0(%x: tensor<128xf32>,
 }
 
 // q4_k and q6_k matvecs: the f16 super-block scales widened, a subgroup
-// reduction, one barrier.
+// reduction, no barrier.
 // SPIRV-LABEL:   %matvec_q4_k_k0_matmul = OpFunction
 // SPIRV:         OpFConvert %float
 // SPIRV:         OpGroupNonUniformFAdd %float %uint_3 Reduce
-// SPIRV:         OpControlBarrier %uint_2 %uint_2 %uint_264
 // SPIRV-NOT:     OpControlBarrier
 // SPIRV:         OpFunctionEnd
 // SPIRV-LABEL:   %matvec_q6_k_k0_matmul = OpFunction
 // SPIRV:         OpShiftRightArithmetic
 // SPIRV:         OpFConvert %float
 // SPIRV:         OpGroupNonUniformFAdd %float %uint_3 Reduce
-// SPIRV:         OpControlBarrier %uint_2 %uint_2 %uint_264
 // SPIRV-NOT:     OpControlBarrier
 // SPIRV:         OpFunctionEnd
 circuit.graph @matvec_q4_k(%x: tensor<512xf32>,
