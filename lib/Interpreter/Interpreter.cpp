@@ -168,6 +168,7 @@ private:
   LogicalResult evalMultiMatmul(MultiMatmulOp op);
   LogicalResult evalQuantize(QuantizeOp op);
   LogicalResult evalAttention(AttentionOp op);
+  LogicalResult evalGatedMatmul(GatedMatmulOp op);
 
   /// Reads element `index` of `tensor` as a body value.
   static Val read(const HostTensor &tensor, int64_t index) {
@@ -298,6 +299,7 @@ LogicalResult GraphEvaluator::eval(Operation *op) {
       .Case([&](MultiMatmulOp m) { return evalMultiMatmul(m); })
       .Case([&](QuantizeOp q) { return evalQuantize(q); })
       .Case([&](AttentionOp a) { return evalAttention(a); })
+      .Case([&](GatedMatmulOp g) { return evalGatedMatmul(g); })
       .Default([](Operation *other) {
         return other->emitOpError(
             "is not supported by the reference interpreter");
@@ -529,6 +531,29 @@ LogicalResult GraphEvaluator::evalMatmul(MatmulOp op) {
           result->setFloat(lane, out[0].f);
         });
   }
+  env[op] = result;
+  return success();
+}
+
+LogicalResult GraphEvaluator::evalGatedMatmul(GatedMatmulOp op) {
+  auto gate = product(op, op.getX(), *env[op.getX()], op.getGate(),
+                      *env[op.getGate()]);
+  auto up = product(op, op.getX(), *env[op.getX()], op.getUp(),
+                    *env[op.getUp()]);
+  if (failed(gate) || failed(up))
+    return failure();
+  auto program = compile(op.getCombine());
+  if (failed(program))
+    return failure();
+  auto result = std::make_shared<HostTensor>(op.getType());
+  program->run(
+      op.getType().getNumElements(),
+      [&](int64_t lane, Val *args) {
+        args[0] = Val::ofInt(lane);
+        args[1] = Val::ofFloat((*gate)[lane]);
+        args[2] = Val::ofFloat((*up)[lane]);
+      },
+      [&](int64_t lane, const Val *out) { result->setFloat(lane, out[0].f); });
   env[op] = result;
   return success();
 }

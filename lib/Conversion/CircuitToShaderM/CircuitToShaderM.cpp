@@ -283,8 +283,11 @@ private:
   void emitQuantizedRow(Value values, int64_t rowLength, Value row, Value out,
                         bool withSums, Value tid, int64_t lanes,
                         Location loc);
+  /// Matmul and multi_matmul; with `combine`, a gated_matmul: the two
+  /// weights' dot products of each row are combined into one result.
   LogicalResult lowerMatmul(Operation *op, Value x, ArrayRef<Value> weights,
-                            ArrayRef<Region *> epilogues, ValueRange inputs);
+                            ArrayRef<Region *> epilogues, ValueRange inputs,
+                            Region *combine = nullptr);
 
   /// Emits the strided dot product of row `n` of `weight` with row `m` of
   /// `x` accumulated by this lane (f32).
@@ -1278,7 +1281,7 @@ Value GraphLowering::emitQ6_KDot(const DotOperands &d) {
 LogicalResult GraphLowering::lowerMatmul(Operation *op, Value x,
                                          ArrayRef<Value> weights,
                                          ArrayRef<Region *> epilogues,
-                                         ValueRange inputs) {
+                                         ValueRange inputs, Region *combine) {
   Location loc = op->getLoc();
   auto xType = cast<RankedTensorType>(x.getType());
   if (cir::isQuantized(xType.getElementType()))
@@ -1308,6 +1311,10 @@ LogicalResult GraphLowering::lowerMatmul(Operation *op, Value x,
   for (Value w : weights)
     totalGroups += ceilDiv(cast<RankedTensorType>(w.getType()).getShape().front(),
                            rowsPerGroup);
+  if (combine) // Both weights' rows of a group are computed together.
+    totalGroups = ceilDiv(
+        cast<RankedTensorType>(weights[0].getType()).getShape().front(),
+        rowsPerGroup);
   if (totalGroups > kMaxGridDim || m > kMaxGridDim)
     return op->emitOpError("has more output rows than "
                            "convert-circuit-to-shaderm launches in one grid "
@@ -1355,6 +1362,42 @@ LogicalResult GraphLowering::lowerMatmul(Operation *op, Value x,
       stored = ex::ConvertOp::create(b, loc, resultElement, stored, false);
     sm::StoreOp::create(b, loc, stored, arg(ks, result), lane);
   };
+
+  if (combine) {
+    // gated_matmul: the row's two dot products, then the combine body on
+    // the lane that holds both.
+    int64_t n = cast<RankedTensorType>(weights[0].getType()).getShape().front();
+    Value r = group, dots[2], leader = tid;
+    if (rowsPerGroup > 1) {
+      r = im.add(im.mul(group, im.c(rowsPerGroup)), subgroup);
+      auto inRange = scf::IfOp::create(b, loc, im.lt(r, im.c(n)));
+      b.setInsertionPointToStart(inRange.thenBlock());
+      for (int k = 0; k < 2; ++k)
+        dots[k] = ex::SubgroupReduceOp::create(
+            b, loc, ex::ReduceKind::sum,
+            emitPartialDot(ks, x, weights[k], row, r, laneInSubgroup,
+                           subgroupSize, loc));
+      leader = laneInSubgroup;
+    } else {
+      for (int k = 0; k < 2; ++k)
+        dots[k] = emitWorkgroupReduce(
+            emitPartialDot(ks, x, weights[k], row, r, tid, lanes, loc), tid,
+            lanes, cir::ReduceKind::sum, loc);
+    }
+    auto first = scf::IfOp::create(b, loc, im.lt(leader, im.c(1)));
+    b.setInsertionPointToStart(first.thenBlock());
+    Value lane = im.add(im.mul(row, im.c(n)), r);
+    Value value = inlineBody(ks, *combine, {im.toI32(lane), dots[0], dots[1]},
+                             {nullptr, nullptr, nullptr})[0];
+    Value result = op->getResult(0);
+    auto resultElement =
+        cast<RankedTensorType>(result.getType()).getElementType();
+    if (value.getType() != resultElement)
+      value = ex::ConvertOp::create(b, loc, resultElement, value, false);
+    sm::StoreOp::create(b, loc, value, arg(ks, result), lane);
+    finishKernel(ks, {totalGroups, m, 1});
+    return success();
+  }
 
   // Weight i owns workgroups [offset, offset + groups_i) of the x
   // dimension; the condition is uniform over a workgroup, so barriers stay
@@ -1623,6 +1666,11 @@ LogicalResult GraphLowering::run() {
               Region *epilogue = &mm.getEpilogue();
               return lowerMatmul(mm, mm.getX(), {mm.getWeight()}, {epilogue},
                                  mm.getInputs());
+            })
+            .Case([&](cir::GatedMatmulOp gm) {
+              return lowerMatmul(gm, gm.getX(), {gm.getGate(), gm.getUp()},
+                                 {nullptr, nullptr}, ValueRange{},
+                                 &gm.getCombine());
             })
             .Case([&](cir::MultiMatmulOp mm) {
               SmallVector<Value> weights(mm.getWeights());

@@ -1204,3 +1204,25 @@ circuit.graph @attention_result(%q: tensor<64xf32>, %k: tensor<512xf32>, %pos: t
   %o = circuit.attention %q, %k, %k, %pos {heads = 4 : i64, kv_heads = 2 : i64, head_dim = 16 : i64, scale = 0.25 : f32} : tensor<64xf32>, tensor<512xf32>, tensor<512xf32>, tensor<1xi32> -> tensor<8x8xf32>
   circuit.output
 }
+
+// -----
+
+circuit.graph @gated_matmul_rows(%x: tensor<64xf32>, %g: tensor<32x64xf32>, %u: tensor<16x64xf32>) {
+  // expected-error @+1 {{'circuit.gated_matmul' op expects a result of type 'tensor<16xf32>', got 'tensor<32xf32>'}}
+  %h = circuit.gated_matmul %x, %g, %u : tensor<64xf32>, tensor<32x64xf32>, tensor<16x64xf32> -> tensor<32xf32> combine {
+  ^bb0(%lane: i32, %a: f32, %b: f32):
+    circuit.yield %a : f32
+  }
+  circuit.output
+}
+
+// -----
+
+circuit.graph @gated_matmul_body(%x: tensor<64xf32>, %g: tensor<32x64xf32>, %u: tensor<32x64xf32>) {
+  // expected-error @+1 {{'circuit.gated_matmul' op expects the combine region to take 3 arguments, got 2}}
+  %h = circuit.gated_matmul %x, %g, %u : tensor<64xf32>, tensor<32x64xf32>, tensor<32x64xf32> -> tensor<32xf32> combine {
+  ^bb0(%lane: i32, %a: f32):
+    circuit.yield %a : f32
+  }
+  circuit.output
+}

@@ -751,3 +751,16 @@ circuit.graph @attention(%q: tensor<64xf32>, %k: tensor<1024xf32>, %v: tensor<10
   %o = circuit.attention %q, %k, %v, %pos {heads = 4 : i64, kv_heads = 2 : i64, head_dim = 16 : i64, scale = 0.25 : f32} : tensor<64xf32>, tensor<1024xf32>, tensor<1024xf32>, tensor<1xi32> -> tensor<64xf32>
   circuit.output %o : tensor<64xf32>
 }
+
+// CHECK-LABEL: circuit.graph @gated_matmul
+// CHECK: circuit.gated_matmul %{{.*}}, %{{.*}}, %{{.*}} : tensor<64xf32>, tensor<32x64x!circuit.q8_0>, tensor<32x64xf16> -> tensor<32xf32> combine {
+// CHECK: exp.silu
+circuit.graph @gated_matmul(%x: tensor<64xf32>, %g: tensor<32x64x!circuit.q8_0>, %u: tensor<32x64xf16>) -> tensor<32xf32> {
+  %h = circuit.gated_matmul %x, %g, %u : tensor<64xf32>, tensor<32x64x!circuit.q8_0>, tensor<32x64xf16> -> tensor<32xf32> combine {
+  ^bb0(%lane: i32, %a: f32, %b: f32):
+    %s = exp.silu %a : f32
+    %p = exp.mul %s, %b : f32
+    circuit.yield %p : f32
+  }
+  circuit.output %h : tensor<32xf32>
+}

@@ -59,7 +59,7 @@ bool hesper::circuit::isInPlaceWriter(Operation *op) {
 bool hesper::circuit::isDispatchOp(Operation *op) {
   return isa<MapOp, GatherOp, ScatterOp, ScatterMultiOp, ReduceOp,
              ReduceEpilogueOp, ReduceScatterEpilogueOp, MatmulOp,
-             MultiMatmulOp, QuantizeOp, AttentionOp>(op);
+             MultiMatmulOp, QuantizeOp, AttentionOp, GatedMatmulOp>(op);
 }
 
 Value hesper::circuit::getWrittenBufferRoot(Value dest) {
@@ -689,6 +689,24 @@ LogicalResult QuantizeOp::verify() {
     return emitOpError("expects the result to have the input's shape, got ")
            << in << " and " << out;
   return verifyQuantizedShape(*this, out, "the result");
+}
+
+//===----------------------------------------------------------------------===//
+// gated_matmul
+//===----------------------------------------------------------------------===//
+
+LogicalResult GatedMatmulOp::verify() {
+  if (failed(verifyProduct(*this, getX(), getGate(), getType())) ||
+      failed(verifyProduct(*this, getX(), getUp(), getType())))
+    return failure();
+  return success();
+}
+
+LogicalResult GatedMatmulOp::verifyRegions() {
+  Builder b(getContext());
+  return verifyBody(*this, getCombine(), "combine",
+                    {b.getI32Type(), b.getF32Type(), b.getF32Type()},
+                    ValueRange{}, {getType().getElementType()});
 }
 
 //===----------------------------------------------------------------------===//

@@ -36,7 +36,8 @@ struct CircuitFusePass : circuit::impl::CircuitFusePassBase<CircuitFusePass> {
     // One frozen pattern set per pass, applied in this order.
     using Populate = void (*)(RewritePatternSet &);
     for (Populate populate :
-         {populateFusePointwisePatterns, populateMergeSameDispatchPatterns,
+         {populateFusePointwisePatterns, populateFuseGatedMatmulPatterns,
+          populateMergeSameDispatchPatterns,
           populateFuseMatmulEpiloguePatterns,
           populateFuseReduceEpiloguePatterns,
           populateFuseReduceIntoQuantizePatterns, populateCSEQuantizePatterns,

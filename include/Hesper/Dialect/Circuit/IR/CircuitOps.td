@@ -77,7 +77,7 @@ def Circuit_OutputOp : Circuit_Op<"output", [Pure, Terminator, ReturnLike,
 def Circuit_YieldOp : Circuit_Op<"yield", [Pure, Terminator, ReturnLike,
     ParentOneOf<["MapOp", "GatherOp", "ScatterOp", "ScatterMultiOp",
                  "ReduceOp", "ReduceEpilogueOp", "ReduceScatterEpilogueOp",
-                 "MatmulOp", "MultiMatmulOp"]>]> {
+                 "MatmulOp", "MultiMatmulOp", "GatedMatmulOp"]>]> {
   let summary = "the values one lane of a body produces";
   let description = [{
     Ends a per-lane body. What it yields depends on the primitive: one
@@ -482,6 +482,40 @@ def Circuit_QuantizeOp : Circuit_Op<"quantize", [Pure]> {
   let results = (outs Circuit_Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
+}
+
+def Circuit_GatedMatmulOp : Circuit_Op<"gated_matmul", [Pure,
+    IsolatedFromAbove]> {
+  let summary = "two matmuls of one activation combined element by element";
+  let description = [{
+    `result[i] = combine(i, (x · gateᵀ)[i], (x · upᵀ)[i])`: the gated
+    feed-forward of SwiGLU or GeGLU models (`silu(gate) * up`) as one
+    dispatch that reads `x` once and never stores the two products. Both
+    weights have the result's row count; they may have different formats.
+    The `combine` body maps the lane index and the two `f32` accumulators
+    to the stored value.
+
+    ```mlir
+    %h = circuit.gated_matmul %x, %wg, %wu
+        : tensor<256xf32>, tensor<512x256xf32>, tensor<512x256x!circuit.q8_0>
+        -> tensor<512xf32> combine {
+    ^bb0(%lane: i32, %g: f32, %u: f32):
+      %s = exp.silu %g : f32
+      %h = exp.mul %s, %u : f32
+      circuit.yield %h : f32
+    }
+    ```
+  }];
+  let arguments = (ins Circuit_Tensor:$x, Circuit_Tensor:$gate,
+                       Circuit_Tensor:$up);
+  let results = (outs Circuit_FloatTensor:$result);
+  let regions = (region SizedRegion<1>:$combine);
+  let assemblyFormat = [{
+    $x `,` $gate `,` $up `:` type($x) `,` type($gate) `,` type($up) `->`
+    type($result) attr-dict-with-keyword `combine` $combine
+  }];
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
 }
 
 def Circuit_AttentionOp : Circuit_Op<"attention", [Pure]> {

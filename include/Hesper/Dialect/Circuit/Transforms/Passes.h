@@ -29,6 +29,7 @@ void populateFuseReduceEpiloguePatterns(mlir::RewritePatternSet &patterns);
 void populateFuseReduceIntoQuantizePatterns(mlir::RewritePatternSet &patterns);
 void populateFuseScatterPatterns(mlir::RewritePatternSet &patterns);
 void populateMergeSameDispatchPatterns(mlir::RewritePatternSet &patterns);
+void populateFuseGatedMatmulPatterns(mlir::RewritePatternSet &patterns);
 void populateCSEQuantizePatterns(mlir::RewritePatternSet &patterns);
 
 /// Adds the `hesper-fuse` pipeline to `pm` (nested on circuit.graph ops):

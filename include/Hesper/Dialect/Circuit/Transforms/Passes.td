@@ -90,6 +90,23 @@ def CircuitFuseScatterPass
   }];
 }
 
+def CircuitFuseGatedMatmulPass
+    : Circuit_FusionPass<"circuit-fuse-gated-matmul", "FuseGatedMatmul"> {
+  let summary = "Two matmuls of one input combined by a map: one kernel";
+  let description = [{
+    `map(x · Aᵀ, x · Bᵀ)` -- a map whose two inputs are the results of two
+    matmuls of the same activations, as in SwiGLU's `silu(gate) * up` --
+    becomes one `circuit.gated_matmul` whose `combine` body is the map's
+    body: the two products are never stored, and `x` is read once.
+
+    Legal when both matmuls have no epilogue, read the same `x`, have the
+    map as their only user and the map's shape; the map reads both lane for
+    lane (no whole-tensor inputs) and has exactly those two inputs; and no
+    buffer the matmuls read is written in place between them and the map
+    (their reads move to the map's position).
+  }];
+}
+
 def CircuitMergeSameDispatchPass
     : Circuit_FusionPass<"circuit-merge-same-dispatch", "MergeSameDispatch"> {
   let summary = "Merge matmuls that read the same activations";
