@@ -99,59 +99,64 @@ private:
     return reshape(g.rmsNorm(rows, w, hp.eps), {heads * hp.headDim});
   }
 
-  /// Rotates the first ropeDims dimensions of each head of `t` ([heads *
-  /// headDim]) by pos * rope_freqs[pair]; the rest pass through.
-  Value rope(Value t, int64_t heads) {
+  /// RoPE of Q and K and the K/V cache writes at row `pos`, as one
+  /// scatter_multi over the lanes of Q: lane l writes rope(q)[l] into a fresh
+  /// buffer, and, for l < kvDim, rope(k)[l] and v[l] into the caches (other
+  /// lanes aim past the caches, which a scatter skips). The first ropeDims
+  /// dimensions of each head rotate by pos * rope_freqs[pair]; the rest
+  /// pass through. Returns {q rotated, K cache, V cache}.
+  SmallVector<Value> ropeAndCache(Value q, Value k, Value v, Value kCache,
+                                  Value vCache) {
     const int64_t hd = hp.headDim, nRot = hp.ropeDims, half = nRot / 2;
+    const int64_t qDim = hp.qDim(), kvDim = hp.kvDim();
+    const int64_t cacheElems = ctx * kvDim;
     const bool neox = hp.ropeType == RopeType::NeoX;
-    SmallVector<int64_t> shape{heads * hd};
-    // Lane of the other element of the pair (itself past nRot).
-    Value partner = g.gather(t, {}, shape, [&](ExpBuilder &e, Value lane,
-                                               ValueRange) {
-      Value d = e.remConst(lane, hd);
-      Value rowStart = e.sub(lane, d);
-      Value rotated = e.cmp(CmpPredicate::lt, d, e.i32(nRot));
-      Value other;
-      if (neox) {
-        Value lower = e.cmp(CmpPredicate::lt, d, e.i32(half));
-        other = e.select(lower, e.add(d, e.i32(half)), e.sub(d, e.i32(half)));
-      } else {
-        other = exp::XorOp::create(e.builder(), e.location(), d, e.i32(1));
-      }
-      return e.add(rowStart, e.select(rotated, other, d));
-    });
-    // Frequency of each lane's pair; past nRot the address is out of range
-    // and the gather reads 0 (theta 0: the value passes through exactly).
-    Value freq = g.gather(freqs, {}, shape, [&](ExpBuilder &e, Value lane,
-                                                ValueRange) {
-      Value d = e.remConst(lane, hd);
-      Value pair = neox ? e.remConst(d, half) : e.divConst(d, 2);
-      Value rotated = e.cmp(CmpPredicate::lt, d, e.i32(nRot));
-      return e.select(rotated, pair, e.i32(half));
-    });
-    return g.map(
-        ValueRange{t, partner, pos, freq}, shape, g.f32(),
+    Value qRot = g.zeros({qDim}, g.f32());
+    return g.scatterMulti(
+        ValueRange{qRot, kCache, vCache}, qDim,
+        ValueRange{q, k, v, pos, freqs}, {true, true, true, false, true},
         [&](ExpBuilder &e, Value lane, ValueRange a) {
-          Value theta = e.mul(e.toF32(a[2]), a[3]);
-          Value c = e.cos(theta), s = e.sin(theta);
-          Value d = e.remConst(lane, hd);
-          Value first =
-              neox ? e.cmp(CmpPredicate::lt, d, e.i32(half))
-                   : e.cmp(CmpPredicate::eq, e.remConst(d, 2), e.i32(0));
-          // First of a pair: x cos - x' sin; second: x cos + x' sin.
-          Value xc = e.mul(a[0], c), ps = e.mul(a[1], s);
-          return e.select(first, e.sub(xc, ps), e.add(xc, ps));
+          // Rotates element `i` of the whole tensor `t`.
+          auto rotate = [&](Value t, Value i) {
+            Value d = e.remConst(i, hd);
+            Value rowStart = e.sub(i, d);
+            Value rotated = e.cmp(CmpPredicate::lt, d, e.i32(nRot));
+            Value other, pair, first;
+            if (neox) {
+              Value lower = e.cmp(CmpPredicate::lt, d, e.i32(half));
+              other = e.select(lower, e.add(d, e.i32(half)),
+                               e.sub(d, e.i32(half)));
+              pair = e.remConst(d, half);
+              first = lower;
+            } else {
+              other =
+                  exp::XorOp::create(e.builder(), e.location(), d, e.i32(1));
+              pair = e.divConst(d, 2);
+              first = e.cmp(CmpPredicate::eq, e.remConst(d, 2), e.i32(0));
+            }
+            Value self = GraphBuilder::extract(e, t, i);
+            Value partner = GraphBuilder::extract(
+                e, t, e.add(rowStart, e.select(rotated, other, d)));
+            Value freq = GraphBuilder::extract(
+                e, a[4], e.select(rotated, pair, e.i32(0)));
+            // Past nRot theta is 0: cos 1, sin 0, the value passes through.
+            Value theta = e.select(rotated, e.mul(e.toF32(a[3]), freq),
+                                   e.f32(0.0));
+            Value c = e.cos(theta), sn = e.sin(theta);
+            // First of a pair: x cos - x' sin; second: x cos + x' sin.
+            Value xc = e.mul(self, c), ps = e.mul(partner, sn);
+            return e.select(first, e.sub(xc, ps), e.add(xc, ps));
+          };
+          Value kvLane = kvDim == qDim
+                             ? lane
+                             : e.min(lane, e.i32(kvDim - 1));
+          Value inCache = e.cmp(CmpPredicate::lt, lane, e.i32(kvDim));
+          Value at = e.select(inCache, e.add(e.mul(a[3], e.i32(kvDim)), lane),
+                              e.i32(cacheElems));
+          return SmallVector<Value>{lane, rotate(a[0], lane), at,
+                                    rotate(a[1], kvLane), at,
+                                    GraphBuilder::extract(e, a[2], kvLane)};
         });
-  }
-
-  /// Writes `row` ([kvDim]) into row `pos` of `cache`, in place.
-  Value writeRow(Value cache, Value row) {
-    const int64_t kvDim = hp.kvDim();
-    return g.scatter(cache, kvDim, ValueRange{row, pos},
-                     [&](ExpBuilder &e, Value lane, ValueRange a) {
-                       Value at = e.add(e.mul(a[1], e.i32(kvDim)), lane);
-                       return std::make_pair(at, a[0]);
-                     });
   }
 
   Value layer(int64_t l, Value x) {
@@ -169,15 +174,15 @@ private:
       q = headNorm(q, hp.heads, weight(b + "attn_q_norm.weight"));
       k = headNorm(k, hp.kvHeads, weight(b + "attn_k_norm.weight"));
     }
-    q = rope(q, hp.heads);
-    k = rope(k, hp.kvHeads);
     const int64_t cacheElems = ctx * hp.kvDim();
     Value kCache = g.external("cache_k." + std::to_string(l), {cacheElems},
                               g.f32());
     Value vCache = g.external("cache_v." + std::to_string(l), {cacheElems},
                               g.f32());
-    kCache = writeRow(kCache, k);
-    vCache = writeRow(vCache, v);
+    SmallVector<Value> written = ropeAndCache(q, k, v, kCache, vCache);
+    q = written[0];
+    kCache = written[1];
+    vCache = written[2];
     Value attn = g.decodeAttention(q, kCache, vCache, pos, hp.heads,
                                    hp.kvHeads, hp.headDim,
                                    1.0 / std::sqrt(double(hp.headDim)));

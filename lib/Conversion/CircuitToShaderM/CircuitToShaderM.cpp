@@ -427,7 +427,44 @@ void GraphLowering::loadInputs(KernelState &ks, Region *body,
 // zeros
 //===----------------------------------------------------------------------===//
 
+/// True when every element of `zeros` is overwritten before anything reads
+/// it: its only use is as the destination of a scatter or scatter_multi
+/// whose grid covers it and whose address for it is the lane itself.
+static bool isOverwrittenWhole(cir::ZerosOp zeros) {
+  Value value = zeros.getResult();
+  if (!value.hasOneUse())
+    return false;
+  OpOperand &use = *value.use_begin();
+  Operation *user = use.getOwner();
+  int64_t grid = 0;
+  unsigned destIndex = 0;
+  if (auto s = dyn_cast<cir::ScatterOp>(user)) {
+    if (use.get() != s.getDest())
+      return false;
+    grid = s.getGrid();
+  } else if (auto s = dyn_cast<cir::ScatterMultiOp>(user)) {
+    auto dests = s.getDests();
+    auto it = llvm::find(dests, value);
+    if (it == dests.end() || llvm::count(dests, value) != 1)
+      return false;
+    destIndex = it - dests.begin();
+    grid = s.getGrid();
+  } else {
+    return false;
+  }
+  if (grid < numElements(value.getType()))
+    return false;
+  Block &body = user->getRegion(0).front();
+  auto yield = cast<cir::YieldOp>(body.getTerminator());
+  return yield.getOperand(2 * destIndex) == body.getArgument(0);
+}
+
 LogicalResult GraphLowering::lowerZeros(cir::ZerosOp op) {
+  // A buffer that the next kernel writes in full needs no clearing.
+  if (isOverwrittenWhole(op)) {
+    allocFor(op.getResult());
+    return success();
+  }
   Value buffer = allocFor(op.getResult());
   auto type = cast<sm::BufferType>(buffer.getType());
   int64_t n = type.getLength();

@@ -1199,3 +1199,46 @@ circuit.graph @attend(%q: tensor<160xf32>, %k: tensor<8000xf32>,
       -> tensor<160xf32>
   circuit.output %o : tensor<160xf32>
 }
+
+// -----
+
+// A zeros buffer that a scatter_multi then writes in full (grid covers it,
+// address = lane) needs no clearing kernel: one kernel, not two.
+// CHECK-LABEL: shaderm.kernel @full_k0_scatter_multi(
+// CHECK-NOT:   shaderm.kernel
+// CHECK:       shaderm.schedule @full
+// CHECK-NEXT:    %[[B:.*]] = shaderm.alloc : !shaderm.buffer<8xf32>
+// CHECK-NEXT:    shaderm.launch @full_k0_scatter_multi
+// CHECK-NOT:     shaderm.launch
+circuit.graph @full(%x: tensor<8xf32>, %c: tensor<4xf32>) -> tensor<8xf32> {
+  %z = circuit.zeros : tensor<8xf32>
+  %r:2 = circuit.scatter_multi grid(8) ins(%x : tensor<8xf32>) into(%z, %c : tensor<8xf32>, tensor<4xf32>) {
+  ^bb0(%lane: i32, %v: f32):
+    circuit.yield %lane, %v, %lane, %v : i32, f32, i32, f32
+  }
+  circuit.output %r#0 : tensor<8xf32>
+}
+
+// -----
+
+// Not elided: the address is not the lane (cells may stay zero), or the
+// grid does not cover the buffer.
+// CHECK-LABEL: shaderm.kernel @partial_k0_zeros(
+// CHECK:       shaderm.kernel @partial_k1_scatter(
+// CHECK:       shaderm.kernel @partial_k2_zeros(
+// CHECK:       shaderm.kernel @partial_k3_scatter(
+circuit.graph @partial(%x: tensor<8xf32>) -> (tensor<8xf32>, tensor<16xf32>) {
+  %z = circuit.zeros : tensor<8xf32>
+  %r = circuit.scatter grid(8) ins(%x : tensor<8xf32>) into %z : tensor<8xf32> {
+  ^bb0(%lane: i32, %v: f32):
+    %c7 = exp.constant 7 : i32
+    %a = exp.sub %c7, %lane : i32
+    circuit.yield %a, %v : i32, f32
+  }
+  %z2 = circuit.zeros : tensor<16xf32>
+  %r2 = circuit.scatter grid(8) ins(%x : tensor<8xf32>) into %z2 : tensor<16xf32> {
+  ^bb0(%lane: i32, %v: f32):
+    circuit.yield %lane, %v : i32, f32
+  }
+  circuit.output %r, %r2 : tensor<8xf32>, tensor<16xf32>
+}

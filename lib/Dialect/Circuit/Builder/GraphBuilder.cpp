@@ -177,12 +177,23 @@ Value GraphBuilder::scatter(Value dest, int64_t grid, ValueRange inputs,
 SmallVector<Value> GraphBuilder::scatterMulti(ValueRange dests, int64_t grid,
                                               ValueRange inputs,
                                               MultiScatterFn body) {
+  return scatterMulti(dests, grid, inputs, {}, body);
+}
+
+SmallVector<Value> GraphBuilder::scatterMulti(ValueRange dests, int64_t grid,
+                                              ValueRange inputs,
+                                              ArrayRef<bool> whole,
+                                              MultiScatterFn body) {
   auto op = ScatterMultiOp::create(builder, loc, TypeRange(dests.getTypes()),
                                    builder.getI64IntegerAttr(grid), inputs,
                                    dests);
-  buildBody(op.getBody(), {i32()}, inputs, [&](ExpBuilder &e, Block *block) {
-    return body(e, block->getArgument(0), block->getArguments().drop_front());
-  });
+  buildBody(
+      op.getBody(), {i32()}, inputs,
+      [&](ExpBuilder &e, Block *block) {
+        return body(e, block->getArgument(0),
+                    block->getArguments().drop_front());
+      },
+      whole);
   return SmallVector<Value>(op.getResults());
 }
 

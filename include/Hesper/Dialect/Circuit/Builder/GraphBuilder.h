@@ -111,6 +111,12 @@ public:
   llvm::SmallVector<Value> scatterMulti(ValueRange dests, int64_t grid,
                                         ValueRange inputs,
                                         MultiScatterFn body);
+  /// As above, with `whole[k]` set for inputs the body takes whole (read
+  /// with extract at computed indices).
+  llvm::SmallVector<Value> scatterMulti(ValueRange dests, int64_t grid,
+                                        ValueRange inputs,
+                                        llvm::ArrayRef<bool> whole,
+                                        MultiScatterFn body);
   /// Copies `src` (flattened) into `dest` starting at element `offset`.
   Value writeSlice(Value dest, Value src, int64_t offset);
   /// Reduces the last axis of `x`; the result is [rows..., 1] f32.
