@@ -59,6 +59,9 @@ docs: build
 	ninja -C $(BUILD_DIR) mlir-doc
 	for d in Exp ShaderM Circuit; do \
 	  cp $(BUILD_DIR)/docs/Dialects/$$d/$${d}Ops.md docs/Dialects/$$d/$${d}Ops.md; \
+	  if [ -f $(BUILD_DIR)/docs/Dialects/$$d/$${d}Passes.md ]; then \
+	    cp $(BUILD_DIR)/docs/Dialects/$$d/$${d}Passes.md docs/Dialects/$$d/; \
+	  fi; \
 	done
 
 clean:
