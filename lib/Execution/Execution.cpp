@@ -109,6 +109,18 @@ FailureOr<rt::Program> hesper::compileForDevice(ModuleOp module,
                                                 StringRef graphName,
                                                 const rt::DeviceInfo &device,
                                                 const CompileOptions &options) {
+  std::vector<std::string> names{graphName.str()};
+  auto programs = compileForDevice(module, ArrayRef<std::string>(names),
+                                   device, options);
+  if (failed(programs))
+    return failure();
+  return std::move(programs->front());
+}
+
+FailureOr<std::vector<rt::Program>>
+hesper::compileForDevice(ModuleOp module, ArrayRef<std::string> graphNames,
+                         const rt::DeviceInfo &device,
+                         const CompileOptions &options) {
   OwningOpRef<ModuleOp> lowered = module.clone();
   PassManager pm(module.getContext());
   if (!options.dumpDir.empty()) {
@@ -134,9 +146,15 @@ FailureOr<rt::Program> hesper::compileForDevice(ModuleOp module,
   }
   if (failed(pm.run(*lowered)))
     return failure();
-  auto program = extractProgram(*lowered, graphName, device.backend);
-  if (succeeded(program) && !options.dumpDir.empty() &&
-      !program->kernels.empty()) {
+  std::vector<rt::Program> programs;
+  for (const std::string &name : graphNames) {
+    auto program = extractProgram(*lowered, name, device.backend);
+    if (failed(program))
+      return failure();
+    programs.push_back(std::move(*program));
+  }
+  const rt::Program *program = &programs.front();
+  if (!options.dumpDir.empty() && !program->kernels.empty()) {
     SmallString<128> path(options.dumpDir);
     bool ptx = program->kernels.front().binaryIsPtx;
     llvm::sys::path::append(path, ptx ? "hesper_kernels.ptx"
@@ -149,7 +167,7 @@ FailureOr<rt::Program> hesper::compileForDevice(ModuleOp module,
     if (!ec)
       file.write(reinterpret_cast<const char *>(bytes.data()), bytes.size());
   }
-  return program;
+  return programs;
 }
 
 FailureOr<rt::Program> hesper::extractProgram(ModuleOp lowered,

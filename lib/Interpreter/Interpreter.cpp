@@ -633,12 +633,16 @@ LogicalResult GraphEvaluator::evalAttention(AttentionOp op) {
                 dim = op.getHeadDim(), group = heads / kvHeads;
   const int64_t rowStride = kvHeads * dim;
   const int64_t positions = kc.getNumElements() / rowStride;
-  const int64_t last =
-      std::clamp<int64_t>(env[op.getPos()]->getInt(0), 0, positions - 1);
+  const int64_t rows = q.getNumElements() / (heads * dim);
   const float scale = op.getScale().convertToFloat();
   auto out = std::make_shared<HostTensor>(op.getType());
   std::vector<float> scores(kAttentionTile), acc(dim);
+  for (int64_t r = 0; r < rows; ++r)
   for (int64_t h = 0; h < heads; ++h) {
+    // Row r is the token at pos + r: it sees positions 0 .. pos + r.
+    const int64_t last = std::clamp<int64_t>(
+        int64_t(env[op.getPos()]->getInt(0)) + r, 0, positions - 1);
+    const int64_t qh = (r * heads + h) * dim;
     const int64_t kvBase = (h / group) * dim;
     float m = -std::numeric_limits<float>::max(), sum = 0;
     std::fill(acc.begin(), acc.end(), 0.0f);
@@ -649,7 +653,7 @@ LogicalResult GraphEvaluator::evalAttention(AttentionOp op) {
         const int64_t row = (tile + i) * rowStride + kvBase;
         float dot = 0;
         for (int64_t d = 0; d < dim; ++d)
-          dot += q.getFloat(h * dim + d) * kc.getFloat(row + d);
+          dot += q.getFloat(qh + d) * kc.getFloat(row + d);
         scores[i] = dot * scale;
         tileMax = std::max(tileMax, scores[i]);
       }
@@ -669,7 +673,7 @@ LogicalResult GraphEvaluator::evalAttention(AttentionOp op) {
       m = mNew;
     }
     for (int64_t d = 0; d < dim; ++d)
-      out->setFloat(h * dim + d, acc[d] / sum);
+      out->setFloat(qh + d, acc[d] / sum);
   }
   env[op.getResult()] = std::move(out);
   return success();

@@ -35,17 +35,15 @@ hesper::models::generate(Session &session, const std::vector<int32_t> &prompt,
   GenerateResult result;
   result.promptTokens = prompt.size();
   std::vector<float> logits;
-  std::vector<int32_t> history;
+  std::vector<int32_t> history(prompt);
   double start = nowMs();
-  for (size_t i = 0; i < prompt.size(); ++i) {
-    bool last = i + 1 == prompt.size();
-    bool want = last || options.keepLogits;
-    if (Status s = session.feed(prompt[i], want ? &logits : nullptr); !s)
-      return s;
-    if (options.keepLogits)
-      result.logits.push_back(logits);
-    history.push_back(prompt[i]);
-  }
+  // The prompt in chunks of the session's batch size.
+  std::vector<std::vector<float>> rows;
+  if (Status s = session.feedMany(prompt, &rows, options.keepLogits); !s)
+    return s;
+  logits = rows.back();
+  if (options.keepLogits)
+    result.logits = std::move(rows);
   result.promptMs = nowMs() - start;
 
   Sampler sampler(options.sampler);

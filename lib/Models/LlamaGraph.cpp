@@ -55,11 +55,12 @@ namespace {
 /// Emits the graph; holds the builder and the model's shapes.
 class DecodeGraphEmitter {
 public:
-  DecodeGraphEmitter(GraphBuilder &g, const Model &model, int64_t ctx)
-      : g(g), model(model), hp(model.hparams()), ctx(ctx) {}
+  DecodeGraphEmitter(GraphBuilder &g, const Model &model, int64_t ctx,
+                     int64_t rows)
+      : g(g), model(model), hp(model.hparams()), ctx(ctx), rows(rows) {}
 
   void emit() {
-    x = g.external("x", {hp.dim}, g.f32());
+    x = g.external("x", vec(hp.dim), g.f32());
     pos = g.external("pos", {1}, g.i32());
     freqs = g.external("rope_freqs", {hp.ropeDims / 2}, g.f32());
     Value h = x;
@@ -71,6 +72,14 @@ public:
   }
 
 private:
+  /// The shape of `n` values per token: [n] for one token, [rows, n] for a
+  /// chunk.
+  SmallVector<int64_t> vec(int64_t n) const {
+    if (rows == 1)
+      return {n};
+    return {rows, n};
+  }
+
   /// A weight as a graph argument named after its GGUF tensor: [rows, row
   /// length] (ggml's dims reversed), in its GGUF element type.
   Value weight(const std::string &name) {
@@ -92,18 +101,19 @@ private:
                  [](ExpBuilder &, Value, ValueRange a) { return a[0]; });
   }
 
-  /// RMSNorm of each head of `t` ([heads * headDim]) with one weight
-  /// [headDim] shared by the heads (qwen3's Q/K norms).
+  /// RMSNorm of each head of `t` ([heads * headDim] per token) with one
+  /// weight [headDim] shared by the heads (qwen3's Q/K norms).
   Value headNorm(Value t, int64_t heads, Value w) {
-    Value rows = reshape(t, {heads, hp.headDim});
-    return reshape(g.rmsNorm(rows, w, hp.eps), {heads * hp.headDim});
+    Value perHead = reshape(t, {rows * heads, hp.headDim});
+    return reshape(g.rmsNorm(perHead, w, hp.eps), vec(heads * hp.headDim));
   }
 
-  /// RoPE of Q and K and the K/V cache writes at row `pos`, as one
-  /// scatter_multi over the lanes of Q: lane l writes rope(q)[l] into a fresh
-  /// buffer, and, for l < kvDim, rope(k)[l] and v[l] into the caches (other
-  /// lanes aim past the caches, which a scatter skips). The first ropeDims
-  /// dimensions of each head rotate by pos * rope_freqs[pair]; the rest
+  /// RoPE of Q and K and the K/V cache writes, as one scatter_multi over
+  /// the lanes of Q: lane l of token r (at position pos + r) writes
+  /// rope(q)[l] into a fresh buffer and, for l < kvDim, rope(k)[l] and v[l]
+  /// into cache row pos + r (other lanes aim past the caches, which a
+  /// scatter skips; so do rows past the cache). The first ropeDims
+  /// dimensions of each head rotate by position * rope_freqs[pair]; the rest
   /// pass through. Returns {q rotated, K cache, V cache}.
   SmallVector<Value> ropeAndCache(Value q, Value k, Value v, Value kCache,
                                   Value vCache) {
@@ -111,12 +121,19 @@ private:
     const int64_t qDim = hp.qDim(), kvDim = hp.kvDim();
     const int64_t cacheElems = ctx * kvDim;
     const bool neox = hp.ropeType == RopeType::NeoX;
-    Value qRot = g.zeros({qDim}, g.f32());
+    Value qRot = g.zeros(vec(qDim), g.f32());
     return g.scatterMulti(
-        ValueRange{qRot, kCache, vCache}, qDim,
+        ValueRange{qRot, kCache, vCache}, rows * qDim,
         ValueRange{q, k, v, pos, freqs}, {true, true, true, false, true},
         [&](ExpBuilder &e, Value lane, ValueRange a) {
-          // Rotates element `i` of the whole tensor `t`.
+          // The token of this lane, its position and its lane in the row.
+          Value r, l = lane, position = a[3];
+          if (rows > 1) {
+            r = e.divConst(lane, qDim);
+            l = e.remConst(lane, qDim);
+            position = e.add(position, r);
+          }
+          // Rotates element `i` (a flat index) of the whole tensor `t`.
           auto rotate = [&](Value t, Value i) {
             Value d = e.remConst(i, hd);
             Value rowStart = e.sub(i, d);
@@ -140,19 +157,20 @@ private:
             Value freq = GraphBuilder::extract(
                 e, a[4], e.select(rotated, pair, e.i32(0)));
             // Past nRot theta is 0: cos 1, sin 0, the value passes through.
-            Value theta = e.select(rotated, e.mul(e.toF32(a[3]), freq),
+            Value theta = e.select(rotated, e.mul(e.toF32(position), freq),
                                    e.f32(0.0));
             Value c = e.cos(theta), sn = e.sin(theta);
             // First of a pair: x cos - x' sin; second: x cos + x' sin.
             Value xc = e.mul(self, c), ps = e.mul(partner, sn);
             return e.select(first, e.sub(xc, ps), e.add(xc, ps));
           };
-          Value kvLane = kvDim == qDim
-                             ? lane
-                             : e.min(lane, e.i32(kvDim - 1));
-          Value inCache = e.cmp(CmpPredicate::lt, lane, e.i32(kvDim));
-          Value at = e.select(inCache, e.add(e.mul(a[3], e.i32(kvDim)), lane),
-                              e.i32(cacheElems));
+          Value kvLane = kvDim == qDim ? l : e.min(l, e.i32(kvDim - 1));
+          if (rows > 1)
+            kvLane = e.add(e.mul(r, e.i32(kvDim)), kvLane);
+          Value inCache = e.cmp(CmpPredicate::lt, l, e.i32(kvDim));
+          Value at =
+              e.select(inCache, e.add(e.mul(position, e.i32(kvDim)), l),
+                       e.i32(cacheElems));
           return SmallVector<Value>{lane, rotate(a[0], lane), at,
                                     rotate(a[1], kvLane), at,
                                     GraphBuilder::extract(e, a[2], kvLane)};
@@ -201,11 +219,12 @@ private:
   const Model &model;
   const LlamaHParams &hp;
   int64_t ctx;
+  int64_t rows; ///< tokens per step: 1 for decode, the chunk for prefill
   Value x, pos, freqs;
 };
 } // namespace
 
 void hesper::models::buildDecodeGraph(GraphBuilder &g, const Model &model,
-                                      int64_t contextSize) {
-  DecodeGraphEmitter(g, model, contextSize).emit();
+                                      int64_t contextSize, int64_t tokens) {
+  DecodeGraphEmitter(g, model, contextSize, tokens).emit();
 }

@@ -3,6 +3,15 @@
 // Part of the Hesper project.
 //
 //===----------------------------------------------------------------------===//
+//
+// A session holds up to two compiled steps of one model: the decode step
+// (one token) and the prompt chunk (batchSize tokens). Both are graphs of one
+// module, lowered together, and they share every buffer but the per-step
+// inputs: the weights are uploaded once, and the KV cache the chunk writes
+// is the one the decode step reads. On the interpreter the two steps' argument
+// lists hand the shared tensors to each other around each run.
+//
+//===----------------------------------------------------------------------===//
 
 #include "Hesper/Models/Session.h"
 
@@ -20,7 +29,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <map>
 #include <mutex>
+#include <set>
 
 using namespace mlir;
 using namespace hesper;
@@ -36,22 +47,33 @@ static double nowMs() {
 /// Where the bytes of a graph argument come from.
 enum class ArgKind { Weight, Embedding, Position, RopeFreqs, Cache };
 
-struct ArgBinding {
-  ArgKind kind;
-  std::string name;
-};
-
-static rt::Result<ArgBinding> classify(const std::string &name) {
+static ArgKind classify(const std::string &name) {
   if (name == "x")
-    return ArgBinding{ArgKind::Embedding, name};
+    return ArgKind::Embedding;
   if (name == "pos")
-    return ArgBinding{ArgKind::Position, name};
+    return ArgKind::Position;
   if (name == "rope_freqs")
-    return ArgBinding{ArgKind::RopeFreqs, name};
+    return ArgKind::RopeFreqs;
   if (name.rfind("cache_", 0) == 0)
-    return ArgBinding{ArgKind::Cache, name};
-  return ArgBinding{ArgKind::Weight, name};
+    return ArgKind::Cache;
+  return ArgKind::Weight;
 }
+
+namespace {
+/// One compiled step: a graph of `rows` tokens.
+struct Step {
+  std::string name;
+  int64_t rows = 1;
+  circuit::GraphOp graph;
+  std::vector<std::string> argNames;
+  int xIndex = -1, posIndex = -1;
+  // Device path.
+  std::unique_ptr<rt::ProgramRunner> runner;
+  std::vector<std::string> kernelNames;
+  // Interpreter path: the graph's arguments, in order.
+  std::vector<interp::HostTensor> args;
+};
+} // namespace
 
 struct Session::Impl {
   const Model *model = nullptr;
@@ -63,19 +85,11 @@ struct Session::Impl {
 
   MLIRContext context;
   OwningOpRef<ModuleOp> module;
-  circuit::GraphOp graph;
-
-  // Device path.
-  std::unique_ptr<rt::ProgramRunner> runner;
-  std::vector<std::string> kernelNames;
-  // Interpreter path: the graph's arguments, in order.
-  std::vector<interp::HostTensor> args;
+  Step decode, chunk;
+  bool hasChunk = false;
 
   std::vector<double> kernelTotalsNs;
   int64_t timedTokens = 0;
-
-  std::vector<ArgBinding> bindings;
-  int xIndex = -1, posIndex = -1;
   std::vector<float> embedding;
   std::vector<uint8_t> scratch;
 
@@ -87,15 +101,16 @@ struct Session::Impl {
     return r;
   }
 
-  /// Bytes of argument `i` on the host, other than the per-token ones.
-  Status hostBytes(const ArgBinding &b, size_t bytes,
+  /// The initial bytes of an argument: the weights from the file, the RoPE
+  /// frequencies; zeros for the caches and the per-step inputs.
+  Status hostBytes(const std::string &name, size_t bytes,
                    std::vector<uint8_t> &out) {
     out.assign(bytes, 0);
-    switch (b.kind) {
+    switch (classify(name)) {
     case ArgKind::Weight: {
-      const rt::GgufTensor &t = model->weight(b.name);
+      const rt::GgufTensor &t = model->weight(name);
       if (t.bytes > bytes)
-        return Status::error("weight '" + b.name + "' has " +
+        return Status::error("weight '" + name + "' has " +
                              std::to_string(t.bytes) +
                              " bytes, the program's buffer " +
                              std::to_string(bytes));
@@ -109,7 +124,25 @@ struct Session::Impl {
       return Status();
     }
     default:
-      return Status(); // zeros: caches, and x/pos until the first token
+      return Status();
+    }
+  }
+
+  void describe(Step &step) {
+    step.graph = module->lookupSymbol<circuit::GraphOp>(step.name);
+    step.argNames.clear();
+    for (BlockArgument arg : step.graph.getBody().front().getArguments()) {
+      std::string name =
+          step.graph
+              .getArgAttrOfType<StringAttr>(arg.getArgNumber(), "circuit.name")
+              .getValue()
+              .str();
+      ArgKind kind = classify(name);
+      if (kind == ArgKind::Embedding)
+        step.xIndex = arg.getArgNumber();
+      if (kind == ArgKind::Position)
+        step.posIndex = arg.getArgNumber();
+      step.argNames.push_back(name);
     }
   }
 
@@ -123,49 +156,70 @@ struct Session::Impl {
       return success();
     });
     double start = nowMs();
+    decode.name = "decode";
+    chunk.name = "prefill";
+    chunk.rows = std::min(options.batchSize, ctx);
+    hasChunk = chunk.rows > 1;
     {
-      circuit::GraphBuilder g(&context, "decode");
-      buildDecodeGraph(g, *model, ctx);
+      circuit::GraphBuilder g(&context, decode.name);
+      buildDecodeGraph(g, *model, ctx, 1);
       module = g.finish();
     }
     if (!module)
       return Status::error("the decode graph does not verify: " + diagnostics);
-    graph = *module->getOps<circuit::GraphOp>().begin();
-    stats.dispatchOpsUnfused = circuit::countDispatches(graph);
-
-    for (BlockArgument arg : graph.getBody().front().getArguments()) {
-      auto name = graph.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                     "circuit.name");
-      auto binding = classify(name.getValue().str());
-      if (binding->kind == ArgKind::Embedding)
-        xIndex = arg.getArgNumber();
-      if (binding->kind == ArgKind::Position)
-        posIndex = arg.getArgNumber();
-      bindings.push_back(*binding);
+    if (hasChunk) {
+      circuit::GraphBuilder g(&context, chunk.name);
+      buildDecodeGraph(g, *model, ctx, chunk.rows);
+      OwningOpRef<ModuleOp> second = g.finish();
+      if (!second)
+        return Status::error("the prompt graph does not verify: " +
+                             diagnostics);
+      for (Operation &op : llvm::make_early_inc_range(*second->getBody()))
+        op.moveAfter(&module->getBody()->back());
     }
+    describe(decode);
+    if (hasChunk)
+      describe(chunk);
+    stats.dispatchOpsUnfused = circuit::countDispatches(decode.graph);
 
     if (!device) {
-      // The interpreter runs the fused graph (fusion is translation-
+      // The interpreter runs the fused graphs (fusion is translation-
       // validated against the source in the test suite).
       if (options.fuse) {
         PassManager pm(&context);
         circuit::buildHesperFusePipeline(pm);
         if (failed(pm.run(*module)))
           return Status::error("hesper-fuse failed: " + diagnostics);
-        graph = *module->getOps<circuit::GraphOp>().begin();
+        describe(decode);
+        if (hasChunk)
+          describe(chunk);
       }
-      stats.kernelsPerToken = circuit::countDispatches(graph);
+      stats.kernelsPerToken = circuit::countDispatches(decode.graph);
+      if (hasChunk)
+        stats.kernelsPerChunk = circuit::countDispatches(chunk.graph);
       stats.compileMs = nowMs() - start;
       double uploadStart = nowMs();
       for (auto [i, type] :
-           llvm::enumerate(graph.getFunctionType().getInputs())) {
+           llvm::enumerate(decode.graph.getFunctionType().getInputs())) {
         interp::HostTensor t(cast<RankedTensorType>(type));
-        if (Status s = hostBytes(bindings[i], t.bytes().size(), t.bytes());
+        if (Status s = hostBytes(decode.argNames[i], t.bytes().size(),
+                                 t.bytes());
             !s)
           return s;
         stats.deviceBytes += t.bytes().size();
-        args.push_back(std::move(t));
+        decode.args.push_back(std::move(t));
       }
+      // The chunk's own inputs; the rest it borrows from the decode step.
+      if (hasChunk)
+        for (auto [i, type] :
+             llvm::enumerate(chunk.graph.getFunctionType().getInputs())) {
+          if (int(i) != chunk.xIndex && int(i) != chunk.posIndex) {
+            chunk.args.emplace_back(); // lent by the decode step per run
+            continue;
+          }
+          chunk.args.emplace_back(cast<RankedTensorType>(type));
+          stats.deviceBytes += chunk.args.back().bytes().size();
+        }
       stats.uploadMs = nowMs() - uploadStart;
       return Status();
     }
@@ -175,33 +229,68 @@ struct Session::Impl {
     CompileOptions compileOptions;
     compileOptions.fuse = options.fuse;
     compileOptions.dumpDir = options.dumpDir;
-    FailureOr<rt::Program> program =
-        compileForDevice(*module, "decode", device->info(), compileOptions);
-    if (failed(program))
-      return Status::error("compiling the decode step failed: " +
-                           diagnostics);
+    std::vector<std::string> names{decode.name};
+    if (hasChunk)
+      names.push_back(chunk.name);
+    auto programs = compileForDevice(*module, ArrayRef<std::string>(names),
+                                     device->info(), compileOptions);
+    if (failed(programs))
+      return Status::error("compiling the model failed: " + diagnostics);
     stats.compileMs = nowMs() - start;
-    stats.kernelsPerToken = program->launches.size();
-    stats.distinctKernels = program->kernels.size();
-    for (const rt::ProgramLaunch &l : program->launches)
-      kernelNames.push_back(program->kernels[l.kernel].name);
-    for (const rt::ProgramBuffer &b : program->buffers)
-      stats.deviceBytes += b.bytes;
+    const rt::Program &decodeProgram = (*programs)[0];
+    stats.kernelsPerToken = decodeProgram.launches.size();
+    std::set<std::string> distinct;
+    for (const rt::Program &p : *programs)
+      for (const rt::KernelDesc &k : p.kernels)
+        distinct.insert(k.name);
+    stats.distinctKernels = distinct.size();
+    for (const rt::ProgramLaunch &l : decodeProgram.launches)
+      decode.kernelNames.push_back(decodeProgram.kernels[l.kernel].name);
 
     double uploadStart = nowMs();
     auto created =
-        rt::ProgramRunner::create(*device, *program, options.timing);
+        rt::ProgramRunner::create(*device, decodeProgram, options.timing);
     if (!created)
       return created.status();
-    runner = std::move(*created);
-    for (uint32_t i = 0; i < program->numArguments; ++i) {
-      const rt::ProgramBuffer &buffer = program->buffers[i];
-      auto binding = classify(buffer.name);
-      if (Status s = hostBytes(*binding, buffer.bytes, scratch); !s)
+    decode.runner = std::move(*created);
+    for (const rt::ProgramBuffer &b : decodeProgram.buffers)
+      stats.deviceBytes += b.bytes;
+    for (uint32_t i = 0; i < decodeProgram.numArguments; ++i) {
+      const rt::ProgramBuffer &buffer = decodeProgram.buffers[i];
+      if (Status s = hostBytes(buffer.name, buffer.bytes, scratch); !s)
         return s;
-      if (Status s = runner->setArgument(i, scratch.data(), scratch.size());
+      if (Status s = decode.runner->setArgument(i, scratch.data(),
+                                                scratch.size());
           !s)
         return s;
+    }
+    if (hasChunk) {
+      // Every argument but the chunk's own inputs is the decode step's.
+      const rt::Program &chunkProgram = (*programs)[1];
+      std::map<std::string, uint32_t> decodeArgs;
+      for (uint32_t i = 0; i < decodeProgram.numArguments; ++i)
+        decodeArgs[decodeProgram.buffers[i].name] = i;
+      std::vector<rt::Buffer *> shared(chunkProgram.numArguments, nullptr);
+      for (uint32_t i = 0; i < chunkProgram.numArguments; ++i) {
+        const std::string &name = chunkProgram.buffers[i].name;
+        ArgKind kind = classify(name);
+        if (kind == ArgKind::Embedding || kind == ArgKind::Position)
+          continue;
+        auto it = decodeArgs.find(name);
+        if (it == decodeArgs.end())
+          return Status::error("the prompt step's argument '" + name +
+                               "' is not one of the decode step's");
+        shared[i] = decode.runner->argumentBuffer(it->second);
+      }
+      auto chunkRunner = rt::ProgramRunner::create(*device, chunkProgram,
+                                                   /*timing=*/false, shared);
+      if (!chunkRunner)
+        return chunkRunner.status();
+      chunk.runner = std::move(*chunkRunner);
+      stats.kernelsPerChunk = chunkProgram.launches.size();
+      for (uint32_t i = chunkProgram.numArguments;
+           i < chunkProgram.buffers.size(); ++i)
+        stats.deviceBytes += chunkProgram.buffers[i].bytes;
     }
     scratch.clear();
     scratch.shrink_to_fit();
@@ -209,48 +298,65 @@ struct Session::Impl {
     return Status();
   }
 
-  Status setSmall(int index, const void *data, size_t bytes) {
+  Status setInput(Step &step, int index, const void *data, size_t bytes) {
     if (!device) {
-      std::memcpy(args[index].bytes().data(), data, bytes);
+      std::memcpy(step.args[index].bytes().data(), data, bytes);
       return Status();
     }
-    return runner->setArgument(index, data, bytes);
+    return step.runner->setArgument(index, data, bytes);
   }
 
-  Status feed(int32_t id, std::vector<float> *logits) {
-    if (pos >= ctx)
-      return Status::error("the context is full (" + std::to_string(ctx) +
-                           " tokens); use a larger -c/--ctx-size");
-    embedding.resize(model->hparams().dim);
-    if (Status s = model->embed(id, embedding.data()); !s)
-      return s;
+  /// Runs `step` in the interpreter, lending it the decode step's shared
+  /// tensors (the weights, the caches) for the run.
+  Status interpret(Step &step, std::vector<float> *logits) {
+    std::string diagnostics;
+    ScopedDiagnosticHandler handler(&context, [&](Diagnostic &d) {
+      diagnostics = d.str();
+      return success();
+    });
+    std::vector<std::pair<size_t, size_t>> lent;
+    if (&step != &decode) {
+      for (size_t i = 0; i < step.argNames.size(); ++i) {
+        if (int(i) == step.xIndex || int(i) == step.posIndex)
+          continue;
+        auto it = llvm::find(decode.argNames, step.argNames[i]);
+        size_t j = it - decode.argNames.begin();
+        std::swap(step.args[i], decode.args[j]);
+        lent.push_back({i, j});
+      }
+    }
+    auto results = interp::runGraph(step.graph, step.args);
+    for (auto [i, j] : lent)
+      std::swap(step.args[i], decode.args[j]);
+    if (failed(results))
+      return Status::error("interpreter: " + diagnostics);
+    if (logits)
+      *logits = (*results)[0].toFloats();
+    return Status();
+  }
+
+  /// Runs `step` for `n` tokens from the current position; `all` gets the
+  /// logits of every row (rows * vocab values).
+  Status run(Step &step, const int32_t *ids, size_t n,
+             std::vector<float> *all) {
+    const int64_t dim = model->hparams().dim;
+    embedding.assign(step.rows * dim, 0.0f); // padding rows stay zero
+    for (size_t r = 0; r < n; ++r)
+      if (Status s = model->embed(ids[r], embedding.data() + r * dim); !s)
+        return s;
     int32_t p = static_cast<int32_t>(pos);
-    if (Status s = setSmall(xIndex, embedding.data(),
+    if (Status s = setInput(step, step.xIndex, embedding.data(),
                             embedding.size() * sizeof(float));
         !s)
       return s;
-    if (Status s = setSmall(posIndex, &p, sizeof(p)); !s)
+    if (Status s = setInput(step, step.posIndex, &p, sizeof(p)); !s)
       return s;
-
-    if (!device) {
-      std::string diagnostics;
-      ScopedDiagnosticHandler handler(&context, [&](Diagnostic &d) {
-        diagnostics = d.str();
-        return success();
-      });
-      auto results = interp::runGraph(graph, args);
-      if (failed(results))
-        return Status::error("interpreter: " + diagnostics);
-      ++pos;
-      if (logits)
-        *logits = (*results)[0].toFloats();
-      return Status();
-    }
-    if (Status s = runner->run(); !s)
+    if (!device)
+      return interpret(step, all);
+    if (Status s = step.runner->run(); !s)
       return s;
-    ++pos;
-    if (options.timing) {
-      std::vector<double> times = runner->lastKernelTimesNs();
+    if (options.timing && &step == &decode) {
+      std::vector<double> times = step.runner->lastKernelTimesNs();
       if (!times.empty()) {
         kernelTotalsNs.resize(times.size(), 0.0);
         for (size_t k = 0; k < times.size(); ++k)
@@ -258,12 +364,59 @@ struct Session::Impl {
         ++timedTokens;
       }
     }
-    if (logits) {
-      if (Status s = runner->readResult(0, scratch); !s)
+    if (all) {
+      if (Status s = step.runner->readResult(0, scratch); !s)
         return s;
-      logits->resize(model->hparams().vocab);
-      std::memcpy(logits->data(), scratch.data(),
-                  logits->size() * sizeof(float));
+      all->resize(step.rows * model->hparams().vocab);
+      std::memcpy(all->data(), scratch.data(), all->size() * sizeof(float));
+    }
+    return Status();
+  }
+
+  Status checkRoom(size_t n) {
+    if (pos + static_cast<int64_t>(n) > ctx)
+      return Status::error("the context is full (" + std::to_string(ctx) +
+                           " tokens); use a larger -c/--ctx-size");
+    return Status();
+  }
+
+  Status feed(int32_t id, std::vector<float> *logits) {
+    if (Status s = checkRoom(1); !s)
+      return s;
+    if (Status s = run(decode, &id, 1, logits); !s)
+      return s;
+    ++pos;
+    return Status();
+  }
+
+  Status feedMany(const std::vector<int32_t> &ids,
+                  std::vector<std::vector<float>> *logits, bool allRows) {
+    if (Status s = checkRoom(ids.size()); !s)
+      return s;
+    const int64_t vocab = model->hparams().vocab;
+    std::vector<float> rowsOut;
+    size_t done = 0;
+    while (done < ids.size()) {
+      size_t n = std::min<size_t>(hasChunk ? chunk.rows : 1,
+                                  ids.size() - done);
+      bool last = done + n == ids.size();
+      bool want = logits && (allRows || last);
+      if (n == 1) {
+        if (Status s = feed(ids[done], want ? &rowsOut : nullptr); !s)
+          return s;
+      } else {
+        if (Status s = run(chunk, ids.data() + done, n,
+                           want ? &rowsOut : nullptr);
+            !s)
+          return s;
+        pos += n;
+      }
+      if (want) {
+        for (size_t r = allRows ? 0 : n - 1; r < n; ++r)
+          logits->emplace_back(rowsOut.begin() + r * vocab,
+                               rowsOut.begin() + (r + 1) * vocab);
+      }
+      done += n;
     }
     return Status();
   }
@@ -286,6 +439,9 @@ Session::create(const Model &model, rt::Device *device,
   if (s.ctx > (int64_t(1) << 24))
     return Status::error("context size " + std::to_string(s.ctx) +
                          " is too large");
+  if (options.batchSize < 1)
+    return Status::error("the batch size must be at least 1, got " +
+                         std::to_string(options.batchSize));
   if (Status st = s.compile(); !st)
     return st;
   return session;
@@ -294,18 +450,26 @@ Session::create(const Model &model, rt::Device *device,
 Status Session::feed(int32_t id, std::vector<float> *logits) {
   return impl->feed(id, logits);
 }
+Status Session::feedMany(const std::vector<int32_t> &ids,
+                         std::vector<std::vector<float>> *logits,
+                         bool allRows) {
+  return impl->feedMany(ids, logits, allRows);
+}
+int64_t Session::batchSize() const {
+  return impl->hasChunk ? impl->chunk.rows : 1;
+}
 void Session::reset() { impl->pos = 0; }
 int64_t Session::position() const { return impl->pos; }
 int64_t Session::contextSize() const { return impl->ctx; }
 const SessionStats &Session::stats() const { return impl->stats; }
 std::vector<double> Session::lastKernelTimesNs() const {
-  return impl->runner ? impl->runner->lastKernelTimesNs()
-                      : std::vector<double>();
+  return impl->decode.runner ? impl->decode.runner->lastKernelTimesNs()
+                             : std::vector<double>();
 }
 std::vector<double> Session::kernelTimeTotalsNs() const {
   return impl->kernelTotalsNs;
 }
 int64_t Session::timedTokens() const { return impl->timedTokens; }
 std::vector<std::string> Session::kernelNames() const {
-  return impl->kernelNames;
+  return impl->decode.kernelNames;
 }

@@ -229,7 +229,8 @@ Result<Program> hesper::rt::loadBundle(const std::string &path) {
 //===----------------------------------------------------------------------===//
 
 Result<std::unique_ptr<ProgramRunner>>
-ProgramRunner::create(Device &device, const Program &program, bool timing) {
+ProgramRunner::create(Device &device, const Program &program, bool timing,
+                      const std::vector<Buffer *> &shared) {
   if (Status s = program.verify(); !s)
     return s;
   if (program.backend != device.info().backend)
@@ -237,12 +238,28 @@ ProgramRunner::create(Device &device, const Program &program, bool timing) {
                          "' was compiled for " +
                          backendName(program.backend) + ", the device is " +
                          backendName(device.info().backend));
+  if (!shared.empty() && shared.size() != program.numArguments)
+    return Status::error("program '" + program.name + "' takes " +
+                         std::to_string(program.numArguments) +
+                         " arguments, " + std::to_string(shared.size()) +
+                         " shared buffers were given");
   std::unique_ptr<ProgramRunner> runner(new ProgramRunner(device, program));
-  for (const ProgramBuffer &b : program.buffers) {
+  for (size_t i = 0; i < program.buffers.size(); ++i) {
+    const ProgramBuffer &b = program.buffers[i];
+    if (i < shared.size() && shared[i]) {
+      if (shared[i]->size() < b.bytes)
+        return Status::error("shared buffer for argument '" + b.name +
+                             "' has " + std::to_string(shared[i]->size()) +
+                             " bytes, the program needs " +
+                             std::to_string(b.bytes));
+      runner->buffers.push_back(shared[i]);
+      continue;
+    }
     auto buffer = device.createBuffer(b.bytes);
     if (!buffer)
       return buffer.status();
-    runner->buffers.push_back(std::move(*buffer));
+    runner->buffers.push_back(buffer->get());
+    runner->ownedBuffers.push_back(std::move(*buffer));
   }
   for (const KernelDesc &k : program.kernels) {
     auto kernel = device.createKernel(k);
@@ -255,7 +272,7 @@ ProgramRunner::create(Device &device, const Program &program, bool timing) {
     Dispatch d;
     d.kernel = runner->kernels[l.kernel].get();
     for (uint32_t b : l.buffers)
-      d.bindings.push_back(runner->buffers[b].get());
+      d.bindings.push_back(runner->buffers[b]);
     std::memcpy(d.grid, l.grid, sizeof(d.grid));
     dispatches.push_back(std::move(d));
   }

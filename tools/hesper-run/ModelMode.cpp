@@ -59,6 +59,11 @@ static llvm::cl::opt<int64_t> ctxSize(
     llvm::cl::init(0), llvm::cl::cat(modelCategory));
 static llvm::cl::alias ctxAlias("ctx-size", llvm::cl::aliasopt(ctxSize),
                                 llvm::cl::cat(modelCategory));
+static llvm::cl::opt<int64_t> batchSize(
+    "b", llvm::cl::desc("Prompt tokens per chunk (1: token by token)"),
+    llvm::cl::init(32), llvm::cl::cat(modelCategory));
+static llvm::cl::alias batchAlias("batch-size", llvm::cl::aliasopt(batchSize),
+                                  llvm::cl::cat(modelCategory));
 static llvm::cl::opt<float>
     temperature("temp", llvm::cl::desc("Sampling temperature (0: greedy)"),
                 llvm::cl::init(0.8f), llvm::cl::cat(modelCategory));
@@ -225,6 +230,9 @@ int hesper::run::runModelMode(const std::string &path,
   sessionOptions.fuse = opts.fuse;
   sessionOptions.dumpDir = opts.dumpDir;
   sessionOptions.timing = kernelTimes;
+  sessionOptions.batchSize = batchSize;
+  if (batchSize < 1)
+    return fail("-b/--batch-size must be at least 1");
   if (ctxSize < 0)
     return fail("-c/--ctx-size must not be negative");
   auto session = Session::create(model, device.get(), sessionOptions);
@@ -313,7 +321,11 @@ int hesper::run::runModelMode(const std::string &path,
                                 " distinct, "
                           : std::string())
                << stats.dispatchOpsUnfused << " primitives before fusion, "
-               << hp.layers << " layers)\n"
+               << hp.layers << " layers)";
+  if (s.batchSize() > 1)
+    llvm::errs() << "; " << stats.kernelsPerChunk << " per prompt chunk of "
+                 << s.batchSize() << " tokens";
+  llvm::errs() << "\n"
                << "device memory: "
                << llvm::format("%.1f", stats.deviceBytes / 1048576.0)
                << " MiB (weights "

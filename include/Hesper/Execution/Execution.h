@@ -45,6 +45,12 @@ mlir::FailureOr<rt::Program> compileForDevice(mlir::ModuleOp module,
                                               const rt::DeviceInfo &device,
                                               const CompileOptions &options);
 
+/// As above for several graphs of one module, lowered together: kernels
+/// that are identical across the graphs are compiled once.
+mlir::FailureOr<std::vector<rt::Program>>
+compileForDevice(mlir::ModuleOp module, llvm::ArrayRef<std::string> graphNames,
+                 const rt::DeviceInfo &device, const CompileOptions &options);
+
 /// Extracts schedule `name` of an already lowered module.
 mlir::FailureOr<rt::Program> extractProgram(mlir::ModuleOp lowered,
                                             llvm::StringRef name,

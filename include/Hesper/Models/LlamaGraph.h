@@ -33,10 +33,14 @@ namespace hesper::models {
 /// kernels do not read.
 mlir::Type elementTypeFor(mlir::MLIRContext *context, rt::GgmlType type);
 
-/// Builds the decode step of `model` with a KV cache of `contextSize`
-/// positions into `g` (the graph is named by the caller).
+/// Builds the step of `model` for `tokens` consecutive tokens with a KV
+/// cache of `contextSize` positions into `g` (the graph is named by the
+/// caller). One token is the decode step; more is a prompt chunk: `x` is
+/// then [tokens, dim], `pos` the position of the first token, every matmul
+/// is GEMM-shaped ([tokens, K] activations), attention is causal inside the
+/// chunk, and the result is the logits of every token, [tokens, vocab].
 void buildDecodeGraph(circuit::GraphBuilder &g, const Model &model,
-                      int64_t contextSize);
+                      int64_t contextSize, int64_t tokens = 1);
 
 } // namespace hesper::models
 

@@ -38,12 +38,17 @@ struct SessionOptions {
   std::string dumpDir;
   /// Record per-kernel device times (when the device has timestamps).
   bool timing = false;
+  /// Tokens per prompt chunk (llama.cpp's -b): prompts run through a
+  /// second program whose matmuls take this many tokens at once, with a
+  /// causal mask inside the chunk. 1 runs prompts token by token.
+  int64_t batchSize = 32;
 };
 
 /// What a session compiled and holds.
 struct SessionStats {
   int64_t dispatchOpsUnfused = 0; ///< primitives of the decode graph
   int64_t kernelsPerToken = 0;    ///< launches replayed per token
+  int64_t kernelsPerChunk = 0;    ///< launches per prompt chunk (0: none)
   int64_t distinctKernels = 0;    ///< compiled kernels
   uint64_t deviceBytes = 0;       ///< weights, caches and activations
   double compileMs = 0;           ///< building, fusing and lowering
@@ -63,6 +68,14 @@ public:
   /// `logits` is given, fills it with the vocabulary's logits. A full
   /// context is an error.
   rt::Status feed(int32_t id, std::vector<float> *logits);
+  /// Runs `ids` from the current position, in prompt chunks of batchSize
+  /// tokens (a last partial chunk is padded; one token left over runs as a
+  /// decode step). `logits` gets one row per token when `allRows`, else
+  /// only the last token's row.
+  rt::Status feedMany(const std::vector<int32_t> &ids,
+                      std::vector<std::vector<float>> *logits, bool allRows);
+  /// Tokens per prompt chunk actually compiled (1: none).
+  int64_t batchSize() const;
   /// Starts over at position 0 (the cache needs no clearing: positions past
   /// the current one are masked).
   void reset();

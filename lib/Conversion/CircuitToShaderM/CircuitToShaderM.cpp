@@ -1504,7 +1504,8 @@ LogicalResult GraphLowering::lowerAttention(cir::AttentionOp op) {
   const int64_t positions = numElements(op.getKCache().getType()) / rowStride;
   const int64_t lanes = kAttentionTile;
   const int64_t owned = ceilDiv(dim, lanes); // dimensions per lane
-  if (failed(checkRows(op, heads)))
+  const int64_t rows = numElements(op.getQ().getType()) / (heads * dim);
+  if (failed(checkRows(op, heads)) || failed(checkRows(op, rows)))
     return failure();
 
   KernelState ks;
@@ -1535,10 +1536,14 @@ LogicalResult GraphLowering::lowerAttention(cir::AttentionOp op) {
       b, loc, sm::SharedType::get(b.getContext(), lanes, f32));
   Value tid = sm::LocalIdOp::create(b, loc, b.getIndexType(), sm::Dim::x);
   Value head = sm::WorkgroupIdOp::create(b, loc, b.getIndexType(), sm::Dim::x);
-  Value qBase = im.mul(head, im.c(dim));
+  Value qRow = sm::WorkgroupIdOp::create(b, loc, b.getIndexType(), sm::Dim::y);
+  Value qBase = im.mul(im.add(im.mul(qRow, im.c(heads)), head), im.c(dim));
   Value kvBase = im.mul(im.div(head, group), im.c(dim));
-  // The last position read: pos clamped to the cache.
+  // The last position read: pos + row, clamped to the cache.
   Value pos = loadElement(arg(ks, op.getPos()), im.c(0), loc);
+  pos = arith::AddIOp::create(b, loc, pos,
+                              arith::IndexCastOp::create(
+                                  b, loc, b.getI32Type(), qRow));
   Value i32Zero = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0);
   Value i32Last =
       arith::ConstantIntOp::create(b, loc, b.getI32Type(), positions - 1);
@@ -1645,7 +1650,7 @@ LogicalResult GraphLowering::lowerAttention(cir::AttentionOp op) {
     Value value = ex::DivOp::create(b, loc, final[2 + j], final[1]);
     sm::StoreOp::create(b, loc, value, out, im.add(qBase, d));
   }
-  finishKernel(ks, {heads, 1, 1});
+  finishKernel(ks, {heads, rows, 1});
   return success();
 }
 

@@ -1160,7 +1160,7 @@ circuit.graph @attention_heads_not_multiple(%q: tensor<48xf32>, %k: tensor<512xf
 // -----
 
 circuit.graph @attention_q_size(%q: tensor<60xf32>, %k: tensor<512xf32>, %pos: tensor<1xi32>) {
-  // expected-error @+1 {{'circuit.attention' op expects q of heads * head_dim = 64 elements, got 'tensor<60xf32>'}}
+  // expected-error @+1 {{'circuit.attention' op expects q of a positive multiple of heads * head_dim = 64 elements, got 'tensor<60xf32>'}}
   %o = circuit.attention %q, %k, %k, %pos {heads = 4 : i64, kv_heads = 2 : i64, head_dim = 16 : i64, scale = 0.25 : f32} : tensor<60xf32>, tensor<512xf32>, tensor<512xf32>, tensor<1xi32> -> tensor<60xf32>
   circuit.output
 }

@@ -732,8 +732,9 @@ LogicalResult AttentionOp::verify() {
       return emitOpError("expects ") << what << " of f32, got " << type;
   }
   auto qType = cast<RankedTensorType>(getQ().getType());
-  if (qType.getNumElements() != heads * dim)
-    return emitOpError("expects q of heads * head_dim = ")
+  if (qType.getNumElements() == 0 || qType.getNumElements() % (heads * dim))
+    return emitOpError("expects q of a positive multiple of heads * "
+                       "head_dim = ")
            << heads * dim << " elements, got " << qType;
   if (getResult().getType() != qType)
     return emitOpError("expects the result type to be q's ")

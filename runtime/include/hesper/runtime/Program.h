@@ -55,8 +55,14 @@ Result<Program> loadBundle(const std::string &path);
 /// the step recorded once.
 class ProgramRunner {
 public:
+  /// `shared`, when not empty, has one entry per argument: a non-null entry
+  /// is an existing buffer of the argument's size that the runner uses
+  /// instead of allocating one (it does not own it; it must outlive the
+  /// runner). Two programs over the same weights and caches -- a model's
+  /// decode step and its prompt chunk -- share them this way.
   static Result<std::unique_ptr<ProgramRunner>>
-  create(Device &device, const Program &program, bool timing);
+  create(Device &device, const Program &program, bool timing,
+         const std::vector<Buffer *> &shared = {});
 
   /// Copies an argument's contents in (its size must match exactly).
   Status setArgument(uint32_t index, const void *data, size_t bytes);
@@ -68,6 +74,11 @@ public:
   /// timing).
   std::vector<double> lastKernelTimesNs() const;
   const Program &program() const { return prog; }
+  /// The device buffer of argument `index` (null when out of range), for
+  /// sharing with another runner.
+  Buffer *argumentBuffer(uint32_t index) const {
+    return index < prog.numArguments ? buffers[index] : nullptr;
+  }
 
 private:
   ProgramRunner(Device &device, const Program &program)
@@ -76,7 +87,8 @@ private:
 
   Device &device;
   Program prog;
-  std::vector<std::unique_ptr<Buffer>> buffers;
+  std::vector<Buffer *> buffers;                  ///< by program buffer
+  std::vector<std::unique_ptr<Buffer>> ownedBuffers; ///< the ones allocated
   std::vector<std::unique_ptr<Kernel>> kernels;
   std::unique_ptr<CommandList> commands;
 };

@@ -529,12 +529,15 @@ def Circuit_AttentionOp : Circuit_Op<"attention", [Pure]> {
       p    = softmax(s)
       out[h] = sum_t p[t] * v_cache[t, kvh]
 
-    `q` and the result are `[heads * head_dim]`; the caches are
+    `q` and the result are `[heads * head_dim]` for one token, or `rows`
+    times that for a chunk of consecutive tokens, whose row `r` is the
+    token at position `pos + r` and sees positions `0 .. pos + r` (the
+    causal mask inside the chunk); the caches are
     `[positions * kv_heads * head_dim]` (position-major, then head, then
     dimension), read in place; `pos` is an `i32` tensor of one element.
-    Positions after `pos` are never read, so the cost grows with the
-    position, not with the cache length. A `pos` outside the cache is
-    clamped to its last position.
+    Positions after a row's own are never read, so the cost grows with the
+    position, not with the cache length. A position outside the cache is
+    clamped to its last one.
 
     Lowered as one workgroup per query head that walks the positions in
     tiles with an online softmax (flash-decoding): a running maximum and
