@@ -183,7 +183,7 @@ static void printKernelTimes(const Session &s, size_t tokens, double wallMs) {
 }
 
 int hesper::run::runModelMode(const std::string &path,
-                              const DeviceModeOptions &opts,
+                              const exec::DeviceModeOptions &opts,
                               bool interpreter) {
   auto loaded = Model::load(path);
   if (!loaded)
@@ -221,7 +221,7 @@ int hesper::run::runModelMode(const std::string &path,
   // The device.
   std::unique_ptr<rt::Device> device;
   if (!interpreter) {
-    device = openRequestedDevice(opts);
+    device = exec::openRequestedDevice(opts);
     if (!device && opts.backend)
       return 1; // openRequestedDevice printed why
   }

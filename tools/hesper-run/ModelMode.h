@@ -7,7 +7,7 @@
 #ifndef HESPER_TOOLS_HESPER_RUN_MODELMODE_H
 #define HESPER_TOOLS_HESPER_RUN_MODELMODE_H
 
-#include "DeviceMode.h"
+#include "Hesper/Execution/GraphRun.h"
 
 namespace hesper::run {
 
@@ -18,7 +18,7 @@ std::string modelPath(const std::string &positional);
 /// Loads the model, opens a session on the device the options ask for (the
 /// interpreter when `interpreter`), and generates text with llama.cpp-style
 /// flags. Returns the process exit status.
-int runModelMode(const std::string &path, const DeviceModeOptions &opts,
+int runModelMode(const std::string &path, const exec::DeviceModeOptions &opts,
                  bool interpreter);
 
 } // namespace hesper::run

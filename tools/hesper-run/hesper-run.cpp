@@ -22,7 +22,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "DeviceMode.h"
+#include "Hesper/Execution/GraphRun.h"
 #include "ModelMode.h"
 
 #include "Hesper/Dialect/Circuit/Builder/GraphBuilder.h"
@@ -432,8 +432,8 @@ static std::unique_ptr<hesper::rt::Device> device;
 /// --output bindings, NAME -> path.
 static SmallVector<std::pair<std::string, std::string>> outputs;
 
-static hesper::run::DeviceModeOptions deviceOptions() {
-  hesper::run::DeviceModeOptions opts;
+static hesper::exec::DeviceModeOptions deviceOptions() {
+  hesper::exec::DeviceModeOptions opts;
   if (backendChoice == BackendChoice::Vulkan)
     opts.backend = hesper::rt::Backend::Vulkan;
   if (backendChoice == BackendChoice::Cuda)
@@ -481,7 +481,7 @@ static LogicalResult compileOnlyMode(ModuleOp module, llvm::raw_ostream &os) {
                             "vulkan:SUBGROUP_SIZE, got '")
            << compileTarget << "'";
   }
-  hesper::run::DeviceModeOptions opts = deviceOptions();
+  hesper::exec::DeviceModeOptions opts = deviceOptions();
   hesper::CompileOptions compileOptions;
   compileOptions.fuse = opts.fuse;
   compileOptions.dumpDir = opts.dumpDir;
@@ -530,7 +530,7 @@ static LogicalResult runGraphMode(ModuleOp module, llvm::raw_ostream &os) {
         return graph.emitError("--input ")
                << name << ": " << array.status().message();
       HostTensor t;
-      std::string problem = hesper::run::tensorFromNpy(*array, type, t);
+      std::string problem = hesper::exec::tensorFromNpy(*array, type, t);
       if (!problem.empty())
         return graph.emitError("--input ") << name << "=" << spec << ": "
                                            << problem;
@@ -566,7 +566,7 @@ static LogicalResult runGraphMode(ModuleOp module, llvm::raw_ostream &os) {
   FailureOr<std::vector<HostTensor>> results;
   if (device) {
     std::vector<HostTensor> deviceResults;
-    if (failed(hesper::run::runGraphOnDevice(module, graph, *device, args,
+    if (failed(hesper::exec::runGraphOnDevice(module, graph, *device, args,
                                              deviceResults, deviceOptions(),
                                              os)))
       return failure();
@@ -587,7 +587,7 @@ static LogicalResult runGraphMode(ModuleOp module, llvm::raw_ostream &os) {
       if (name == argumentName(graph, i))
         t = &args[i];
     if (hesper::rt::Status s =
-            hesper::rt::writeNpy(path, hesper::run::npyFromTensor(*t));
+            hesper::rt::writeNpy(path, hesper::exec::npyFromTensor(*t));
         !s)
       return graph.emitError("--output ") << name << ": " << s.message();
   }
@@ -693,7 +693,7 @@ int main(int argc, char **argv) {
       "interpreter, validate its fusion, or build and check an example "
       "graph\n");
   if (listDevicesFlag) {
-    hesper::run::listAllDevices(llvm::outs());
+    hesper::exec::listAllDevices(llvm::outs());
     return 0;
   }
   if (std::string model = hesper::run::modelPath(inputFilename);
@@ -726,7 +726,7 @@ int main(int argc, char **argv) {
     if (onDevice) {
       // Auto falls back to the interpreter when no device opens; a named
       // backend that does not open is an error.
-      device = hesper::run::openRequestedDevice(deviceOptions());
+      device = hesper::exec::openRequestedDevice(deviceOptions());
       if (!device && backendChoice != BackendChoice::Auto)
         return 1;
     }

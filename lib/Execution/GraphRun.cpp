@@ -1,4 +1,4 @@
-//===- DeviceMode.cpp - hesper-run on a Vulkan or CUDA device -------------===//
+//===- GraphRun.cpp - Run a Circuit graph on a device ---------------------===//
 //
 // Part of the Hesper project.
 //
@@ -11,7 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "DeviceMode.h"
+#include "Hesper/Execution/GraphRun.h"
 
 #include "Hesper/Dialect/Circuit/Transforms/Passes.h"
 #include "Hesper/Execution/Execution.h"
@@ -27,7 +27,7 @@
 
 using namespace mlir;
 using namespace hesper;
-using namespace hesper::run;
+using namespace hesper::exec;
 using interp::HostTensor;
 
 static double nowUs() {
@@ -36,7 +36,7 @@ static double nowUs() {
       .count();
 }
 
-void hesper::run::listAllDevices(llvm::raw_ostream &os) {
+void hesper::exec::listAllDevices(llvm::raw_ostream &os) {
   for (rt::Backend b : {rt::Backend::Vulkan, rt::Backend::Cuda}) {
     auto devices = rt::listDevices(b);
     if (!devices) {
@@ -51,7 +51,7 @@ void hesper::run::listAllDevices(llvm::raw_ostream &os) {
 }
 
 std::unique_ptr<rt::Device>
-hesper::run::openRequestedDevice(const DeviceModeOptions &opts) {
+hesper::exec::openRequestedDevice(const DeviceModeOptions &opts) {
   rt::DeviceOptions deviceOptions;
   deviceOptions.index = opts.deviceIndex;
   deviceOptions.validation = opts.validation;
@@ -94,7 +94,7 @@ static std::string shapeString(ArrayRef<int64_t> shape) {
   return s + (shape.size() == 1 ? ",)" : ")");
 }
 
-std::string hesper::run::tensorFromNpy(const rt::NpyArray &array,
+std::string hesper::exec::tensorFromNpy(const rt::NpyArray &array,
                                        RankedTensorType type,
                                        HostTensor &out) {
   std::optional<rt::DType> want = dtypeFor(type.getElementType());
@@ -118,7 +118,7 @@ std::string hesper::run::tensorFromNpy(const rt::NpyArray &array,
   return "";
 }
 
-rt::NpyArray hesper::run::npyFromTensor(const HostTensor &tensor) {
+rt::NpyArray hesper::exec::npyFromTensor(const HostTensor &tensor) {
   rt::NpyArray array;
   array.dtype = dtypeFor(tensor.getElementType()).value_or(rt::DType::U8);
   if (array.dtype == rt::DType::U8)
@@ -182,7 +182,7 @@ void fillTensor(HostTensor &tensor, const std::vector<uint8_t> &bytes) {
 }
 } // namespace
 
-LogicalResult hesper::run::runGraphOnDevice(
+LogicalResult hesper::exec::runGraphOnDevice(
     ModuleOp module, circuit::GraphOp graph, rt::Device &device,
     std::vector<HostTensor> &args, std::vector<HostTensor> &results,
     const DeviceModeOptions &opts, llvm::raw_ostream &os) {

@@ -1,11 +1,19 @@
-//===- DeviceMode.h - hesper-run on a Vulkan or CUDA device -----*- C++ -*-===//
+//===- GraphRun.h - Run a Circuit graph on a device -------------*- C++ -*-===//
 //
 // Part of the Hesper project.
 //
 //===----------------------------------------------------------------------===//
+//
+// What `hesper-run graph.mlir` does on a device, as a library: open the
+// device a user asked for, compile a graph for it, bind host tensors, run
+// the recorded step (repeatedly, for timing and determinism), compare with
+// the reference interpreter, write a Chrome trace; and the conversions
+// between .npy arrays and tensors. Tools parse flags and call these.
+//
+//===----------------------------------------------------------------------===//
 
-#ifndef HESPER_TOOLS_HESPER_RUN_DEVICEMODE_H
-#define HESPER_TOOLS_HESPER_RUN_DEVICEMODE_H
+#ifndef HESPER_EXECUTION_GRAPHRUN_H
+#define HESPER_EXECUTION_GRAPHRUN_H
 
 #include "Hesper/Dialect/Circuit/IR/Circuit.h"
 #include "Hesper/Interpreter/Interpreter.h"
@@ -16,7 +24,7 @@
 
 #include <optional>
 
-namespace hesper::run {
+namespace hesper::exec {
 
 struct DeviceModeOptions {
   std::optional<rt::Backend> backend; ///< nullopt: auto (CUDA, then Vulkan)
@@ -57,6 +65,6 @@ rt::NpyArray npyFromTensor(const interp::HostTensor &tensor);
 /// Prints the devices of every backend (`--list-devices`).
 void listAllDevices(llvm::raw_ostream &os);
 
-} // namespace hesper::run
+} // namespace hesper::exec
 
-#endif // HESPER_TOOLS_HESPER_RUN_DEVICEMODE_H
+#endif // HESPER_EXECUTION_GRAPHRUN_H
