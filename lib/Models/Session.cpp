@@ -88,8 +88,8 @@ struct Session::Impl {
   Step decode, chunk;
   bool hasChunk = false;
 
-  std::vector<double> kernelTotalsNs;
-  int64_t timedTokens = 0;
+  std::vector<double> kernelTotalsNs, chunkKernelTotalsNs;
+  int64_t timedTokens = 0, timedChunks = 0;
   std::vector<float> embedding;
   std::vector<uint8_t> scratch;
 
@@ -283,11 +283,13 @@ struct Session::Impl {
         shared[i] = decode.runner->argumentBuffer(it->second);
       }
       auto chunkRunner = rt::ProgramRunner::create(*device, chunkProgram,
-                                                   /*timing=*/false, shared);
+                                                   options.timing, shared);
       if (!chunkRunner)
         return chunkRunner.status();
       chunk.runner = std::move(*chunkRunner);
       stats.kernelsPerChunk = chunkProgram.launches.size();
+      for (const rt::ProgramLaunch &l : chunkProgram.launches)
+        chunk.kernelNames.push_back(chunkProgram.kernels[l.kernel].name);
       for (uint32_t i = chunkProgram.numArguments;
            i < chunkProgram.buffers.size(); ++i)
         stats.deviceBytes += chunkProgram.buffers[i].bytes;
@@ -355,13 +357,16 @@ struct Session::Impl {
       return interpret(step, all);
     if (Status s = step.runner->run(); !s)
       return s;
-    if (options.timing && &step == &decode) {
+    if (options.timing) {
       std::vector<double> times = step.runner->lastKernelTimesNs();
+      bool isDecode = &step == &decode;
+      std::vector<double> &totals =
+          isDecode ? kernelTotalsNs : chunkKernelTotalsNs;
       if (!times.empty()) {
-        kernelTotalsNs.resize(times.size(), 0.0);
+        totals.resize(times.size(), 0.0);
         for (size_t k = 0; k < times.size(); ++k)
-          kernelTotalsNs[k] += times[k];
-        ++timedTokens;
+          totals[k] += times[k];
+        ++(isDecode ? timedTokens : timedChunks);
       }
     }
     if (all) {
@@ -466,10 +471,12 @@ std::vector<double> Session::lastKernelTimesNs() const {
   return impl->decode.runner ? impl->decode.runner->lastKernelTimesNs()
                              : std::vector<double>();
 }
-std::vector<double> Session::kernelTimeTotalsNs() const {
-  return impl->kernelTotalsNs;
+std::vector<double> Session::kernelTimeTotalsNs(bool chunks) const {
+  return chunks ? impl->chunkKernelTotalsNs : impl->kernelTotalsNs;
 }
-int64_t Session::timedTokens() const { return impl->timedTokens; }
-std::vector<std::string> Session::kernelNames() const {
-  return impl->decode.kernelNames;
+int64_t Session::timedTokens(bool chunks) const {
+  return chunks ? impl->timedChunks : impl->timedTokens;
+}
+std::vector<std::string> Session::kernelNames(bool chunks) const {
+  return chunks ? impl->chunk.kernelNames : impl->decode.kernelNames;
 }

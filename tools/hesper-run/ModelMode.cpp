@@ -156,28 +156,31 @@ static std::string joinIds(const std::vector<int32_t> &ids) {
 /// Device time per token by kernel (summed over layers: kernels with the
 /// same name prefix before the last '_' are one kind), and the share of a
 /// token's wall time spent outside the kernels.
-static void printKernelTimes(const Session &s, size_t tokens, double wallMs) {
-  std::vector<double> totals = s.kernelTimeTotalsNs();
-  std::vector<std::string> names = s.kernelNames();
-  if (totals.empty() || s.timedTokens() == 0) {
-    llvm::errs() << "kernel times: the device has no timestamps\n";
+static void printKernelTimes(const Session &s, bool chunks, double wallMs,
+                             size_t steps) {
+  std::vector<double> totals = s.kernelTimeTotalsNs(chunks);
+  std::vector<std::string> names = s.kernelNames(chunks);
+  const char *what = chunks ? "prompt chunk" : "token";
+  if (totals.empty() || s.timedTokens(chunks) == 0) {
+    if (!chunks)
+      llvm::errs() << "kernel times: the device has no timestamps\n";
     return;
   }
-  double perToken = 0;
+  double perStep = 0;
   std::vector<std::pair<double, std::string>> rows;
   for (size_t k = 0; k < totals.size() && k < names.size(); ++k) {
-    double us = totals[k] / s.timedTokens() / 1000.0;
-    perToken += us;
+    double us = totals[k] / s.timedTokens(chunks) / 1000.0;
+    perStep += us;
     rows.push_back({us, std::to_string(k) + " " + names[k]});
   }
   std::sort(rows.rbegin(), rows.rend());
-  llvm::errs() << "kernel time per token: "
-               << llvm::format("%.1f", perToken / 1000.0) << " ms of "
-               << llvm::format("%.1f", wallMs / tokens) << " ms wall ("
-               << llvm::format("%.1f", 100.0 * (1.0 - perToken / 1000.0 /
-                                                          (wallMs / tokens)))
+  llvm::errs() << "kernel time per " << what << ": "
+               << llvm::format("%.1f", perStep / 1000.0) << " ms of "
+               << llvm::format("%.1f", wallMs / steps) << " ms wall ("
+               << llvm::format("%.1f", 100.0 * (1.0 - perStep / 1000.0 /
+                                                          (wallMs / steps)))
                << "% outside the kernels); slowest launches:\n";
-  for (size_t i = 0; i < rows.size() && i < 12; ++i)
+  for (size_t i = 0; i < rows.size() && i < 8; ++i)
     llvm::errs() << "  " << llvm::format("%8.1f", rows[i].first) << " us  "
                  << rows[i].second << "\n";
 }
@@ -331,8 +334,13 @@ int hesper::run::runModelMode(const std::string &path,
                << " MiB (weights "
                << llvm::format("%.1f", model.weightBytes() / 1048576.0)
                << " MiB)\n";
-  if (kernelTimes)
-    printKernelTimes(s, result->promptTokens + decoded,
-                     result->promptMs + result->decodeMs);
+  if (kernelTimes) {
+    // Decode steps: the generated tokens but the last (which is not fed).
+    size_t steps = decoded > 1 ? decoded - 1 : 1;
+    printKernelTimes(s, /*chunks=*/false, result->decodeMs, steps);
+    int64_t chunks = s.timedTokens(/*chunks=*/true);
+    if (chunks)
+      printKernelTimes(s, /*chunks=*/true, result->promptMs, chunks);
+  }
   return 0;
 }

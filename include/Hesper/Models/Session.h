@@ -85,13 +85,15 @@ public:
   /// Device time of each launch of the last token, in nanoseconds (empty
   /// without timing).
   std::vector<double> lastKernelTimesNs() const;
-  /// Device time of each launch summed over every token run since the
-  /// session was created, in nanoseconds, and the number of tokens summed
-  /// (empty and 0 without timing).
-  std::vector<double> kernelTimeTotalsNs() const;
-  int64_t timedTokens() const;
-  /// Names of the launched kernels, in launch order.
-  std::vector<std::string> kernelNames() const;
+  /// Device time of each launch summed over every decode step (or, with
+  /// `chunks`, every prompt chunk) run since the session was created, in
+  /// nanoseconds, and the number of steps summed (empty and 0 without
+  /// timing).
+  std::vector<double> kernelTimeTotalsNs(bool chunks = false) const;
+  int64_t timedTokens(bool chunks = false) const;
+  /// Names of the launched kernels of the decode step (or of the prompt
+  /// chunk), in launch order.
+  std::vector<std::string> kernelNames(bool chunks = false) const;
 
 private:
   Session();

@@ -56,6 +56,8 @@ static constexpr int64_t kDotLanes = 64;
 static constexpr int64_t kSubgroupReduceLanes = 64;
 /// The largest workgroup count of one grid dimension every backend accepts.
 static constexpr int64_t kMaxGridDim = 65535;
+/// Rows of x (tokens) one subgroup multiplies with each weight row it reads.
+static constexpr int64_t kXRows = 8;
 
 static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -289,33 +291,37 @@ private:
                             ArrayRef<Region *> epilogues, ValueRange inputs,
                             Region *combine = nullptr);
 
-  /// Emits the strided dot product of row `n` of `weight` with row `m` of
-  /// `x` accumulated by this lane (f32).
-  Value emitPartialDot(KernelState &ks, Value x, Value weight, Value m,
-                       Value n, Value tid, int64_t lanes, Location loc);
+  /// Emits the strided dot products of row `n` of `weight` with rows `ms`
+  /// of `x`, accumulated by this lane (f32, one per x row): the weight row
+  /// is read and decoded once for all of them.
+  SmallVector<Value> emitPartialDot(KernelState &ks, Value x, Value weight,
+                                    ArrayRef<Value> ms, Value n, Value tid,
+                                    int64_t lanes, Location loc);
   /// What the per-format dot products need: the x and weight buffers, the
-  /// first x element of the row, the weight row, its length, the lane and
-  /// the workgroup size.
+  /// first x element of each x row, the weight row, its length, the lane
+  /// and the workgroup size.
   struct DotOperands {
-    Value x, w, xRow, n;
+    Value x, w;
+    SmallVector<Value> xRows;
+    Value n;
     int64_t k;
     Value tid;
     int64_t lanes;
     Location loc;
   };
   /// Starts the loop of this lane's work units, `tid, tid + lanes, ...`
-  /// below `units`, carrying an f32 accumulator from 0 (the loop's init
-  /// value, which inner loops reuse); the builder is left inside (the
-  /// caller keeps an InsertionGuard). `finishUnits` yields the
-  /// next accumulator and returns the lane's total.
-  scf::ForOp beginUnits(const DotOperands &d, int64_t units);
-  Value finishUnits(scf::ForOp loop, Value next);
+  /// below `units`, carrying `count` f32 accumulators from 0 (the first
+  /// init value is the zero inner loops reuse); the builder is left inside
+  /// (the caller keeps an InsertionGuard). `finishUnits` yields the next
+  /// accumulators and returns the lane's totals.
+  scf::ForOp beginUnits(const DotOperands &d, int64_t units, size_t count);
+  SmallVector<Value> finishUnits(scf::ForOp loop, ValueRange next);
   /// The four f32 values of x at `index`, a multiple of 4: one vector load.
   SmallVector<Value, 4> loadX4(const DotOperands &d, Value index);
-  Value emitPlainDot(const DotOperands &d);
-  Value emitQ8_0Dot(const DotOperands &d);
-  Value emitQ4_KDot(const DotOperands &d);
-  Value emitQ6_KDot(const DotOperands &d);
+  SmallVector<Value> emitPlainDot(const DotOperands &d);
+  SmallVector<Value> emitQ8_0Dot(const DotOperands &d);
+  SmallVector<Value> emitQ4_KDot(const DotOperands &d);
+  SmallVector<Value> emitQ6_KDot(const DotOperands &d);
   /// Emits the shared-memory tree combining every lane's `value`; returns
   /// the combined value (the same in every lane).
   Value emitWorkgroupReduce(Value value, Value tid, int64_t lanes,
@@ -1025,33 +1031,39 @@ static Value fma2(OpBuilder &b, Location loc, Value a, Value x, Value c,
   return ex::FmaOp::create(b, loc, a, x, ex::FmaOp::create(b, loc, c, y, acc));
 }
 
-Value GraphLowering::emitPartialDot(KernelState &ks, Value x, Value weight,
-                                    Value m, Value n, Value tid,
-                                    int64_t lanes, Location loc) {
+SmallVector<Value> GraphLowering::emitPartialDot(KernelState &ks, Value x,
+                                                 Value weight,
+                                                 ArrayRef<Value> ms, Value n,
+                                                 Value tid, int64_t lanes,
+                                                 Location loc) {
   IndexMath im(b, loc);
   auto wType = cast<RankedTensorType>(weight.getType());
   int64_t k = wType.getShape().back();
-  DotOperands ops{arg(ks, x), arg(ks, weight), im.mul(m, im.c(k)), n, k, tid,
-                  lanes, loc};
-  return llvm::TypeSwitch<Type, Value>(wType.getElementType())
+  DotOperands ops{arg(ks, x), arg(ks, weight), {}, n, k, tid, lanes, loc};
+  for (Value m : ms)
+    ops.xRows.push_back(im.mul(m, im.c(k)));
+  return llvm::TypeSwitch<Type, SmallVector<Value>>(wType.getElementType())
       .Case([&](cir::Q8_0Type) { return emitQ8_0Dot(ops); })
       .Case([&](cir::Q4_KType) { return emitQ4_KDot(ops); })
       .Case([&](cir::Q6_KType) { return emitQ6_KDot(ops); })
       .Default([&](Type) { return emitPlainDot(ops); });
 }
 
-scf::ForOp GraphLowering::beginUnits(const DotOperands &d, int64_t units) {
+scf::ForOp GraphLowering::beginUnits(const DotOperands &d, int64_t units,
+                                     size_t count) {
   IndexMath im(b, d.loc);
   Value zero = ex::ConstantOp::create(b, d.loc, b.getF32FloatAttr(0.0));
+  SmallVector<Value> init(count, zero);
   auto loop = scf::ForOp::create(b, d.loc, d.tid, im.c(units), im.c(d.lanes),
-                                 ValueRange{zero});
+                                 init);
   b.setInsertionPointToStart(loop.getBody());
   return loop;
 }
 
-Value GraphLowering::finishUnits(scf::ForOp loop, Value next) {
+SmallVector<Value> GraphLowering::finishUnits(scf::ForOp loop,
+                                              ValueRange next) {
   scf::YieldOp::create(b, loop.getLoc(), next);
-  return guardZeroTrip(b, loop)[0];
+  return SmallVector<Value>(guardZeroTrip(b, loop));
 }
 
 SmallVector<Value, 4> GraphLowering::loadX4(const DotOperands &d,
@@ -1066,7 +1078,7 @@ SmallVector<Value, 4> GraphLowering::loadX4(const DotOperands &d,
   return values;
 }
 
-Value GraphLowering::emitPlainDot(const DotOperands &d) {
+SmallVector<Value> GraphLowering::emitPlainDot(const DotOperands &d) {
   // Lanes stride over k, kVector consecutive elements at a time (one
   // vector load of x and of w) where k allows; the components are
   // accumulated in order.
@@ -1075,32 +1087,42 @@ Value GraphLowering::emitPlainDot(const DotOperands &d) {
   IndexMath im(b, loc);
   Value wRow = im.mul(d.n, im.c(d.k));
   int64_t width = d.k % kVector == 0 ? kVector : 1;
+  const size_t rows = d.xRows.size();
   OpBuilder::InsertionGuard guard(b);
-  scf::ForOp loop = beginUnits(d, d.k / width);
+  scf::ForOp loop = beginUnits(d, d.k / width, rows);
   Value i = im.mul(loop.getInductionVar(), im.c(width));
-  Value acc = loop.getRegionIterArgs()[0];
+  SmallVector<Value> acc(loop.getRegionIterArgs());
   if (width == 1) {
-    Value xv = toF32(loadElement(d.x, im.add(d.xRow, i), loc), loc);
+    SmallVector<Value> xv;
+    for (size_t r = 0; r < rows; ++r)
+      xv.push_back(toF32(loadElement(d.x, im.add(d.xRows[r], i), loc), loc));
     Value wv = toF32(loadElement(d.w, im.add(wRow, i), loc), loc);
-    acc = ex::FmaOp::create(b, loc, xv, wv, acc);
+    for (size_t r = 0; r < rows; ++r)
+      acc[r] = ex::FmaOp::create(b, loc, xv[r], wv, acc[r]);
   } else {
     auto loadVector = [&](Value buffer, Value index) -> Value {
       Type element = cast<sm::BufferType>(buffer.getType()).getElementType();
       return sm::LoadOp::create(b, loc, VectorType::get({width}, element),
                                 buffer, index);
     };
-    Value xs = loadVector(d.x, im.add(d.xRow, i));
+    // The rows' x vectors, then one weight load shared by the rows.
+    SmallVector<Value> xs;
+    for (size_t r = 0; r < rows; ++r)
+      xs.push_back(loadVector(d.x, im.add(d.xRows[r], i)));
     Value ws = loadVector(d.w, im.add(wRow, i));
     for (int64_t j = 0; j < width; ++j) {
-      Value xv = toF32(vector::ExtractOp::create(b, loc, xs, j), loc);
+      SmallVector<Value> xv;
+      for (size_t r = 0; r < rows; ++r)
+        xv.push_back(toF32(vector::ExtractOp::create(b, loc, xs[r], j), loc));
       Value wv = toF32(vector::ExtractOp::create(b, loc, ws, j), loc);
-      acc = ex::FmaOp::create(b, loc, xv, wv, acc);
+      for (size_t r = 0; r < rows; ++r)
+        acc[r] = ex::FmaOp::create(b, loc, xv[r], wv, acc[r]);
     }
   }
   return finishUnits(loop, acc);
 }
 
-Value GraphLowering::emitQ8_0Dot(const DotOperands &d) {
+SmallVector<Value> GraphLowering::emitQ8_0Dot(const DotOperands &d) {
   // Blocks of 34 bytes (f16 scale, 32 signed bytes); lanes stride over the
   // blocks of the row, each block's dot product is scaled once.
   constexpr int64_t kBlock = 32, kBlockBytes = 34;
@@ -1108,9 +1130,10 @@ Value GraphLowering::emitQ8_0Dot(const DotOperands &d) {
   IndexMath im(b, loc);
   WordMath wm(b, loc);
   int64_t blocksPerRow = d.k / kBlock;
+  const size_t rows = d.xRows.size();
   Value rowBlocks = im.mul(d.n, im.c(blocksPerRow));
   OpBuilder::InsertionGuard guard(b);
-  scf::ForOp loop = beginUnits(d, blocksPerRow);
+  scf::ForOp loop = beginUnits(d, blocksPerRow, rows);
   Value zero = loop.getInitArgs()[0];
   Value blk = loop.getInductionVar();
   Value base = im.mul(im.add(rowBlocks, blk), im.c(kBlockBytes));
@@ -1118,9 +1141,11 @@ Value GraphLowering::emitQ8_0Dot(const DotOperands &d) {
   Value hi = loadByte(b, loc, d.w, im.add(base, im.c(1)));
   Value scale = ex::UnpackF16x2Op::create(b, loc, b.getF32Type(),
                                           wm.bitOr(lo, wm.shl(hi, 8)), 0);
-  Value xBlock = im.add(d.xRow, im.mul(blk, im.c(kBlock)));
+  SmallVector<Value> xBlocks;
+  for (size_t r = 0; r < rows; ++r)
+    xBlocks.push_back(im.add(d.xRows[r], im.mul(blk, im.c(kBlock))));
   auto inner = scf::ForOp::create(b, loc, im.c(0), im.c(kBlock), im.c(1),
-                                  ValueRange{zero});
+                                  SmallVector<Value>(rows, zero));
   {
     OpBuilder::InsertionGuard innerGuard(b);
     b.setInsertionPointToStart(inner.getBody());
@@ -1131,16 +1156,22 @@ Value GraphLowering::emitQ8_0Dot(const DotOperands &d) {
     Value q = arith::ShRSIOp::create(
         b, loc, arith::ShLIOp::create(b, loc, byte, c24), c24);
     Value qf = wm.toF32(q);
-    Value xv = toF32(loadElement(d.x, im.add(xBlock, j), loc), loc);
-    Value acc = ex::FmaOp::create(b, loc, qf, xv, inner.getRegionIterArgs()[0]);
+    SmallVector<Value> acc;
+    for (size_t r = 0; r < rows; ++r) {
+      Value xv = toF32(loadElement(d.x, im.add(xBlocks[r], j), loc), loc);
+      acc.push_back(
+          ex::FmaOp::create(b, loc, qf, xv, inner.getRegionIterArgs()[r]));
+    }
     scf::YieldOp::create(b, loc, acc);
   }
-  Value acc = ex::FmaOp::create(b, loc, scale, inner.getResult(0),
-                                loop.getRegionIterArgs()[0]);
+  SmallVector<Value> acc;
+  for (size_t r = 0; r < rows; ++r)
+    acc.push_back(ex::FmaOp::create(b, loc, scale, inner.getResult(r),
+                                    loop.getRegionIterArgs()[r]));
   return finishUnits(loop, acc);
 }
 
-Value GraphLowering::emitQ4_KDot(const DotOperands &d) {
+SmallVector<Value> GraphLowering::emitQ4_KDot(const DotOperands &d) {
   // Super-blocks of 144 bytes (36 words, so every block is word-aligned)
   // for 256 values: f16 d and dmin, 12 bytes of packed 6-bit scales and
   // mins for eight 32-value sub-blocks, 128 bytes of 4-bit quants. A lane's
@@ -1152,9 +1183,10 @@ Value GraphLowering::emitQ4_KDot(const DotOperands &d) {
   IndexMath im(b, loc);
   WordMath wm(b, loc);
   int64_t blocksPerRow = d.k / kValues;
+  const size_t rows = d.xRows.size();
   Value rowBlocks = im.mul(d.n, im.c(blocksPerRow));
   OpBuilder::InsertionGuard guard(b);
-  scf::ForOp loop = beginUnits(d, blocksPerRow * 4);
+  scf::ForOp loop = beginUnits(d, blocksPerRow * 4, rows);
   Value zero = loop.getInitArgs()[0];
   Value unit = loop.getInductionVar();
   Value blk = im.div(unit, 4), quarter = im.rem(unit, 4);
@@ -1198,10 +1230,11 @@ Value GraphLowering::emitQ4_KDot(const DotOperands &d) {
   // Eight quant words; byte t of word w holds values 4w + t (low nibble)
   // and 32 + 4w + t (high nibble) of the unit.
   Value quants = im.add(blockWord, im.add(im.c(4), im.mul(quarter, im.c(8))));
-  Value xUnit = im.add(d.xRow, im.add(im.mul(blk, im.c(kValues)),
-                                      im.mul(quarter, im.c(64))));
+  Value unitOffset =
+      im.add(im.mul(blk, im.c(kValues)), im.mul(quarter, im.c(64)));
+  // Per x row: sum(q*x) and sum(x) of the low and of the high nibbles.
   auto words = scf::ForOp::create(b, loc, im.c(0), im.c(8), im.c(1),
-                                  ValueRange{zero, zero, zero, zero});
+                                  SmallVector<Value>(4 * rows, zero));
   {
     OpBuilder::InsertionGuard innerGuard(b);
     b.setInsertionPointToStart(words.getBody());
@@ -1210,29 +1243,40 @@ Value GraphLowering::emitQ4_KDot(const DotOperands &d) {
     Value word = sm::LoadOp::create(b, loc, b.getI32Type(), d.w,
                                     im.add(quants, w));
     // x of the low nibbles at xWord, of the high ones 32 later (both
-    // multiples of 4: K is a multiple of 256).
-    Value xWord = im.add(xUnit, im.mul(w, im.c(4)));
-    SmallVector<Value, 4> xsLo = loadX4(d, xWord);
-    SmallVector<Value, 4> xsHi = loadX4(d, im.add(xWord, im.c(32)));
+    // multiples of 4: K is a multiple of 256), for every row.
+    SmallVector<SmallVector<Value, 4>> xsLo, xsHi;
+    for (size_t r = 0; r < rows; ++r) {
+      Value xWord =
+          im.add(im.add(d.xRows[r], unitOffset), im.mul(w, im.c(4)));
+      xsLo.push_back(loadX4(d, xWord));
+      xsHi.push_back(loadX4(d, im.add(xWord, im.c(32))));
+    }
     for (int64_t t = 0; t < 4; ++t) {
       Value qLo = wm.toF32(wm.mask(wm.shr(word, 8 * t), 0xf));
       Value qHi = wm.toF32(wm.mask(wm.shr(word, 8 * t + 4), 0xf));
-      Value xLo = xsLo[t], xHi = xsHi[t];
-      acc[0] = ex::FmaOp::create(b, loc, qLo, xLo, acc[0]);
-      acc[1] = ex::AddOp::create(b, loc, acc[1], xLo);
-      acc[2] = ex::FmaOp::create(b, loc, qHi, xHi, acc[2]);
-      acc[3] = ex::AddOp::create(b, loc, acc[3], xHi);
+      for (size_t r = 0; r < rows; ++r) {
+        Value *a = &acc[4 * r];
+        a[0] = ex::FmaOp::create(b, loc, qLo, xsLo[r][t], a[0]);
+        a[1] = ex::AddOp::create(b, loc, a[1], xsLo[r][t]);
+        a[2] = ex::FmaOp::create(b, loc, qHi, xsHi[r][t], a[2]);
+        a[3] = ex::AddOp::create(b, loc, a[3], xsHi[r][t]);
+      }
     }
     scf::YieldOp::create(b, loc, acc);
   }
-  Value acc = loop.getRegionIterArgs()[0];
-  acc = fma2(b, loc, dLo, words.getResult(0), dHi, words.getResult(2), acc);
-  Value mins = fma2(b, loc, mLo, words.getResult(1), mHi, words.getResult(3),
-                    zero);
-  return finishUnits(loop, ex::SubOp::create(b, loc, acc, mins));
+  SmallVector<Value> totals;
+  for (size_t r = 0; r < rows; ++r) {
+    Value acc = loop.getRegionIterArgs()[r];
+    acc = fma2(b, loc, dLo, words.getResult(4 * r), dHi,
+               words.getResult(4 * r + 2), acc);
+    Value mins = fma2(b, loc, mLo, words.getResult(4 * r + 1), mHi,
+                      words.getResult(4 * r + 3), zero);
+    totals.push_back(ex::SubOp::create(b, loc, acc, mins));
+  }
+  return finishUnits(loop, totals);
 }
 
-Value GraphLowering::emitQ6_KDot(const DotOperands &d) {
+SmallVector<Value> GraphLowering::emitQ6_KDot(const DotOperands &d) {
   // Super-blocks of 210 bytes for 256 values: ql[128] (low 4 bits), qh[64]
   // (high 2 bits), int8 scales[16], f16 d; v = d * scale * (q - 32). Value
   // 128h + 32r + l (h < 2, r < 4, l < 32) takes the low (r < 2) or high
@@ -1245,9 +1289,10 @@ Value GraphLowering::emitQ6_KDot(const DotOperands &d) {
   IndexMath im(b, loc);
   WordMath wm(b, loc);
   int64_t blocksPerRow = d.k / kValues;
+  const size_t rows = d.xRows.size();
   Value rowBlocks = im.mul(d.n, im.c(blocksPerRow));
   OpBuilder::InsertionGuard guard(b);
-  scf::ForOp loop = beginUnits(d, blocksPerRow * 16);
+  scf::ForOp loop = beginUnits(d, blocksPerRow * 16, rows);
   Value zero = loop.getInitArgs()[0];
   Value unit = loop.getInductionVar();
   Value blk = im.div(unit, 16), within = im.rem(unit, 16);
@@ -1286,13 +1331,12 @@ Value GraphLowering::emitQ6_KDot(const DotOperands &d) {
   Value lowShift = arith::MulIOp::create(b, loc, im.toI32(im.div(r, 2)),
                                          wm.c(4));
   Value highShift = arith::MulIOp::create(b, loc, r32, wm.c(2));
-  Value xUnit = im.add(d.xRow,
-                       im.add(im.mul(blk, im.c(kValues)),
-                              im.add(im.add(im.mul(half, im.c(128)),
-                                            im.mul(r, im.c(32))),
-                                     l0)));
+  Value unitOffset = im.add(im.mul(blk, im.c(kValues)),
+                            im.add(im.add(im.mul(half, im.c(128)),
+                                          im.mul(r, im.c(32))),
+                                   l0));
   auto words = scf::ForOp::create(b, loc, im.c(0), im.c(4), im.c(1),
-                                  ValueRange{zero});
+                                  SmallVector<Value>(rows, zero));
   {
     OpBuilder::InsertionGuard innerGuard(b);
     b.setInsertionPointToStart(words.getBody());
@@ -1300,19 +1344,26 @@ Value GraphLowering::emitQ6_KDot(const DotOperands &d) {
     Value offset = im.mul(w, im.c(4));
     Value lowBits = wm.shr(wordAt(im.add(qlAt, offset)), lowShift);
     Value highBits = wm.shr(wordAt(im.add(qhAt, offset)), highShift);
-    Value acc = words.getRegionIterArgs()[0];
-    SmallVector<Value, 4> xs = loadX4(d, im.add(xUnit, offset));
+    SmallVector<Value> acc(words.getRegionIterArgs());
+    SmallVector<SmallVector<Value, 4>> xs;
+    for (size_t row = 0; row < rows; ++row)
+      xs.push_back(
+          loadX4(d, im.add(im.add(d.xRows[row], unitOffset), offset)));
     for (int64_t t = 0; t < 4; ++t) {
       Value q = wm.bitOr(wm.mask(wm.shr(lowBits, 8 * t), 0xf),
                          wm.shl(wm.mask(wm.shr(highBits, 8 * t), 3), 4));
-      Value centered = arith::SubIOp::create(b, loc, q, wm.c(32));
-      acc = ex::FmaOp::create(b, loc, wm.toF32(centered), xs[t], acc);
+      Value centered =
+          wm.toF32(arith::SubIOp::create(b, loc, q, wm.c(32)));
+      for (size_t row = 0; row < rows; ++row)
+        acc[row] = ex::FmaOp::create(b, loc, centered, xs[row][t], acc[row]);
     }
     scf::YieldOp::create(b, loc, acc);
   }
-  Value acc = ex::FmaOp::create(b, loc, scale, words.getResult(0),
-                                loop.getRegionIterArgs()[0]);
-  return finishUnits(loop, acc);
+  SmallVector<Value> totals;
+  for (size_t row = 0; row < rows; ++row)
+    totals.push_back(ex::FmaOp::create(b, loc, scale, words.getResult(row),
+                                       loop.getRegionIterArgs()[row]));
+  return finishUnits(loop, totals);
 }
 
 LogicalResult GraphLowering::lowerMatmul(Operation *op, Value x,
@@ -1352,7 +1403,12 @@ LogicalResult GraphLowering::lowerMatmul(Operation *op, Value x,
     totalGroups = ceilDiv(
         cast<RankedTensorType>(weights[0].getType()).getShape().front(),
         rowsPerGroup);
-  if (totalGroups > kMaxGridDim || m > kMaxGridDim)
+  // With a subgroup per weight row, each subgroup also takes several rows
+  // of x at once (the tokens of a prompt chunk), so that a weight row is
+  // read and decoded once per kXRows tokens: the matvec becomes a GEMM.
+  int64_t xRows = rowsPerGroup > 1 ? std::min<int64_t>(m, kXRows) : 1;
+  int64_t xBlocks = ceilDiv(m, xRows);
+  if (totalGroups > kMaxGridDim || xBlocks > kMaxGridDim)
     return op->emitOpError("has more output rows than "
                            "convert-circuit-to-shaderm launches in one grid "
                            "dimension");
@@ -1371,7 +1427,19 @@ LogicalResult GraphLowering::lowerMatmul(Operation *op, Value x,
   IndexMath im(b, loc);
   Value tid = sm::LocalIdOp::create(b, loc, b.getIndexType(), sm::Dim::x);
   Value group = sm::WorkgroupIdOp::create(b, loc, b.getIndexType(), sm::Dim::x);
-  Value row = sm::WorkgroupIdOp::create(b, loc, b.getIndexType(), sm::Dim::y);
+  // Workgroup y: a block of xRows rows of x (activations of consecutive
+  // tokens); the last block may be partial, its loads clamped to the last
+  // row and its stores skipped.
+  Value block = sm::WorkgroupIdOp::create(b, loc, b.getIndexType(), sm::Dim::y);
+  SmallVector<Value> xRowIds, ms;
+  for (int64_t i = 0; i < xRows; ++i) {
+    Value id = xRows == 1 ? block
+                          : im.add(im.mul(block, im.c(xRows)), im.c(i));
+    xRowIds.push_back(id);
+    ms.push_back(xRows == 1
+                     ? id
+                     : Value(arith::MinUIOp::create(b, loc, id, im.c(m - 1))));
+  }
   Value subgroup, laneInSubgroup;
   if (rowsPerGroup > 1) {
     subgroup = sm::SubgroupIdOp::create(b, loc, b.getIndexType());
@@ -1379,11 +1447,22 @@ LogicalResult GraphLowering::lowerMatmul(Operation *op, Value x,
         im.toIndex(ex::LaneIdOp::create(b, loc, b.getI32Type()));
   }
 
-  // Stores output `n` of weight `i` (its epilogue applied) from the lane
-  // that holds the whole dot product.
-  auto store = [&](size_t i, Value dot, Value n, int64_t rows) {
+  // Runs `body` for each x row of the block that exists.
+  auto forEachRow = [&](llvm::function_ref<void(int64_t)> body) {
+    for (int64_t i = 0; i < xRows; ++i) {
+      OpBuilder::InsertionGuard guard(b);
+      if (m % xRows != 0 && i >= m % xRows) {
+        auto exists = scf::IfOp::create(b, loc, im.lt(xRowIds[i], im.c(m)));
+        b.setInsertionPointToStart(exists.thenBlock());
+      }
+      body(i);
+    }
+  };
+  // Stores output `n` of weight `i` for x row `mi` (its epilogue applied)
+  // from the lane that holds the whole dot product.
+  auto store = [&](size_t i, Value dot, Value mi, Value n, int64_t rows) {
     Value result = op->getResult(i);
-    Value lane = im.add(im.mul(row, im.c(rows)), n);
+    Value lane = im.add(im.mul(mi, im.c(rows)), n);
     Value stored = dot;
     Region *epilogue = epilogues[i];
     if (epilogue && !epilogue->empty()) {
@@ -1404,35 +1483,40 @@ LogicalResult GraphLowering::lowerMatmul(Operation *op, Value x,
     // gated_matmul: the row's two dot products, then the combine body on
     // the lane that holds both.
     int64_t n = cast<RankedTensorType>(weights[0].getType()).getShape().front();
-    Value r = group, dots[2], leader = tid;
+    Value r = group, leader = tid;
+    SmallVector<Value> dots[2];
     if (rowsPerGroup > 1) {
       r = im.add(im.mul(group, im.c(rowsPerGroup)), subgroup);
       auto inRange = scf::IfOp::create(b, loc, im.lt(r, im.c(n)));
       b.setInsertionPointToStart(inRange.thenBlock());
       for (int k = 0; k < 2; ++k)
-        dots[k] = ex::SubgroupReduceOp::create(
-            b, loc, ex::ReduceKind::sum,
-            emitPartialDot(ks, x, weights[k], row, r, laneInSubgroup,
-                           subgroupSize, loc));
+        for (Value partial : emitPartialDot(ks, x, weights[k], ms, r,
+                                            laneInSubgroup, subgroupSize,
+                                            loc))
+          dots[k].push_back(ex::SubgroupReduceOp::create(
+              b, loc, ex::ReduceKind::sum, partial));
       leader = laneInSubgroup;
     } else {
       for (int k = 0; k < 2; ++k)
-        dots[k] = emitWorkgroupReduce(
-            emitPartialDot(ks, x, weights[k], row, r, tid, lanes, loc), tid,
-            lanes, cir::ReduceKind::sum, loc);
+        dots[k].push_back(emitWorkgroupReduce(
+            emitPartialDot(ks, x, weights[k], ms, r, tid, lanes, loc)[0], tid,
+            lanes, cir::ReduceKind::sum, loc));
     }
     auto first = scf::IfOp::create(b, loc, im.lt(leader, im.c(1)));
     b.setInsertionPointToStart(first.thenBlock());
-    Value lane = im.add(im.mul(row, im.c(n)), r);
-    Value value = inlineBody(ks, *combine, {im.toI32(lane), dots[0], dots[1]},
-                             {nullptr, nullptr, nullptr})[0];
-    Value result = op->getResult(0);
-    auto resultElement =
-        cast<RankedTensorType>(result.getType()).getElementType();
-    if (value.getType() != resultElement)
-      value = ex::ConvertOp::create(b, loc, resultElement, value, false);
-    sm::StoreOp::create(b, loc, value, arg(ks, result), lane);
-    finishKernel(ks, {totalGroups, m, 1});
+    forEachRow([&](int64_t i) {
+      Value lane = im.add(im.mul(xRowIds[i], im.c(n)), r);
+      Value value = inlineBody(ks, *combine,
+                               {im.toI32(lane), dots[0][i], dots[1][i]},
+                               {nullptr, nullptr, nullptr})[0];
+      Value result = op->getResult(0);
+      auto resultElement =
+          cast<RankedTensorType>(result.getType()).getElementType();
+      if (value.getType() != resultElement)
+        value = ex::ConvertOp::create(b, loc, resultElement, value, false);
+      sm::StoreOp::create(b, loc, value, arg(ks, result), lane);
+    });
+    finishKernel(ks, {totalGroups, xBlocks, 1});
     return success();
   }
 
@@ -1461,23 +1545,24 @@ LogicalResult GraphLowering::lowerMatmul(Operation *op, Value x,
       Value r = im.add(im.mul(mine, im.c(rowsPerGroup)), subgroup);
       auto inRange = scf::IfOp::create(b, loc, im.lt(r, im.c(n)));
       b.setInsertionPointToStart(inRange.thenBlock());
-      Value partial = emitPartialDot(ks, x, w, row, r, laneInSubgroup,
-                                     subgroupSize, loc);
-      Value dot = ex::SubgroupReduceOp::create(b, loc, ex::ReduceKind::sum,
-                                               partial);
+      SmallVector<Value> dots;
+      for (Value partial : emitPartialDot(ks, x, w, ms, r, laneInSubgroup,
+                                          subgroupSize, loc))
+        dots.push_back(ex::SubgroupReduceOp::create(
+            b, loc, ex::ReduceKind::sum, partial));
       auto first = scf::IfOp::create(b, loc, im.lt(laneInSubgroup, im.c(1)));
       b.setInsertionPointToStart(first.thenBlock());
-      store(i, dot, r, n);
+      forEachRow([&](int64_t k) { store(i, dots[k], xRowIds[k], r, n); });
       continue;
     }
-    Value partial = emitPartialDot(ks, x, w, row, mine, tid, lanes, loc);
+    Value partial = emitPartialDot(ks, x, w, ms, mine, tid, lanes, loc)[0];
     Value dot = emitWorkgroupReduce(partial, tid, lanes, cir::ReduceKind::sum,
                                     loc);
     auto first = scf::IfOp::create(b, loc, im.lt(tid, im.c(1)));
     b.setInsertionPointToStart(first.thenBlock());
-    store(i, dot, mine, n);
+    store(i, dot, xRowIds[0], mine, n);
   }
-  finishKernel(ks, {totalGroups, m, 1});
+  finishKernel(ks, {totalGroups, xBlocks, 1});
   return success();
 }
 
