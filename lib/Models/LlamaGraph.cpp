@@ -228,3 +228,25 @@ void hesper::models::buildDecodeGraph(GraphBuilder &g, const Model &model,
                                       int64_t contextSize, int64_t tokens) {
   DecodeGraphEmitter(g, model, contextSize, tokens).emit();
 }
+
+OwningOpRef<ModuleOp> hesper::models::buildModelModule(MLIRContext *context,
+                                                       const Model &model,
+                                                       int64_t contextSize,
+                                                       int64_t batch) {
+  OwningOpRef<ModuleOp> module;
+  {
+    GraphBuilder g(context, "decode");
+    buildDecodeGraph(g, model, contextSize, 1);
+    module = g.finish();
+  }
+  if (!module || batch <= 1)
+    return module;
+  GraphBuilder g(context, "prefill");
+  buildDecodeGraph(g, model, contextSize, batch);
+  OwningOpRef<ModuleOp> second = g.finish();
+  if (!second)
+    return nullptr;
+  for (Operation &op : llvm::make_early_inc_range(*second->getBody()))
+    op.moveAfter(&module->getBody()->back());
+  return module;
+}

@@ -160,23 +160,9 @@ struct Session::Impl {
     chunk.name = "prefill";
     chunk.rows = std::min(options.batchSize, ctx);
     hasChunk = chunk.rows > 1;
-    {
-      circuit::GraphBuilder g(&context, decode.name);
-      buildDecodeGraph(g, *model, ctx, 1);
-      module = g.finish();
-    }
+    module = buildModelModule(&context, *model, ctx, hasChunk ? chunk.rows : 1);
     if (!module)
-      return Status::error("the decode graph does not verify: " + diagnostics);
-    if (hasChunk) {
-      circuit::GraphBuilder g(&context, chunk.name);
-      buildDecodeGraph(g, *model, ctx, chunk.rows);
-      OwningOpRef<ModuleOp> second = g.finish();
-      if (!second)
-        return Status::error("the prompt graph does not verify: " +
-                             diagnostics);
-      for (Operation &op : llvm::make_early_inc_range(*second->getBody()))
-        op.moveAfter(&module->getBody()->back());
-    }
+      return Status::error("the model's graphs do not verify: " + diagnostics);
     describe(decode);
     if (hasChunk)
       describe(chunk);

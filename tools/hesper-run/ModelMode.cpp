@@ -12,9 +12,12 @@
 
 #include "ModelMode.h"
 
+#include "Hesper/InitAllDialects.h"
 #include "Hesper/Models/Generate.h"
+#include "Hesper/Models/LlamaGraph.h"
 #include "hesper/runtime/Npy.h"
 
+#include "mlir/IR/MLIRContext.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
@@ -107,6 +110,12 @@ static llvm::cl::opt<bool> kernelTimes(
     llvm::cl::desc("Time every kernel with device timestamps and print where "
                    "a token's time goes"),
     llvm::cl::init(false), llvm::cl::cat(modelCategory));
+static llvm::cl::opt<std::string> emitMlir(
+    "emit-mlir",
+    llvm::cl::desc("Write the model's Circuit graphs (@decode and, with -b > "
+                   "1, @prefill) to this file and stop: hesper-opt can lower "
+                   "them for any target"),
+    llvm::cl::init(""), llvm::cl::cat(modelCategory));
 static llvm::cl::opt<bool> noDisplayPrompt(
     "no-display-prompt", llvm::cl::desc("Do not echo the prompt"),
     llvm::cl::init(false), llvm::cl::cat(modelCategory));
@@ -194,6 +203,24 @@ int hesper::run::runModelMode(const std::string &path,
   Model &model = **loaded;
   const LlamaHParams &hp = model.hparams();
   const Tokenizer *tok = model.tokenizer();
+
+  if (!emitMlir.empty()) {
+    mlir::DialectRegistry registry;
+    hesper::registerAllDialects(registry);
+    mlir::MLIRContext context(registry);
+    int64_t ctx = ctxSize > 0 ? int64_t(ctxSize)
+                              : std::min<int64_t>(hp.contextLength, 4096);
+    auto module = buildModelModule(&context, model, ctx,
+                                   std::min<int64_t>(batchSize, ctx));
+    if (!module)
+      return fail("the model's graphs do not verify");
+    std::error_code ec;
+    llvm::raw_fd_ostream file(emitMlir, ec);
+    if (ec)
+      return fail("cannot write " + emitMlir + ": " + ec.message());
+    module->print(file);
+    return 0;
+  }
 
   // The prompt, as ids.
   std::vector<int32_t> prompt;

@@ -42,6 +42,14 @@ mlir::Type elementTypeFor(mlir::MLIRContext *context, rt::GgmlType type);
 void buildDecodeGraph(circuit::GraphBuilder &g, const Model &model,
                       int64_t contextSize, int64_t tokens = 1);
 
+/// The module a session compiles: graph @decode (one token) and, when
+/// `batch` > 1, graph @prefill (a prompt chunk of `batch` tokens). Null
+/// after diagnostics when a graph does not verify.
+mlir::OwningOpRef<mlir::ModuleOp> buildModelModule(mlir::MLIRContext *context,
+                                                   const Model &model,
+                                                   int64_t contextSize,
+                                                   int64_t batch);
+
 } // namespace hesper::models
 
 #endif // HESPER_MODELS_LLAMAGRAPH_H
