@@ -87,3 +87,6 @@ for candidate in ["/usr/bin/python3", shutil.which("python3")]:
         config.substitutions.append(("%numpy_python", candidate))
         break
 config.substitutions.append(("%gguf_tools", gguf_tools))
+# hesper-run's path, for scripts that run it themselves.
+config.substitutions.append(
+    ("%hesper_run", os.path.join(config.hesper_tools_dir, "hesper-run")))
