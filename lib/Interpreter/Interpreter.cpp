@@ -333,6 +333,24 @@ LogicalResult GraphEvaluator::evalGather(GatherOp op) {
   int64_t sourceElements = source.getNumElements();
   LaneInputs inputs = bindInputs(op.getInputs(), op.getType().getShape(),
                                  &op.getBody(), 1);
+  // A quantized source is read dequantized, a row at a time (cached).
+  bool quantized = isQuantized(source.getElementType());
+  int64_t rowLength = source.getType().getShape().back();
+  int64_t cachedRow = -1;
+  std::vector<float> rowValues;
+  bool decodeFailed = false;
+  auto readSource = [&](int64_t addr) -> Val {
+    if (!quantized)
+      return read(source, addr);
+    int64_t row = addr / rowLength;
+    if (row != cachedRow) {
+      rowValues.clear();
+      decodeFailed |= failed(dequantizeRow(source, row, rowValues));
+      cachedRow = row;
+    }
+    return Val::ofFloat(rowValues.empty() ? 0.0f
+                                          : rowValues[addr % rowLength]);
+  };
   program->run(
       result->getNumElements(),
       [&](int64_t lane, Val *args) {
@@ -342,8 +360,11 @@ LogicalResult GraphEvaluator::evalGather(GatherOp op) {
       [&](int64_t lane, const Val *out) {
         int64_t addr = out[0].i;
         if (addr >= 0 && addr < sourceElements)
-          write(*result, lane, read(source, addr));
+          write(*result, lane, readSource(addr));
       });
+  if (decodeFailed)
+    return op.emitOpError("reference interpreter: cannot decode ")
+           << source.getElementType();
   env[op] = result;
   return success();
 }

@@ -26,6 +26,7 @@
 #include "Hesper/Models/LlamaGraph.h"
 
 #include <cmath>
+#include <map>
 
 using namespace mlir;
 using namespace hesper;
@@ -60,7 +61,25 @@ public:
       : g(g), model(model), hp(model.hparams()), ctx(ctx), rows(rows) {}
 
   void emit() {
-    x = g.external("x", vec(hp.dim), g.f32());
+    // The tokens' embedding rows, gathered (and dequantized) from the
+    // table in its GGUF format.
+    // [rows, 1] broadcasts over the row's lanes: each lane sees its token.
+    SmallVector<int64_t> tokenShape{1};
+    if (rows > 1)
+      tokenShape = {rows, 1};
+    Value tokens = g.external("tokens", tokenShape, g.i32());
+    Value table = weight("token_embd.weight");
+    const int64_t dim = hp.dim;
+    x = g.gather(table, ValueRange{tokens}, vec(hp.dim),
+                 [&](ExpBuilder &e, Value lane, ValueRange a) {
+                   Value column = rows == 1 ? lane : e.remConst(lane, dim);
+                   return e.add(e.mul(a[0], e.i32(dim)), column);
+                 });
+    if (!cast<RankedTensorType>(x.getType()).getElementType().isF32())
+      x = g.map(ValueRange{x}, vec(hp.dim), g.f32(),
+                [](ExpBuilder &e, Value, ValueRange a) {
+                  return e.toF32(a[0]);
+                });
     pos = g.external("pos", {1}, g.i32());
     freqs = g.external("rope_freqs", {hp.ropeDims / 2}, g.f32());
     Value h = x;
@@ -83,10 +102,14 @@ private:
   /// A weight as a graph argument named after its GGUF tensor: [rows, row
   /// length] (ggml's dims reversed), in its GGUF element type.
   Value weight(const std::string &name) {
+    auto it = weights.find(name);
+    if (it != weights.end())
+      return it->second;
     const rt::GgufTensor &t = model.weight(name);
     SmallVector<int64_t> shape(t.dims.rbegin(), t.dims.rend());
-    return g.external(name, shape,
-                      elementTypeFor(g.getContext(), t.type));
+    Value v = g.external(name, shape, elementTypeFor(g.getContext(), t.type));
+    weights[name] = v;
+    return v;
   }
 
   Value add(Value a, Value b) {
@@ -221,6 +244,7 @@ private:
   int64_t ctx;
   int64_t rows; ///< tokens per step: 1 for decode, the chunk for prefill
   Value x, pos, freqs;
+  std::map<std::string, Value> weights; ///< one argument per GGUF tensor
 };
 } // namespace
 

@@ -259,12 +259,12 @@ public:
                   std::to_string(hp.dim) + ", vocabulary]");
     hp.vocab = embd->dims[1];
     hp.tiedHead = file.tensor("output.weight") == nullptr;
-    if (hp.tiedHead) {
-      if (!(s = expect("token_embd.weight", {hp.dim, hp.vocab})))
-        return s;
-    } else if (!(s = expect("output.weight", {hp.dim, hp.vocab}))) {
+    // The table is read in place by the embedding gather (and, tied, by
+    // the LM head).
+    if (!(s = expect("token_embd.weight", {hp.dim, hp.vocab})))
       return s;
-    }
+    if (!hp.tiedHead && !(s = expect("output.weight", {hp.dim, hp.vocab})))
+      return s;
     if (!(s = expect("output_norm.weight", {hp.dim})))
       return s;
     if (file.tensor("rope_freqs.weight")) {

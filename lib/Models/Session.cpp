@@ -48,7 +48,7 @@ static double nowMs() {
 enum class ArgKind { Weight, Embedding, Position, RopeFreqs, Cache };
 
 static ArgKind classify(const std::string &name) {
-  if (name == "x")
+  if (name == "tokens")
     return ArgKind::Embedding;
   if (name == "pos")
     return ArgKind::Position;
@@ -90,7 +90,7 @@ struct Session::Impl {
 
   std::vector<double> kernelTotalsNs, chunkKernelTotalsNs;
   int64_t timedTokens = 0, timedChunks = 0;
-  std::vector<float> embedding;
+  std::vector<int32_t> tokenIds;
   std::vector<uint8_t> scratch;
 
   Impl() : context(registry()) {}
@@ -327,14 +327,20 @@ struct Session::Impl {
   /// logits of every row (rows * vocab values).
   Status run(Step &step, const int32_t *ids, size_t n,
              std::vector<float> *all) {
-    const int64_t dim = model->hparams().dim;
-    embedding.assign(step.rows * dim, 0.0f); // padding rows stay zero
-    for (size_t r = 0; r < n; ++r)
-      if (Status s = model->embed(ids[r], embedding.data() + r * dim); !s)
-        return s;
+    // The token ids (padding rows read token 0; their results are
+    // dropped and their cache rows rewritten before anything reads them).
+    const int64_t vocab = model->hparams().vocab;
+    tokenIds.assign(step.rows, 0);
+    for (size_t r = 0; r < n; ++r) {
+      if (ids[r] < 0 || ids[r] >= vocab)
+        return Status::error("token id " + std::to_string(ids[r]) +
+                             " is outside the vocabulary of " +
+                             std::to_string(vocab));
+      tokenIds[r] = ids[r];
+    }
     int32_t p = static_cast<int32_t>(pos);
-    if (Status s = setInput(step, step.xIndex, embedding.data(),
-                            embedding.size() * sizeof(float));
+    if (Status s = setInput(step, step.xIndex, tokenIds.data(),
+                            tokenIds.size() * sizeof(int32_t));
         !s)
       return s;
     if (Status s = setInput(step, step.posIndex, &p, sizeof(p)); !s)

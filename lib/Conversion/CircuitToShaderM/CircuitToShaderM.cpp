@@ -259,6 +259,10 @@ private:
                   ValueRange inputs, ArrayRef<int64_t> iteration, Value lane,
                   SmallVector<Value> &args, SmallVector<Value> &whole);
 
+  /// Element `index` (flat, in values) of a q8_0, q4_k or q6_k buffer of
+  /// 32-bit words, dequantized to f32 (ggml's formulas).
+  Value emitDequantizeElement(Value words, Type element, Value index,
+                              Location loc);
   Value loadElement(Value buffer, Value index, Location loc) {
     auto type = cast<sm::BufferType>(buffer.getType());
     return sm::LoadOp::create(b, loc, type.getElementType(), buffer, index);
@@ -590,7 +594,12 @@ LogicalResult GraphLowering::lowerElementwise(Operation *op) {
     Value addr = im.toIndex(yielded[0]);
     Value valid = im.lt(addr, im.c(size)); // unsigned: negatives fail too
     Value safe = arith::SelectOp::create(b, loc, valid, addr, im.c(0));
-    Value v = loadElement(arg(ks, source), safe, loc);
+    Type sourceElement =
+        cast<RankedTensorType>(source.getType()).getElementType();
+    Value v = cir::isQuantized(sourceElement)
+                  ? emitDequantizeElement(arg(ks, source), sourceElement,
+                                          safe, loc)
+                  : loadElement(arg(ks, source), safe, loc);
     Type element = v.getType();
     Value zero = zeroOf(b, loc, element);
     v = arith::SelectOp::create(b, loc, valid, v, zero);
@@ -1564,6 +1573,95 @@ LogicalResult GraphLowering::lowerMatmul(Operation *op, Value x,
   }
   finishKernel(ks, {totalGroups, xBlocks, 1});
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Reading one quantized element (gathers from an embedding table)
+//===----------------------------------------------------------------------===//
+
+Value GraphLowering::emitDequantizeElement(Value words, Type element,
+                                           Value index, Location loc) {
+  IndexMath im(b, loc);
+  WordMath wm(b, loc);
+  auto halfAt = [&](Value byte) -> Value {
+    Value lo = loadByte(b, loc, words, byte);
+    Value hi = loadByte(b, loc, words, im.add(byte, im.c(1)));
+    return ex::UnpackF16x2Op::create(b, loc, b.getF32Type(),
+                                     wm.bitOr(lo, wm.shl(hi, 8)), 0);
+  };
+  auto signExtend = [&](Value byte) -> Value {
+    Value c24 = wm.c(24);
+    return arith::ShRSIOp::create(
+        b, loc, arith::ShLIOp::create(b, loc, byte, c24), c24);
+  };
+  if (isa<cir::Q8_0Type>(element)) {
+    // 34-byte blocks: f16 d, then 32 int8 values.
+    Value base = im.mul(im.div(index, 32), im.c(34));
+    Value q = signExtend(
+        loadByte(b, loc, words, im.add(base, im.add(im.c(2), im.rem(index, 32)))));
+    return ex::MulOp::create(b, loc, halfAt(base), wm.toF32(q));
+  }
+  Value within = im.rem(index, 256);
+  if (isa<cir::Q4_KType>(element)) {
+    // 144-byte blocks: f16 d, f16 dmin, 12 bytes of 6-bit scales/mins,
+    // 128 bytes of nibbles; value 64c + p: byte 16 + 32c + p%32, the low
+    // nibble for p < 32, sub-block j = 2c + (p >= 32).
+    Value base = im.mul(im.div(index, 256), im.c(144));
+    Value c = im.div(within, 64), p = im.rem(within, 64);
+    Value high = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, p,
+                                       im.c(32));
+    Value j = im.add(im.mul(c, im.c(2)),
+                     arith::SelectOp::create(b, loc, high, im.c(1), im.c(0)));
+    Value byte = loadByte(
+        b, loc, words,
+        im.add(base, im.add(im.add(im.c(16), im.mul(c, im.c(32))),
+                            im.rem(p, 32))));
+    Value q = wm.select(high, wm.shr(byte, 4), wm.mask(byte, 0xf));
+    auto scaleByte = [&](Value k) {
+      return loadByte(b, loc, words, im.add(base, im.add(im.c(4), k)));
+    };
+    Value low = im.lt(j, im.c(4));
+    // j < 4: s[j] & 63, s[j+4] & 63; else the nibbles of s[j+4] with the
+    // top bits of s[j-4] and s[j] (j taken mod 4 for the in-range reads).
+    Value j4 = im.rem(j, 4);
+    Value sj = scaleByte(j), sj4 = scaleByte(im.add(j4, im.c(4))),
+          sjm4 = scaleByte(j4), sj8 = scaleByte(im.add(j4, im.c(8)));
+    Value sc = wm.select(low, wm.mask(sj, 63),
+                         wm.bitOr(wm.mask(sj8, 0xf), wm.shl(wm.shr(sjm4, 6), 4)));
+    Value mn = wm.select(low, wm.mask(sj4, 63),
+                         wm.bitOr(wm.shr(sj8, 4), wm.shl(wm.shr(sj4, 6), 4)));
+    Value d = halfAt(base), dmin = halfAt(im.add(base, im.c(2)));
+    Value scaled = ex::MulOp::create(
+        b, loc, ex::MulOp::create(b, loc, d, wm.toF32(sc)), wm.toF32(q));
+    return ex::SubOp::create(
+        b, loc, scaled, ex::MulOp::create(b, loc, dmin, wm.toF32(mn)));
+  }
+  // q6_k: 210-byte blocks: ql[128], qh[64], int8 scales[16], f16 d; value
+  // 128h + 32r + l: the low (r < 2) or high nibble of ql[64h + 32(r&1) + l],
+  // bits 2r of qh[32h + l], scale 8h + 2r + l/16; v = d * scale * (q - 32).
+  Value base = im.mul(im.div(index, 256), im.c(210));
+  Value h = im.div(within, 128), r = im.rem(im.div(within, 32), 4),
+        l = im.rem(within, 32);
+  Value ql = loadByte(
+      b, loc, words,
+      im.add(base, im.add(im.add(im.mul(h, im.c(64)),
+                                 im.mul(im.rem(r, 2), im.c(32))),
+                          l)));
+  Value qh = loadByte(
+      b, loc, words,
+      im.add(base, im.add(im.add(im.c(128), im.mul(h, im.c(32))), l)));
+  Value nibble = wm.select(im.lt(r, im.c(2)), wm.mask(ql, 0xf), wm.shr(ql, 4));
+  Value twoBits = wm.mask(
+      wm.shr(qh, arith::MulIOp::create(b, loc, im.toI32(r), wm.c(2))), 3);
+  Value q = arith::SubIOp::create(b, loc, wm.bitOr(nibble, wm.shl(twoBits, 4)),
+                                  wm.c(32));
+  Value scale = signExtend(loadByte(
+      b, loc, words,
+      im.add(base, im.add(im.add(im.c(192), im.mul(h, im.c(8))),
+                          im.add(im.mul(r, im.c(2)), im.div(l, 16))))));
+  Value d = halfAt(im.add(base, im.c(208)));
+  return ex::MulOp::create(
+      b, loc, ex::MulOp::create(b, loc, d, wm.toF32(scale)), wm.toF32(q));
 }
 
 //===----------------------------------------------------------------------===//

@@ -715,3 +715,28 @@ circuit.graph @gather_user_writes_source(%cache: tensor<8xf32>) {
   }
   circuit.output
 }
+
+// -----
+
+// Not fused: a gather from a quantized table (an embedding lookup) stays
+// the kernel that decodes it; circuit.extract cannot read quantized
+// tensors.
+// CHECK-LABEL: circuit.graph @quantized_gather(
+// CHECK:         circuit.gather
+// CHECK:         circuit.map
+circuit.graph @quantized_gather(%t: tensor<4x256x!circuit.q8_0>, %id: tensor<1xi32>) -> tensor<256xf32> {
+  %g = circuit.gather %t ins(%id : tensor<1xi32>) : tensor<4x256x!circuit.q8_0> -> tensor<256xf32> {
+  ^bb0(%lane: i32, %i: i32):
+    %c256 = exp.constant 256 : i32
+    %row = exp.mul %i, %c256 : i32
+    %a = exp.add %row, %lane : i32
+    circuit.yield %a : i32
+  }
+  %y = circuit.map ins(%g : tensor<256xf32>) -> tensor<256xf32> {
+  ^bb0(%lane: i32, %v: f32):
+    %two = exp.constant 2.0 : f32
+    %m = exp.mul %v, %two : f32
+    circuit.yield %m : f32
+  }
+  circuit.output %y : tensor<256xf32>
+}

@@ -1226,3 +1226,25 @@ circuit.graph @gated_matmul_body(%x: tensor<64xf32>, %g: tensor<32x64xf32>, %u: 
   }
   circuit.output
 }
+
+// -----
+
+circuit.graph @gather_quantized_f16(%t: tensor<4x256x!circuit.q4_k>) {
+  // expected-error @+1 {{'circuit.gather' op expects an f32 result for a quantized source, got 'f16'}}
+  %g = circuit.gather %t : tensor<4x256x!circuit.q4_k> -> tensor<256xf16> {
+  ^bb0(%lane: i32):
+    circuit.yield %lane : i32
+  }
+  circuit.output
+}
+
+// -----
+
+circuit.graph @gather_q8_1(%t: tensor<256x!circuit.q8_1>) {
+  // expected-error @+1 {{'circuit.gather' op expects a scalar, q8_0, q4_k or q6_k source, got '!circuit.q8_1'}}
+  %g = circuit.gather %t : tensor<256x!circuit.q8_1> -> tensor<256xf32> {
+  ^bb0(%lane: i32):
+    circuit.yield %lane : i32
+  }
+  circuit.output
+}

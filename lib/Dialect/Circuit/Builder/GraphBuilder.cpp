@@ -152,9 +152,12 @@ Value GraphBuilder::zip(Value a, Value b,
 
 Value GraphBuilder::gather(Value source, ValueRange inputs,
                            ArrayRef<int64_t> shape, LaneFn address) {
-  auto op = GatherOp::create(
-      builder, loc, tensorType(shape, tensorOf(source).getElementType()),
-      source, inputs);
+  // A quantized source is read dequantized: the result is f32.
+  Type element = tensorOf(source).getElementType();
+  if (isQuantized(element))
+    element = f32();
+  auto op = GatherOp::create(builder, loc, tensorType(shape, element), source,
+                             inputs);
   buildBody(op.getBody(), {i32()}, inputs, [&](ExpBuilder &e, Block *block) {
     return SmallVector<Value>{address(e, block->getArgument(0),
                                       block->getArguments().drop_front())};

@@ -328,7 +328,15 @@ LogicalResult MapOp::verifyRegions() {
 }
 
 LogicalResult GatherOp::verify() {
-  if (elementOf(getSource()) != getType().getElementType())
+  Type source = elementOf(getSource());
+  if (isQuantized(source)) {
+    if (!isa<Q8_0Type, Q4_KType, Q6_KType>(source))
+      return emitOpError("expects a scalar, q8_0, q4_k or q6_k source, got ")
+             << source;
+    if (!getType().getElementType().isF32())
+      return emitOpError("expects an f32 result for a quantized source, got ")
+             << getType().getElementType();
+  } else if (source != getType().getElementType())
     return emitOpError("expects the result element type to be the source's ")
            << elementOf(getSource()) << ", got "
            << getType().getElementType();

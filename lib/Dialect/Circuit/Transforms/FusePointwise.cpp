@@ -247,6 +247,11 @@ struct FuseGatherIntoUser : OpRewritePattern<GatherOp> {
 
   LogicalResult matchAndRewrite(GatherOp producer,
                                 PatternRewriter &rewriter) const override {
+    // A quantized source cannot be read whole by circuit.extract: the
+    // gather stays the kernel that decodes it.
+    if (isQuantized(elementTypeOf(producer.getSource())))
+      return rewriter.notifyMatchFailure(producer,
+                                         "reads a quantized source");
     Block &body = producer.getBody().front();
     SmallVector<Value> reads{producer.getSource()};
     reads.append(producer.getInputs().begin(), producer.getInputs().end());

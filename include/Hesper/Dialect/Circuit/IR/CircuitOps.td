@@ -174,7 +174,10 @@ def Circuit_GatherOp : Circuit_Op<"gather", [Pure, IsolatedFromAbove]> {
   let description = [{
     For every lane `i` of the result, the body computes a flat address into
     `source` from `i` and the inputs' elements; the result at `i` is the
-    source element there, or zero when the address is out of range.
+    source element there, or zero when the address is out of range. A
+    quantized source (q8_0, q4_k, q6_k: a model's token embedding table) is
+    read as its dequantized f32 values, decoded from its blocks; the result
+    is then f32.
 
     ```mlir
     // Reverse a vector.
@@ -186,7 +189,7 @@ def Circuit_GatherOp : Circuit_Op<"gather", [Pure, IsolatedFromAbove]> {
     }
     ```
   }];
-  let arguments = (ins Circuit_ScalarTensor:$source,
+  let arguments = (ins Circuit_Tensor:$source,
                        Variadic<Circuit_ScalarTensor>:$inputs);
   let results = (outs Circuit_ScalarTensor:$result);
   let regions = (region SizedRegion<1>:$body);
