@@ -165,9 +165,10 @@ private:
 
 /// Copies host tensors into program arguments (padded to whole words).
 rt::Status uploadArguments(rt::ProgramRunner &runner,
-                           const std::vector<HostTensor> &args) {
+                           const std::vector<HostData> &args) {
+  std::vector<uint8_t> bytes;
   for (auto [i, arg] : llvm::enumerate(args)) {
-    std::vector<uint8_t> bytes = arg.bytes();
+    bytes = arg.bytes;
     bytes.resize(runner.program().buffers[i].bytes, 0);
     if (rt::Status s = runner.setArgument(i, bytes.data(), bytes.size()); !s)
       return s;
@@ -175,16 +176,23 @@ rt::Status uploadArguments(rt::ProgramRunner &runner,
   return rt::Status();
 }
 
-/// Reads back `tensor` from device bytes (dropping word padding).
-void fillTensor(HostTensor &tensor, const std::vector<uint8_t> &bytes) {
-  std::memcpy(tensor.bytes().data(), bytes.data(),
-              std::min(bytes.size(), tensor.bytes().size()));
+/// The size of a tensor of `type` on the host.
+size_t hostBytes(RankedTensorType type) {
+  return static_cast<size_t>(circuit::getStorageBytes(type));
+}
+
+/// The interpreter's tensor of the same bytes (for --check only).
+HostTensor toInterpreter(const HostData &data) {
+  HostTensor t(data.type);
+  std::memcpy(t.bytes().data(), data.bytes.data(),
+              std::min(t.bytes().size(), data.bytes.size()));
+  return t;
 }
 } // namespace
 
 LogicalResult hesper::exec::runGraphOnDevice(
     ModuleOp module, circuit::GraphOp graph, rt::Device &device,
-    std::vector<HostTensor> &args, std::vector<HostTensor> &results,
+    std::vector<HostData> &args, std::vector<HostData> &results,
     const DeviceModeOptions &opts, llvm::raw_ostream &os) {
   const rt::DeviceInfo &info = device.info();
   Trace trace;
@@ -218,7 +226,7 @@ LogicalResult hesper::exec::runGraphOnDevice(
     return fail(runner.status());
   rt::ProgramRunner &r = **runner;
   // The interpreter's view of the arguments, before the device writes them.
-  std::vector<HostTensor> interpArgs = args;
+  std::vector<HostData> inputs = args;
   if (rt::Status s = uploadArguments(r, args); !s)
     return fail(s);
 
@@ -253,20 +261,21 @@ LogicalResult hesper::exec::runGraphOnDevice(
     std::vector<uint8_t> bytes;
     if (rt::Status s = r.readResult(i, bytes); !s)
       return fail(s);
-    HostTensor t(cast<RankedTensorType>(type));
-    fillTensor(t, bytes);
-    results.push_back(std::move(t));
+    auto tensorType = cast<RankedTensorType>(type);
+    bytes.resize(hostBytes(tensorType)); // drop the word padding
+    results.push_back({tensorType, std::move(bytes)});
   }
-  for (auto [i, arg] : llvm::enumerate(args)) {
+  for (HostData &arg : args) {
     std::vector<uint8_t> bytes;
-    if (rt::Status s = r.readArgument(i, bytes); !s)
+    if (rt::Status s = r.readArgument(&arg - args.data(), bytes); !s)
       return fail(s);
-    fillTensor(arg, bytes);
+    bytes.resize(arg.bytes.size());
+    arg.bytes = std::move(bytes);
   }
 
   // Same inputs, N more runs: every result must be bit-identical.
   for (unsigned run = 0; run < opts.determinismRuns; ++run) {
-    if (rt::Status s = uploadArguments(r, interpArgs); !s)
+    if (rt::Status s = uploadArguments(r, inputs); !s)
       return fail(s);
     if (rt::Status s = r.run(); !s)
       return fail(s);
@@ -274,8 +283,8 @@ LogicalResult hesper::exec::runGraphOnDevice(
       std::vector<uint8_t> bytes;
       if (rt::Status s = r.readResult(i, bytes); !s)
         return fail(s);
-      if (std::memcmp(bytes.data(), results[i].bytes().data(),
-                      results[i].bytes().size()) != 0) {
+      if (std::memcmp(bytes.data(), results[i].bytes.data(),
+                      results[i].bytes.size()) != 0) {
         llvm::errs() << "error: result #" << i << " of run " << run + 2
                      << " differs from the first run\n";
         return failure();
@@ -316,6 +325,9 @@ LogicalResult hesper::exec::runGraphOnDevice(
   if (opts.check) {
     interp::Options interpOptions;
     interpOptions.subgroupSize = info.subgroupSize;
+    std::vector<HostTensor> interpArgs;
+    for (const HostData &input : inputs)
+      interpArgs.push_back(toInterpreter(input));
     auto expected = interp::runGraph(graph, interpArgs, interpOptions);
     if (failed(expected))
       return failure();
@@ -346,9 +358,11 @@ LogicalResult hesper::exec::runGraphOnDevice(
       }
     };
     for (size_t i = 0; i < results.size(); ++i)
-      compare(results[i], (*expected)[i], "result #" + std::to_string(i));
+      compare(toInterpreter(results[i]), (*expected)[i],
+              "result #" + std::to_string(i));
     for (size_t i = 0; i < args.size(); ++i)
-      compare(args[i], interpArgs[i], "argument #" + std::to_string(i));
+      compare(toInterpreter(args[i]), interpArgs[i],
+              "argument #" + std::to_string(i));
     os << "check against the interpreter: max error "
        << llvm::format("%.3g", maxError) << ": " << (ok ? "ok" : "MISMATCH")
        << "\n";

@@ -565,12 +565,23 @@ static LogicalResult runGraphMode(ModuleOp module, llvm::raw_ostream &os) {
 
   FailureOr<std::vector<HostTensor>> results;
   if (device) {
-    std::vector<HostTensor> deviceResults;
-    if (failed(hesper::exec::runGraphOnDevice(module, graph, *device, args,
-                                             deviceResults, deviceOptions(),
-                                             os)))
+    // The device run moves bytes; the tensors here only carry them.
+    std::vector<hesper::exec::HostData> deviceArgs, deviceResults;
+    for (HostTensor &arg : args)
+      deviceArgs.push_back({arg.getType(), std::move(arg.bytes())});
+    if (failed(hesper::exec::runGraphOnDevice(module, graph, *device,
+                                             deviceArgs, deviceResults,
+                                             deviceOptions(), os)))
       return failure();
-    results = std::move(deviceResults);
+    for (auto [arg, data] : llvm::zip(args, deviceArgs))
+      arg.bytes() = std::move(data.bytes);
+    std::vector<HostTensor> tensors;
+    for (hesper::exec::HostData &data : deviceResults) {
+      HostTensor t(data.type);
+      t.bytes() = std::move(data.bytes);
+      tensors.push_back(std::move(t));
+    }
+    results = std::move(tensors);
   } else {
     hesper::interp::Options options;
     options.subgroupSize = subgroupSize;

@@ -47,13 +47,24 @@ struct DeviceModeOptions {
 /// back to the interpreter).
 std::unique_ptr<rt::Device> openRequestedDevice(const DeviceModeOptions &opts);
 
+/// A tensor in host memory as the device holds it: its type and its bytes
+/// (f32/i32 little-endian, f16 as half bits, quantized types as their GGUF
+/// blocks). Device runs move these and nothing else; the interpreter's
+/// tensors appear only when a run is checked against it.
+struct HostData {
+  mlir::RankedTensorType type;
+  std::vector<uint8_t> bytes;
+};
+
 /// Compiles `graph` for `device`, binds `args`, runs, reports and fills
 /// `results` and the in-place-written `args`. Prints errors itself.
-mlir::LogicalResult
-runGraphOnDevice(mlir::ModuleOp module, circuit::GraphOp graph,
-                 rt::Device &device, std::vector<interp::HostTensor> &args,
-                 std::vector<interp::HostTensor> &results,
-                 const DeviceModeOptions &opts, llvm::raw_ostream &os);
+mlir::LogicalResult runGraphOnDevice(mlir::ModuleOp module,
+                                     circuit::GraphOp graph,
+                                     rt::Device &device,
+                                     std::vector<HostData> &args,
+                                     std::vector<HostData> &results,
+                                     const DeviceModeOptions &opts,
+                                     llvm::raw_ostream &os);
 
 /// Converts an .npy array into a tensor of `type`; "" or an error message.
 std::string tensorFromNpy(const rt::NpyArray &array,
