@@ -125,10 +125,12 @@ private:
   }
 
   /// RMSNorm of each head of `t` ([heads * headDim] per token) with one
-  /// weight [headDim] shared by the heads (qwen3's Q/K norms).
+  /// weight [headDim] shared by the heads (qwen3's Q/K norms). The result
+  /// stays [rows * heads, headDim]: the RoPE kernel reads it whole, by
+  /// flat index, so no reshape (and no kernel) is needed after it.
   Value headNorm(Value t, int64_t heads, Value w) {
     Value perHead = reshape(t, {rows * heads, hp.headDim});
-    return reshape(g.rmsNorm(perHead, w, hp.eps), vec(heads * hp.headDim));
+    return g.rmsNorm(perHead, w, hp.eps);
   }
 
   /// RoPE of Q and K and the K/V cache writes, as one scatter_multi over
@@ -137,17 +139,24 @@ private:
   /// into cache row pos + r (other lanes aim past the caches, which a
   /// scatter skips; so do rows past the cache). The first ropeDims
   /// dimensions of each head rotate by position * rope_freqs[pair]; the rest
-  /// pass through. Returns {q rotated, K cache, V cache}.
+  /// pass through. `biases` (qwen2's, optional: {bq, bk, bv}) are added to
+  /// q, k and v as they are read. Returns {q rotated, K cache, V cache}.
   SmallVector<Value> ropeAndCache(Value q, Value k, Value v, Value kCache,
-                                  Value vCache) {
+                                  Value vCache, ArrayRef<Value> biases) {
     const int64_t hd = hp.headDim, nRot = hp.ropeDims, half = nRot / 2;
     const int64_t qDim = hp.qDim(), kvDim = hp.kvDim();
     const int64_t cacheElems = ctx * kvDim;
     const bool neox = hp.ropeType == RopeType::NeoX;
     Value qRot = g.zeros(vec(qDim), g.f32());
+    SmallVector<Value> inputs{q, k, v, pos, freqs};
+    SmallVector<bool> whole{true, true, true, false, true};
+    for (Value bias : biases) {
+      inputs.push_back(bias);
+      whole.push_back(true);
+    }
+    const bool biased = !biases.empty();
     return g.scatterMulti(
-        ValueRange{qRot, kCache, vCache}, rows * qDim,
-        ValueRange{q, k, v, pos, freqs}, {true, true, true, false, true},
+        ValueRange{qRot, kCache, vCache}, rows * qDim, inputs, whole,
         [&](ExpBuilder &e, Value lane, ValueRange a) {
           // The token of this lane, its position and its lane in the row.
           Value r, l = lane, position = a[3];
@@ -156,8 +165,17 @@ private:
             l = e.remConst(lane, qDim);
             position = e.add(position, r);
           }
-          // Rotates element `i` (a flat index) of the whole tensor `t`.
-          auto rotate = [&](Value t, Value i) {
+          // Element `i` (flat) of q, k or v (`which`), its bias added.
+          auto element = [&](int which, Value i, int64_t width) {
+            Value value = GraphBuilder::extract(e, a[which], i);
+            if (!biased)
+              return value;
+            Value at = rows > 1 ? e.remConst(i, width) : i;
+            return e.add(value, GraphBuilder::extract(e, a[5 + which], at));
+          };
+          // Rotates element `i` (a flat index) of q or k (`which`, rows of
+          // `width`).
+          auto rotate = [&](int which, Value i, int64_t width) {
             Value d = e.remConst(i, hd);
             Value rowStart = e.sub(i, d);
             Value rotated = e.cmp(CmpPredicate::lt, d, e.i32(nRot));
@@ -174,9 +192,9 @@ private:
               pair = e.divConst(d, 2);
               first = e.cmp(CmpPredicate::eq, e.remConst(d, 2), e.i32(0));
             }
-            Value self = GraphBuilder::extract(e, t, i);
-            Value partner = GraphBuilder::extract(
-                e, t, e.add(rowStart, e.select(rotated, other, d)));
+            Value self = element(which, i, width);
+            Value partner = element(
+                which, e.add(rowStart, e.select(rotated, other, d)), width);
             Value freq = GraphBuilder::extract(
                 e, a[4], e.select(rotated, pair, e.i32(0)));
             // Past nRot theta is 0: cos 1, sin 0, the value passes through.
@@ -194,9 +212,9 @@ private:
           Value at =
               e.select(inCache, e.add(e.mul(position, e.i32(kvDim)), l),
                        e.i32(cacheElems));
-          return SmallVector<Value>{lane, rotate(a[0], lane), at,
-                                    rotate(a[1], kvLane), at,
-                                    GraphBuilder::extract(e, a[2], kvLane)};
+          return SmallVector<Value>{lane, rotate(0, lane, qDim), at,
+                                    rotate(1, kvLane, kvDim), at,
+                                    element(2, kvLane, kvDim)};
         });
   }
 
@@ -206,10 +224,18 @@ private:
     Value q = g.matmul(h, weight(b + "attn_q.weight"));
     Value k = g.matmul(h, weight(b + "attn_k.weight"));
     Value v = g.matmul(h, weight(b + "attn_v.weight"));
+    // Biases go into the RoPE kernel, except where a head norm comes
+    // between (then they are added before it).
+    SmallVector<Value> biases;
     if (hp.qkvBias) {
-      q = add(q, weight(b + "attn_q.bias"));
-      k = add(k, weight(b + "attn_k.bias"));
-      v = add(v, weight(b + "attn_v.bias"));
+      biases = {weight(b + "attn_q.bias"), weight(b + "attn_k.bias"),
+                weight(b + "attn_v.bias")};
+      if (hp.qkNorm) {
+        q = add(q, biases[0]);
+        k = add(k, biases[1]);
+        v = add(v, biases[2]);
+        biases.clear();
+      }
     }
     if (hp.qkNorm) {
       q = headNorm(q, hp.heads, weight(b + "attn_q_norm.weight"));
@@ -220,7 +246,8 @@ private:
                               g.f32());
     Value vCache = g.external("cache_v." + std::to_string(l), {cacheElems},
                               g.f32());
-    SmallVector<Value> written = ropeAndCache(q, k, v, kCache, vCache);
+    SmallVector<Value> written =
+        ropeAndCache(q, k, v, kCache, vCache, biases);
     q = written[0];
     kCache = written[1];
     vCache = written[2];
