@@ -1133,12 +1133,16 @@ SmallVector<Value> GraphLowering::emitPlainDot(const DotOperands &d) {
 
 SmallVector<Value> GraphLowering::emitQ8_0Dot(const DotOperands &d) {
   // Blocks of 34 bytes (f16 scale, 32 signed bytes); lanes stride over the
-  // blocks of the row, each block's dot product is scaled once.
+  // blocks of the row, each block's dot product is scaled once. The 32
+  // values are read as 8 words; a block starts at an even byte, so when its
+  // values are not word-aligned a word is assembled from the two aligned
+  // words around it.
   constexpr int64_t kBlock = 32, kBlockBytes = 34;
   Location loc = d.loc;
   IndexMath im(b, loc);
   WordMath wm(b, loc);
   int64_t blocksPerRow = d.k / kBlock;
+  int64_t lastWord = cast<sm::BufferType>(d.w.getType()).getLength() - 1;
   const size_t rows = d.xRows.size();
   Value rowBlocks = im.mul(d.n, im.c(blocksPerRow));
   OpBuilder::InsertionGuard guard(b);
@@ -1150,26 +1154,39 @@ SmallVector<Value> GraphLowering::emitQ8_0Dot(const DotOperands &d) {
   Value hi = loadByte(b, loc, d.w, im.add(base, im.c(1)));
   Value scale = ex::UnpackF16x2Op::create(b, loc, b.getF32Type(),
                                           wm.bitOr(lo, wm.shl(hi, 8)), 0);
+  Value values = im.add(base, im.c(2)); // first value byte
+  Value misaligned = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::ne, im.rem(values, 4), im.c(0));
   SmallVector<Value> xBlocks;
   for (size_t r = 0; r < rows; ++r)
     xBlocks.push_back(im.add(d.xRows[r], im.mul(blk, im.c(kBlock))));
-  auto inner = scf::ForOp::create(b, loc, im.c(0), im.c(kBlock), im.c(1),
+  auto inner = scf::ForOp::create(b, loc, im.c(0), im.c(kBlock / 4), im.c(1),
                                   SmallVector<Value>(rows, zero));
   {
     OpBuilder::InsertionGuard innerGuard(b);
     b.setInsertionPointToStart(inner.getBody());
-    Value j = inner.getInductionVar();
-    Value byte = loadByte(b, loc, d.w, im.add(base, im.add(im.c(2), j)));
-    // Sign-extend the byte.
-    Value c24 = wm.c(24);
-    Value q = arith::ShRSIOp::create(
-        b, loc, arith::ShLIOp::create(b, loc, byte, c24), c24);
-    Value qf = wm.toF32(q);
-    SmallVector<Value> acc;
-    for (size_t r = 0; r < rows; ++r) {
-      Value xv = toF32(loadElement(d.x, im.add(xBlocks[r], j), loc), loc);
-      acc.push_back(
-          ex::FmaOp::create(b, loc, qf, xv, inner.getRegionIterArgs()[r]));
+    Value w = inner.getInductionVar();
+    Value offset = im.mul(w, im.c(4));
+    Value first = im.div(im.add(values, offset), 4);
+    Value w0 = sm::LoadOp::create(b, loc, b.getI32Type(), d.w, first);
+    // The next word, clamped into the buffer (it is used only when
+    // misaligned, and then it exists).
+    Value next = arith::MinUIOp::create(b, loc, im.add(first, im.c(1)),
+                                        im.c(lastWord));
+    Value w1 = sm::LoadOp::create(b, loc, b.getI32Type(), d.w, next);
+    Value word = wm.select(misaligned,
+                           wm.bitOr(wm.shr(w0, 16), wm.shl(w1, 16)), w0);
+    SmallVector<SmallVector<Value, 4>> xs;
+    for (size_t r = 0; r < rows; ++r)
+      xs.push_back(loadX4(d, im.add(xBlocks[r], offset)));
+    SmallVector<Value> acc(inner.getRegionIterArgs());
+    for (int64_t t = 0; t < 4; ++t) {
+      // Byte t, sign-extended: shifted to the top, then arithmetically down.
+      Value q = arith::ShRSIOp::create(b, loc, wm.shl(word, 24 - 8 * t),
+                                       wm.c(24));
+      Value qf = wm.toF32(q);
+      for (size_t r = 0; r < rows; ++r)
+        acc[r] = ex::FmaOp::create(b, loc, qf, xs[r][t], acc[r]);
     }
     scf::YieldOp::create(b, loc, acc);
   }

@@ -952,46 +952,34 @@ circuit.graph @matvec_f16(%x: tensor<64xf16>, %w: tensor<16x64xf16>)
 // q8_0 weights: a buffer of the blocks' 32-bit words (16 rows x 4 blocks x
 // 34 bytes = 2176 bytes = 544 words). Lanes stride over the blocks of the
 // row; a block's f16 scale is bytes 0-1, its 32 signed values bytes 2-33,
-// each read from its word by a shift and a mask.
+// read as 8 words: when they are not word-aligned (every other block) a
+// word is assembled from the two aligned words around it (the second
+// clamped into the buffer); each byte is sign-extended by a shift up and an
+// arithmetic shift down.
 
 // CHECK-LABEL: shaderm.kernel @matvec_q8_0_k0_matmul(
 // CHECK-SAME:    %[[X:.*]]: !shaderm.buffer<128xf32, read_only>, %[[W:.*]]: !shaderm.buffer<544xi32, read_only>, %[[Y:.*]]: !shaderm.buffer<16xf32>) workgroup_size(64, 1, 1) {
 // CHECK:         %[[N:.*]] = shaderm.workgroup_id x
 // CHECK:         %[[BPR:.*]] = arith.constant 4 : index
 // CHECK-NEXT:    %[[RB:.*]] = arith.muli %[[N]], %[[BPR]] : index
-// CHECK-NEXT:    exp.constant 0.000000e+00 : f32
-// CHECK-NEXT:    %[[STEP:.*]] = arith.constant 64 : index
-// CHECK-NEXT:    %[[END:.*]] = arith.constant 4 : index
-// CHECK-NEXT:    %[[RUNS912:.*]] = arith.cmpi ult, %{{.*}}, %[[END]] : index
-// CHECK-NEXT:    %{{.*}} = scf.if %[[RUNS912]] -> (f32) {
-// CHECK-NEXT:      scf.for %[[BLK:.*]] = %{{.*}} to %[[END]] step %[[STEP]] iter_args(%[[ACC:.*]] = %{{.*}}) -> (f32) {
+// CHECK:         scf.for %[[BLK:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (f32) {
 // CHECK-NEXT:      %[[C34:.*]] = arith.constant 34 : index
 // CHECK-NEXT:      %[[B:.*]] = arith.addi %[[RB]], %[[BLK]] : index
 // CHECK-NEXT:      %[[BASE:.*]] = arith.muli %[[B]], %[[C34]] : index
-// CHECK-NEXT:      %[[C4:.*]] = arith.constant 4 : index
-// CHECK-NEXT:      %[[WI:.*]] = arith.divui %[[BASE]], %[[C4]] : index
-// CHECK-NEXT:      %[[WORD:.*]] = shaderm.load %[[W]][%[[WI]]] : !shaderm.buffer<544xi32, read_only> -> i32
-// CHECK:           %[[LO:.*]] = arith.andi %{{.*}}, %{{.*}} : i32
-// CHECK:           %[[HI:.*]] = arith.andi %{{.*}}, %{{.*}} : i32
-// CHECK-NEXT:      %[[C8:.*]] = arith.constant 8 : i32
-// CHECK-NEXT:      %[[HS:.*]] = arith.shli %[[HI]], %[[C8]] : i32
-// CHECK-NEXT:      %[[BITS:.*]] = arith.ori %[[LO]], %[[HS]] : i32
-// CHECK-NEXT:      %[[SCALE:.*]] = exp.unpack_f16x2 %[[BITS]][0] : f32
-// CHECK:           %[[INNER:.*]] = scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[IACC:.*]] = %{{.*}}) -> (f32) {
-// CHECK-NEXT:        %[[C2:.*]] = arith.constant 2 : index
-// CHECK-NEXT:        %[[OFF:.*]] = arith.addi %[[C2]], %[[J]] : index
-// CHECK-NEXT:        arith.addi %[[BASE]], %[[OFF]] : index
-// CHECK:             %[[BYTE:.*]] = arith.andi %{{.*}}, %{{.*}} : i32
-// CHECK-NEXT:        %[[C24:.*]] = arith.constant 24 : i32
-// CHECK-NEXT:        %[[UP:.*]] = arith.shli %[[BYTE]], %[[C24]] : i32
-// CHECK-NEXT:        %[[Q:.*]] = arith.shrsi %[[UP]], %[[C24]] : i32
-// CHECK-NEXT:        %[[QF:.*]] = exp.convert %[[Q]] : i32 to f32
-// CHECK:             %[[XV:.*]] = shaderm.load %[[X]][%{{.*}}] : !shaderm.buffer<128xf32, read_only> -> f32
-// CHECK-NEXT:        %[[P:.*]] = exp.fma %[[QF]], %[[XV]], %[[IACC]] : f32
-// CHECK-NEXT:        scf.yield %[[P]] : f32
+// CHECK:           %[[SCALE:.*]] = exp.unpack_f16x2 %{{.*}}[0] : f32
+// CHECK:           %[[VALUES:.*]] = arith.addi %[[BASE]], %{{.*}} : index
+// CHECK:           %[[MIS:.*]] = arith.cmpi ne, %{{.*}}, %{{.*}} : index
+// CHECK:           %[[INNER:.*]] = scf.for %[[WI:.*]] = %{{.*}} to %[[C8:.*]] step %{{.*}} iter_args(%[[IACC:.*]] = %{{.*}}) -> (f32) {
+// CHECK:             %[[W0:.*]] = shaderm.load %[[W]][%{{.*}}] : !shaderm.buffer<544xi32, read_only> -> i32
+// CHECK:             %[[NEXT:.*]] = arith.minui %{{.*}}, %c543 : index
+// CHECK-NEXT:        %[[W1:.*]] = shaderm.load %[[W]][%[[NEXT]]] : !shaderm.buffer<544xi32, read_only> -> i32
+// CHECK:             %[[WORD:.*]] = arith.select %[[MIS]], %{{.*}}, %[[W0]] : i32
+// CHECK:             %[[XV:.*]] = shaderm.load %[[X]][%{{.*}}] : !shaderm.buffer<128xf32, read_only> -> vector<4xf32>
+// CHECK-COUNT-4:     arith.shrsi
+// CHECK:             scf.yield %{{.*}} : f32
 // CHECK-NEXT:      }
-// CHECK-NEXT:      %[[NEXT:.*]] = exp.fma %[[SCALE]], %[[INNER]], %[[ACC]] : f32
-// CHECK-NEXT:      scf.yield %[[NEXT]] : f32
+// CHECK-NEXT:      %[[NEXTACC:.*]] = exp.fma %[[SCALE]], %[[INNER]], %[[ACC]] : f32
+// CHECK-NEXT:      scf.yield %[[NEXTACC]] : f32
 // CHECK-NEXT:    }
 // CHECK-LABEL: shaderm.schedule @matvec_q8_0(
 // CHECK-SAME:    %[[SX:.*]]: !shaderm.buffer<128xf32>, %[[SW:.*]]: !shaderm.buffer<544xi32>) -> !shaderm.buffer<16xf32> {
