@@ -1,0 +1,387 @@
+//===- GraphLowering.h - convert-circuit-to-shaderm internals -*- C++ -*-===//
+//
+// Part of the Hesper project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Private to lib/Conversion/CircuitToShaderM: the GraphLowering class that
+// turns one circuit.graph into kernels and a schedule, and the helpers its
+// parts share. Each part lives in its own file:
+//
+//   CircuitToShaderM.cpp  the pass, the graph walk, kernel plumbing
+//   Elementwise.cpp       zeros, map, gather, scatter, scatter_multi
+//   Reductions.cpp        reductions, their epilogues, quantized stores
+//   Matmul.cpp            matmul, multi_matmul, gated_matmul, block decoding
+//   Attention.cpp         circuit.attention
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HESPER_LIB_CONVERSION_CIRCUITTOSHADERM_GRAPHLOWERING_H
+#define HESPER_LIB_CONVERSION_CIRCUITTOSHADERM_GRAPHLOWERING_H
+
+#include "Hesper/Conversion/Passes.h"
+#include "Hesper/Dialect/Circuit/IR/Circuit.h"
+#include "Hesper/Dialect/Exp/IR/Exp.h"
+#include "Hesper/Dialect/ShaderM/IR/ShaderM.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <limits>
+
+namespace hesper::lowering {
+
+using namespace mlir;
+namespace cir = hesper::circuit;
+namespace ex = hesper::exp;
+namespace sm = hesper::shaderm;
+
+/// Lanes per workgroup of the one-lane-per-element kernels.
+inline constexpr int64_t kElementwiseLanes = 256;
+/// Lanes per workgroup of a row reduction (at most; rows shorter than this
+/// get the next power of two at or above their length).
+inline constexpr int64_t kReduceLanes = 256;
+/// Lanes per workgroup of a dot product (matmul output element).
+inline constexpr int64_t kDotLanes = 64;
+/// Workgroups at least this large reduce within subgroups first (64: a
+/// whole number of subgroups on every common device, 8 to 64 lanes).
+inline constexpr int64_t kSubgroupReduceLanes = 64;
+/// The largest workgroup count of one grid dimension every backend accepts.
+inline constexpr int64_t kMaxGridDim = 65535;
+/// Rows of x (tokens) one subgroup multiplies with each weight row it reads.
+inline constexpr int64_t kXRows = 8;
+
+inline int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+inline int64_t powerOfTwoAtLeast(int64_t n) {
+  int64_t p = 1;
+  while (p < n)
+    p *= 2;
+  return p;
+}
+
+inline int64_t numElements(Type type) {
+  return cast<RankedTensorType>(type).getNumElements();
+}
+
+/// The buffer a tensor lives in: its elements, or for quantized tensors the
+/// 32-bit words holding its blocks.
+inline sm::BufferType bufferTypeFor(RankedTensorType type, bool readOnly) {
+  MLIRContext *context = type.getContext();
+  Type element = type.getElementType();
+  int64_t length = type.getNumElements();
+  if (cir::isQuantized(element)) {
+    length = ceilDiv(cir::getStorageBytes(type), 4);
+    element = IntegerType::get(context, 32);
+  }
+  return sm::BufferType::get(context, length, element,
+                             readOnly ? sm::Access::read_only
+                                      : sm::Access::read_write);
+}
+
+inline Value zeroOf(OpBuilder &b, Location loc, Type element) {
+  if (isa<FloatType>(element))
+    return ex::ConstantOp::create(b, loc, b.getFloatAttr(element, 0.0));
+  return ex::ConstantOp::create(b, loc, b.getIntegerAttr(element, 0));
+}
+
+/// One workgroup per row: the rows must fit in one grid dimension.
+inline LogicalResult checkRows(Operation *op, int64_t rows) {
+  if (rows <= kMaxGridDim)
+    return success();
+  return op->emitOpError("has ")
+         << rows << " rows, more than convert-circuit-to-shaderm launches "
+         << "in one grid dimension";
+}
+
+inline bool hasLaneOps(Region &region) {
+  WalkResult found = region.walk([](Operation *op) {
+    if (isa<ex::LaneIdOp, ex::SubgroupSizeOp, ex::SubgroupReduceOp,
+            ex::ShuffleXorOp, ex::BroadcastFirstOp>(op))
+      return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return found.wasInterrupted();
+}
+
+/// Wraps a strided `scf.for` with carried values in `scf.if lb < ub`,
+/// yielding the initial values when the loop would not run. A lane whose
+/// first index is past the end (rows shorter than the workgroup) must get
+/// the identity: the SPIR-V lowering of a zero-trip loop in LLVM 22 does not
+/// return the initial values (llvm/llvm-project#211981). Returns the
+/// guarded results.
+inline ValueRange guardZeroTrip(OpBuilder &b, scf::ForOp loop) {
+  OpBuilder::InsertionGuard guard(b);
+  Location loc = loop.getLoc();
+  b.setInsertionPoint(loop);
+  Value runs = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                     loop.getLowerBound(),
+                                     loop.getUpperBound());
+  auto guarded = scf::IfOp::create(b, loc, loop.getResultTypes(), runs,
+                                   /*withElseRegion=*/true);
+  for (Block *block : {guarded.thenBlock(), guarded.elseBlock()})
+    if (!block->empty() && block->back().hasTrait<OpTrait::IsTerminator>())
+      block->back().erase();
+  loop->moveBefore(guarded.thenBlock(), guarded.thenBlock()->end());
+  b.setInsertionPointToEnd(guarded.thenBlock());
+  scf::YieldOp::create(b, loc, loop.getResults());
+  b.setInsertionPointToEnd(guarded.elseBlock());
+  scf::YieldOp::create(b, loc, loop.getInitArgs());
+  return guarded.getResults();
+}
+
+
+/// Index arithmetic on `index` values, folded where both sides are known.
+class IndexMath {
+public:
+  IndexMath(OpBuilder &b, Location loc) : b(b), loc(loc) {}
+  Value c(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  Value div(Value x, int64_t d) {
+    return d == 1 ? x : Value(arith::DivUIOp::create(b, loc, x, c(d)));
+  }
+  Value rem(Value x, int64_t d) {
+    return arith::RemUIOp::create(b, loc, x, c(d));
+  }
+  Value lt(Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, y);
+  }
+  Value toI32(Value x) {
+    return arith::IndexCastOp::create(b, loc, b.getI32Type(), x);
+  }
+  Value toIndex(Value x) {
+    return arith::IndexCastOp::create(b, loc, b.getIndexType(), x);
+  }
+
+  /// The element of an input of shape `input` read by iteration lane `lane`
+  /// of shape `iteration`: the lane itself for inputs of the same size, else
+  /// NumPy broadcasting (trailing dimensions aligned, size-1 dimensions
+  /// read at 0).
+  Value broadcast(Value lane, ArrayRef<int64_t> input,
+                  ArrayRef<int64_t> iteration) {
+    int64_t inputElements = 1, iterElements = 1;
+    for (int64_t d : input)
+      inputElements *= d;
+    for (int64_t d : iteration)
+      iterElements *= d;
+    if (inputElements == iterElements)
+      return lane;
+    if (inputElements == 1)
+      return c(0);
+    size_t offset = iteration.size() - input.size();
+    Value index = c(0);
+    int64_t inputStride = 1, iterStride = 1;
+    for (size_t k = iteration.size(); k-- > 0;) {
+      int64_t extent = iteration[k];
+      bool broadcasts = k < offset || input[k - offset] == 1;
+      if (!broadcasts) {
+        Value coord = rem(div(lane, iterStride), extent);
+        index = add(index, mul(coord, c(inputStride)));
+        inputStride *= input[k - offset];
+      }
+      iterStride *= extent;
+    }
+    return index;
+  }
+
+private:
+  OpBuilder &b;
+  Location loc;
+};
+
+/// The kernels and the schedule of one graph.
+class GraphLowering {
+public:
+  GraphLowering(ModuleOp module, cir::GraphOp graph, int64_t subgroupSize)
+      : module(module), graph(graph), b(graph.getContext()),
+        subgroupSize(subgroupSize) {}
+
+  LogicalResult run();
+
+private:
+  // One kernel under construction: its bindings (schedule buffers, in
+  // binding order) and the kernel op once created.
+  struct KernelState {
+    llvm::MapVector<Value, bool> bindings; // buffer -> written
+    DenseMap<Value, Value> tensorBuffer;   // graph tensor -> buffer
+    sm::KernelOp kernel;
+    DenseMap<Value, Value> argOf; // schedule buffer -> kernel argument
+  };
+
+  /// Binds the buffer of graph tensor `tensor` to the kernel.
+  void bind(KernelState &ks, Value tensor, bool written) {
+    Value buffer = bufferOf.lookup(tensor);
+    ks.tensorBuffer[tensor] = buffer;
+    ks.bindings[buffer] |= written;
+  }
+  /// The kernel argument of graph tensor `tensor`.
+  Value arg(KernelState &ks, Value tensor) {
+    return ks.argOf.lookup(ks.tensorBuffer.lookup(tensor));
+  }
+
+  /// Creates the kernel for `op` with the bindings collected so far, sets
+  /// the builder inside it and returns it.
+  void createKernel(KernelState &ks, Operation *op, int64_t lanes);
+  /// Finishes the kernel and launches it with `grid` workgroups.
+  void finishKernel(KernelState &ks, ArrayRef<int64_t> grid);
+
+  /// A fresh schedule buffer for `tensor`.
+  Value allocFor(Value tensor) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(schedule.getBody().front().getTerminator());
+    auto type = bufferTypeFor(cast<RankedTensorType>(tensor.getType()), false);
+    Value buffer = sm::AllocOp::create(b, tensor.getLoc(), type);
+    bufferOf[tensor] = buffer;
+    return buffer;
+  }
+
+  /// Clones `body` at the builder with `args` for its block arguments
+  /// (nullptr for a whole-tensor argument, read through `extract` from the
+  /// kernel argument of `wholeTensors[i]`), returns the yielded values.
+  SmallVector<Value> inlineBody(KernelState &ks, Region &body,
+                                ArrayRef<Value> args,
+                                ArrayRef<Value> wholeTensors);
+
+  /// Block-argument values for `inputs` of a body whose first input
+  /// argument is `leading`: loads at the broadcast index of `lane`, or null
+  /// for whole-tensor arguments (recorded in `whole`).
+  void loadInputs(KernelState &ks, Region *body, unsigned leading,
+                  ValueRange inputs, ArrayRef<int64_t> iteration, Value lane,
+                  SmallVector<Value> &args, SmallVector<Value> &whole);
+
+  /// Element `index` (flat, in values) of a q8_0, q4_k or q6_k buffer of
+  /// 32-bit words, dequantized to f32 (ggml's formulas).
+  Value emitDequantizeElement(Value words, Type element, Value index,
+                              Location loc);
+  Value loadElement(Value buffer, Value index, Location loc) {
+    auto type = cast<sm::BufferType>(buffer.getType());
+    return sm::LoadOp::create(b, loc, type.getElementType(), buffer, index);
+  }
+  Value toF32(Value v, Location loc) {
+    if (v.getType().isF32())
+      return v;
+    return ex::ConvertOp::create(b, loc, b.getF32Type(), v, false);
+  }
+
+  LogicalResult lowerZeros(cir::ZerosOp op);
+  LogicalResult lowerElementwise(Operation *op);
+  LogicalResult lowerReduce(Operation *op, cir::ReduceKind kind,
+                            ValueRange inputs, Region &prologue,
+                            Region *epilogue, Value dest);
+  LogicalResult lowerQuantize(cir::QuantizeOp op);
+  LogicalResult lowerAttention(cir::AttentionOp op);
+  /// Checks that rows of `rowLength` values quantized to `resultType` can be
+  /// written by one workgroup each (whole words, fits in shared memory).
+  LogicalResult checkQuantizedRows(Operation *op, RankedTensorType resultType,
+                                   int64_t rowLength, int64_t lanes);
+  /// Quantizes the `rowLength` f32 values in shared `values` into GGUF
+  /// q8_0/q8_1 blocks at row `row` of the word buffer `out`.
+  void emitQuantizedRow(Value values, int64_t rowLength, Value row, Value out,
+                        bool withSums, Value tid, int64_t lanes,
+                        Location loc);
+  /// Matmul and multi_matmul; with `combine`, a gated_matmul: the two
+  /// weights' dot products of each row are combined into one result.
+  LogicalResult lowerMatmul(Operation *op, Value x, ArrayRef<Value> weights,
+                            ArrayRef<Region *> epilogues, ValueRange inputs,
+                            Region *combine = nullptr);
+
+  /// Emits the strided dot products of row `n` of `weight` with rows `ms`
+  /// of `x`, accumulated by this lane (f32, one per x row): the weight row
+  /// is read and decoded once for all of them.
+  SmallVector<Value> emitPartialDot(KernelState &ks, Value x, Value weight,
+                                    ArrayRef<Value> ms, Value n, Value tid,
+                                    int64_t lanes, Location loc);
+  /// What the per-format dot products need: the x and weight buffers, the
+  /// first x element of each x row, the weight row, its length, the lane
+  /// and the workgroup size.
+  struct DotOperands {
+    Value x, w;
+    SmallVector<Value> xRows;
+    Value n;
+    int64_t k;
+    Value tid;
+    int64_t lanes;
+    Location loc;
+  };
+  /// Starts the loop of this lane's work units, `tid, tid + lanes, ...`
+  /// below `units`, carrying `count` f32 accumulators from 0 (the first
+  /// init value is the zero inner loops reuse); the builder is left inside
+  /// (the caller keeps an InsertionGuard). `finishUnits` yields the next
+  /// accumulators and returns the lane's totals.
+  scf::ForOp beginUnits(const DotOperands &d, int64_t units, size_t count);
+  SmallVector<Value> finishUnits(scf::ForOp loop, ValueRange next);
+  /// The four f32 values of x at `index`, a multiple of 4: one vector load.
+  SmallVector<Value, 4> loadX4(const DotOperands &d, Value index);
+  SmallVector<Value> emitPlainDot(const DotOperands &d);
+  SmallVector<Value> emitQ8_0Dot(const DotOperands &d);
+  SmallVector<Value> emitQ4_KDot(const DotOperands &d);
+  SmallVector<Value> emitQ6_KDot(const DotOperands &d);
+  /// Emits the shared-memory tree combining every lane's `value`; returns
+  /// the combined value (the same in every lane).
+  Value emitWorkgroupReduce(Value value, Value tid, int64_t lanes,
+                            cir::ReduceKind kind, Location loc);
+
+  ModuleOp module;
+  cir::GraphOp graph;
+  OpBuilder b;
+  sm::ScheduleOp schedule;
+  DenseMap<Value, Value> bufferOf; // graph tensor -> schedule buffer
+  unsigned kernelCount = 0;
+  /// Lanes per subgroup of the target, 0 when unknown.
+  int64_t subgroupSize = 0;
+};
+
+/// Reads byte `byteIndex` of a buffer of 32-bit words, zero-extended to i32.
+inline Value loadByte(OpBuilder &b, Location loc, Value words,
+                      Value byteIndex) {
+  IndexMath im(b, loc);
+  Value word = sm::LoadOp::create(b, loc, b.getI32Type(), words,
+                                  im.div(byteIndex, 4));
+  Value shift = arith::MulIOp::create(
+      b, loc, im.toI32(im.rem(byteIndex, 4)),
+      arith::ConstantIntOp::create(b, loc, b.getI32Type(), 8));
+  Value shifted = arith::ShRUIOp::create(b, loc, word, shift);
+  return arith::AndIOp::create(
+      b, loc, shifted, arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0xff));
+}
+
+/// 32-bit integer arithmetic with constant operands, for unpacking blocks.
+class WordMath {
+public:
+  WordMath(OpBuilder &b, Location loc) : b(b), loc(loc) {}
+  Value c(int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
+  }
+  Value shr(Value x, int64_t s) {
+    return s == 0 ? x : Value(arith::ShRUIOp::create(b, loc, x, c(s)));
+  }
+  Value shr(Value x, Value s) { return arith::ShRUIOp::create(b, loc, x, s); }
+  Value shl(Value x, int64_t s) {
+    return s == 0 ? x : Value(arith::ShLIOp::create(b, loc, x, c(s)));
+  }
+  Value mask(Value x, int64_t m) {
+    return arith::AndIOp::create(b, loc, x, c(m));
+  }
+  Value bitOr(Value x, Value y) { return arith::OrIOp::create(b, loc, x, y); }
+  Value select(Value cond, Value x, Value y) {
+    return arith::SelectOp::create(b, loc, cond, x, y);
+  }
+  Value toF32(Value x) {
+    return ex::ConvertOp::create(b, loc, b.getF32Type(), x, false);
+  }
+
+private:
+  OpBuilder &b;
+  Location loc;
+};
+
+
+} // namespace hesper::lowering
+
+#endif // HESPER_LIB_CONVERSION_CIRCUITTOSHADERM_GRAPHLOWERING_H

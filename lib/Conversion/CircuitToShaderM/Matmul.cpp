@@ -1,0 +1,662 @@
+//===- Matmul.cpp - Matrix products and block decoding --------------------===//
+//
+// Part of the Hesper project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GraphLowering.h"
+
+namespace hesper::lowering {
+
+//===----------------------------------------------------------------------===//
+// Matrix products
+//===----------------------------------------------------------------------===//
+
+/// The f32 `a * x + b * y + acc`.
+static Value fma2(OpBuilder &b, Location loc, Value a, Value x, Value c,
+                  Value y, Value acc) {
+  return ex::FmaOp::create(b, loc, a, x, ex::FmaOp::create(b, loc, c, y, acc));
+}
+
+SmallVector<Value> GraphLowering::emitPartialDot(KernelState &ks, Value x,
+                                                 Value weight,
+                                                 ArrayRef<Value> ms, Value n,
+                                                 Value tid, int64_t lanes,
+                                                 Location loc) {
+  IndexMath im(b, loc);
+  auto wType = cast<RankedTensorType>(weight.getType());
+  int64_t k = wType.getShape().back();
+  DotOperands ops{arg(ks, x), arg(ks, weight), {}, n, k, tid, lanes, loc};
+  for (Value m : ms)
+    ops.xRows.push_back(im.mul(m, im.c(k)));
+  return llvm::TypeSwitch<Type, SmallVector<Value>>(wType.getElementType())
+      .Case([&](cir::Q8_0Type) { return emitQ8_0Dot(ops); })
+      .Case([&](cir::Q4_KType) { return emitQ4_KDot(ops); })
+      .Case([&](cir::Q6_KType) { return emitQ6_KDot(ops); })
+      .Default([&](Type) { return emitPlainDot(ops); });
+}
+
+scf::ForOp GraphLowering::beginUnits(const DotOperands &d, int64_t units,
+                                     size_t count) {
+  IndexMath im(b, d.loc);
+  Value zero = ex::ConstantOp::create(b, d.loc, b.getF32FloatAttr(0.0));
+  SmallVector<Value> init(count, zero);
+  auto loop = scf::ForOp::create(b, d.loc, d.tid, im.c(units), im.c(d.lanes),
+                                 init);
+  b.setInsertionPointToStart(loop.getBody());
+  return loop;
+}
+
+SmallVector<Value> GraphLowering::finishUnits(scf::ForOp loop,
+                                              ValueRange next) {
+  scf::YieldOp::create(b, loop.getLoc(), next);
+  return SmallVector<Value>(guardZeroTrip(b, loop));
+}
+
+SmallVector<Value, 4> GraphLowering::loadX4(const DotOperands &d,
+                                            Value index) {
+  Type element = cast<sm::BufferType>(d.x.getType()).getElementType();
+  Value four = sm::LoadOp::create(b, d.loc, VectorType::get({4}, element),
+                                  d.x, index);
+  SmallVector<Value, 4> values;
+  for (int64_t j = 0; j < 4; ++j)
+    values.push_back(
+        toF32(vector::ExtractOp::create(b, d.loc, four, j), d.loc));
+  return values;
+}
+
+SmallVector<Value> GraphLowering::emitPlainDot(const DotOperands &d) {
+  // Lanes stride over k, kVector consecutive elements at a time (one
+  // vector load of x and of w) where k allows; the components are
+  // accumulated in order.
+  constexpr int64_t kVector = 4;
+  Location loc = d.loc;
+  IndexMath im(b, loc);
+  Value wRow = im.mul(d.n, im.c(d.k));
+  int64_t width = d.k % kVector == 0 ? kVector : 1;
+  const size_t rows = d.xRows.size();
+  OpBuilder::InsertionGuard guard(b);
+  scf::ForOp loop = beginUnits(d, d.k / width, rows);
+  Value i = im.mul(loop.getInductionVar(), im.c(width));
+  SmallVector<Value> acc(loop.getRegionIterArgs());
+  if (width == 1) {
+    SmallVector<Value> xv;
+    for (size_t r = 0; r < rows; ++r)
+      xv.push_back(toF32(loadElement(d.x, im.add(d.xRows[r], i), loc), loc));
+    Value wv = toF32(loadElement(d.w, im.add(wRow, i), loc), loc);
+    for (size_t r = 0; r < rows; ++r)
+      acc[r] = ex::FmaOp::create(b, loc, xv[r], wv, acc[r]);
+  } else {
+    auto loadVector = [&](Value buffer, Value index) -> Value {
+      Type element = cast<sm::BufferType>(buffer.getType()).getElementType();
+      return sm::LoadOp::create(b, loc, VectorType::get({width}, element),
+                                buffer, index);
+    };
+    // The rows' x vectors, then one weight load shared by the rows.
+    SmallVector<Value> xs;
+    for (size_t r = 0; r < rows; ++r)
+      xs.push_back(loadVector(d.x, im.add(d.xRows[r], i)));
+    Value ws = loadVector(d.w, im.add(wRow, i));
+    for (int64_t j = 0; j < width; ++j) {
+      SmallVector<Value> xv;
+      for (size_t r = 0; r < rows; ++r)
+        xv.push_back(toF32(vector::ExtractOp::create(b, loc, xs[r], j), loc));
+      Value wv = toF32(vector::ExtractOp::create(b, loc, ws, j), loc);
+      for (size_t r = 0; r < rows; ++r)
+        acc[r] = ex::FmaOp::create(b, loc, xv[r], wv, acc[r]);
+    }
+  }
+  return finishUnits(loop, acc);
+}
+
+SmallVector<Value> GraphLowering::emitQ8_0Dot(const DotOperands &d) {
+  // Blocks of 34 bytes (f16 scale, 32 signed bytes); lanes stride over the
+  // blocks of the row, each block's dot product is scaled once. The 32
+  // values are read as 8 words; a block starts at an even byte, so when its
+  // values are not word-aligned a word is assembled from the two aligned
+  // words around it.
+  constexpr int64_t kBlock = 32, kBlockBytes = 34;
+  Location loc = d.loc;
+  IndexMath im(b, loc);
+  WordMath wm(b, loc);
+  int64_t blocksPerRow = d.k / kBlock;
+  int64_t lastWord = cast<sm::BufferType>(d.w.getType()).getLength() - 1;
+  const size_t rows = d.xRows.size();
+  Value rowBlocks = im.mul(d.n, im.c(blocksPerRow));
+  OpBuilder::InsertionGuard guard(b);
+  scf::ForOp loop = beginUnits(d, blocksPerRow, rows);
+  Value zero = loop.getInitArgs()[0];
+  Value blk = loop.getInductionVar();
+  Value base = im.mul(im.add(rowBlocks, blk), im.c(kBlockBytes));
+  Value lo = loadByte(b, loc, d.w, base);
+  Value hi = loadByte(b, loc, d.w, im.add(base, im.c(1)));
+  Value scale = ex::UnpackF16x2Op::create(b, loc, b.getF32Type(),
+                                          wm.bitOr(lo, wm.shl(hi, 8)), 0);
+  Value values = im.add(base, im.c(2)); // first value byte
+  Value misaligned = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::ne, im.rem(values, 4), im.c(0));
+  SmallVector<Value> xBlocks;
+  for (size_t r = 0; r < rows; ++r)
+    xBlocks.push_back(im.add(d.xRows[r], im.mul(blk, im.c(kBlock))));
+  auto inner = scf::ForOp::create(b, loc, im.c(0), im.c(kBlock / 4), im.c(1),
+                                  SmallVector<Value>(rows, zero));
+  {
+    OpBuilder::InsertionGuard innerGuard(b);
+    b.setInsertionPointToStart(inner.getBody());
+    Value w = inner.getInductionVar();
+    Value offset = im.mul(w, im.c(4));
+    Value first = im.div(im.add(values, offset), 4);
+    Value w0 = sm::LoadOp::create(b, loc, b.getI32Type(), d.w, first);
+    // The next word, clamped into the buffer (it is used only when
+    // misaligned, and then it exists).
+    Value next = arith::MinUIOp::create(b, loc, im.add(first, im.c(1)),
+                                        im.c(lastWord));
+    Value w1 = sm::LoadOp::create(b, loc, b.getI32Type(), d.w, next);
+    Value word = wm.select(misaligned,
+                           wm.bitOr(wm.shr(w0, 16), wm.shl(w1, 16)), w0);
+    SmallVector<SmallVector<Value, 4>> xs;
+    for (size_t r = 0; r < rows; ++r)
+      xs.push_back(loadX4(d, im.add(xBlocks[r], offset)));
+    SmallVector<Value> acc(inner.getRegionIterArgs());
+    for (int64_t t = 0; t < 4; ++t) {
+      // Byte t, sign-extended: shifted to the top, then arithmetically down.
+      Value q = arith::ShRSIOp::create(b, loc, wm.shl(word, 24 - 8 * t),
+                                       wm.c(24));
+      Value qf = wm.toF32(q);
+      for (size_t r = 0; r < rows; ++r)
+        acc[r] = ex::FmaOp::create(b, loc, qf, xs[r][t], acc[r]);
+    }
+    scf::YieldOp::create(b, loc, acc);
+  }
+  SmallVector<Value> acc;
+  for (size_t r = 0; r < rows; ++r)
+    acc.push_back(ex::FmaOp::create(b, loc, scale, inner.getResult(r),
+                                    loop.getRegionIterArgs()[r]));
+  return finishUnits(loop, acc);
+}
+
+SmallVector<Value> GraphLowering::emitQ4_KDot(const DotOperands &d) {
+  // Super-blocks of 144 bytes (36 words, so every block is word-aligned)
+  // for 256 values: f16 d and dmin, 12 bytes of packed 6-bit scales and
+  // mins for eight 32-value sub-blocks, 128 bytes of 4-bit quants. A lane's
+  // unit is one quarter p of a super-block: the 32 quant bytes at 16 + 32p,
+  // whose low nibbles are sub-block 2p and high nibbles sub-block 2p + 1.
+  // Per sub-block, sum(x * (d*sc*q - dmin*m)) = d*sc*sum(q*x) - dmin*m*sum(x).
+  constexpr int64_t kValues = 256, kWords = 36;
+  Location loc = d.loc;
+  IndexMath im(b, loc);
+  WordMath wm(b, loc);
+  int64_t blocksPerRow = d.k / kValues;
+  const size_t rows = d.xRows.size();
+  Value rowBlocks = im.mul(d.n, im.c(blocksPerRow));
+  OpBuilder::InsertionGuard guard(b);
+  scf::ForOp loop = beginUnits(d, blocksPerRow * 4, rows);
+  Value zero = loop.getInitArgs()[0];
+  Value unit = loop.getInductionVar();
+  Value blk = im.div(unit, 4), quarter = im.rem(unit, 4);
+  Value blockWord = im.mul(im.add(rowBlocks, blk), im.c(kWords));
+  Value head = sm::LoadOp::create(b, loc, b.getI32Type(), d.w, blockWord);
+  Value scaleD = ex::UnpackF16x2Op::create(b, loc, b.getF32Type(), head, 0);
+  Value scaleMin = ex::UnpackF16x2Op::create(b, loc, b.getF32Type(), head, 1);
+
+  // The 6-bit scale and min of sub-block j (0..7), from scale bytes s[]:
+  // j < 4: s[j] & 63 and s[j+4] & 63; else the low/high nibble of s[j+4]
+  // with the top two bits of s[j-4] / s[j] above it.
+  // The 12 scale bytes are words 1-3 of the block, loaded once per unit.
+  Value scaleWords[3];
+  for (int64_t w = 0; w < 3; ++w)
+    scaleWords[w] = sm::LoadOp::create(b, loc, b.getI32Type(), d.w,
+                                       im.add(blockWord, im.c(1 + w)));
+  auto scaleByte = [&](Value i) -> Value {
+    Value word = wm.select(im.lt(i, im.c(4)), scaleWords[0],
+                           wm.select(im.lt(i, im.c(8)), scaleWords[1],
+                                     scaleWords[2]));
+    Value shift = arith::MulIOp::create(b, loc, im.toI32(im.rem(i, 4)),
+                                        wm.c(8));
+    return wm.mask(wm.shr(word, shift), 0xff);
+  };
+  auto scaleAndMin = [&](Value j) -> std::pair<Value, Value> {
+    Value sj = scaleByte(j);
+    Value sj4 = scaleByte(im.add(j, im.c(4)));
+    Value sjm4 = scaleByte(im.rem(j, 4));
+    Value low = im.lt(j, im.c(4));
+    Value sc = wm.select(low, wm.mask(sj, 63),
+                         wm.bitOr(wm.mask(sj4, 0xf), wm.shl(wm.shr(sjm4, 6), 4)));
+    Value mn = wm.select(low, wm.mask(sj4, 63),
+                         wm.bitOr(wm.shr(sj4, 4), wm.shl(wm.shr(sj, 6), 4)));
+    return {ex::MulOp::create(b, loc, scaleD, wm.toF32(sc)),
+            ex::MulOp::create(b, loc, scaleMin, wm.toF32(mn))};
+  };
+  Value sub = im.mul(quarter, im.c(2));
+  auto [dLo, mLo] = scaleAndMin(sub);
+  auto [dHi, mHi] = scaleAndMin(im.add(sub, im.c(1)));
+
+  // Eight quant words; byte t of word w holds values 4w + t (low nibble)
+  // and 32 + 4w + t (high nibble) of the unit.
+  Value quants = im.add(blockWord, im.add(im.c(4), im.mul(quarter, im.c(8))));
+  Value unitOffset =
+      im.add(im.mul(blk, im.c(kValues)), im.mul(quarter, im.c(64)));
+  // Per x row: sum(q*x) and sum(x) of the low and of the high nibbles.
+  auto words = scf::ForOp::create(b, loc, im.c(0), im.c(8), im.c(1),
+                                  SmallVector<Value>(4 * rows, zero));
+  {
+    OpBuilder::InsertionGuard innerGuard(b);
+    b.setInsertionPointToStart(words.getBody());
+    Value w = words.getInductionVar();
+    SmallVector<Value> acc(words.getRegionIterArgs());
+    Value word = sm::LoadOp::create(b, loc, b.getI32Type(), d.w,
+                                    im.add(quants, w));
+    // x of the low nibbles at xWord, of the high ones 32 later (both
+    // multiples of 4: K is a multiple of 256), for every row.
+    SmallVector<SmallVector<Value, 4>> xsLo, xsHi;
+    for (size_t r = 0; r < rows; ++r) {
+      Value xWord =
+          im.add(im.add(d.xRows[r], unitOffset), im.mul(w, im.c(4)));
+      xsLo.push_back(loadX4(d, xWord));
+      xsHi.push_back(loadX4(d, im.add(xWord, im.c(32))));
+    }
+    for (int64_t t = 0; t < 4; ++t) {
+      Value qLo = wm.toF32(wm.mask(wm.shr(word, 8 * t), 0xf));
+      Value qHi = wm.toF32(wm.mask(wm.shr(word, 8 * t + 4), 0xf));
+      for (size_t r = 0; r < rows; ++r) {
+        Value *a = &acc[4 * r];
+        a[0] = ex::FmaOp::create(b, loc, qLo, xsLo[r][t], a[0]);
+        a[1] = ex::AddOp::create(b, loc, a[1], xsLo[r][t]);
+        a[2] = ex::FmaOp::create(b, loc, qHi, xsHi[r][t], a[2]);
+        a[3] = ex::AddOp::create(b, loc, a[3], xsHi[r][t]);
+      }
+    }
+    scf::YieldOp::create(b, loc, acc);
+  }
+  SmallVector<Value> totals;
+  for (size_t r = 0; r < rows; ++r) {
+    Value acc = loop.getRegionIterArgs()[r];
+    acc = fma2(b, loc, dLo, words.getResult(4 * r), dHi,
+               words.getResult(4 * r + 2), acc);
+    Value mins = fma2(b, loc, mLo, words.getResult(4 * r + 1), mHi,
+                      words.getResult(4 * r + 3), zero);
+    totals.push_back(ex::SubOp::create(b, loc, acc, mins));
+  }
+  return finishUnits(loop, totals);
+}
+
+SmallVector<Value> GraphLowering::emitQ6_KDot(const DotOperands &d) {
+  // Super-blocks of 210 bytes for 256 values: ql[128] (low 4 bits), qh[64]
+  // (high 2 bits), int8 scales[16], f16 d; v = d * scale * (q - 32). Value
+  // 128h + 32r + l (h < 2, r < 4, l < 32) takes the low (r < 2) or high
+  // nibble of ql[64h + 32(r&1) + l], bits 2r of qh[32h + l], and scale
+  // 8h + 2r + l/16. A lane's unit is 16 values sharing one scale (fixed h,
+  // r, l/16): four words of ql and four of qh. Blocks start at even bytes,
+  // so a word is read from the two aligned words around it.
+  constexpr int64_t kValues = 256, kBytes = 210;
+  Location loc = d.loc;
+  IndexMath im(b, loc);
+  WordMath wm(b, loc);
+  int64_t blocksPerRow = d.k / kValues;
+  const size_t rows = d.xRows.size();
+  Value rowBlocks = im.mul(d.n, im.c(blocksPerRow));
+  OpBuilder::InsertionGuard guard(b);
+  scf::ForOp loop = beginUnits(d, blocksPerRow * 16, rows);
+  Value zero = loop.getInitArgs()[0];
+  Value unit = loop.getInductionVar();
+  Value blk = im.div(unit, 16), within = im.rem(unit, 16);
+  Value half = im.div(within, 8), r = im.rem(im.div(within, 2), 4),
+        sixteenth = im.rem(within, 2);
+  Value base = im.mul(im.add(rowBlocks, blk), im.c(kBytes));
+  // Reads the 32 bits at even byte offset `at`.
+  Value misaligned = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::ne, im.rem(base, 4), im.c(0));
+  auto wordAt = [&](Value at) -> Value {
+    Value first = im.div(at, 4);
+    Value w0 = sm::LoadOp::create(b, loc, b.getI32Type(), d.w, first);
+    Value w1 = sm::LoadOp::create(b, loc, b.getI32Type(), d.w,
+                                  im.add(first, im.c(1)));
+    return wm.select(misaligned, wm.bitOr(wm.shr(w0, 16), wm.shl(w1, 16)), w0);
+  };
+  Value l0 = im.mul(sixteenth, im.c(16));
+  Value qlAt = im.add(base, im.add(im.add(im.mul(half, im.c(64)),
+                                          im.mul(im.rem(r, 2), im.c(32))),
+                                   l0));
+  Value qhAt = im.add(base, im.add(im.add(im.c(128), im.mul(half, im.c(32))),
+                                   l0));
+  Value scaleAt = im.add(base, im.add(im.add(im.c(192), im.mul(half, im.c(8))),
+                                      im.add(im.mul(r, im.c(2)), sixteenth)));
+  Value dWord = wm.bitOr(loadByte(b, loc, d.w, im.add(base, im.c(208))),
+                         wm.shl(loadByte(b, loc, d.w,
+                                         im.add(base, im.c(209))), 8));
+  Value scaleByte = loadByte(b, loc, d.w, scaleAt);
+  Value c24 = wm.c(24);
+  Value scaleInt = arith::ShRSIOp::create(
+      b, loc, arith::ShLIOp::create(b, loc, scaleByte, c24), c24);
+  Value superScale =
+      ex::UnpackF16x2Op::create(b, loc, b.getF32Type(), dWord, 0);
+  Value scale = ex::MulOp::create(b, loc, superScale, wm.toF32(scaleInt));
+  Value r32 = im.toI32(r);
+  Value lowShift = arith::MulIOp::create(b, loc, im.toI32(im.div(r, 2)),
+                                         wm.c(4));
+  Value highShift = arith::MulIOp::create(b, loc, r32, wm.c(2));
+  Value unitOffset = im.add(im.mul(blk, im.c(kValues)),
+                            im.add(im.add(im.mul(half, im.c(128)),
+                                          im.mul(r, im.c(32))),
+                                   l0));
+  auto words = scf::ForOp::create(b, loc, im.c(0), im.c(4), im.c(1),
+                                  SmallVector<Value>(rows, zero));
+  {
+    OpBuilder::InsertionGuard innerGuard(b);
+    b.setInsertionPointToStart(words.getBody());
+    Value w = words.getInductionVar();
+    Value offset = im.mul(w, im.c(4));
+    Value lowBits = wm.shr(wordAt(im.add(qlAt, offset)), lowShift);
+    Value highBits = wm.shr(wordAt(im.add(qhAt, offset)), highShift);
+    SmallVector<Value> acc(words.getRegionIterArgs());
+    SmallVector<SmallVector<Value, 4>> xs;
+    for (size_t row = 0; row < rows; ++row)
+      xs.push_back(
+          loadX4(d, im.add(im.add(d.xRows[row], unitOffset), offset)));
+    for (int64_t t = 0; t < 4; ++t) {
+      Value q = wm.bitOr(wm.mask(wm.shr(lowBits, 8 * t), 0xf),
+                         wm.shl(wm.mask(wm.shr(highBits, 8 * t), 3), 4));
+      Value centered =
+          wm.toF32(arith::SubIOp::create(b, loc, q, wm.c(32)));
+      for (size_t row = 0; row < rows; ++row)
+        acc[row] = ex::FmaOp::create(b, loc, centered, xs[row][t], acc[row]);
+    }
+    scf::YieldOp::create(b, loc, acc);
+  }
+  SmallVector<Value> totals;
+  for (size_t row = 0; row < rows; ++row)
+    totals.push_back(ex::FmaOp::create(b, loc, scale, words.getResult(row),
+                                       loop.getRegionIterArgs()[row]));
+  return finishUnits(loop, totals);
+}
+
+LogicalResult GraphLowering::lowerMatmul(Operation *op, Value x,
+                                         ArrayRef<Value> weights,
+                                         ArrayRef<Region *> epilogues,
+                                         ValueRange inputs, Region *combine) {
+  Location loc = op->getLoc();
+  auto xType = cast<RankedTensorType>(x.getType());
+  if (cir::isQuantized(xType.getElementType()))
+    return op->emitOpError("with ")
+           << xType.getElementType()
+           << " activations is not supported by convert-circuit-to-shaderm "
+              "yet";
+  for (Value w : weights) {
+    Type element = cast<RankedTensorType>(w.getType()).getElementType();
+    if (isa<cir::I2_SType>(element))
+      return op->emitOpError("with ")
+             << element
+             << " weights is not supported by convert-circuit-to-shaderm yet";
+  }
+  int64_t k = xType.getShape().back();
+  int64_t m = xType.getNumElements() / k;
+  int64_t lanes = kDotLanes;
+  // With a known subgroup size that divides the workgroup, each subgroup
+  // computes one output row and combines it with a subgroup reduction: no
+  // shared memory and no barrier, and a workgroup does lanes/subgroup rows
+  // (a barrier per row costs more than the row's work on CPU devices, and
+  // a warp per row is the usual matvec on GPUs).
+  int64_t rowsPerGroup = 1;
+  if (subgroupSize > 1 && subgroupSize <= lanes && lanes % subgroupSize == 0)
+    rowsPerGroup = lanes / subgroupSize;
+  int64_t totalGroups = 0;
+  for (Value w : weights)
+    totalGroups += ceilDiv(cast<RankedTensorType>(w.getType()).getShape().front(),
+                           rowsPerGroup);
+  if (combine) // Both weights' rows of a group are computed together.
+    totalGroups = ceilDiv(
+        cast<RankedTensorType>(weights[0].getType()).getShape().front(),
+        rowsPerGroup);
+  // With a subgroup per weight row, each subgroup also takes several rows
+  // of x at once (the tokens of a prompt chunk), so that a weight row is
+  // read and decoded once per kXRows tokens: the matvec becomes a GEMM.
+  int64_t xRows = rowsPerGroup > 1 ? std::min<int64_t>(m, kXRows) : 1;
+  int64_t xBlocks = ceilDiv(m, xRows);
+  if (totalGroups > kMaxGridDim || xBlocks > kMaxGridDim)
+    return op->emitOpError("has more output rows than "
+                           "convert-circuit-to-shaderm launches in one grid "
+                           "dimension");
+
+  KernelState ks;
+  bind(ks, x, false);
+  for (Value w : weights)
+    bind(ks, w, false);
+  for (Value input : inputs)
+    bind(ks, input, false);
+  for (Value result : op->getResults()) {
+    allocFor(result);
+    bind(ks, result, true);
+  }
+  createKernel(ks, op, lanes);
+  IndexMath im(b, loc);
+  Value tid = sm::LocalIdOp::create(b, loc, b.getIndexType(), sm::Dim::x);
+  Value group = sm::WorkgroupIdOp::create(b, loc, b.getIndexType(), sm::Dim::x);
+  // Workgroup y: a block of xRows rows of x (activations of consecutive
+  // tokens); the last block may be partial, its loads clamped to the last
+  // row and its stores skipped.
+  Value block = sm::WorkgroupIdOp::create(b, loc, b.getIndexType(), sm::Dim::y);
+  SmallVector<Value> xRowIds, ms;
+  for (int64_t i = 0; i < xRows; ++i) {
+    Value id = xRows == 1 ? block
+                          : im.add(im.mul(block, im.c(xRows)), im.c(i));
+    xRowIds.push_back(id);
+    ms.push_back(xRows == 1
+                     ? id
+                     : Value(arith::MinUIOp::create(b, loc, id, im.c(m - 1))));
+  }
+  Value subgroup, laneInSubgroup;
+  if (rowsPerGroup > 1) {
+    subgroup = sm::SubgroupIdOp::create(b, loc, b.getIndexType());
+    laneInSubgroup =
+        im.toIndex(ex::LaneIdOp::create(b, loc, b.getI32Type()));
+  }
+
+  // Runs `body` for each x row of the block that exists.
+  auto forEachRow = [&](llvm::function_ref<void(int64_t)> body) {
+    for (int64_t i = 0; i < xRows; ++i) {
+      OpBuilder::InsertionGuard guard(b);
+      if (m % xRows != 0 && i >= m % xRows) {
+        auto exists = scf::IfOp::create(b, loc, im.lt(xRowIds[i], im.c(m)));
+        b.setInsertionPointToStart(exists.thenBlock());
+      }
+      body(i);
+    }
+  };
+  // Stores output `n` of weight `i` for x row `mi` (its epilogue applied)
+  // from the lane that holds the whole dot product.
+  auto store = [&](size_t i, Value dot, Value mi, Value n, int64_t rows) {
+    Value result = op->getResult(i);
+    Value lane = im.add(im.mul(mi, im.c(rows)), n);
+    Value stored = dot;
+    Region *epilogue = epilogues[i];
+    if (epilogue && !epilogue->empty()) {
+      SmallVector<Value> args{im.toI32(lane), dot}, whole{nullptr, nullptr};
+      auto resultType = cast<RankedTensorType>(result.getType());
+      loadInputs(ks, epilogue, 2, inputs, resultType.getShape(), lane, args,
+                 whole);
+      stored = inlineBody(ks, *epilogue, args, whole)[0];
+    }
+    auto resultElement =
+        cast<RankedTensorType>(result.getType()).getElementType();
+    if (stored.getType() != resultElement)
+      stored = ex::ConvertOp::create(b, loc, resultElement, stored, false);
+    sm::StoreOp::create(b, loc, stored, arg(ks, result), lane);
+  };
+
+  if (combine) {
+    // gated_matmul: the row's two dot products, then the combine body on
+    // the lane that holds both.
+    int64_t n = cast<RankedTensorType>(weights[0].getType()).getShape().front();
+    Value r = group, leader = tid;
+    SmallVector<Value> dots[2];
+    if (rowsPerGroup > 1) {
+      r = im.add(im.mul(group, im.c(rowsPerGroup)), subgroup);
+      auto inRange = scf::IfOp::create(b, loc, im.lt(r, im.c(n)));
+      b.setInsertionPointToStart(inRange.thenBlock());
+      for (int k = 0; k < 2; ++k)
+        for (Value partial : emitPartialDot(ks, x, weights[k], ms, r,
+                                            laneInSubgroup, subgroupSize,
+                                            loc))
+          dots[k].push_back(ex::SubgroupReduceOp::create(
+              b, loc, ex::ReduceKind::sum, partial));
+      leader = laneInSubgroup;
+    } else {
+      for (int k = 0; k < 2; ++k)
+        dots[k].push_back(emitWorkgroupReduce(
+            emitPartialDot(ks, x, weights[k], ms, r, tid, lanes, loc)[0], tid,
+            lanes, cir::ReduceKind::sum, loc));
+    }
+    auto first = scf::IfOp::create(b, loc, im.lt(leader, im.c(1)));
+    b.setInsertionPointToStart(first.thenBlock());
+    forEachRow([&](int64_t i) {
+      Value lane = im.add(im.mul(xRowIds[i], im.c(n)), r);
+      Value value = inlineBody(ks, *combine,
+                               {im.toI32(lane), dots[0][i], dots[1][i]},
+                               {nullptr, nullptr, nullptr})[0];
+      Value result = op->getResult(0);
+      auto resultElement =
+          cast<RankedTensorType>(result.getType()).getElementType();
+      if (value.getType() != resultElement)
+        value = ex::ConvertOp::create(b, loc, resultElement, value, false);
+      sm::StoreOp::create(b, loc, value, arg(ks, result), lane);
+    });
+    finishKernel(ks, {totalGroups, xBlocks, 1});
+    return success();
+  }
+
+  // Weight i owns workgroups [offset, offset + groups_i) of the x
+  // dimension; the condition is uniform over a workgroup, so barriers stay
+  // legal.
+  int64_t offset = 0;
+  for (auto [i, w] : llvm::enumerate(weights)) {
+    int64_t n = cast<RankedTensorType>(w.getType()).getShape().front();
+    int64_t groups = ceilDiv(n, rowsPerGroup);
+    OpBuilder::InsertionGuard guard(b);
+    Value mine = group;
+    if (weights.size() > 1) {
+      Value lower = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
+                                          group, im.c(offset));
+      Value upper = im.lt(group, im.c(offset + groups));
+      auto select = scf::IfOp::create(
+          b, loc, arith::AndIOp::create(b, loc, lower, upper));
+      b.setInsertionPointToStart(select.thenBlock());
+      mine = arith::SubIOp::create(b, loc, group, im.c(offset));
+    }
+    offset += groups;
+    if (rowsPerGroup > 1) {
+      // The subgroup's row; a partial last workgroup skips the rows past
+      // the end (uniform over each subgroup).
+      Value r = im.add(im.mul(mine, im.c(rowsPerGroup)), subgroup);
+      auto inRange = scf::IfOp::create(b, loc, im.lt(r, im.c(n)));
+      b.setInsertionPointToStart(inRange.thenBlock());
+      SmallVector<Value> dots;
+      for (Value partial : emitPartialDot(ks, x, w, ms, r, laneInSubgroup,
+                                          subgroupSize, loc))
+        dots.push_back(ex::SubgroupReduceOp::create(
+            b, loc, ex::ReduceKind::sum, partial));
+      auto first = scf::IfOp::create(b, loc, im.lt(laneInSubgroup, im.c(1)));
+      b.setInsertionPointToStart(first.thenBlock());
+      forEachRow([&](int64_t k) { store(i, dots[k], xRowIds[k], r, n); });
+      continue;
+    }
+    Value partial = emitPartialDot(ks, x, w, ms, mine, tid, lanes, loc)[0];
+    Value dot = emitWorkgroupReduce(partial, tid, lanes, cir::ReduceKind::sum,
+                                    loc);
+    auto first = scf::IfOp::create(b, loc, im.lt(tid, im.c(1)));
+    b.setInsertionPointToStart(first.thenBlock());
+    store(i, dot, xRowIds[0], mine, n);
+  }
+  finishKernel(ks, {totalGroups, xBlocks, 1});
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Reading one quantized element (gathers from an embedding table)
+//===----------------------------------------------------------------------===//
+
+Value GraphLowering::emitDequantizeElement(Value words, Type element,
+                                           Value index, Location loc) {
+  IndexMath im(b, loc);
+  WordMath wm(b, loc);
+  auto halfAt = [&](Value byte) -> Value {
+    Value lo = loadByte(b, loc, words, byte);
+    Value hi = loadByte(b, loc, words, im.add(byte, im.c(1)));
+    return ex::UnpackF16x2Op::create(b, loc, b.getF32Type(),
+                                     wm.bitOr(lo, wm.shl(hi, 8)), 0);
+  };
+  auto signExtend = [&](Value byte) -> Value {
+    Value c24 = wm.c(24);
+    return arith::ShRSIOp::create(
+        b, loc, arith::ShLIOp::create(b, loc, byte, c24), c24);
+  };
+  if (isa<cir::Q8_0Type>(element)) {
+    // 34-byte blocks: f16 d, then 32 int8 values.
+    Value base = im.mul(im.div(index, 32), im.c(34));
+    Value q = signExtend(
+        loadByte(b, loc, words, im.add(base, im.add(im.c(2), im.rem(index, 32)))));
+    return ex::MulOp::create(b, loc, halfAt(base), wm.toF32(q));
+  }
+  Value within = im.rem(index, 256);
+  if (isa<cir::Q4_KType>(element)) {
+    // 144-byte blocks: f16 d, f16 dmin, 12 bytes of 6-bit scales/mins,
+    // 128 bytes of nibbles; value 64c + p: byte 16 + 32c + p%32, the low
+    // nibble for p < 32, sub-block j = 2c + (p >= 32).
+    Value base = im.mul(im.div(index, 256), im.c(144));
+    Value c = im.div(within, 64), p = im.rem(within, 64);
+    Value high = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, p,
+                                       im.c(32));
+    Value j = im.add(im.mul(c, im.c(2)),
+                     arith::SelectOp::create(b, loc, high, im.c(1), im.c(0)));
+    Value byte = loadByte(
+        b, loc, words,
+        im.add(base, im.add(im.add(im.c(16), im.mul(c, im.c(32))),
+                            im.rem(p, 32))));
+    Value q = wm.select(high, wm.shr(byte, 4), wm.mask(byte, 0xf));
+    auto scaleByte = [&](Value k) {
+      return loadByte(b, loc, words, im.add(base, im.add(im.c(4), k)));
+    };
+    Value low = im.lt(j, im.c(4));
+    // j < 4: s[j] & 63, s[j+4] & 63; else the nibbles of s[j+4] with the
+    // top bits of s[j-4] and s[j] (j taken mod 4 for the in-range reads).
+    Value j4 = im.rem(j, 4);
+    Value sj = scaleByte(j), sj4 = scaleByte(im.add(j4, im.c(4))),
+          sjm4 = scaleByte(j4), sj8 = scaleByte(im.add(j4, im.c(8)));
+    Value sc = wm.select(low, wm.mask(sj, 63),
+                         wm.bitOr(wm.mask(sj8, 0xf), wm.shl(wm.shr(sjm4, 6), 4)));
+    Value mn = wm.select(low, wm.mask(sj4, 63),
+                         wm.bitOr(wm.shr(sj8, 4), wm.shl(wm.shr(sj4, 6), 4)));
+    Value d = halfAt(base), dmin = halfAt(im.add(base, im.c(2)));
+    Value scaled = ex::MulOp::create(
+        b, loc, ex::MulOp::create(b, loc, d, wm.toF32(sc)), wm.toF32(q));
+    return ex::SubOp::create(
+        b, loc, scaled, ex::MulOp::create(b, loc, dmin, wm.toF32(mn)));
+  }
+  // q6_k: 210-byte blocks: ql[128], qh[64], int8 scales[16], f16 d; value
+  // 128h + 32r + l: the low (r < 2) or high nibble of ql[64h + 32(r&1) + l],
+  // bits 2r of qh[32h + l], scale 8h + 2r + l/16; v = d * scale * (q - 32).
+  Value base = im.mul(im.div(index, 256), im.c(210));
+  Value h = im.div(within, 128), r = im.rem(im.div(within, 32), 4),
+        l = im.rem(within, 32);
+  Value ql = loadByte(
+      b, loc, words,
+      im.add(base, im.add(im.add(im.mul(h, im.c(64)),
+                                 im.mul(im.rem(r, 2), im.c(32))),
+                          l)));
+  Value qh = loadByte(
+      b, loc, words,
+      im.add(base, im.add(im.add(im.c(128), im.mul(h, im.c(32))), l)));
+  Value nibble = wm.select(im.lt(r, im.c(2)), wm.mask(ql, 0xf), wm.shr(ql, 4));
+  Value twoBits = wm.mask(
+      wm.shr(qh, arith::MulIOp::create(b, loc, im.toI32(r), wm.c(2))), 3);
+  Value q = arith::SubIOp::create(b, loc, wm.bitOr(nibble, wm.shl(twoBits, 4)),
+                                  wm.c(32));
+  Value scale = signExtend(loadByte(
+      b, loc, words,
+      im.add(base, im.add(im.add(im.c(192), im.mul(h, im.c(8))),
+                          im.add(im.mul(r, im.c(2)), im.div(l, 16))))));
+  Value d = halfAt(im.add(base, im.c(208)));
+  return ex::MulOp::create(
+      b, loc, ex::MulOp::create(b, loc, d, wm.toF32(scale)), wm.toF32(q));
+}
+
+} // namespace hesper::lowering
