@@ -243,6 +243,17 @@ ProgramRunner::create(Device &device, const Program &program, bool timing,
                          std::to_string(program.numArguments) +
                          " arguments, " + std::to_string(shared.size()) +
                          " shared buffers were given");
+  // A buffer larger than one binding may cover cannot be bound (lavapipe:
+  // 128 MiB): say so before allocating anything.
+  if (uint64_t limit = device.info().maxBindingBytes)
+    for (const ProgramBuffer &b : program.buffers)
+      if (b.bytes > limit)
+        return Status::error(
+            "buffer '" + (b.name.empty() ? std::string("(internal)")
+                                         : b.name) +
+            "' has " + std::to_string(b.bytes) + " bytes, more than " +
+            device.info().name + " binds in one storage buffer (" +
+            std::to_string(limit) + " bytes, maxStorageBufferRange)");
   std::unique_ptr<ProgramRunner> runner(new ProgramRunner(device, program));
   for (size_t i = 0; i < program.buffers.size(); ++i) {
     const ProgramBuffer &b = program.buffers[i];

@@ -653,6 +653,7 @@ bool describePhysicalDevice(const Instance &instance, VkPhysicalDevice handle,
   }
   info.maxWorkgroupInvocations = limits.maxComputeWorkGroupInvocations;
   info.maxSharedMemoryBytes = limits.maxComputeSharedMemorySize;
+  info.maxBindingBytes = limits.maxStorageBufferRange;
   info.maxPushConstantBytes = limits.maxPushConstantsSize;
   info.shaderFloat16 = pd.canChainFloat16 && float16.shaderFloat16;
   info.shaderInt8 = pd.canChainFloat16 && float16.shaderInt8;

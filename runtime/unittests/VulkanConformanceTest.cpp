@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "hesper/runtime/Program.h"
 #include "hesper/runtime/Runtime.h"
 
 #include <gtest/gtest.h>
@@ -124,6 +125,30 @@ TEST_F(VulkanConformance, DeviceInfo) {
   auto listed = listDevices(Backend::Vulkan);
   ASSERT_TRUE(listed.ok()) << listed.status().message();
   EXPECT_FALSE(listed->empty());
+}
+
+TEST_F(VulkanConformance, BufferLargerThanOneBinding) {
+  // The device states how much one storage-buffer binding covers; a program
+  // with a larger buffer is refused by name before anything is allocated.
+  const DeviceInfo &info = device->info();
+  ASSERT_GT(info.maxBindingBytes, 0u);
+  Program program;
+  program.name = "big";
+  program.backend = Backend::Vulkan;
+  program.buffers.push_back({"token_embd.weight", info.maxBindingBytes + 4});
+  program.numArguments = 1;
+  auto runner = ProgramRunner::create(*device, program, false);
+  ASSERT_FALSE(runner.ok());
+  EXPECT_NE(runner.status().message().find(
+                "buffer 'token_embd.weight' has " +
+                std::to_string(info.maxBindingBytes + 4) + " bytes"),
+            std::string::npos)
+      << runner.status().message();
+  EXPECT_NE(runner.status().message().find("maxStorageBufferRange"),
+            std::string::npos);
+  // A buffer within the limit is accepted.
+  program.buffers[0].bytes = 1024;
+  EXPECT_TRUE(ProgramRunner::create(*device, program, false).ok());
 }
 
 TEST_F(VulkanConformance, FillAndCopy) {

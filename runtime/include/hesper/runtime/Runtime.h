@@ -91,6 +91,9 @@ struct DeviceInfo {
   uint32_t maxWorkgroupInvocations = 1;
   uint32_t maxWorkgroupCount[3] = {1, 1, 1};
   uint32_t maxSharedMemoryBytes = 0;
+  /// The most bytes one kernel binding may cover (Vulkan's
+  /// maxStorageBufferRange); 0 when the backend sets no such limit.
+  uint64_t maxBindingBytes = 0;
   uint32_t maxPushConstantBytes = 0;
   bool shaderFloat16 = false;
   bool shaderInt8 = false;
