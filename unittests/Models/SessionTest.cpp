@@ -1,0 +1,255 @@
+//===- SessionTest.cpp - The model library without hesper-run -------------===//
+//
+// Part of the Hesper project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Uses the library as a program would: writes a small llama GGUF file (f32
+// weights from a fixed seed, no tokenizer), loads it, opens sessions on the
+// reference interpreter and (when there is one) a Vulkan device, and checks
+// properties that need no reference values: prompt chunks equal token-by-
+// token feeding bit for bit, a reset session repeats itself, greedy
+// generation is deterministic, and the device agrees with the interpreter.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Hesper/Models/Generate.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include <unistd.h>
+
+using namespace hesper;
+using namespace hesper::models;
+
+namespace {
+
+/// Writes GGUF v3 files: metadata of u32, f32 and string values, f32
+/// tensors.
+class TinyGgufWriter {
+public:
+  void u32(const std::string &key, uint32_t v) {
+    meta.push_back({key, 4, bytesOf(v)});
+  }
+  void f32(const std::string &key, float v) {
+    meta.push_back({key, 6, bytesOf(v)});
+  }
+  void str(const std::string &key, const std::string &v) {
+    std::string b = bytesOf(uint64_t(v.size())) + v;
+    meta.push_back({key, 8, b});
+  }
+  /// A tensor of ggml dims `dims` (row length first), values from a seeded
+  /// generator scaled by `scale` around `center`.
+  void tensor(const std::string &name, std::vector<uint64_t> dims,
+              float scale, float center = 0.0f) {
+    uint64_t n = 1;
+    for (uint64_t d : dims)
+      n *= d;
+    std::vector<float> values(n);
+    for (float &v : values) {
+      state = state * 6364136223846793005ull + 1442695040888963407ull;
+      v = center + scale * (float((state >> 40) & 0xffff) / 32768.0f - 1.0f);
+    }
+    tensors.push_back({name, dims, values});
+  }
+  void write(const std::string &path) {
+    std::string out = "GGUF" + bytesOf(uint32_t(3)) +
+                      bytesOf(uint64_t(tensors.size())) +
+                      bytesOf(uint64_t(meta.size()));
+    for (const Meta &m : meta)
+      out += bytesOf(uint64_t(m.key.size())) + m.key + bytesOf(m.type) +
+             m.value;
+    uint64_t offset = 0;
+    for (const Tensor &t : tensors) {
+      out += bytesOf(uint64_t(t.name.size())) + t.name +
+             bytesOf(uint32_t(t.dims.size()));
+      for (uint64_t d : t.dims)
+        out += bytesOf(d);
+      out += bytesOf(uint32_t(0)) + bytesOf(offset); // f32
+      offset += (t.values.size() * 4 + 31) / 32 * 32;
+    }
+    out.resize((out.size() + 31) / 32 * 32, '\0');
+    for (const Tensor &t : tensors) {
+      out.append(reinterpret_cast<const char *>(t.values.data()),
+                 t.values.size() * 4);
+      out.resize((out.size() + 31) / 32 * 32, '\0');
+    }
+    std::ofstream(path, std::ios::binary) << out;
+  }
+
+private:
+  template <typename T> static std::string bytesOf(T v) {
+    return std::string(reinterpret_cast<const char *>(&v), sizeof(v));
+  }
+  struct Meta {
+    std::string key;
+    uint32_t type;
+    std::string value;
+  };
+  struct Tensor {
+    std::string name;
+    std::vector<uint64_t> dims;
+    std::vector<float> values;
+  };
+  std::vector<Meta> meta;
+  std::vector<Tensor> tensors;
+  uint64_t state = 12345;
+};
+
+constexpr int64_t kDim = 64, kFfn = 128, kVocab = 48, kCtx = 64;
+
+std::string writeModel() {
+  std::string path =
+      (std::filesystem::temp_directory_path() /
+       ("hesper-session-test-" + std::to_string(::getpid()) + ".gguf"))
+          .string();
+  TinyGgufWriter w;
+  w.str("general.architecture", "llama");
+  w.u32("llama.embedding_length", kDim);
+  w.u32("llama.block_count", 2);
+  w.u32("llama.feed_forward_length", kFfn);
+  w.u32("llama.attention.head_count", 4);
+  w.u32("llama.attention.head_count_kv", 2);
+  w.u32("llama.context_length", kCtx);
+  w.f32("llama.attention.layer_norm_rms_epsilon", 1e-5f);
+  w.f32("llama.rope.freq_base", 10000.0f);
+  w.tensor("token_embd.weight", {kDim, kVocab}, 1.0f);
+  w.tensor("output_norm.weight", {kDim}, 0.1f, 1.0f);
+  for (int l = 0; l < 2; ++l) {
+    std::string b = "blk." + std::to_string(l) + ".";
+    float s = 1.0f / std::sqrt(float(kDim));
+    w.tensor(b + "attn_norm.weight", {kDim}, 0.1f, 1.0f);
+    w.tensor(b + "attn_q.weight", {kDim, kDim}, s);
+    w.tensor(b + "attn_k.weight", {kDim, kDim / 2}, s);
+    w.tensor(b + "attn_v.weight", {kDim, kDim / 2}, s);
+    w.tensor(b + "attn_output.weight", {kDim, kDim}, s);
+    w.tensor(b + "ffn_norm.weight", {kDim}, 0.1f, 1.0f);
+    w.tensor(b + "ffn_gate.weight", {kDim, kFfn}, s);
+    w.tensor(b + "ffn_up.weight", {kDim, kFfn}, s);
+    w.tensor(b + "ffn_down.weight", {kFfn, kDim}, 1.0f / std::sqrt(kFfn));
+  }
+  w.write(path);
+  return path;
+}
+
+class SessionTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    path = writeModel();
+    auto loaded = Model::load(path);
+    ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+    model = std::move(*loaded);
+  }
+  void TearDown() override { std::filesystem::remove(path); }
+
+  std::unique_ptr<Session> open(rt::Device *device, int64_t batch) {
+    SessionOptions options;
+    options.batchSize = batch;
+    auto session = Session::create(*model, device, options);
+    EXPECT_TRUE(session.ok()) << session.status().message();
+    return session.ok() ? std::move(*session) : nullptr;
+  }
+
+  std::string path;
+  std::unique_ptr<Model> model;
+  const std::vector<int32_t> prompt{1, 7, 3, 44, 12, 9, 30, 2, 17, 5, 23};
+};
+
+TEST_F(SessionTest, LoadsTheHyperparameters) {
+  const LlamaHParams &hp = model->hparams();
+  EXPECT_EQ(hp.arch, "llama");
+  EXPECT_EQ(hp.dim, kDim);
+  EXPECT_EQ(hp.layers, 2);
+  EXPECT_EQ(hp.kvHeads, 2);
+  EXPECT_EQ(hp.headDim, 16);
+  EXPECT_EQ(hp.vocab, kVocab);
+  EXPECT_TRUE(hp.tiedHead);
+  EXPECT_EQ(model->tokenizer(), nullptr); // the file has no tokenizer
+}
+
+TEST_F(SessionTest, ChunksEqualTokenByTokenAndResetRepeats) {
+  auto chunked = open(nullptr, 4);
+  auto single = open(nullptr, 1);
+  ASSERT_TRUE(chunked && single);
+  EXPECT_EQ(chunked->batchSize(), 4);
+  std::vector<std::vector<float>> a, b;
+  ASSERT_TRUE(chunked->feedMany(prompt, &a, /*allRows=*/true).ok());
+  ASSERT_TRUE(single->feedMany(prompt, &b, /*allRows=*/true).ok());
+  ASSERT_EQ(a.size(), prompt.size());
+  ASSERT_EQ(b.size(), prompt.size());
+  for (size_t p = 0; p < prompt.size(); ++p) {
+    ASSERT_EQ(a[p].size(), size_t(kVocab));
+    for (float v : a[p])
+      ASSERT_TRUE(std::isfinite(v));
+    EXPECT_EQ(0, std::memcmp(a[p].data(), b[p].data(), kVocab * 4))
+        << "position " << p;
+  }
+  EXPECT_EQ(chunked->position(), int64_t(prompt.size()));
+  // Logits depend on the earlier tokens: positions differ.
+  EXPECT_NE(a[3], a[4]);
+  // After a reset the same tokens give the same logits.
+  chunked->reset();
+  std::vector<std::vector<float>> again;
+  ASSERT_TRUE(chunked->feedMany(prompt, &again, true).ok());
+  EXPECT_EQ(again, a);
+}
+
+TEST_F(SessionTest, GreedyGenerationIsDeterministicAndStopsAtTheContext) {
+  GenerateOptions options;
+  options.maxTokens = 12;
+  options.sampler.temperature = 0;
+  std::vector<int32_t> first, second;
+  for (auto *out : {&first, &second}) {
+    auto session = open(nullptr, 4);
+    ASSERT_TRUE(session);
+    auto result = generate(*session, prompt, options, {});
+    ASSERT_TRUE(result.ok()) << result.status().message();
+    *out = result->generated;
+  }
+  EXPECT_EQ(first.size(), 12u);
+  EXPECT_EQ(first, second);
+  // A prompt longer than the context is an error, not a crash.
+  auto session = open(nullptr, 4);
+  std::vector<int32_t> tooLong(kCtx + 1, 3);
+  auto result = generate(*session, tooLong, options, {});
+  ASSERT_FALSE(result.ok());
+  EXPECT_NE(result.status().message().find("more than the"),
+            std::string::npos);
+  // So is a token outside the vocabulary.
+  std::vector<float> logits;
+  EXPECT_FALSE(session->feed(kVocab, &logits).ok());
+}
+
+TEST_F(SessionTest, VulkanAgreesWithTheInterpreter) {
+  auto device = rt::openDevice(rt::Backend::Vulkan);
+  if (!device.ok())
+    GTEST_SKIP() << device.status().message();
+  auto onDevice = open(device->get(), 4);
+  auto interpreted = open(nullptr, 4);
+  ASSERT_TRUE(onDevice && interpreted);
+  std::vector<std::vector<float>> a, b;
+  ASSERT_TRUE(onDevice->feedMany(prompt, &a, true).ok());
+  ASSERT_TRUE(interpreted->feedMany(prompt, &b, true).ok());
+  for (size_t p = 0; p < prompt.size(); ++p) {
+    float scale = 0, err = 0;
+    for (int64_t v = 0; v < kVocab; ++v) {
+      scale = std::max(scale, std::fabs(b[p][v]));
+      err = std::max(err, std::fabs(a[p][v] - b[p][v]));
+    }
+    EXPECT_LE(err, 1e-4f * scale) << "position " << p;
+  }
+  // Decoding after the prompt continues on the device.
+  std::vector<float> next;
+  ASSERT_TRUE(onDevice->feed(3, &next).ok());
+  EXPECT_EQ(onDevice->position(), int64_t(prompt.size()) + 1);
+  EXPECT_GT(onDevice->stats().kernelsPerToken, 0);
+  EXPECT_GT(onDevice->stats().kernelsPerChunk, 0);
+}
+
+} // namespace
