@@ -57,8 +57,9 @@ namespace {
 class DecodeGraphEmitter {
 public:
   DecodeGraphEmitter(GraphBuilder &g, const Model &model, int64_t ctx,
-                     int64_t rows)
-      : g(g), model(model), hp(model.hparams()), ctx(ctx), rows(rows) {}
+                     int64_t rows, bool lastRowOnly)
+      : g(g), model(model), hp(model.hparams()), ctx(ctx), rows(rows),
+        lastRowOnly(lastRowOnly) {}
 
   void emit() {
     // The tokens' embedding rows, gathered (and dequantized) from the
@@ -85,6 +86,16 @@ public:
     Value h = x;
     for (int64_t l = 0; l < hp.layers; ++l)
       h = layer(l, h);
+    if (rows > 1 && lastRowOnly) {
+      // Generation needs the logits of the chunk's last token only (row
+      // `last`): the final norm and the LM head run on that row alone.
+      Value last = g.external("last", {1}, g.i32());
+      const int64_t dim = hp.dim;
+      h = g.gather(h, ValueRange{last}, {dim},
+                   [&](ExpBuilder &e, Value lane, ValueRange a) {
+                     return e.add(e.mul(a[0], e.i32(dim)), lane);
+                   });
+    }
     Value n = g.rmsNorm(h, weight("output_norm.weight"), hp.eps);
     Value head = weight(hp.tiedHead ? "token_embd.weight" : "output.weight");
     g.output(g.matmul(n, head));
@@ -270,20 +281,23 @@ private:
   const LlamaHParams &hp;
   int64_t ctx;
   int64_t rows; ///< tokens per step: 1 for decode, the chunk for prefill
+  bool lastRowOnly; ///< a chunk's logits for its last token only
   Value x, pos, freqs;
   std::map<std::string, Value> weights; ///< one argument per GGUF tensor
 };
 } // namespace
 
 void hesper::models::buildDecodeGraph(GraphBuilder &g, const Model &model,
-                                      int64_t contextSize, int64_t tokens) {
-  DecodeGraphEmitter(g, model, contextSize, tokens).emit();
+                                      int64_t contextSize, int64_t tokens,
+                                      bool lastRowOnly) {
+  DecodeGraphEmitter(g, model, contextSize, tokens, lastRowOnly).emit();
 }
 
 OwningOpRef<ModuleOp> hesper::models::buildModelModule(MLIRContext *context,
                                                        const Model &model,
                                                        int64_t contextSize,
-                                                       int64_t batch) {
+                                                       int64_t batch,
+                                                       bool allLogits) {
   OwningOpRef<ModuleOp> module;
   {
     GraphBuilder g(context, "decode");
@@ -293,7 +307,7 @@ OwningOpRef<ModuleOp> hesper::models::buildModelModule(MLIRContext *context,
   if (!module || batch <= 1)
     return module;
   GraphBuilder g(context, "prefill");
-  buildDecodeGraph(g, model, contextSize, batch);
+  buildDecodeGraph(g, model, contextSize, batch, !allLogits);
   OwningOpRef<ModuleOp> second = g.finish();
   if (!second)
     return nullptr;

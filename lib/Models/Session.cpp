@@ -45,13 +45,15 @@ static double nowMs() {
 }
 
 /// Where the bytes of a graph argument come from.
-enum class ArgKind { Weight, Embedding, Position, RopeFreqs, Cache };
+enum class ArgKind { Weight, Embedding, Position, LastRow, RopeFreqs, Cache };
 
 static ArgKind classify(const std::string &name) {
   if (name == "tokens")
     return ArgKind::Embedding;
   if (name == "pos")
     return ArgKind::Position;
+  if (name == "last")
+    return ArgKind::LastRow;
   if (name == "rope_freqs")
     return ArgKind::RopeFreqs;
   if (name.rfind("cache_", 0) == 0)
@@ -67,6 +69,7 @@ struct Step {
   circuit::GraphOp graph;
   std::vector<std::string> argNames;
   int xIndex = -1, posIndex = -1;
+  int lastIndex = -1; ///< a chunk that computes its last token's logits only
   // Device path.
   std::unique_ptr<rt::ProgramRunner> runner;
   std::vector<std::string> kernelNames;
@@ -142,6 +145,8 @@ struct Session::Impl {
         step.xIndex = arg.getArgNumber();
       if (kind == ArgKind::Position)
         step.posIndex = arg.getArgNumber();
+      if (kind == ArgKind::LastRow)
+        step.lastIndex = arg.getArgNumber();
       step.argNames.push_back(name);
     }
   }
@@ -160,7 +165,8 @@ struct Session::Impl {
     chunk.name = "prefill";
     chunk.rows = std::min(options.batchSize, ctx);
     hasChunk = chunk.rows > 1;
-    module = buildModelModule(&context, *model, ctx, hasChunk ? chunk.rows : 1);
+    module = buildModelModule(&context, *model, ctx, hasChunk ? chunk.rows : 1,
+                              options.allLogits);
     if (!module)
       return Status::error("the model's graphs do not verify: " + diagnostics);
     describe(decode);
@@ -199,7 +205,8 @@ struct Session::Impl {
       if (hasChunk)
         for (auto [i, type] :
              llvm::enumerate(chunk.graph.getFunctionType().getInputs())) {
-          if (int(i) != chunk.xIndex && int(i) != chunk.posIndex) {
+          if (int(i) != chunk.xIndex && int(i) != chunk.posIndex &&
+              int(i) != chunk.lastIndex) {
             chunk.args.emplace_back(); // lent by the decode step per run
             continue;
           }
@@ -260,7 +267,8 @@ struct Session::Impl {
       for (uint32_t i = 0; i < chunkProgram.numArguments; ++i) {
         const std::string &name = chunkProgram.buffers[i].name;
         ArgKind kind = classify(name);
-        if (kind == ArgKind::Embedding || kind == ArgKind::Position)
+        if (kind == ArgKind::Embedding || kind == ArgKind::Position ||
+            kind == ArgKind::LastRow)
           continue;
         auto it = decodeArgs.find(name);
         if (it == decodeArgs.end())
@@ -305,7 +313,8 @@ struct Session::Impl {
     std::vector<std::pair<size_t, size_t>> lent;
     if (&step != &decode) {
       for (size_t i = 0; i < step.argNames.size(); ++i) {
-        if (int(i) == step.xIndex || int(i) == step.posIndex)
+        if (int(i) == step.xIndex || int(i) == step.posIndex ||
+            int(i) == step.lastIndex)
           continue;
         auto it = llvm::find(decode.argNames, step.argNames[i]);
         size_t j = it - decode.argNames.begin();
@@ -345,6 +354,11 @@ struct Session::Impl {
       return s;
     if (Status s = setInput(step, step.posIndex, &p, sizeof(p)); !s)
       return s;
+    if (step.lastIndex >= 0) {
+      int32_t last = static_cast<int32_t>(n) - 1;
+      if (Status s = setInput(step, step.lastIndex, &last, sizeof(last)); !s)
+        return s;
+    }
     if (!device)
       return interpret(step, all);
     if (Status s = step.runner->run(); !s)
@@ -364,7 +378,8 @@ struct Session::Impl {
     if (all) {
       if (Status s = step.runner->readResult(0, scratch); !s)
         return s;
-      all->resize(step.rows * model->hparams().vocab);
+      all->resize((step.lastIndex >= 0 ? 1 : step.rows) *
+                  model->hparams().vocab);
       std::memcpy(all->data(), scratch.data(), all->size() * sizeof(float));
     }
     return Status();
@@ -393,8 +408,11 @@ struct Session::Impl {
     const int64_t vocab = model->hparams().vocab;
     std::vector<float> rowsOut;
     size_t done = 0;
+    // Every token's logits from a chunk that computes only its last
+    // token's: run token by token instead.
+    bool chunks = hasChunk && !(allRows && logits && chunk.lastIndex >= 0);
     while (done < ids.size()) {
-      size_t n = std::min<size_t>(hasChunk ? chunk.rows : 1,
+      size_t n = std::min<size_t>(chunks ? chunk.rows : 1,
                                   ids.size() - done);
       bool last = done + n == ids.size();
       bool want = logits && (allRows || last);
@@ -408,7 +426,9 @@ struct Session::Impl {
           return s;
         pos += n;
       }
-      if (want) {
+      if (want && n > 1 && chunk.lastIndex >= 0) {
+        logits->push_back(rowsOut); // the chunk's last token only
+      } else if (want) {
         for (size_t r = allRows ? 0 : n - 1; r < n; ++r)
           logits->emplace_back(rowsOut.begin() + r * vocab,
                                rowsOut.begin() + (r + 1) * vocab);

@@ -261,6 +261,7 @@ int hesper::run::runModelMode(const std::string &path,
   sessionOptions.dumpDir = opts.dumpDir;
   sessionOptions.timing = kernelTimes;
   sessionOptions.batchSize = batchSize;
+  sessionOptions.allLogits = !dumpLogits.empty();
   if (batchSize < 1)
     return fail("-b/--batch-size must be at least 1");
   if (ctxSize < 0)

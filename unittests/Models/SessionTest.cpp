@@ -148,9 +148,11 @@ protected:
   }
   void TearDown() override { std::filesystem::remove(path); }
 
-  std::unique_ptr<Session> open(rt::Device *device, int64_t batch) {
+  std::unique_ptr<Session> open(rt::Device *device, int64_t batch,
+                                bool allLogits = true) {
     SessionOptions options;
     options.batchSize = batch;
+    options.allLogits = allLogits;
     auto session = Session::create(*model, device, options);
     EXPECT_TRUE(session.ok()) << session.status().message();
     return session.ok() ? std::move(*session) : nullptr;
@@ -200,13 +202,32 @@ TEST_F(SessionTest, ChunksEqualTokenByTokenAndResetRepeats) {
   EXPECT_EQ(again, a);
 }
 
+TEST_F(SessionTest, ChunksComputingTheLastLogitsOnlyAgree) {
+  // Without allLogits a chunk computes the logits of its last token only
+  // (the final norm and the head on one row): the same values.
+  auto lastOnly = open(nullptr, 4, /*allLogits=*/false);
+  auto all = open(nullptr, 4, /*allLogits=*/true);
+  ASSERT_TRUE(lastOnly && all);
+  std::vector<std::vector<float>> a, b;
+  ASSERT_TRUE(lastOnly->feedMany(prompt, &a, /*allRows=*/false).ok());
+  ASSERT_TRUE(all->feedMany(prompt, &b, /*allRows=*/true).ok());
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0], b.back());
+  EXPECT_EQ(lastOnly->position(), int64_t(prompt.size()));
+  // Asked for every row, it runs the prompt token by token: same rows.
+  lastOnly->reset();
+  std::vector<std::vector<float>> c;
+  ASSERT_TRUE(lastOnly->feedMany(prompt, &c, /*allRows=*/true).ok());
+  EXPECT_EQ(c, b);
+}
+
 TEST_F(SessionTest, GreedyGenerationIsDeterministicAndStopsAtTheContext) {
   GenerateOptions options;
   options.maxTokens = 12;
   options.sampler.temperature = 0;
   std::vector<int32_t> first, second;
   for (auto *out : {&first, &second}) {
-    auto session = open(nullptr, 4);
+    auto session = open(nullptr, 4, /*allLogits=*/false);
     ASSERT_TRUE(session);
     auto result = generate(*session, prompt, options, {});
     ASSERT_TRUE(result.ok()) << result.status().message();

@@ -38,17 +38,22 @@ mlir::Type elementTypeFor(mlir::MLIRContext *context, rt::GgmlType type);
 /// caller). One token is the decode step; more is a prompt chunk: `x` is
 /// then [tokens, dim], `pos` the position of the first token, every matmul
 /// is GEMM-shaped ([tokens, K] activations), attention is causal inside the
-/// chunk, and the result is the logits of every token, [tokens, vocab].
+/// chunk, and the result is the logits of every token, [tokens, vocab];
+/// with `lastRowOnly`, an argument `last` ([1] i32) picks the one token
+/// whose logits ([vocab]) the chunk computes.
 void buildDecodeGraph(circuit::GraphBuilder &g, const Model &model,
-                      int64_t contextSize, int64_t tokens = 1);
+                      int64_t contextSize, int64_t tokens = 1,
+                      bool lastRowOnly = false);
 
 /// The module a session compiles: graph @decode (one token) and, when
-/// `batch` > 1, graph @prefill (a prompt chunk of `batch` tokens). Null
-/// after diagnostics when a graph does not verify.
+/// `batch` > 1, graph @prefill (a prompt chunk of `batch` tokens, with the
+/// logits of every token when `allLogits`, else of its last). Null after
+/// diagnostics when a graph does not verify.
 mlir::OwningOpRef<mlir::ModuleOp> buildModelModule(mlir::MLIRContext *context,
                                                    const Model &model,
                                                    int64_t contextSize,
-                                                   int64_t batch);
+                                                   int64_t batch,
+                                                   bool allLogits = true);
 
 } // namespace hesper::models
 

@@ -42,6 +42,11 @@ struct SessionOptions {
   /// second program whose matmuls take this many tokens at once, with a
   /// causal mask inside the chunk. 1 runs prompts token by token.
   int64_t batchSize = 32;
+  /// Prompt chunks compute the logits of every token (for feedMany's
+  /// allRows, e.g. --dump-logits); otherwise only of their last token,
+  /// which is all generation needs. With it off, feedMany(allRows) runs
+  /// the prompt token by token.
+  bool allLogits = false;
 };
 
 /// What a session compiled and holds.
