@@ -339,7 +339,8 @@ struct Symbol {
   size_t length;
   int32_t prev;
   int32_t next;
-  int32_t id; ///< Token id of the symbol's text (BPE only), -1 if none.
+  int32_t id; ///< Token id of the symbol's text, -1 if none (BPE reads
+              ///< it; SPM emits symbols by their text).
 };
 
 /// A candidate merge of two adjacent symbols.
@@ -350,7 +351,7 @@ struct Candidate {
   int32_t right;   ///< Index of the right symbol.
   uint32_t length; ///< Bytes the two symbols had together when pushed
                    ///< (truncated; a mismatch only drops the merge).
-  int32_t result;  ///< BPE: the merged symbol's token id, -1 if none.
+  int32_t result;  ///< The merged symbol's token id, -1 if none.
 };
 
 /// Heap order: true when `a` comes after `b`.
@@ -413,6 +414,41 @@ void applyMerge(std::vector<Symbol> &symbols, const Candidate &c) {
   l.next = r.next;
   if (r.next >= 0)
     symbols[r.next].prev = c.left;
+}
+
+/// The merge loop of both models. Every adjacent pair gets a candidate if
+/// `pairOf(left, right, candidate)` finds one; then, best first (`Later`
+/// orders the heap), each candidate that still describes two adjacent live
+/// symbols is merged, the merged symbol takes the candidate's result id,
+/// and its new pairs with its neighbours become candidates.
+template <typename Later, typename PairFn>
+void mergeBest(std::vector<Symbol> &symbols, std::vector<Candidate> &heap,
+               PairFn pairOf) {
+  heap.clear();
+  heap.reserve(symbols.size());
+  auto consider = [&](int32_t left, int32_t right, bool keepHeap) {
+    Candidate c;
+    if (left < 0 || right < 0 || !pairOf(left, right, c))
+      return;
+    heap.push_back(c);
+    if (keepHeap)
+      std::push_heap(heap.begin(), heap.end(), Later());
+  };
+  // Seed with every adjacent pair, then heapify once.
+  for (int32_t i = 1; i < static_cast<int32_t>(symbols.size()); ++i)
+    consider(i - 1, i, false);
+  std::make_heap(heap.begin(), heap.end(), Later());
+  while (!heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end(), Later());
+    Candidate c = heap.back();
+    heap.pop_back();
+    if (!isCurrent(symbols, c))
+      continue;
+    applyMerge(symbols, c);
+    symbols[c.left].id = c.result;
+    consider(symbols[c.left].prev, c.left, true);
+    consider(c.left, symbols[c.left].next, true);
+  }
 }
 
 /// A piece of the text to encode: raw text, or a special token.
@@ -700,35 +736,17 @@ void Tokenizer::Impl::encodeSpm(std::string_view text, Scratch &scratch,
   initSymbols(text, /*perByte=*/false, symbols);
   if (symbols.empty())
     return;
-  heap.clear();
-  heap.reserve(symbols.size());
-  auto consider = [&](int32_t left, int32_t right, bool keepHeap) {
-    if (left < 0 || right < 0)
-      return;
-    const Symbol &l = symbols[left], &r = symbols[right];
-    std::string_view joined = text.substr(l.start, l.length + r.length);
-    int32_t id = lookup(joined);
-    if (id < 0)
-      return;
-    heap.push_back(
-        {scores[id], 0, left, right, static_cast<uint32_t>(joined.size()), id});
-    if (keepHeap)
-      std::push_heap(heap.begin(), heap.end(), SpmLater());
-  };
-  // Seed with every adjacent pair, then heapify once.
-  for (int32_t i = 1; i < static_cast<int32_t>(symbols.size()); ++i)
-    consider(i - 1, i, false);
-  std::make_heap(heap.begin(), heap.end(), SpmLater());
-  while (!heap.empty()) {
-    std::pop_heap(heap.begin(), heap.end(), SpmLater());
-    Candidate c = heap.back();
-    heap.pop_back();
-    if (!isCurrent(symbols, c))
-      continue;
-    applyMerge(symbols, c);
-    consider(symbols[c.left].prev, c.left, true);
-    consider(c.left, symbols[c.left].next, true);
-  }
+  mergeBest<SpmLater>(
+      symbols, heap, [&](int32_t left, int32_t right, Candidate &c) {
+        const Symbol &l = symbols[left], &r = symbols[right];
+        std::string_view joined = text.substr(l.start, l.length + r.length);
+        int32_t id = lookup(joined);
+        if (id < 0)
+          return false;
+        c = {scores[id], 0, left, right,
+             static_cast<uint32_t>(joined.size()), id};
+        return true;
+      });
   for (int32_t i = 0; i >= 0; i = symbols[i].next)
     emitSpmSymbol(text.substr(symbols[i].start, symbols[i].length), out);
 }
@@ -754,38 +772,19 @@ void Tokenizer::Impl::encodeBpeWord(std::string_view word, Scratch &scratch,
     return;
   for (Symbol &s : symbols)
     s.id = byteCharTokens[static_cast<uint8_t>(word[s.start])];
-  heap.clear();
-  heap.reserve(symbols.size());
-  auto consider = [&](int32_t left, int32_t right, bool keepHeap) {
-    if (left < 0 || right < 0)
-      return;
-    const Symbol &l = symbols[left], &r = symbols[right];
-    if (l.id < 0 || r.id < 0)
-      return;
-    auto it = merges.find((uint64_t(uint32_t(l.id)) << 32) | uint32_t(r.id));
-    if (it == merges.end())
-      return;
-    heap.push_back({0.0f, it->second.rank, left, right,
-                    static_cast<uint32_t>(l.length + r.length),
-                    it->second.result});
-    if (keepHeap)
-      std::push_heap(heap.begin(), heap.end(), BpeLater());
-  };
-  // Seed with every adjacent pair, then heapify once.
-  for (int32_t i = 1; i < static_cast<int32_t>(symbols.size()); ++i)
-    consider(i - 1, i, false);
-  std::make_heap(heap.begin(), heap.end(), BpeLater());
-  while (!heap.empty()) {
-    std::pop_heap(heap.begin(), heap.end(), BpeLater());
-    Candidate c = heap.back();
-    heap.pop_back();
-    if (!isCurrent(symbols, c))
-      continue;
-    applyMerge(symbols, c);
-    symbols[c.left].id = c.result;
-    consider(symbols[c.left].prev, c.left, true);
-    consider(c.left, symbols[c.left].next, true);
-  }
+  mergeBest<BpeLater>(
+      symbols, heap, [&](int32_t left, int32_t right, Candidate &c) {
+        const Symbol &l = symbols[left], &r = symbols[right];
+        if (l.id < 0 || r.id < 0)
+          return false;
+        auto it =
+            merges.find((uint64_t(uint32_t(l.id)) << 32) | uint32_t(r.id));
+        if (it == merges.end())
+          return false;
+        c = {0.0f, it->second.rank, left, right,
+             static_cast<uint32_t>(l.length + r.length), it->second.result};
+        return true;
+      });
   for (int32_t i = 0; i >= 0; i = symbols[i].next) {
     const Symbol &s = symbols[i];
     if (s.id >= 0) {
