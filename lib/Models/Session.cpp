@@ -450,9 +450,8 @@ Session::create(const Model &model, rt::Device *device,
   s.model = &model;
   s.device = device;
   s.options = options;
-  s.ctx = options.contextSize > 0
-              ? options.contextSize
-              : std::min<int64_t>(model.hparams().contextLength, 4096);
+  s.ctx = options.contextSize > 0 ? options.contextSize
+                                  : model.hparams().defaultContextSize();
   if (s.ctx > (int64_t(1) << 24))
     return Status::error("context size " + std::to_string(s.ctx) +
                          " is too large");

@@ -208,8 +208,7 @@ int hesper::run::runModelMode(const std::string &path,
     mlir::DialectRegistry registry;
     hesper::registerAllDialects(registry);
     mlir::MLIRContext context(registry);
-    int64_t ctx = ctxSize > 0 ? int64_t(ctxSize)
-                              : std::min<int64_t>(hp.contextLength, 4096);
+    int64_t ctx = ctxSize > 0 ? int64_t(ctxSize) : hp.defaultContextSize();
     auto module = buildModelModule(&context, model, ctx,
                                    std::min<int64_t>(batchSize, ctx));
     if (!module)

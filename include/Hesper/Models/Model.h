@@ -49,6 +49,11 @@ struct LlamaHParams {
   bool tiedHead = false;      ///< no output.weight: the head is token_embd
   bool ropeFreqFactors = false; ///< a rope_freqs.weight tensor divides theta
 
+  /// The KV cache a session gets when none is asked for: the training
+  /// context, capped at 4096 positions.
+  int64_t defaultContextSize() const {
+    return contextLength < 4096 ? contextLength : 4096;
+  }
   int64_t qDim() const { return heads * headDim; }
   int64_t kvDim() const { return kvHeads * headDim; }
   /// Parameters in the weight tensors (the tied head counted once).

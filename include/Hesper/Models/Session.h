@@ -29,8 +29,8 @@
 namespace hesper::models {
 
 struct SessionOptions {
-  /// Positions in the KV cache; 0 picks the model's training context,
-  /// capped at 4096.
+  /// Positions in the KV cache; 0 picks LlamaHParams::defaultContextSize
+  /// (the training context, capped at 4096).
   int64_t contextSize = 0;
   /// Run hesper-fuse (off: one kernel per primitive, for debugging).
   bool fuse = true;

@@ -375,12 +375,63 @@ public:
   Value toF32(Value x) {
     return ex::ConvertOp::create(b, loc, b.getF32Type(), x, false);
   }
+  /// A byte (0..255 in an i32) as a signed int8 value.
+  Value signExtendByte(Value byte) {
+    return arith::ShRSIOp::create(b, loc, shl(byte, 24), c(24));
+  }
 
 private:
   OpBuilder &b;
   Location loc;
 };
 
+/// The f16 at byte `byteIndex` of a buffer of 32-bit words, as f32.
+inline Value loadHalf(OpBuilder &b, Location loc, Value words,
+                      Value byteIndex) {
+  IndexMath im(b, loc);
+  WordMath wm(b, loc);
+  Value lo = loadByte(b, loc, words, byteIndex);
+  Value hi = loadByte(b, loc, words, im.add(byteIndex, im.c(1)));
+  return ex::UnpackF16x2Op::create(b, loc, b.getF32Type(),
+                                   wm.bitOr(lo, wm.shl(hi, 8)), 0);
+}
+
+/// The 32 bits at even byte `at` of a buffer of 32-bit words: the aligned
+/// word, or, when `misaligned` (at % 4 == 2), the halves of the two aligned
+/// words around it (blocks of 34 or 210 bytes start at even bytes). The
+/// second word's index is clamped into the buffer: it is only used when
+/// misaligned, and then it exists.
+inline Value loadWordAtEvenByte(OpBuilder &b, Location loc, Value words,
+                                Value at, Value misaligned) {
+  IndexMath im(b, loc);
+  WordMath wm(b, loc);
+  int64_t lastWord = cast<sm::BufferType>(words.getType()).getLength() - 1;
+  Value first = im.div(at, 4);
+  Value w0 = sm::LoadOp::create(b, loc, b.getI32Type(), words, first);
+  Value next =
+      arith::MinUIOp::create(b, loc, im.add(first, im.c(1)), im.c(lastWord));
+  Value w1 = sm::LoadOp::create(b, loc, b.getI32Type(), words, next);
+  return wm.select(misaligned, wm.bitOr(wm.shr(w0, 16), wm.shl(w1, 16)), w0);
+}
+
+/// The 6-bit scale and min (i32) of sub-block `j` (0..7) of a q4_k
+/// super-block, from its 12 scale bytes s[] (`scaleByte(i)` reads s[i]):
+/// j < 4: s[j] & 63 and s[j+4] & 63; else the low/high nibble of s[j+4]
+/// with the top two bits of s[j-4] / s[j] above it (ggml's
+/// get_scale_min_k4).
+inline std::pair<Value, Value>
+unpackQ4_KScaleMin(IndexMath &im, WordMath &wm, Value j,
+                   llvm::function_ref<Value(Value)> scaleByte) {
+  Value sj = scaleByte(j);
+  Value sj4 = scaleByte(im.add(j, im.c(4)));
+  Value sjm4 = scaleByte(im.rem(j, 4));
+  Value low = im.lt(j, im.c(4));
+  Value sc = wm.select(low, wm.mask(sj, 63),
+                       wm.bitOr(wm.mask(sj4, 0xf), wm.shl(wm.shr(sjm4, 6), 4)));
+  Value mn = wm.select(low, wm.mask(sj4, 63),
+                       wm.bitOr(wm.shr(sj4, 4), wm.shl(wm.shr(sj, 6), 4)));
+  return {sc, mn};
+}
 
 } // namespace hesper::lowering
 

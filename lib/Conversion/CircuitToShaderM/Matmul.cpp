@@ -120,7 +120,6 @@ SmallVector<Value> GraphLowering::emitQ8_0Dot(const DotOperands &d) {
   IndexMath im(b, loc);
   WordMath wm(b, loc);
   int64_t blocksPerRow = d.k / kBlock;
-  int64_t lastWord = cast<sm::BufferType>(d.w.getType()).getLength() - 1;
   const size_t rows = d.xRows.size();
   Value rowBlocks = im.mul(d.n, im.c(blocksPerRow));
   OpBuilder::InsertionGuard guard(b);
@@ -128,10 +127,7 @@ SmallVector<Value> GraphLowering::emitQ8_0Dot(const DotOperands &d) {
   Value zero = loop.getInitArgs()[0];
   Value blk = loop.getInductionVar();
   Value base = im.mul(im.add(rowBlocks, blk), im.c(kBlockBytes));
-  Value lo = loadByte(b, loc, d.w, base);
-  Value hi = loadByte(b, loc, d.w, im.add(base, im.c(1)));
-  Value scale = ex::UnpackF16x2Op::create(b, loc, b.getF32Type(),
-                                          wm.bitOr(lo, wm.shl(hi, 8)), 0);
+  Value scale = loadHalf(b, loc, d.w, base);
   Value values = im.add(base, im.c(2)); // first value byte
   Value misaligned = arith::CmpIOp::create(
       b, loc, arith::CmpIPredicate::ne, im.rem(values, 4), im.c(0));
@@ -145,15 +141,8 @@ SmallVector<Value> GraphLowering::emitQ8_0Dot(const DotOperands &d) {
     b.setInsertionPointToStart(inner.getBody());
     Value w = inner.getInductionVar();
     Value offset = im.mul(w, im.c(4));
-    Value first = im.div(im.add(values, offset), 4);
-    Value w0 = sm::LoadOp::create(b, loc, b.getI32Type(), d.w, first);
-    // The next word, clamped into the buffer (it is used only when
-    // misaligned, and then it exists).
-    Value next = arith::MinUIOp::create(b, loc, im.add(first, im.c(1)),
-                                        im.c(lastWord));
-    Value w1 = sm::LoadOp::create(b, loc, b.getI32Type(), d.w, next);
-    Value word = wm.select(misaligned,
-                           wm.bitOr(wm.shr(w0, 16), wm.shl(w1, 16)), w0);
+    Value word =
+        loadWordAtEvenByte(b, loc, d.w, im.add(values, offset), misaligned);
     SmallVector<SmallVector<Value, 4>> xs;
     for (size_t r = 0; r < rows; ++r)
       xs.push_back(loadX4(d, im.add(xBlocks[r], offset)));
@@ -199,9 +188,6 @@ SmallVector<Value> GraphLowering::emitQ4_KDot(const DotOperands &d) {
   Value scaleD = ex::UnpackF16x2Op::create(b, loc, b.getF32Type(), head, 0);
   Value scaleMin = ex::UnpackF16x2Op::create(b, loc, b.getF32Type(), head, 1);
 
-  // The 6-bit scale and min of sub-block j (0..7), from scale bytes s[]:
-  // j < 4: s[j] & 63 and s[j+4] & 63; else the low/high nibble of s[j+4]
-  // with the top two bits of s[j-4] / s[j] above it.
   // The 12 scale bytes are words 1-3 of the block, loaded once per unit.
   Value scaleWords[3];
   for (int64_t w = 0; w < 3; ++w)
@@ -216,14 +202,7 @@ SmallVector<Value> GraphLowering::emitQ4_KDot(const DotOperands &d) {
     return wm.mask(wm.shr(word, shift), 0xff);
   };
   auto scaleAndMin = [&](Value j) -> std::pair<Value, Value> {
-    Value sj = scaleByte(j);
-    Value sj4 = scaleByte(im.add(j, im.c(4)));
-    Value sjm4 = scaleByte(im.rem(j, 4));
-    Value low = im.lt(j, im.c(4));
-    Value sc = wm.select(low, wm.mask(sj, 63),
-                         wm.bitOr(wm.mask(sj4, 0xf), wm.shl(wm.shr(sjm4, 6), 4)));
-    Value mn = wm.select(low, wm.mask(sj4, 63),
-                         wm.bitOr(wm.shr(sj4, 4), wm.shl(wm.shr(sj, 6), 4)));
+    auto [sc, mn] = unpackQ4_KScaleMin(im, wm, j, scaleByte);
     return {ex::MulOp::create(b, loc, scaleD, wm.toF32(sc)),
             ex::MulOp::create(b, loc, scaleMin, wm.toF32(mn))};
   };
@@ -306,12 +285,8 @@ SmallVector<Value> GraphLowering::emitQ6_KDot(const DotOperands &d) {
   // Reads the 32 bits at even byte offset `at`.
   Value misaligned = arith::CmpIOp::create(
       b, loc, arith::CmpIPredicate::ne, im.rem(base, 4), im.c(0));
-  auto wordAt = [&](Value at) -> Value {
-    Value first = im.div(at, 4);
-    Value w0 = sm::LoadOp::create(b, loc, b.getI32Type(), d.w, first);
-    Value w1 = sm::LoadOp::create(b, loc, b.getI32Type(), d.w,
-                                  im.add(first, im.c(1)));
-    return wm.select(misaligned, wm.bitOr(wm.shr(w0, 16), wm.shl(w1, 16)), w0);
+  auto wordAt = [&](Value at) {
+    return loadWordAtEvenByte(b, loc, d.w, at, misaligned);
   };
   Value l0 = im.mul(sixteenth, im.c(16));
   Value qlAt = im.add(base, im.add(im.add(im.mul(half, im.c(64)),
@@ -321,15 +296,8 @@ SmallVector<Value> GraphLowering::emitQ6_KDot(const DotOperands &d) {
                                    l0));
   Value scaleAt = im.add(base, im.add(im.add(im.c(192), im.mul(half, im.c(8))),
                                       im.add(im.mul(r, im.c(2)), sixteenth)));
-  Value dWord = wm.bitOr(loadByte(b, loc, d.w, im.add(base, im.c(208))),
-                         wm.shl(loadByte(b, loc, d.w,
-                                         im.add(base, im.c(209))), 8));
-  Value scaleByte = loadByte(b, loc, d.w, scaleAt);
-  Value c24 = wm.c(24);
-  Value scaleInt = arith::ShRSIOp::create(
-      b, loc, arith::ShLIOp::create(b, loc, scaleByte, c24), c24);
-  Value superScale =
-      ex::UnpackF16x2Op::create(b, loc, b.getF32Type(), dWord, 0);
+  Value scaleInt = wm.signExtendByte(loadByte(b, loc, d.w, scaleAt));
+  Value superScale = loadHalf(b, loc, d.w, im.add(base, im.c(208)));
   Value scale = ex::MulOp::create(b, loc, superScale, wm.toF32(scaleInt));
   Value r32 = im.toI32(r);
   Value lowShift = arith::MulIOp::create(b, loc, im.toI32(im.div(r, 2)),
@@ -578,23 +546,12 @@ Value GraphLowering::emitDequantizeElement(Value words, Type element,
                                            Value index, Location loc) {
   IndexMath im(b, loc);
   WordMath wm(b, loc);
-  auto halfAt = [&](Value byte) -> Value {
-    Value lo = loadByte(b, loc, words, byte);
-    Value hi = loadByte(b, loc, words, im.add(byte, im.c(1)));
-    return ex::UnpackF16x2Op::create(b, loc, b.getF32Type(),
-                                     wm.bitOr(lo, wm.shl(hi, 8)), 0);
-  };
-  auto signExtend = [&](Value byte) -> Value {
-    Value c24 = wm.c(24);
-    return arith::ShRSIOp::create(
-        b, loc, arith::ShLIOp::create(b, loc, byte, c24), c24);
-  };
   if (isa<cir::Q8_0Type>(element)) {
     // 34-byte blocks: f16 d, then 32 int8 values.
     Value base = im.mul(im.div(index, 32), im.c(34));
-    Value q = signExtend(
+    Value q = wm.signExtendByte(
         loadByte(b, loc, words, im.add(base, im.add(im.c(2), im.rem(index, 32)))));
-    return ex::MulOp::create(b, loc, halfAt(base), wm.toF32(q));
+    return ex::MulOp::create(b, loc, loadHalf(b, loc, words, base), wm.toF32(q));
   }
   Value within = im.rem(index, 256);
   if (isa<cir::Q4_KType>(element)) {
@@ -612,20 +569,10 @@ Value GraphLowering::emitDequantizeElement(Value words, Type element,
         im.add(base, im.add(im.add(im.c(16), im.mul(c, im.c(32))),
                             im.rem(p, 32))));
     Value q = wm.select(high, wm.shr(byte, 4), wm.mask(byte, 0xf));
-    auto scaleByte = [&](Value k) {
+    auto [sc, mn] = unpackQ4_KScaleMin(im, wm, j, [&](Value k) {
       return loadByte(b, loc, words, im.add(base, im.add(im.c(4), k)));
-    };
-    Value low = im.lt(j, im.c(4));
-    // j < 4: s[j] & 63, s[j+4] & 63; else the nibbles of s[j+4] with the
-    // top bits of s[j-4] and s[j] (j taken mod 4 for the in-range reads).
-    Value j4 = im.rem(j, 4);
-    Value sj = scaleByte(j), sj4 = scaleByte(im.add(j4, im.c(4))),
-          sjm4 = scaleByte(j4), sj8 = scaleByte(im.add(j4, im.c(8)));
-    Value sc = wm.select(low, wm.mask(sj, 63),
-                         wm.bitOr(wm.mask(sj8, 0xf), wm.shl(wm.shr(sjm4, 6), 4)));
-    Value mn = wm.select(low, wm.mask(sj4, 63),
-                         wm.bitOr(wm.shr(sj8, 4), wm.shl(wm.shr(sj4, 6), 4)));
-    Value d = halfAt(base), dmin = halfAt(im.add(base, im.c(2)));
+    });
+    Value d = loadHalf(b, loc, words, base), dmin = loadHalf(b, loc, words, im.add(base, im.c(2)));
     Value scaled = ex::MulOp::create(
         b, loc, ex::MulOp::create(b, loc, d, wm.toF32(sc)), wm.toF32(q));
     return ex::SubOp::create(
@@ -650,11 +597,11 @@ Value GraphLowering::emitDequantizeElement(Value words, Type element,
       wm.shr(qh, arith::MulIOp::create(b, loc, im.toI32(r), wm.c(2))), 3);
   Value q = arith::SubIOp::create(b, loc, wm.bitOr(nibble, wm.shl(twoBits, 4)),
                                   wm.c(32));
-  Value scale = signExtend(loadByte(
+  Value scale = wm.signExtendByte(loadByte(
       b, loc, words,
       im.add(base, im.add(im.add(im.c(192), im.mul(h, im.c(8))),
                           im.add(im.mul(r, im.c(2)), im.div(l, 16))))));
-  Value d = halfAt(im.add(base, im.c(208)));
+  Value d = loadHalf(b, loc, words, im.add(base, im.c(208)));
   return ex::MulOp::create(
       b, loc, ex::MulOp::create(b, loc, d, wm.toF32(scale)), wm.toF32(q));
 }
