@@ -345,16 +345,6 @@ const rt::GgufTensor &Model::weight(const std::string &name) const {
   return *gguf->tensor(name);
 }
 
-Status Model::embed(int32_t token, float *out) const {
-  if (token < 0 || token >= hp.vocab)
-    return Status::error("token id " + std::to_string(token) +
-                         " is outside the vocabulary of " +
-                         std::to_string(hp.vocab));
-  const rt::GgufTensor &t = weight("token_embd.weight");
-  uint64_t rowBytes = t.bytes / static_cast<uint64_t>(hp.vocab);
-  return rt::dequantizeRow(t.type, t.data + rowBytes * token, out, hp.dim);
-}
-
 std::vector<float> Model::ropeFrequencies() const {
   int64_t pairs = hp.ropeDims / 2;
   std::vector<float> factors(pairs, 1.0f);

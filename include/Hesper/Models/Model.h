@@ -78,8 +78,6 @@ public:
 
   /// A weight tensor by GGUF name (it was checked at load time).
   const rt::GgufTensor &weight(const std::string &name) const;
-  /// Dequantizes row `token` of token_embd.weight into `out` (dim floats).
-  rt::Status embed(int32_t token, float *out) const;
   /// The RoPE frequency of each rotated pair (ropeDims/2 values): base^(-2i
   /// / ropeDims), divided by the linear scale factor and by rope_freqs when
   /// the file has them.
