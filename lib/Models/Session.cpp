@@ -45,11 +45,11 @@ static double nowMs() {
 }
 
 /// Where the bytes of a graph argument come from.
-enum class ArgKind { Weight, Embedding, Position, LastRow, RopeFreqs, Cache };
+enum class ArgKind { Weight, Tokens, Position, LastRow, RopeFreqs, Cache };
 
 static ArgKind classify(const std::string &name) {
   if (name == "tokens")
-    return ArgKind::Embedding;
+    return ArgKind::Tokens;
   if (name == "pos")
     return ArgKind::Position;
   if (name == "last")
@@ -68,7 +68,7 @@ struct Step {
   int64_t rows = 1;
   circuit::GraphOp graph;
   std::vector<std::string> argNames;
-  int xIndex = -1, posIndex = -1;
+  int tokensIndex = -1, posIndex = -1;
   int lastIndex = -1; ///< a chunk that computes its last token's logits only
   // Device path.
   std::unique_ptr<rt::ProgramRunner> runner;
@@ -141,8 +141,8 @@ struct Session::Impl {
               .getValue()
               .str();
       ArgKind kind = classify(name);
-      if (kind == ArgKind::Embedding)
-        step.xIndex = arg.getArgNumber();
+      if (kind == ArgKind::Tokens)
+        step.tokensIndex = arg.getArgNumber();
       if (kind == ArgKind::Position)
         step.posIndex = arg.getArgNumber();
       if (kind == ArgKind::LastRow)
@@ -205,7 +205,7 @@ struct Session::Impl {
       if (hasChunk)
         for (auto [i, type] :
              llvm::enumerate(chunk.graph.getFunctionType().getInputs())) {
-          if (int(i) != chunk.xIndex && int(i) != chunk.posIndex &&
+          if (int(i) != chunk.tokensIndex && int(i) != chunk.posIndex &&
               int(i) != chunk.lastIndex) {
             chunk.args.emplace_back(); // lent by the decode step per run
             continue;
@@ -267,7 +267,7 @@ struct Session::Impl {
       for (uint32_t i = 0; i < chunkProgram.numArguments; ++i) {
         const std::string &name = chunkProgram.buffers[i].name;
         ArgKind kind = classify(name);
-        if (kind == ArgKind::Embedding || kind == ArgKind::Position ||
+        if (kind == ArgKind::Tokens || kind == ArgKind::Position ||
             kind == ArgKind::LastRow)
           continue;
         auto it = decodeArgs.find(name);
@@ -313,7 +313,7 @@ struct Session::Impl {
     std::vector<std::pair<size_t, size_t>> lent;
     if (&step != &decode) {
       for (size_t i = 0; i < step.argNames.size(); ++i) {
-        if (int(i) == step.xIndex || int(i) == step.posIndex ||
+        if (int(i) == step.tokensIndex || int(i) == step.posIndex ||
             int(i) == step.lastIndex)
           continue;
         auto it = llvm::find(decode.argNames, step.argNames[i]);
@@ -348,7 +348,7 @@ struct Session::Impl {
       tokenIds[r] = ids[r];
     }
     int32_t p = static_cast<int32_t>(pos);
-    if (Status s = setInput(step, step.xIndex, tokenIds.data(),
+    if (Status s = setInput(step, step.tokensIndex, tokenIds.data(),
                             tokenIds.size() * sizeof(int32_t));
         !s)
       return s;
