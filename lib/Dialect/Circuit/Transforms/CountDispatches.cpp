@@ -32,7 +32,11 @@ struct CircuitCountDispatchesPass
     : circuit::impl::CircuitCountDispatchesPassBase<
           CircuitCountDispatchesPass> {
   void runOnOperation() override {
-    GraphOp graph = getOperation();
+    getOperation().walk([&](GraphOp graph) { report(graph); });
+    markAllAnalysesPreserved();
+  }
+
+  void report(GraphOp graph) {
     llvm::StringMap<int64_t> byName;
     SmallVector<StringRef> order;
     for (Operation &op : graph.getBody().front()) {
@@ -51,7 +55,6 @@ struct CircuitCountDispatchesPass
       llvm::outs() << (i == 0 ? " (" : ", ") << byName[name] << " "
                    << name.drop_front(strlen("circuit."));
     llvm::outs() << (order.empty() ? "\n" : ")\n");
-    markAllAnalysesPreserved();
   }
 };
 } // namespace

@@ -151,13 +151,15 @@ def CircuitFusePass : Pass<"circuit-fuse", "::hesper::circuit::GraphOp"> {
 }
 
 def CircuitCountDispatchesPass
-    : Pass<"circuit-count-dispatches", "::hesper::circuit::GraphOp"> {
-  let summary = "Report how many kernels a graph will launch";
+    : Pass<"circuit-count-dispatches", "::mlir::ModuleOp"> {
+  let summary = "Report how many kernels each graph will launch";
   let description = [{
     Counts the dispatch-level primitives of each graph (one kernel each
     after lowering) and prints `graph @name: N dispatches (...)` to the
-    standard output, with a breakdown by op; the count is also the pass
-    statistic `dispatches`.
+    standard output, with a breakdown by op, one line per graph in the
+    order the graphs appear in the module; the total is also the pass
+    statistic `dispatches`. It runs on the module, not on each graph, so
+    that the lines of several graphs never interleave.
   }];
   let statistics = [
     Statistic<"numDispatches", "dispatches", "Number of kernels to launch">,
