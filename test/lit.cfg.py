@@ -41,6 +41,10 @@ if "vulkan 0:" in devices:
     config.available_features.add("vulkan")
 if "cuda 0:" in devices:
     config.available_features.add("cuda")
+# The native CPU target needs the CPU driver and a C compiler driver (cc)
+# to link its kernels.
+if "cpu 0:" in devices and shutil.which("cc"):
+    config.available_features.add("cpu-target")
 # Validation-layer messages fail the Vulkan tests (hesper-run --validation).
 for var in ["VK_ICD_FILENAMES", "VK_LAYER_PATH", "HESPER_CACHE_DIR"]:
     if var in os.environ:

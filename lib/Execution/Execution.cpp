@@ -7,7 +7,7 @@
 #include "Hesper/Execution/Execution.h"
 
 #include "Hesper/Dialect/ShaderM/IR/ShaderM.h"
-#include "Hesper/Pipelines/Pipelines.h"
+#include "Hesper/Target/Target.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Pass/Pass.h"
@@ -97,14 +97,6 @@ private:
 };
 } // namespace
 
-/// The PTX target of a CUDA device ("sm_90"); sm_90 when the device did not
-/// state its compute capability.
-static std::string cudaChip(const rt::DeviceInfo &device) {
-  return "sm_" + std::to_string(device.computeCapability
-                                    ? device.computeCapability
-                                    : 90);
-}
-
 FailureOr<rt::Program> hesper::compileForDevice(ModuleOp module,
                                                 StringRef graphName,
                                                 const rt::DeviceInfo &device,
@@ -121,6 +113,16 @@ FailureOr<std::vector<rt::Program>>
 hesper::compileForDevice(ModuleOp module, ArrayRef<std::string> graphNames,
                          const rt::DeviceInfo &device,
                          const CompileOptions &options) {
+  std::unique_ptr<Target> target = targetForDevice(device);
+  if (!target)
+    return module.emitError("no compilation target for ")
+           << rt::backendName(device.backend) << " devices";
+  return compileForTarget(module, graphNames, *target, options);
+}
+
+FailureOr<std::vector<rt::Program>>
+hesper::compileForTarget(ModuleOp module, ArrayRef<std::string> graphNames,
+                         const Target &target, const CompileOptions &options) {
   OwningOpRef<ModuleOp> lowered = module.clone();
   PassManager pm(module.getContext());
   if (!options.dumpDir.empty()) {
@@ -130,71 +132,46 @@ hesper::compileForDevice(ModuleOp module, ArrayRef<std::string> graphNames,
              << options.dumpDir << ": " << ec.message();
   }
   pm.addInstrumentation(std::make_unique<StageRecorder>(options));
-  if (device.backend == rt::Backend::Vulkan) {
-    SPIRVPipelineOptions spirv;
-    spirv.fuse = options.fuse;
-    spirv.subgroupSize = device.subgroupSize;
-    spirv.float16 =
-        device.shaderFloat16 && device.storage16Bit && device.shaderInt16;
-    spirv.int8 = device.shaderInt8 && device.storage8Bit;
-    buildHesperToSPIRVPipeline(pm, spirv);
-  } else {
-    PTXPipelineOptions ptx;
-    ptx.fuse = options.fuse;
-    ptx.chip = cudaChip(device);
-    buildHesperToPTXPipeline(pm, ptx);
-  }
+  TargetPipelineOptions pipeline;
+  pipeline.fuse = options.fuse;
+  pipeline.dumpDir = options.dumpDir;
+  target.buildPipeline(pm, pipeline);
   if (failed(pm.run(*lowered)))
+    return failure();
+  FailureOr<TargetBinary> binary = target.extractBinary(*lowered);
+  if (failed(binary))
     return failure();
   std::vector<rt::Program> programs;
   for (const std::string &name : graphNames) {
-    auto program = extractProgram(*lowered, name, device.backend);
+    auto program = extractProgram(*lowered, name, target.backend(), *binary);
     if (failed(program))
       return failure();
     programs.push_back(std::move(*program));
   }
-  const rt::Program *program = &programs.front();
-  if (!options.dumpDir.empty() && !program->kernels.empty()) {
+  if (!options.dumpDir.empty() && !binary->bytes.empty()) {
     SmallString<128> path(options.dumpDir);
-    bool ptx = program->kernels.front().binaryIsPtx;
-    llvm::sys::path::append(path, ptx ? "hesper_kernels.ptx"
-                                      : (device.backend == rt::Backend::Vulkan
-                                             ? "hesper_kernels.spv"
-                                             : "hesper_kernels.cubin"));
+    llvm::sys::path::append(path, target.binaryFileName(*binary));
     std::error_code ec;
     llvm::raw_fd_ostream file(path, ec);
-    const std::vector<uint8_t> &bytes = program->kernels.front().binary;
     if (!ec)
-      file.write(reinterpret_cast<const char *>(bytes.data()), bytes.size());
+      file.write(reinterpret_cast<const char *>(binary->bytes.data()),
+                 binary->bytes.size());
   }
   return programs;
 }
 
 FailureOr<rt::Program> hesper::extractProgram(ModuleOp lowered,
                                               StringRef name,
-                                              rt::Backend backend) {
+                                              rt::Backend backend,
+                                              const TargetBinary &binary) {
   auto schedule = lowered.lookupSymbol<sm::ScheduleOp>(name);
   if (!schedule)
     return lowered.emitError("no shaderm.schedule @") << name;
-  auto binaries = lowered.getOps<gpu::BinaryOp>();
   auto abis = lowered->getAttrOfType<DictionaryAttr>("hesper.kernels");
 
   rt::Program program;
   program.name = name.str();
   program.backend = backend;
-
-  // The kernels' shared binary (one gpu.binary holds every kernel).
-  std::vector<uint8_t> binary;
-  bool isPtx = false;
-  if (!binaries.empty()) {
-    gpu::BinaryOp bin = *binaries.begin();
-    auto object = cast<gpu::ObjectAttr>(bin.getObjects()[0]);
-    StringRef bytes = object.getObject().getValue();
-    binary.assign(bytes.begin(), bytes.end());
-    isPtx = object.getFormat() == gpu::CompilationTarget::Assembly;
-    if (isPtx)
-      binary.push_back(0); // the driver reads PTX as a C string
-  }
 
   llvm::StringMap<uint32_t> kernelIndex;
   DenseMap<Value, uint32_t> bufferIndex;
@@ -235,12 +212,12 @@ FailureOr<rt::Program> hesper::extractProgram(ModuleOp lowered,
         return launch.emitOpError("launches '")
                << kernel << "', which has no kernel ABI (is the module "
                << "lowered?)";
-      if (binary.empty())
+      if (binary.bytes.empty())
         return launch.emitOpError("has no kernel binary to launch");
       rt::KernelDesc desc;
       desc.name = kernel.str();
-      desc.binary = binary;
-      desc.binaryIsPtx = isPtx;
+      desc.binary = binary.bytes;
+      desc.format = binary.format;
       desc.numBindings = abi.getAs<ArrayAttr>("bindings").size();
       auto wg = abi.getAs<DenseI32ArrayAttr>("workgroup_size").asArrayRef();
       for (int d = 0; d < 3; ++d)

@@ -37,16 +37,22 @@ static double nowUs() {
 }
 
 void hesper::exec::listAllDevices(llvm::raw_ostream &os) {
-  for (rt::Backend b : {rt::Backend::Vulkan, rt::Backend::Cuda}) {
+  for (rt::Backend b :
+       {rt::Backend::Vulkan, rt::Backend::Cuda, rt::Backend::Cpu}) {
     auto devices = rt::listDevices(b);
     if (!devices) {
       os << rt::backendName(b) << ": " << devices.status().message() << "\n";
       continue;
     }
-    for (auto [i, d] : llvm::enumerate(*devices))
+    for (auto [i, d] : llvm::enumerate(*devices)) {
       os << rt::backendName(b) << " " << i << ": " << d.name << " ("
-         << rt::deviceTypeName(d.type) << ", subgroup " << d.subgroupSize
-         << ", shared memory " << d.maxSharedMemoryBytes << " bytes)\n";
+         << rt::deviceTypeName(d.type);
+      if (d.threads)
+        os << ")\n"; // the name says the threads and the ISA
+      else
+        os << ", subgroup " << d.subgroupSize << ", shared memory "
+           << d.maxSharedMemoryBytes << " bytes)\n";
+    }
   }
 }
 
@@ -55,6 +61,7 @@ hesper::exec::openRequestedDevice(const DeviceModeOptions &opts) {
   rt::DeviceOptions deviceOptions;
   deviceOptions.index = opts.deviceIndex;
   deviceOptions.validation = opts.validation;
+  deviceOptions.threads = opts.threads;
   std::vector<rt::Backend> order;
   if (opts.backend)
     order.push_back(*opts.backend);

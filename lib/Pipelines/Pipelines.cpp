@@ -45,14 +45,17 @@ std::string hesper::findLibdevice() {
 
 void hesper::buildHesperToGPUPipeline(OpPassManager &pm, bool fuse,
                                       bool sharedMemoryAsAlloc,
-                                      unsigned subgroupSize) {
+                                      unsigned subgroupSize,
+                                      bool singleLane) {
   std::string text;
   if (fuse)
     text += "hesper-fuse,";
   // One kernel per dispatch op, then one copy of identical kernels (the
   // layers of a model launch the same ones).
   text += "convert-circuit-to-shaderm{subgroup-size=" +
-          std::to_string(subgroupSize) + "},shaderm-dedup-kernels,";
+          std::to_string(subgroupSize) +
+          (singleLane ? " single-lane=true" : "") +
+          "},shaderm-dedup-kernels,";
   text += "convert-shaderm-to-gpu{shared-memory-as-alloc=";
   text += sharedMemoryAsAlloc ? "true" : "false";
   text += "},convert-exp-to-std,canonicalize,cse,loop-invariant-code-motion";

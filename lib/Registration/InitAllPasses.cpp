@@ -10,6 +10,7 @@
 #include "Hesper/Dialect/Circuit/Transforms/Passes.h"
 #include "Hesper/Dialect/ShaderM/Transforms/Passes.h"
 #include "Hesper/Pipelines/Pipelines.h"
+#include "Hesper/Target/CPU/CPUTarget.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
@@ -22,6 +23,7 @@ void hesper::registerAllPasses() {
   shaderm::registerShaderMTransformsPasses();
   registerHesperConversionPasses();
   registerHesperPipelines();
+  registerCPUTargetPasses();
 
   // Generic transformations: canonicalize, cse, inline, symbol-dce, ...
   mlir::registerTransformsPasses();
@@ -41,6 +43,7 @@ void hesper::registerAllPasses() {
   mlir::registerConvertGpuOpsToNVVMOpsPass();
   mlir::registerConvertIndexToLLVMPass();
   mlir::registerConvertMathToLLVMPass();
+  mlir::registerConvertMathToLibmPass();
   mlir::registerConvertMathToSPIRVPass();
   mlir::registerConvertNVVMToLLVMPass();
   mlir::registerConvertVectorToLLVMPassPass();

@@ -11,10 +11,11 @@
 //
 // One Device owns one CUDA context and one non-blocking stream; every
 // transfer and launch goes to that stream and is waited for before the call
-// returns. Kernels are PTX (JIT-compiled by the driver, with an optional disk
-// cache of the resulting cubins) or cubins. A CommandList is captured into a
-// CUDA graph on its first submission and replayed with one graph launch per
-// submission; changing push constants re-captures it.
+// returns. Kernels are PTX (format "ptx": JIT-compiled by the driver, with an
+// optional disk cache of the resulting cubins) or cubins ("cubin", or an
+// empty format). A CommandList is captured into a CUDA graph on its first
+// submission and replayed with one graph launch per submission; changing
+// push constants re-captures it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -903,6 +904,11 @@ Status CudaDevice::checkDesc(const KernelDesc &d) const {
     return Status::error("kernel has no entry point name");
   if (d.binary.empty())
     return Status::error(what + "empty binary");
+  // An empty format is a cubin, as before formats were named.
+  if (!d.format.empty() && d.format != "ptx" && d.format != "cubin")
+    return Status::error(what + "format '" + d.format +
+                         "' is not one the CUDA driver runs (expected 'ptx' "
+                         "or 'cubin')");
   if (d.pushConstantBytes % 4)
     return Status::error(what + std::to_string(d.pushConstantBytes) +
                          " push-constant bytes are not a multiple of 4");
@@ -985,15 +991,15 @@ Result<std::unique_ptr<Kernel>> CudaDevice::createKernel(const KernelDesc &d) {
     return scope.status();
 
   // PTX must reach the driver NUL-terminated; a cubin is passed as is.
+  bool isPtx = d.format == "ptx";
   std::string ptx;
-  if (d.binaryIsPtx)
+  if (isPtx)
     ptx.assign(d.binary.begin(), d.binary.end());
-  const void *image = d.binaryIsPtx
-                          ? static_cast<const void *>(ptx.c_str())
-                          : static_cast<const void *>(d.binary.data());
+  const void *image = isPtx ? static_cast<const void *>(ptx.c_str())
+                            : static_cast<const void *>(d.binary.data());
 
   CUmodule module = nullptr;
-  if (d.binaryIsPtx && !ctx->cacheDir.empty() && api().haveLinker()) {
+  if (isPtx && !ctx->cacheDir.empty() && api().haveLinker()) {
     std::string path =
         cubinCachePath(ctx->cacheDir, d.binary, ctx->info.cacheId);
     std::vector<uint8_t> cached;

@@ -23,6 +23,14 @@ uint64_t vulkanValidationMessageCount();
 Result<std::vector<DeviceInfo>> listCudaDevices();
 Result<std::unique_ptr<Device>> openCudaDevice(const DeviceOptions &opts);
 
+Result<std::vector<DeviceInfo>> listCpuDevices();
+Result<std::unique_ptr<Device>> openCpuDevice(const DeviceOptions &opts);
+
+enum class CpuFeatureState { Unknown, Absent, Present };
+/// Whether the host has the CPU feature `name`; Unknown when it is not one
+/// a CPU kernel's format may name (see hostCpuFeatures).
+CpuFeatureState hostCpuFeature(const std::string &name);
+
 /// The cache directory a device uses: opts.cacheDir, else $HESPER_CACHE_DIR,
 /// else "" (no cache).
 std::string effectiveCacheDir(const DeviceOptions &opts);

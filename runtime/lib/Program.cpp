@@ -9,6 +9,9 @@
 // and byte arrays are a u64 length and the bytes; vectors a u64 count and
 // the elements. Nothing in it depends on the machine that wrote it.
 //
+// Versions: 1 stored a u32 "binary is PTX" flag per kernel; 2 stores the
+// kernel's format string in its place. Files of another version are refused.
+//
 //===----------------------------------------------------------------------===//
 
 #include "hesper/runtime/Program.h"
@@ -20,7 +23,7 @@
 using namespace hesper::rt;
 
 static constexpr char kMagic[8] = {'H', 'E', 'S', 'P', 'E', 'R', 'P', 'B'};
-static constexpr uint32_t kVersion = 1;
+static constexpr uint32_t kVersion = 2;
 
 Status Program::verify() const {
   if (numArguments > buffers.size())
@@ -122,7 +125,7 @@ Status hesper::rt::saveBundle(const Program &program, const std::string &path) {
   for (const KernelDesc &k : program.kernels) {
     w.str(k.name);
     w.bytes(k.binary.data(), k.binary.size());
-    w.u32(k.binaryIsPtx);
+    w.str(k.format);
     w.u32(k.numBindings);
     w.u32(k.pushConstantBytes);
     for (uint32_t s : k.workgroupSize)
@@ -174,20 +177,20 @@ Result<Program> hesper::rt::loadBundle(const std::string &path) {
   if (!r.u32(version) || version != kVersion)
     return bad("unsupported version");
   Program p;
-  uint32_t backend, isPtx;
+  uint32_t backend;
   uint64_t n;
-  if (!r.str(p.name) || !r.u32(backend) || backend > 1 || !r.count(n, 40))
+  // A kernel takes at least 48 bytes: three lengths and six u32s.
+  if (!r.str(p.name) || !r.u32(backend) ||
+      backend > static_cast<uint32_t>(Backend::Cpu) || !r.count(n, 48))
     return bad("truncated header");
   p.backend = static_cast<Backend>(backend);
   p.kernels.resize(n);
   for (KernelDesc &k : p.kernels)
-    if (!r.str(k.name) || !r.bytes(k.binary) || !r.u32(isPtx) ||
+    if (!r.str(k.name) || !r.bytes(k.binary) || !r.str(k.format) ||
         !r.u32(k.numBindings) || !r.u32(k.pushConstantBytes) ||
         !r.u32(k.workgroupSize[0]) || !r.u32(k.workgroupSize[1]) ||
         !r.u32(k.workgroupSize[2]) || !r.u32(k.sharedMemoryBytes))
       return bad("truncated kernel");
-    else
-      k.binaryIsPtx = isPtx != 0;
   if (!r.count(n, 16))
     return bad("truncated buffers");
   p.buffers.resize(n);

@@ -23,6 +23,8 @@ const char *backendName(Backend b) {
     return "vulkan";
   case Backend::Cuda:
     return "cuda";
+  case Backend::Cpu:
+    return "cpu";
   }
   return "unknown";
 }
@@ -49,6 +51,8 @@ Result<std::vector<DeviceInfo>> listDevices(Backend b) {
     return detail::listVulkanDevices();
   case Backend::Cuda:
     return detail::listCudaDevices();
+  case Backend::Cpu:
+    return detail::listCpuDevices();
   }
   return Status::error("unknown backend");
 }
@@ -60,6 +64,8 @@ Result<std::unique_ptr<Device>> openDevice(Backend b,
     return detail::openVulkanDevice(opts);
   case Backend::Cuda:
     return detail::openCudaDevice(opts);
+  case Backend::Cpu:
+    return detail::openCpuDevice(opts);
   }
   return Status::error("unknown backend");
 }

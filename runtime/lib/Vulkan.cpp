@@ -1764,6 +1764,11 @@ Result<std::unique_ptr<Kernel>>
 VulkanDevice::createKernel(const KernelDesc &d) {
   std::string where = "createKernel '" + d.name + "'";
   const DeviceInfo &info = ctx->physical.info;
+  // An empty format is SPIR-V, as before formats were named.
+  if (!d.format.empty() && d.format != "spirv")
+    return Status::error(where + ": format '" + d.format +
+                         "' is not one the Vulkan driver runs (expected "
+                         "'spirv')");
   const std::vector<uint8_t> &bin = d.binary;
   if (bin.size() < 20 || bin.size() % 4 != 0)
     return Status::error(where + ": not SPIR-V (" + std::to_string(bin.size()) +

@@ -81,6 +81,7 @@ Dispatch makeDispatch(Kernel *k, std::vector<Buffer *> bindings,
 TEST(RuntimeTest, Names) {
   EXPECT_STREQ(backendName(Backend::Vulkan), "vulkan");
   EXPECT_STREQ(backendName(Backend::Cuda), "cuda");
+  EXPECT_STREQ(backendName(Backend::Cpu), "cpu");
   EXPECT_STREQ(deviceTypeName(DeviceType::Discrete), "discrete");
   EXPECT_STREQ(deviceTypeName(DeviceType::Integrated), "integrated");
   EXPECT_STREQ(deviceTypeName(DeviceType::Virtual), "virtual");
@@ -336,7 +337,7 @@ KernelDesc addScalarDesc() {
   KernelDesc d;
   d.name = "add_scalar";
   d.binary = bytesOf(kAddScalarPtx);
-  d.binaryIsPtx = true;
+  d.format = "ptx";
   d.numBindings = 1;
   d.pushConstantBytes = 8;
   d.workgroupSize[0] = 128;
@@ -526,6 +527,13 @@ TEST(CudaDriver, KernelErrors) {
   KernelDesc wide = addScalarDesc();
   wide.workgroupSize[0] = 4096;
   EXPECT_FALSE(dev.createKernel(wide).ok());
+
+  KernelDesc spirv = addScalarDesc();
+  spirv.format = "spirv";
+  k = dev.createKernel(spirv);
+  ASSERT_FALSE(k.ok());
+  EXPECT_TRUE(contains(k.status().message(), "format 'spirv'"))
+      << k.status().message();
 
   KernelDesc missing = addScalarDesc();
   missing.name = "no_such_entry";

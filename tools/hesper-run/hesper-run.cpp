@@ -111,7 +111,7 @@ static llvm::cl::opt<unsigned>
 
 // Devices.
 namespace {
-enum class BackendChoice { Auto, Vulkan, Cuda, Interp };
+enum class BackendChoice { Auto, Vulkan, Cuda, Cpu, Interp };
 } // namespace
 static llvm::cl::opt<BackendChoice> backendChoice(
     "backend", llvm::cl::desc("Where graphs run"),
@@ -121,9 +121,38 @@ static llvm::cl::opt<BackendChoice> backendChoice(
                    "(lavapipe counts), else the interpreter"),
         clEnumValN(BackendChoice::Vulkan, "vulkan", "a Vulkan device"),
         clEnumValN(BackendChoice::Cuda, "cuda", "a CUDA device"),
+        clEnumValN(BackendChoice::Cpu, "cpu",
+                   "native code for this machine's CPU, on all its cores "
+                   "(--threads)"),
         clEnumValN(BackendChoice::Interp, "interp",
                    "the reference interpreter")),
     llvm::cl::init(BackendChoice::Auto));
+// Spelled --threads on the command line (and -t): libLLVM registers an
+// option of that name for itself, so main() renames the flag before parsing.
+static llvm::cl::opt<unsigned> threads(
+    "cpu-threads",
+    llvm::cl::desc("Threads of the CPU backend, also --threads N or -t N "
+                   "(0: the cores available)"),
+    llvm::cl::init(0));
+
+/// Rewrites --threads/-threads/-t (with `=` or a separate value) to
+/// --cpu-threads in place.
+static void renameThreadsFlag(int argc, char **argv,
+                              std::vector<std::string> &storage) {
+  storage.reserve(argc);
+  for (int i = 1; i < argc; ++i) {
+    StringRef arg(argv[i]);
+    if (arg == "--")
+      break;
+    for (StringRef flag : {"--threads", "-threads", "-t"}) {
+      if (arg == flag || arg.starts_with((flag + "=").str())) {
+        storage.push_back("--cpu-threads" + arg.drop_front(flag.size()).str());
+        argv[i] = storage.back().data();
+        break;
+      }
+    }
+  }
+}
 static llvm::cl::opt<int> deviceIndex(
     "device", llvm::cl::desc("Device index of the backend (--list-devices)"),
     llvm::cl::init(-1));
@@ -174,7 +203,9 @@ static llvm::cl::opt<std::string> saveBundle(
 static llvm::cl::opt<std::string> compileTarget(
     "target",
     llvm::cl::desc("Compile only, for a device that need not be here: "
-                   "cuda:sm_XX or vulkan:SUBGROUP_SIZE (with --save-bundle)"),
+                   "cuda:sm_XX (nvvm:sm_XX), vulkan:SUBGROUP_SIZE "
+                   "(spirv:N) or cpu[:ISA] with ISA native or x86-64-v1..4 "
+                   "(with --save-bundle)"),
     llvm::cl::init(""));
 
 static llvm::cl::opt<bool> splitInputFile(
@@ -438,6 +469,9 @@ static hesper::exec::DeviceModeOptions deviceOptions() {
     opts.backend = hesper::rt::Backend::Vulkan;
   if (backendChoice == BackendChoice::Cuda)
     opts.backend = hesper::rt::Backend::Cuda;
+  if (backendChoice == BackendChoice::Cpu)
+    opts.backend = hesper::rt::Backend::Cpu;
+  opts.threads = threads;
   opts.deviceIndex = deviceIndex;
   opts.validation = validationLayer;
   if (const char *env = std::getenv("HESPER_VK_VALIDATION"))
@@ -463,32 +497,21 @@ static LogicalResult compileOnlyMode(ModuleOp module, llvm::raw_ostream &os) {
   if (graphs.empty())
     return module.emitError("expects a circuit.graph to compile");
   GraphOp graph = *graphs.begin();
-  hesper::rt::DeviceInfo info;
-  auto [kind, detail] = StringRef(compileTarget).split(':');
-  if (kind == "cuda" && detail.starts_with("sm_") &&
-      !detail.drop_front(3).getAsInteger(10, info.computeCapability) &&
-      info.computeCapability >= 50) {
-    info.backend = hesper::rt::Backend::Cuda;
-    info.subgroupSize = 32;
-    info.cacheId = ("cuda:" + detail + ":").str();
-  } else if (kind == "vulkan" && !detail.getAsInteger(10, info.subgroupSize) &&
-             info.subgroupSize > 0) {
-    info.backend = hesper::rt::Backend::Vulkan;
-    info.shaderFloat16 = info.shaderInt16 = info.storage16Bit = true;
-    info.shaderInt8 = info.storage8Bit = true;
-  } else {
-    return module.emitError("--target expects cuda:sm_XX or "
-                            "vulkan:SUBGROUP_SIZE, got '")
-           << compileTarget << "'";
-  }
+  std::string error;
+  std::unique_ptr<hesper::Target> target =
+      hesper::parseTarget(compileTarget, error);
+  if (!target)
+    return module.emitError("--target '") << compileTarget << "': " << error;
   hesper::exec::DeviceModeOptions opts = deviceOptions();
   hesper::CompileOptions compileOptions;
   compileOptions.fuse = opts.fuse;
   compileOptions.dumpDir = opts.dumpDir;
-  auto program = hesper::compileForDevice(module, graph.getSymName(), info,
-                                          compileOptions);
-  if (failed(program))
+  std::vector<std::string> names{graph.getSymName().str()};
+  auto programs = hesper::compileForTarget(
+      module, ArrayRef<std::string>(names), *target, compileOptions);
+  if (failed(programs))
     return failure();
+  hesper::rt::Program *program = &programs->front();
   os << "compiled @" << graph.getSymName() << " for " << compileTarget << ": "
      << program->kernels.size() << " kernels, " << program->launches.size()
      << " launches\n";
@@ -697,6 +720,8 @@ static int runOnFile() {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  std::vector<std::string> renamed;
+  renameThreadsFlag(argc, argv, renamed);
   llvm::cl::ParseCommandLineOptions(
       argc, argv,
       "hesper-run: generate text with a GGUF model (hesper-run model.gguf -p "

@@ -67,6 +67,13 @@ def ConvertCircuitToShaderMPass
     reduction alone: 64 / subgroup-size rows per workgroup, no shared
     memory and no barrier.
 
+    With `single-lane` (the CPU target), every workgroup is one lane: the
+    unit of work one thread takes. Elementwise kernels take an element per
+    workgroup, reductions a row, matmuls a weight row for up to 8 rows of x
+    (the weight row is decoded once for all of them), attention a (query
+    row, head) pair with its accumulators in a scratch row. Lanes are never
+    combined, so no kernel needs a barrier, and subgroups have one lane.
+
     What is not lowered yet (`i2_s` weights, `q8_1` activations) is refused
     with an error naming it, as are grids that do not fit.
   }];
@@ -74,6 +81,8 @@ def ConvertCircuitToShaderMPass
     Option<"subgroupSize", "subgroup-size", "int64_t", "0",
            "Lanes per subgroup of the target (0: unknown; kernels then "
            "combine lanes through shared memory)">,
+    Option<"singleLane", "single-lane", "bool", "false",
+           "One lane per workgroup (the CPU target)">,
   ];
   let dependentDialects = ["::hesper::shaderm::ShaderMDialect",
                            "::hesper::exp::ExpDialect",

@@ -14,6 +14,7 @@
 #ifndef HESPER_EXECUTION_EXECUTION_H
 #define HESPER_EXECUTION_EXECUTION_H
 
+#include "Hesper/Target/Target.h"
 #include "hesper/runtime/Program.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -31,15 +32,17 @@ struct CompileEvent {
 struct CompileOptions {
   bool fuse = true;
   /// When set, every pass's output IR is written to this directory as
-  /// NN-passname.mlir, and every kernel binary as KERNELS.ptx / .spv.
+  /// NN-passname.mlir, and the kernels' binary under the target's name for
+  /// it (hesper_kernels.spv, .ptx, .so; the CPU target adds .o and .s).
   std::string dumpDir;
   /// Filled with the passes run and their times.
   std::vector<CompileEvent> *events = nullptr;
 };
 
-/// Lowers a copy of `module` for `device` (hesper-to-spirv for Vulkan with
-/// the device's subgroup size and features, hesper-to-ptx for CUDA with its
-/// compute capability) and extracts the program of graph `graphName`.
+/// Lowers a copy of `module` for the target of `device` (targetForDevice:
+/// SPIR-V with the device's subgroup size and features, NVVM for its
+/// compute capability, native code for the host CPU) and extracts the
+/// program of graph `graphName`.
 mlir::FailureOr<rt::Program> compileForDevice(mlir::ModuleOp module,
                                               llvm::StringRef graphName,
                                               const rt::DeviceInfo &device,
@@ -51,10 +54,18 @@ mlir::FailureOr<std::vector<rt::Program>>
 compileForDevice(mlir::ModuleOp module, llvm::ArrayRef<std::string> graphNames,
                  const rt::DeviceInfo &device, const CompileOptions &options);
 
-/// Extracts schedule `name` of an already lowered module.
+/// As above for an explicit target (hesper-run --target, bundles for
+/// another machine).
+mlir::FailureOr<std::vector<rt::Program>>
+compileForTarget(mlir::ModuleOp module, llvm::ArrayRef<std::string> graphNames,
+                 const Target &target, const CompileOptions &options);
+
+/// Extracts schedule `name` of an already lowered module whose kernels are
+/// `binary`.
 mlir::FailureOr<rt::Program> extractProgram(mlir::ModuleOp lowered,
                                             llvm::StringRef name,
-                                            rt::Backend backend);
+                                            rt::Backend backend,
+                                            const TargetBinary &binary);
 
 } // namespace hesper
 

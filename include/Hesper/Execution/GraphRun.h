@@ -29,6 +29,7 @@ namespace hesper::exec {
 struct DeviceModeOptions {
   std::optional<rt::Backend> backend; ///< nullopt: auto (CUDA, then Vulkan)
   int deviceIndex = -1;
+  unsigned threads = 0; ///< CPU backend threads (0: the cores available)
   bool validation = false;
   unsigned repeat = 1;
   unsigned determinismRuns = 0; ///< rerun from the same inputs and compare

@@ -70,7 +70,8 @@ struct SPIRVPipelineOptions
 
 void buildHesperToGPUPipeline(mlir::OpPassManager &pm, bool fuse,
                               bool sharedMemoryAsAlloc,
-                              unsigned subgroupSize = 0);
+                              unsigned subgroupSize = 0,
+                              bool singleLane = false);
 void buildHesperToPTXPipeline(mlir::OpPassManager &pm,
                               const PTXPipelineOptions &options);
 void buildHesperToSPIRVPipeline(mlir::OpPassManager &pm,

@@ -214,8 +214,10 @@ struct ConvertCircuitToShaderMPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<cir::GraphOp> graphs(module.getOps<cir::GraphOp>());
+    KernelShape shape = singleLane ? KernelShape::single()
+                                     : KernelShape::gpu(subgroupSize);
     for (cir::GraphOp graph : graphs)
-      if (failed(GraphLowering(module, graph, subgroupSize).run()))
+      if (failed(GraphLowering(module, graph, shape).run()))
         return signalPassFailure();
   }
 };

@@ -55,7 +55,7 @@ LogicalResult GraphLowering::lowerZeros(cir::ZerosOp op) {
   int64_t n = type.getLength();
   KernelState ks;
   bind(ks, op.getResult(), /*written=*/true);
-  int64_t lanes = std::min(kElementwiseLanes, powerOfTwoAtLeast(n));
+  int64_t lanes = std::min(shape.elementwiseLanes, powerOfTwoAtLeast(n));
   createKernel(ks, op, lanes);
   Location loc = op.getLoc();
   IndexMath im(b, loc);
@@ -103,7 +103,7 @@ LogicalResult GraphLowering::lowerElementwise(Operation *op) {
     grid = multi.getGrid();
     iteration.push_back(grid);
   }
-  if (ceilDiv(grid, kElementwiseLanes) > kMaxGridDim)
+  if (ceilDiv(grid, shape.elementwiseLanes) > shape.maxGridDim)
     return op->emitOpError("has ")
            << grid << " lanes, more than convert-circuit-to-shaderm "
            << "launches in one grid dimension";
@@ -130,12 +130,12 @@ LogicalResult GraphLowering::lowerElementwise(Operation *op) {
   // would join with clamped values, where the op means only the active
   // lanes. Full subgroups are required instead (32 is a multiple of every
   // subgroup size up to NVIDIA's warp: 8 on lavapipe, 16, 32).
-  if (hasLaneOps(body) && grid % 32 != 0)
+  if (hasLaneOps(body) && !shape.singleLane && grid % 32 != 0)
     return op->emitOpError("has subgroup operations in its body over ")
            << grid << " lanes; convert-circuit-to-shaderm needs a multiple "
            << "of 32 lanes so that every subgroup is full";
-  int64_t lanes = std::min(kElementwiseLanes, powerOfTwoAtLeast(grid));
-  if (lanes < 32)
+  int64_t lanes = std::min(shape.elementwiseLanes, powerOfTwoAtLeast(grid));
+  if (!shape.singleLane && lanes < 32)
     lanes = 32;
   createKernel(ks, op, lanes);
   Location loc = op->getLoc();

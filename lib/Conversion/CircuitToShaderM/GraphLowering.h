@@ -58,6 +58,37 @@ inline constexpr int64_t kXRows = 8;
 
 inline int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+/// How the kernels of one target are shaped. GPUs get the lane counts
+/// above. The CPU target gets one lane per workgroup: a workgroup is the
+/// unit of work one thread takes (an element, a row, a head), its lanes'
+/// strided loops become plain loops over the row that LLVM vectorizes, and
+/// nothing needs shared memory or a barrier to combine lanes.
+struct KernelShape {
+  int64_t elementwiseLanes = kElementwiseLanes;
+  int64_t reduceLanes = kReduceLanes;
+  /// The fewest lanes of a row reduction.
+  int64_t minReduceLanes = 32;
+  int64_t dotLanes = kDotLanes;
+  int64_t maxGridDim = kMaxGridDim;
+  /// Lanes per subgroup, 0 when unknown.
+  int64_t subgroupSize = 0;
+  bool singleLane = false;
+
+  static KernelShape gpu(int64_t subgroupSize) {
+    KernelShape shape;
+    shape.subgroupSize = subgroupSize;
+    return shape;
+  }
+  static KernelShape single() {
+    KernelShape shape;
+    shape.elementwiseLanes = shape.reduceLanes = shape.minReduceLanes =
+        shape.dotLanes = shape.subgroupSize = 1;
+    shape.maxGridDim = std::numeric_limits<int32_t>::max();
+    shape.singleLane = true;
+    return shape;
+  }
+};
+
 inline int64_t powerOfTwoAtLeast(int64_t n) {
   int64_t p = 1;
   while (p < n)
@@ -91,8 +122,9 @@ inline Value zeroOf(OpBuilder &b, Location loc, Type element) {
 }
 
 /// One workgroup per row: the rows must fit in one grid dimension.
-inline LogicalResult checkRows(Operation *op, int64_t rows) {
-  if (rows <= kMaxGridDim)
+inline LogicalResult checkRows(Operation *op, int64_t rows,
+                               const KernelShape &shape) {
+  if (rows <= shape.maxGridDim)
     return success();
   return op->emitOpError("has ")
          << rows << " rows, more than convert-circuit-to-shaderm launches "
@@ -198,9 +230,9 @@ private:
 /// The kernels and the schedule of one graph.
 class GraphLowering {
 public:
-  GraphLowering(ModuleOp module, cir::GraphOp graph, int64_t subgroupSize)
-      : module(module), graph(graph), b(graph.getContext()),
-        subgroupSize(subgroupSize) {}
+  GraphLowering(ModuleOp module, cir::GraphOp graph, KernelShape shape)
+      : module(module), graph(graph), b(graph.getContext()), shape(shape),
+        subgroupSize(shape.subgroupSize) {}
 
   LogicalResult run();
 
@@ -276,6 +308,8 @@ private:
                             Region *epilogue, Value dest);
   LogicalResult lowerQuantize(cir::QuantizeOp op);
   LogicalResult lowerAttention(cir::AttentionOp op);
+  /// circuit.attention with one lane per workgroup (the CPU target).
+  LogicalResult lowerAttentionSingleLane(cir::AttentionOp op);
   /// Checks that rows of `rowLength` values quantized to `resultType` can be
   /// written by one workgroup each (whole words, fits in shared memory).
   LogicalResult checkQuantizedRows(Operation *op, RankedTensorType resultType,
@@ -333,6 +367,7 @@ private:
   sm::ScheduleOp schedule;
   DenseMap<Value, Value> bufferOf; // graph tensor -> schedule buffer
   unsigned kernelCount = 0;
+  KernelShape shape;
   /// Lanes per subgroup of the target, 0 when unknown.
   int64_t subgroupSize = 0;
 };

@@ -73,7 +73,9 @@ SmallVector<Value> GraphLowering::emitPlainDot(const DotOperands &d) {
   Location loc = d.loc;
   IndexMath im(b, loc);
   Value wRow = im.mul(d.n, im.c(d.k));
-  int64_t width = d.k % kVector == 0 ? kVector : 1;
+  // A single lane (the CPU target) reads one element per iteration: the
+  // loop vectorizer widens a plain loop best.
+  int64_t width = d.k % kVector == 0 && d.lanes > 1 ? kVector : 1;
   const size_t rows = d.xRows.size();
   OpBuilder::InsertionGuard guard(b);
   scf::ForOp loop = beginUnits(d, d.k / width, rows);
@@ -358,7 +360,7 @@ LogicalResult GraphLowering::lowerMatmul(Operation *op, Value x,
   }
   int64_t k = xType.getShape().back();
   int64_t m = xType.getNumElements() / k;
-  int64_t lanes = kDotLanes;
+  int64_t lanes = shape.dotLanes;
   // With a known subgroup size that divides the workgroup, each subgroup
   // computes one output row and combines it with a subgroup reduction: no
   // shared memory and no barrier, and a workgroup does lanes/subgroup rows
@@ -378,9 +380,13 @@ LogicalResult GraphLowering::lowerMatmul(Operation *op, Value x,
   // With a subgroup per weight row, each subgroup also takes several rows
   // of x at once (the tokens of a prompt chunk), so that a weight row is
   // read and decoded once per kXRows tokens: the matvec becomes a GEMM.
-  int64_t xRows = rowsPerGroup > 1 ? std::min<int64_t>(m, kXRows) : 1;
+  // A single-lane workgroup (the CPU target) holds its rows' dot products
+  // whole, so it takes several x rows too.
+  int64_t xRows = rowsPerGroup > 1 || lanes == 1
+                      ? std::min<int64_t>(m, kXRows)
+                      : 1;
   int64_t xBlocks = ceilDiv(m, xRows);
-  if (totalGroups > kMaxGridDim || xBlocks > kMaxGridDim)
+  if (totalGroups > shape.maxGridDim || xBlocks > shape.maxGridDim)
     return op->emitOpError("has more output rows than "
                            "convert-circuit-to-shaderm launches in one grid "
                            "dimension");
@@ -468,6 +474,9 @@ LogicalResult GraphLowering::lowerMatmul(Operation *op, Value x,
           dots[k].push_back(ex::SubgroupReduceOp::create(
               b, loc, ex::ReduceKind::sum, partial));
       leader = laneInSubgroup;
+    } else if (lanes == 1) {
+      for (int k = 0; k < 2; ++k)
+        dots[k] = emitPartialDot(ks, x, weights[k], ms, r, tid, lanes, loc);
     } else {
       for (int k = 0; k < 2; ++k)
         dots[k].push_back(emitWorkgroupReduce(
@@ -525,6 +534,12 @@ LogicalResult GraphLowering::lowerMatmul(Operation *op, Value x,
       auto first = scf::IfOp::create(b, loc, im.lt(laneInSubgroup, im.c(1)));
       b.setInsertionPointToStart(first.thenBlock());
       forEachRow([&](int64_t k) { store(i, dots[k], xRowIds[k], r, n); });
+      continue;
+    }
+    if (lanes == 1) {
+      SmallVector<Value> dots =
+          emitPartialDot(ks, x, w, ms, mine, tid, lanes, loc);
+      forEachRow([&](int64_t k) { store(i, dots[k], xRowIds[k], mine, n); });
       continue;
     }
     Value partial = emitPartialDot(ks, x, w, ms, mine, tid, lanes, loc)[0];

@@ -29,6 +29,8 @@ static Value identity(OpBuilder &b, Location loc, cir::ReduceKind kind) {
 
 Value GraphLowering::emitWorkgroupReduce(Value value, Value tid, int64_t lanes,
                                          cir::ReduceKind kind, Location loc) {
+  if (lanes == 1)
+    return value;
   IndexMath im(b, loc);
   auto sharedType = sm::SharedType::get(b.getContext(), lanes, b.getF32Type());
   Value tile = sm::SharedAllocOp::create(b, loc, sharedType);
@@ -101,7 +103,7 @@ LogicalResult GraphLowering::lowerReduce(Operation *op, cir::ReduceKind kind,
   for (int64_t d : iteration)
     total *= d;
   int64_t rows = total / rowLength;
-  if (failed(checkRows(op, rows)))
+  if (failed(checkRows(op, rows, shape)))
     return failure();
 
   KernelState ks;
@@ -116,7 +118,8 @@ LogicalResult GraphLowering::lowerReduce(Operation *op, cir::ReduceKind kind,
     bind(ks, result, true);
   }
   int64_t lanes =
-      std::max<int64_t>(32, std::min(kReduceLanes, powerOfTwoAtLeast(rowLength)));
+      std::max(shape.minReduceLanes,
+               std::min(shape.reduceLanes, powerOfTwoAtLeast(rowLength)));
   if (quantized &&
       failed(checkQuantizedRows(op, resultType, rowLength, lanes)))
     return failure();
@@ -341,10 +344,11 @@ LogicalResult GraphLowering::lowerQuantize(cir::QuantizeOp op) {
   auto inputType = cast<RankedTensorType>(input.getType());
   int64_t rowLength = inputType.getShape().back();
   int64_t rows = inputType.getNumElements() / rowLength;
-  if (failed(checkRows(op, rows)))
+  if (failed(checkRows(op, rows, shape)))
     return failure();
-  int64_t lanes = std::max<int64_t>(
-      32, std::min(kReduceLanes, powerOfTwoAtLeast(rowLength / 32)));
+  int64_t lanes = std::max(
+      shape.minReduceLanes,
+      std::min(shape.reduceLanes, powerOfTwoAtLeast(rowLength / 32)));
   if (failed(checkQuantizedRows(op, op.getType(), rowLength, lanes)))
     return failure();
   KernelState ks;

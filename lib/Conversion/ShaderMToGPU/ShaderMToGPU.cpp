@@ -226,12 +226,14 @@ static LogicalResult convertKernel(sm::KernelOp kernel,
   }
   entry.getOperations().splice(entry.end(), old.getOperations());
   if (sharedAsAlloc) {
-    // Workgroup allocations at the top of the kernel (convert-gpu-to-spirv
-    // turns them into Workgroup-storage globals).
-    b.setInsertionPointToStart(&entry);
+    // Workgroup allocations where the shared allocations were
+    // (convert-gpu-to-spirv turns them into Workgroup-storage globals).
     // Memory space 3 is what convert-gpu-to-spirv maps to Workgroup (it
-    // does not map #gpu.address_space<workgroup>).
+    // does not map #gpu.address_space<workgroup>). The builder is set
+    // before each one: a fixed point before the first would dangle once
+    // that allocation is erased.
     for (sm::SharedAllocOp alloc : allocs) {
+      b.setInsertionPoint(alloc);
       auto type = MemRefType::get({alloc.getType().getLength()},
                                   alloc.getType().getElementType(),
                                   MemRefLayoutAttrInterface(),

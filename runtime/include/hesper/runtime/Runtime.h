@@ -5,14 +5,16 @@
 //===----------------------------------------------------------------------===//
 //
 // The runtime links no MLIR or LLVM, so that a compiled program can run on a
-// machine that has a GPU driver and nothing else. Drivers are loaded with
-// dlopen at run time: Vulkan (libvulkan.so.1) and CUDA (libcuda.so.1). Errors
-// are returned as values (the library builds without exceptions).
+// machine that has a GPU driver and nothing else. GPU drivers are loaded with
+// dlopen at run time: Vulkan (libvulkan.so.1) and CUDA (libcuda.so.1). The
+// CPU driver is native: kernels are ELF shared objects run by a thread pool.
+// Errors are returned as values (the library builds without exceptions).
 //
 // The objects, in the order a program uses them:
-//   Device       one GPU (or lavapipe's CPU device) of one backend.
+//   Device       one GPU (or lavapipe's CPU device), or the host CPU.
 //   Buffer       device memory; upload/download copy through staging memory.
-//   Kernel       one compiled kernel (SPIR-V words or PTX/cubin) plus its ABI.
+//   Kernel       one compiled kernel (SPIR-V, PTX/cubin or an ELF shared
+//                object) plus its ABI.
 //   CommandList  launches recorded once and submitted (replayed) many times.
 //
 //===----------------------------------------------------------------------===//
@@ -73,7 +75,7 @@ private:
 // Devices
 //===----------------------------------------------------------------------===//
 
-enum class Backend { Vulkan, Cuda };
+enum class Backend { Vulkan, Cuda, Cpu };
 const char *backendName(Backend b);
 
 enum class DeviceType { Discrete, Integrated, Virtual, Cpu, Other };
@@ -106,6 +108,8 @@ struct DeviceInfo {
   uint32_t computeCapability = 0;
   /// Nanoseconds per timestamp tick (0: no timestamps on the queue).
   double timestampPeriodNs = 0;
+  /// Threads that run a dispatch (the CPU device); 0 for GPUs.
+  unsigned threads = 0;
   /// Backend-specific identity used in cache keys (e.g. vendor:device:driver,
   /// or the CUDA compute capability).
   std::string cacheId;
@@ -115,10 +119,24 @@ struct DeviceInfo {
 /// 0..numBindings-1 in descriptor set 0 (Vulkan) or kernel parameters in
 /// that order (CUDA); push constants follow (Vulkan push-constant block at
 /// offset 0; CUDA: one parameter per 4 bytes).
+///
+/// CPU kernels are C functions exported by the shared object, one per
+/// kernel, named `name`:
+///   void name(void *const *bindings, const void *pushConstants,
+///             const uint32_t *grid, uint64_t begin, uint64_t end);
+/// A call runs the workgroups of linear index w = x + gx * (y + gy * z) in
+/// [begin, end) of the grid {gx, gy, gz}; `pushConstants` is null when the
+/// kernel takes none. Workgroups are independent (each writes only its own
+/// outputs), so any split of the grid over threads gives the same result.
 struct KernelDesc {
   std::string name;              ///< entry point
-  std::vector<uint8_t> binary;   ///< SPIR-V words, PTX text or cubin
-  bool binaryIsPtx = false;      ///< CUDA: PTX text (JIT) rather than cubin
+  std::vector<uint8_t> binary;   ///< SPIR-V words, PTX text, cubin or ELF
+  /// The binary's format: "spirv", "ptx", "cubin", or "elf:<features>" for
+  /// the CPU, where <features> lists the x86 features the code needs,
+  /// comma-separated, as GCC's __builtin_cpu_supports names them
+  /// ("elf:avx2,fma,f16c"; "elf:" alone is baseline x86-64). Vulkan takes
+  /// an empty format as "spirv" and CUDA as "cubin".
+  std::string format;
   uint32_t numBindings = 0;
   uint32_t pushConstantBytes = 0;
   uint32_t workgroupSize[3] = {1, 1, 1};
@@ -134,6 +152,8 @@ public:
 class Kernel {
 public:
   virtual ~Kernel() = default;
+  /// The description the kernel was created from (the CPU driver's lacks
+  /// the binary, which it keeps once per device for all its kernels).
   virtual const KernelDesc &desc() const = 0;
 };
 
@@ -193,6 +213,9 @@ struct DeviceOptions {
   /// Directory for the pipeline cache (Vulkan) or cubin cache (CUDA); empty
   /// for none. Defaults to $HESPER_CACHE_DIR when that is set.
   std::string cacheDir;
+  /// CPU: threads that run a dispatch, the caller's included; 0 for as many
+  /// as the CPUs this process may run on.
+  unsigned threads = 0;
 };
 
 /// Devices of a backend; an error when the driver is missing ("Vulkan
@@ -204,6 +227,15 @@ Result<std::unique_ptr<Device>> openDevice(Backend b,
 /// Validation messages reported so far by every Vulkan device of this
 /// process (0 when validation is off).
 uint64_t validationMessageCount();
+
+/// The host's CPU features among those a CPU kernel's format may name
+/// (sse3 ... sse4.2, popcnt, avx, avx2, fma, f16c, bmi, bmi2, the avx512
+/// family, amx-*, ...), comma-separated in a fixed order:
+/// "sse3,ssse3,sse4.1,sse4.2,popcnt,avx,avx2,fma,f16c,bmi,bmi2,...".
+std::string hostCpuFeatures();
+/// The host's highest x86-64 micro-architecture level: "x86-64-v4",
+/// "x86-64-v3", "x86-64-v2" or "x86-64" (another machine's name elsewhere).
+std::string hostCpuIsa();
 
 /// A stable 64-bit FNV-1a hash, used for cache keys.
 uint64_t hashBytes(const void *data, size_t size, uint64_t seed = 0);

@@ -1,0 +1,59 @@
+//===- CPUPasses.h - The CPU target's passes -------------------*- C++ -*-===//
+//
+// Part of the Hesper project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Private to lib/Target/CPU. The CPU pipeline after the shared lowering to
+// gpu.func kernels of one lane:
+//
+//   hesper-gpu-to-cpu         gpu.module -> builtin.module of func.func
+//                             workgroup bodies (KernelsToCPU.cpp)
+//   builtin.module(...)       upstream lowering of that module to llvm
+//   hesper-serialize-cpu      LLVM IR, one entry point per kernel, O3 for
+//                             the host's TargetMachine, an object file,
+//                             linked into a shared object in a gpu.binary
+//                             (SerializeCPU.cpp)
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HESPER_LIB_TARGET_CPU_CPUPASSES_H
+#define HESPER_LIB_TARGET_CPU_CPUPASSES_H
+
+#include "mlir/Pass/Pass.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <memory>
+
+#include <string>
+#include <vector>
+
+namespace hesper::cpu {
+
+/// Marks the builtin.module holding the kernels of the CPU target.
+inline constexpr llvm::StringLiteral kCPUKernelsAttr = "hesper.cpu_kernels";
+
+/// The function that runs one workgroup of kernel `kernel`.
+std::string kernelBodyName(llvm::StringRef kernel);
+
+/// What the compiled code may use: the LLVM CPU name and features, and the
+/// features the runtime must find on the host (GCC's names).
+struct ISA {
+  std::string name; ///< as the user wrote it: native, x86-64-v3, ...
+  std::string cpu;  ///< LLVM's CPU name
+  std::string features; ///< LLVM's feature string (+avx2,...)
+  std::vector<std::string> required;
+};
+
+/// Resolves `native` (the host) or a named x86-64 level; on failure sets
+/// `error`.
+bool resolveISA(llvm::StringRef name, ISA &isa, std::string &error);
+
+void registerGpuToCPUPass();
+void registerSerializeCPUPass();
+std::unique_ptr<mlir::Pass> createSerializeCPUPass(const std::string &isa,
+                                                   const std::string &dumpDir);
+
+} // namespace hesper::cpu
+
+#endif // HESPER_LIB_TARGET_CPU_CPUPASSES_H

@@ -1,0 +1,106 @@
+//===- CPUTarget.cpp - The native CPU target ------------------------------===//
+//
+// Part of the Hesper project.
+//
+//===----------------------------------------------------------------------===//
+//
+// cpu[:ISA]: the shared lowering with one lane per workgroup, the kernels
+// lowered to the llvm dialect, then native code for the host (`native`, the
+// default) or an x86-64 level, linked into a shared object that the CPU
+// driver loads and runs on its thread pool.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CPUPasses.h"
+
+#include "Hesper/Pipelines/Pipelines.h"
+#include "Hesper/Target/CPU/CPUTarget.h"
+#include "Hesper/Target/Target.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Pass/PassRegistry.h"
+
+using namespace mlir;
+using namespace hesper;
+
+void hesper::buildHesperToCPUPipeline(OpPassManager &pm,
+                                      const CPUPipelineOptions &options) {
+  buildHesperToGPUPipeline(pm, options.fuse, /*sharedMemoryAsAlloc=*/true,
+                           /*subgroupSize=*/1, /*singleLane=*/true);
+  std::string text =
+      "hesper-gpu-to-cpu,builtin.module(convert-scf-to-cf,"
+      "convert-math-to-llvm,convert-math-to-libm,convert-vector-to-llvm,"
+      "finalize-memref-to-llvm,convert-arith-to-llvm,convert-cf-to-llvm,"
+      "convert-func-to-llvm{use-bare-ptr-memref-call-conv=true},"
+      "reconcile-unrealized-casts)";
+  if (failed(parsePassPipeline(text, pm, llvm::errs())))
+    llvm::report_fatal_error("hesper: bad built-in CPU pipeline");
+  pm.addPass(cpu::createSerializeCPUPass(options.isa, options.dumpDir));
+}
+
+void hesper::registerCPUTargetPasses() {
+  cpu::registerGpuToCPUPass();
+  cpu::registerSerializeCPUPass();
+  PassPipelineRegistration<CPUPipelineOptions>(
+      "hesper-to-cpu",
+      "hesper-to-gpu with one lane per workgroup, then native code for the "
+      "host CPU (or an x86-64 level) in a gpu.binary holding a shared object",
+      buildHesperToCPUPipeline);
+}
+
+namespace {
+class CPUTarget : public Target {
+public:
+  explicit CPUTarget(std::string isa) : isa(std::move(isa)) {}
+
+  std::string str() const override { return "cpu:" + isa; }
+  rt::Backend backend() const override { return rt::Backend::Cpu; }
+  void buildPipeline(OpPassManager &pm,
+                     const TargetPipelineOptions &options) const override {
+    CPUPipelineOptions cpu;
+    cpu.fuse = options.fuse;
+    cpu.isa = isa;
+    cpu.dumpDir = options.dumpDir;
+    buildHesperToCPUPipeline(pm, cpu);
+  }
+  FailureOr<TargetBinary> extractBinary(ModuleOp lowered) const override {
+    auto binary = Target::extractBinary(lowered);
+    if (failed(binary) || binary->bytes.empty())
+      return binary;
+    auto bin = *lowered.getOps<gpu::BinaryOp>().begin();
+    auto object = cast<gpu::ObjectAttr>(bin.getObjects()[0]);
+    auto format = object.getProperties()
+                      ? object.getProperties().getAs<StringAttr>("format")
+                      : StringAttr();
+    if (!format)
+      return bin.emitOpError("has no `format` property (is it from "
+                             "hesper-serialize-cpu?)");
+    binary->format = format.str();
+    return binary;
+  }
+  std::string binaryFileName(const TargetBinary &) const override {
+    return "hesper_kernels.so";
+  }
+
+private:
+  std::string isa;
+};
+} // namespace
+
+TargetKind hesper::cpuTargetKind() {
+  TargetKind kind;
+  kind.name = "cpu";
+  kind.backend = rt::Backend::Cpu;
+  kind.parse = [](StringRef options,
+                  std::string &error) -> std::unique_ptr<Target> {
+    std::string name = options.empty() ? "native" : options.str();
+    cpu::ISA isa;
+    if (!cpu::resolveISA(name, isa, error))
+      return nullptr;
+    return std::make_unique<CPUTarget>(name);
+  };
+  kind.forDevice = [](const rt::DeviceInfo &) -> std::unique_ptr<Target> {
+    return std::make_unique<CPUTarget>("native");
+  };
+  return kind;
+}

@@ -1,0 +1,180 @@
+//===- KernelsToCPU.cpp - Kernels of one lane per workgroup as functions --===//
+//
+// Part of the Hesper project.
+//
+//===----------------------------------------------------------------------===//
+//
+// hesper-gpu-to-cpu takes the gpu.module that convert-shaderm-to-gpu wrote
+// for the CPU target (kernels of one lane per workgroup) and turns each
+// gpu.func into a func.func that runs one workgroup: its buffers, then the
+// workgroup's x, y, z and the grid's x, y, z as `index` arguments. With one
+// lane, every lane and subgroup query is a constant, subgroup operations
+// return their operand, barriers disappear and shared memory is a stack
+// array. The functions land in a builtin.module marked `hesper.cpu_kernels`
+// (named after the gpu.module), which the rest of the CPU pipeline lowers
+// to the llvm dialect and hesper-serialize-cpu compiles to native code.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CPUPasses.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/Pass/Pass.h"
+
+using namespace mlir;
+
+namespace hesper::cpu {
+
+std::string kernelBodyName(llvm::StringRef kernel) {
+  return ("__hesper_body_" + kernel).str();
+}
+
+namespace {
+
+/// Rewrites the gpu ops of a kernel body moved into `func` (buffers are
+/// arguments 0..numBuffers-1, then workgroup x/y/z, then grid x/y/z).
+LogicalResult rewriteBody(func::FuncOp func, unsigned numBuffers) {
+  Block &entry = func.getBody().front();
+  OpBuilder b(func.getContext());
+  auto arg = [&](unsigned i) -> Value { return entry.getArgument(i); };
+  auto index = [&](Location loc, int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  SmallVector<Operation *> ops;
+  func.walk([&](Operation *op) { ops.push_back(op); });
+  for (Operation *op : ops) {
+    b.setInsertionPoint(op);
+    Location loc = op->getLoc();
+    auto dim = [](gpu::Dimension d) { return static_cast<unsigned>(d); };
+    Value replacement;
+    if (auto id = dyn_cast<gpu::BlockIdOp>(op))
+      replacement = arg(numBuffers + dim(id.getDimension()));
+    else if (auto id = dyn_cast<gpu::GlobalIdOp>(op))
+      replacement = arg(numBuffers + dim(id.getDimension()));
+    else if (auto grid = dyn_cast<gpu::GridDimOp>(op))
+      replacement = arg(numBuffers + 3 + dim(grid.getDimension()));
+    else if (isa<gpu::ThreadIdOp, gpu::LaneIdOp, gpu::SubgroupIdOp>(op))
+      replacement = index(loc, 0);
+    else if (isa<gpu::BlockDimOp, gpu::SubgroupSizeOp, gpu::NumSubgroupsOp>(
+                 op))
+      replacement = index(loc, 1);
+    else if (auto reduce = dyn_cast<gpu::SubgroupReduceOp>(op))
+      replacement = reduce.getValue();
+    else if (auto broadcast = dyn_cast<gpu::SubgroupBroadcastOp>(op))
+      replacement = broadcast.getSrc();
+    else if (auto shuffle = dyn_cast<gpu::ShuffleOp>(op)) {
+      // The only lane is its own partner: the value, and valid.
+      Value valid = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1);
+      shuffle.getResult(0).replaceAllUsesWith(shuffle.getValue());
+      shuffle.getResult(1).replaceAllUsesWith(valid);
+      op->erase();
+      continue;
+    } else if (isa<gpu::BarrierOp>(op)) {
+      op->erase();
+      continue;
+    } else if (isa<gpu::ReturnOp>(op)) {
+      func::ReturnOp::create(b, loc);
+      op->erase();
+      continue;
+    } else if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
+      // Shared memory of a one-lane workgroup: a stack array.
+      auto type = alloc.getType();
+      auto plain = MemRefType::get(type.getShape(), type.getElementType());
+      b.setInsertionPointToStart(&entry);
+      replacement = memref::AllocaOp::create(b, loc, plain);
+    } else if (auto add = dyn_cast<arith::AddFOp>(op)) {
+      // Sums may be reassociated so that LLVM vectorizes reductions; the
+      // order is then fixed by the compiled code, the same on every run
+      // and for every thread count.
+      add.setFastmath(add.getFastmath() | arith::FastMathFlags::reassoc);
+      continue;
+    } else if (auto fma = dyn_cast<math::FmaOp>(op)) {
+      // A chain of fused multiply-adds is one long dependency that no
+      // vectorizer may reorder; as a contractible multiply and a
+      // reassociable add, a dot product becomes vector FMAs into several
+      // accumulators.
+      auto flags = arith::FastMathFlags::reassoc |
+                   arith::FastMathFlags::contract;
+      Value product = arith::MulFOp::create(b, loc, fma.getA(), fma.getB(),
+                                            flags);
+      replacement = arith::AddFOp::create(b, loc, product, fma.getC(), flags);
+    } else if (op->getDialect() &&
+               isa<gpu::GPUDialect>(op->getDialect())) {
+      return op->emitOpError("is not supported by the CPU target");
+    } else {
+      continue;
+    }
+    op->getResult(0).replaceAllUsesWith(replacement);
+    op->erase();
+  }
+  return success();
+}
+
+struct GpuToCPUPass
+    : public PassWrapper<GpuToCPUPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(GpuToCPUPass)
+
+  StringRef getArgument() const override { return "hesper-gpu-to-cpu"; }
+  StringRef getDescription() const override {
+    return "Turn one-lane gpu.func kernels into func.func workgroup bodies "
+           "in a builtin.module for the CPU target";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<arith::ArithDialect, func::FuncDialect,
+                    memref::MemRefDialect, math::MathDialect>();
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    OpBuilder b(&getContext());
+    SmallVector<gpu::GPUModuleOp> gpuModules(
+        module.getOps<gpu::GPUModuleOp>());
+    for (gpu::GPUModuleOp gpuModule : gpuModules) {
+      b.setInsertionPoint(gpuModule);
+      auto kernels = ModuleOp::create(b, gpuModule.getLoc(),
+                                      gpuModule.getName());
+      kernels->setAttr(kCPUKernelsAttr, b.getUnitAttr());
+      b.setInsertionPointToEnd(kernels.getBody());
+      SmallVector<gpu::GPUFuncOp> funcs(gpuModule.getOps<gpu::GPUFuncOp>());
+      for (gpu::GPUFuncOp kernel : funcs) {
+        if (!kernel.getWorkgroupAttributions().empty() ||
+            !kernel.getPrivateAttributions().empty()) {
+          kernel.emitOpError("has memory attributions; the CPU target "
+                             "needs shared memory as memref.alloc");
+          return signalPassFailure();
+        }
+        if (auto size = kernel.getKnownBlockSize()) {
+          if ((*size)[0] != 1 || (*size)[1] != 1 || (*size)[2] != 1) {
+            kernel.emitOpError("has more than one lane per workgroup; the "
+                               "CPU target needs convert-circuit-to-shaderm"
+                               "{single-lane=true}");
+            return signalPassFailure();
+          }
+        }
+        unsigned numBuffers = kernel.getNumArguments();
+        SmallVector<Type> inputs(kernel.getArgumentTypes());
+        inputs.append(6, b.getIndexType());
+        auto func = func::FuncOp::create(
+            b, kernel.getLoc(), kernelBodyName(kernel.getName()),
+            b.getFunctionType(inputs, {}));
+        func.getBody().takeBody(kernel.getBody());
+        Block &entry = func.getBody().front();
+        for (int i = 0; i < 6; ++i)
+          entry.addArgument(b.getIndexType(), kernel.getLoc());
+        if (failed(rewriteBody(func, numBuffers)))
+          return signalPassFailure();
+      }
+      gpuModule.erase();
+    }
+  }
+};
+} // namespace
+
+void registerGpuToCPUPass() { PassRegistration<GpuToCPUPass>(); }
+
+} // namespace hesper::cpu

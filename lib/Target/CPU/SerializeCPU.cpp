@@ -1,0 +1,424 @@
+//===- SerializeCPU.cpp - Native code for the CPU target's kernels --------===//
+//
+// Part of the Hesper project.
+//
+//===----------------------------------------------------------------------===//
+//
+// hesper-serialize-cpu compiles each module of workgroup bodies (already in
+// the llvm dialect) to a shared object:
+//
+//   1. translate to LLVM IR;
+//   2. give every kernel its entry point, the C ABI the CPU driver calls:
+//        void k(void *const *bindings, const void *push,
+//               const uint32_t grid[3], uint64_t begin, uint64_t end)
+//      running workgroups begin..end-1 (linear, x fastest) by calling the
+//      inlined body in a loop over x within each row of the grid, which the
+//      loop vectorizer can widen for kernels of one element per workgroup;
+//   3. optimize at O3 for the chosen CPU and features (the host's, or an
+//      x86-64 micro-architecture level), emit an object file (and its
+//      assembly into --dump-dir), and link it with the system C compiler
+//      driver (`cc -shared`, a dependency scripts/setup.sh installs);
+//   4. replace the module with a gpu.binary whose object is the shared
+//      object and whose `format` property is `elf:` and the CPU features
+//      the code needs, which the runtime checks before loading it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CPUPasses.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/Triple.h"
+#include "llvm/Transforms/Utils/Cloning.h"
+
+using namespace mlir;
+
+namespace hesper::cpu {
+
+//===----------------------------------------------------------------------===//
+// Instruction-set levels
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Features the runtime can check on the host, named alike by LLVM and by
+/// GCC's __builtin_cpu_supports.
+const char *const kCheckedFeatures[] = {
+    "popcnt",   "sse4.2",   "avx",      "avx2",       "fma",
+    "f16c",     "bmi2",     "avx512f",  "avx512bw",   "avx512vl",
+    "avx512dq", "avx512cd", "avx512vnni", "avx512bf16"};
+
+struct Level {
+  const char *name;
+  std::vector<std::string> adds;
+};
+/// The x86-64 micro-architecture levels, each adding to the one before.
+const Level kLevels[] = {
+    {"x86-64", {}},
+    {"x86-64-v2", {"popcnt", "sse4.2"}},
+    {"x86-64-v3", {"avx", "avx2", "bmi2", "f16c", "fma"}},
+    {"x86-64-v4", {"avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"}},
+};
+} // namespace
+
+bool resolveISA(llvm::StringRef name, ISA &isa, std::string &error) {
+  isa = ISA();
+  isa.name = name.str();
+  if (name == "native") {
+    isa.cpu = llvm::sys::getHostCPUName().str();
+    llvm::StringMap<bool> host = llvm::sys::getHostCPUFeatures();
+    std::vector<std::string> features;
+    for (const auto &entry : host)
+      features.push_back((entry.getValue() ? "+" : "-") + entry.getKey().str());
+    llvm::sort(features);
+    isa.features = llvm::join(features, ",");
+    for (const char *feature : kCheckedFeatures)
+      if (host.lookup(feature))
+        isa.required.push_back(feature);
+    return true;
+  }
+  for (const Level &level : kLevels) {
+    llvm::append_range(isa.required, level.adds);
+    if (name == level.name) {
+      isa.cpu = level.name;
+      return true;
+    }
+  }
+  error = "unknown CPU ISA '" + name.str() +
+          "' (expected native, x86-64, x86-64-v2, x86-64-v3 or x86-64-v4)";
+  return false;
+}
+
+//===----------------------------------------------------------------------===//
+// Entry points
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Defines kernel `name`'s entry point around its workgroup body.
+void addEntryPoint(llvm::Module &module, llvm::Function *body,
+                   llvm::StringRef name) {
+  llvm::LLVMContext &ctx = module.getContext();
+  auto *ptr = llvm::PointerType::getUnqual(ctx);
+  auto *i64 = llvm::Type::getInt64Ty(ctx);
+  auto *i32 = llvm::Type::getInt32Ty(ctx);
+  unsigned numBuffers = body->arg_size() - 6;
+  body->setLinkage(llvm::GlobalValue::InternalLinkage);
+  body->addFnAttr(llvm::Attribute::AlwaysInline);
+  body->addFnAttr(llvm::Attribute::NoUnwind);
+
+  auto *type = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx),
+                                       {ptr, ptr, ptr, i64, i64}, false);
+  auto *entry = llvm::Function::Create(
+      type, llvm::GlobalValue::ExternalLinkage, name, module);
+  entry->addFnAttr(llvm::Attribute::NoUnwind);
+  llvm::Value *bindings = entry->getArg(0), *grid = entry->getArg(2),
+              *begin = entry->getArg(3), *end = entry->getArg(4);
+  bindings->setName("bindings");
+  grid->setName("grid");
+
+  auto *start = llvm::BasicBlock::Create(ctx, "entry", entry);
+  auto *row = llvm::BasicBlock::Create(ctx, "row", entry);
+  auto *lane = llvm::BasicBlock::Create(ctx, "workgroup", entry);
+  auto *next = llvm::BasicBlock::Create(ctx, "next_row", entry);
+  auto *done = llvm::BasicBlock::Create(ctx, "done", entry);
+  llvm::IRBuilder<> b(start);
+  SmallVector<llvm::Value *> args;
+  for (unsigned i = 0; i < numBuffers; ++i)
+    args.push_back(b.CreateLoad(
+        ptr, b.CreateConstInBoundsGEP1_64(ptr, bindings, i), "buffer"));
+  llvm::Value *dims[3];
+  for (int d = 0; d < 3; ++d)
+    dims[d] = b.CreateZExt(
+        b.CreateLoad(i32, b.CreateConstInBoundsGEP1_64(i32, grid, d)), i64);
+  b.CreateCondBr(b.CreateICmpULT(begin, end), row, done);
+
+  // A run of workgroups along x within one (y, z) row of the grid.
+  b.SetInsertPoint(row);
+  llvm::PHINode *w = b.CreatePHI(i64, 2, "w");
+  w->addIncoming(begin, start);
+  llvm::Value *x0 = b.CreateURem(w, dims[0]);
+  llvm::Value *rest = b.CreateUDiv(w, dims[0]);
+  llvm::Value *y = b.CreateURem(rest, dims[1]);
+  llvm::Value *z = b.CreateUDiv(rest, dims[1]);
+  llvm::Value *count = b.CreateBinaryIntrinsic(
+      llvm::Intrinsic::umin, b.CreateSub(end, w), b.CreateSub(dims[0], x0));
+  llvm::Value *xEnd = b.CreateAdd(x0, count);
+  b.CreateBr(lane);
+
+  b.SetInsertPoint(lane);
+  llvm::PHINode *x = b.CreatePHI(i64, 2, "x");
+  x->addIncoming(x0, row);
+  SmallVector<llvm::Value *> callArgs(args);
+  callArgs.append({x, y, z, dims[0], dims[1], dims[2]});
+  b.CreateCall(body, callArgs);
+  llvm::Value *xNext = b.CreateAdd(x, llvm::ConstantInt::get(i64, 1));
+  x->addIncoming(xNext, lane);
+  b.CreateCondBr(b.CreateICmpULT(xNext, xEnd), lane, next);
+
+  b.SetInsertPoint(next);
+  llvm::Value *wNext = b.CreateAdd(w, count);
+  w->addIncoming(wNext, next);
+  b.CreateCondBr(b.CreateICmpULT(wNext, end), row, done);
+
+  b.SetInsertPoint(done);
+  b.CreateRetVoid();
+}
+
+//===----------------------------------------------------------------------===//
+// Code generation and linking
+//===----------------------------------------------------------------------===//
+
+std::unique_ptr<llvm::TargetMachine> createTargetMachine(const ISA &isa,
+                                                         std::string &error) {
+  static const bool initialized = [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    return true;
+  }();
+  (void)initialized;
+  llvm::Triple triple(llvm::sys::getProcessTriple());
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return nullptr;
+  llvm::TargetOptions options;
+  return std::unique_ptr<llvm::TargetMachine>(target->createTargetMachine(
+      triple, isa.cpu, isa.features, options, llvm::Reloc::PIC_,
+      std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+}
+
+void optimize(llvm::Module &module, llvm::TargetMachine &machine) {
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PipelineTuningOptions tuning;
+  tuning.LoopVectorization = true;
+  tuning.SLPVectorization = true;
+  llvm::PassBuilder builder(&machine, tuning);
+  builder.registerModuleAnalyses(mam);
+  builder.registerCGSCCAnalyses(cgam);
+  builder.registerFunctionAnalyses(fam);
+  builder.registerLoopAnalyses(lam);
+  builder.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::ModulePassManager passes =
+      builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+  passes.run(module, mam);
+}
+
+bool emit(llvm::Module &module, llvm::TargetMachine &machine,
+          llvm::CodeGenFileType kind, SmallVectorImpl<char> &out) {
+  llvm::raw_svector_ostream os(out);
+  llvm::legacy::PassManager passes;
+  if (machine.addPassesToEmitFile(passes, os, nullptr, kind))
+    return false;
+  passes.run(module);
+  return true;
+}
+
+/// Links `object` into a shared object with the system C compiler driver.
+bool link(llvm::ArrayRef<char> object, std::vector<uint8_t> &shared,
+          std::string &error) {
+  std::string driver;
+  for (const char *name : {"cc", "gcc", "clang"})
+    if (auto found = llvm::sys::findProgramByName(name)) {
+      driver = *found;
+      break;
+    }
+  if (driver.empty()) {
+    error = "the CPU target links kernels with the system C compiler "
+            "driver (cc), which was not found on PATH";
+    return false;
+  }
+  SmallString<128> objectPath, sharedPath, logPath;
+  int fd = -1;
+  if (auto ec = llvm::sys::fs::createTemporaryFile("hesper-kernels", "o", fd,
+                                                   objectPath)) {
+    error = "cannot create a temporary file: " + ec.message();
+    return false;
+  }
+  llvm::FileRemover removeObject(objectPath);
+  {
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    os.write(object.data(), object.size());
+  }
+  if (llvm::sys::fs::createTemporaryFile("hesper-kernels", "so", sharedPath) ||
+      llvm::sys::fs::createTemporaryFile("hesper-link", "log", logPath)) {
+    error = "cannot create a temporary file";
+    return false;
+  }
+  llvm::FileRemover removeShared(sharedPath), removeLog(logPath);
+  SmallVector<StringRef> args{driver, "-shared", "-o", sharedPath,
+                              objectPath, "-lm"};
+  std::optional<StringRef> redirects[] = {std::nullopt, logPath, logPath};
+  std::string message;
+  int rc = llvm::sys::ExecuteAndWait(driver, args, std::nullopt, redirects,
+                                     /*SecondsToWait=*/120, 0, &message);
+  if (rc != 0) {
+    auto log = llvm::MemoryBuffer::getFile(logPath);
+    std::string text = log ? (*log)->getBuffer().trim().str() : message;
+    error = "linking the kernels with " + driver + " failed: " +
+            StringRef(text).split('\n').first.str();
+    return false;
+  }
+  auto file = llvm::MemoryBuffer::getFile(sharedPath);
+  if (!file) {
+    error = "cannot read the linked kernels: " + file.getError().message();
+    return false;
+  }
+  StringRef bytes = (*file)->getBuffer();
+  shared.assign(bytes.begin(), bytes.end());
+  return true;
+}
+
+void writeFile(StringRef dir, StringRef name, ArrayRef<char> bytes) {
+  SmallString<128> path(dir);
+  llvm::sys::path::append(path, name);
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (!ec)
+    os.write(bytes.data(), bytes.size());
+}
+
+struct SerializeCPUPass
+    : public PassWrapper<SerializeCPUPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(SerializeCPUPass)
+
+  SerializeCPUPass() = default;
+  SerializeCPUPass(const SerializeCPUPass &other) : PassWrapper(other) {}
+
+  StringRef getArgument() const override { return "hesper-serialize-cpu"; }
+  StringRef getDescription() const override {
+    return "Compile the CPU target's kernels (llvm dialect) to a shared "
+           "object of native code in a gpu.binary";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<gpu::GPUDialect, LLVM::LLVMDialect>();
+    registerBuiltinDialectTranslation(registry);
+    registerLLVMDialectTranslation(registry);
+  }
+
+  Option<std::string> isaName{*this, "isa",
+                              llvm::cl::desc("native (the host) or an x86-64 "
+                                             "level such as x86-64-v3"),
+                              llvm::cl::init("native")};
+  Option<std::string> dumpDir{
+      *this, "dump-dir",
+      llvm::cl::desc("Write the object code (hesper_kernels.o) and its "
+                     "assembly (hesper_kernels.s) here"),
+      llvm::cl::init("")};
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    ISA isa;
+    std::string error;
+    if (!resolveISA(isaName, isa, error)) {
+      module.emitError(error);
+      return signalPassFailure();
+    }
+    SmallVector<ModuleOp> kernels;
+    for (auto nested : module.getOps<ModuleOp>())
+      if (nested->hasAttr(kCPUKernelsAttr))
+        kernels.push_back(nested);
+    for (ModuleOp nested : kernels)
+      if (failed(serialize(nested, isa)))
+        return signalPassFailure();
+  }
+
+  LogicalResult serialize(ModuleOp nested, const ISA &isa) {
+    std::string error;
+    std::unique_ptr<llvm::TargetMachine> machine =
+        createTargetMachine(isa, error);
+    if (!machine)
+      return nested.emitError("cannot create the CPU target machine: ")
+             << error;
+    llvm::LLVMContext context;
+    // The translation wants a module without Hesper's marker attributes.
+    nested->removeAttr(kCPUKernelsAttr);
+    std::unique_ptr<llvm::Module> ir =
+        translateModuleToLLVMIR(nested, context, "hesper_kernels");
+    if (!ir)
+      return nested.emitError("cannot translate the CPU kernels to LLVM IR");
+    ir->setTargetTriple(machine->getTargetTriple());
+    ir->setDataLayout(machine->createDataLayout());
+    SmallVector<std::pair<llvm::Function *, std::string>> bodies;
+    for (llvm::Function &f : *ir) {
+      StringRef name = f.getName();
+      if (!f.isDeclaration() && name.consume_front(kernelBodyName("")))
+        bodies.push_back({&f, name.str()});
+    }
+    for (auto &[body, name] : bodies)
+      addEntryPoint(*ir, body, name);
+    if (llvm::verifyModule(*ir, &llvm::errs()))
+      return nested.emitError("the CPU kernels' LLVM IR does not verify");
+    optimize(*ir, *machine);
+
+    if (!dumpDir.empty()) {
+      std::unique_ptr<llvm::Module> copy = llvm::CloneModule(*ir);
+      SmallVector<char, 0> assembly;
+      if (emit(*copy, *machine, llvm::CodeGenFileType::AssemblyFile,
+               assembly))
+        writeFile(dumpDir, "hesper_kernels.s", assembly);
+    }
+    SmallVector<char, 0> object;
+    if (!emit(*ir, *machine, llvm::CodeGenFileType::ObjectFile, object))
+      return nested.emitError("the CPU target cannot emit object files");
+    if (!dumpDir.empty())
+      writeFile(dumpDir, "hesper_kernels.o", object);
+    std::vector<uint8_t> shared;
+    if (!link(object, shared, error))
+      return nested.emitError(error);
+
+    OpBuilder b(nested);
+    MLIRContext *ctx = nested.getContext();
+    auto target = LLVM::TargetAttr::get(
+        ctx, b.getStringAttr(machine->getTargetTriple().str()),
+        b.getStringAttr(isa.cpu), LLVM::TargetFeaturesAttr());
+    auto properties = b.getDictionaryAttr(b.getNamedAttr(
+        "format", b.getStringAttr("elf:" + llvm::join(isa.required, ","))));
+    StringRef bytes(reinterpret_cast<const char *>(shared.data()),
+                    shared.size());
+    Attribute binary = gpu::ObjectAttr::get(
+        ctx, target, gpu::CompilationTarget::Binary, b.getStringAttr(bytes),
+        properties, nullptr);
+    gpu::BinaryOp::create(b, nested.getLoc(),
+                          nested.getSymName().value_or("hesper_kernels"),
+                          Attribute(), b.getArrayAttr({binary}));
+    nested.erase();
+    return success();
+  }
+};
+} // namespace
+
+void registerSerializeCPUPass() { PassRegistration<SerializeCPUPass>(); }
+
+std::unique_ptr<Pass> createSerializeCPUPass(const std::string &isa,
+                                             const std::string &dumpDir) {
+  auto pass = std::make_unique<SerializeCPUPass>();
+  pass->isaName = isa;
+  pass->dumpDir = dumpDir;
+  return pass;
+}
+
+} // namespace hesper::cpu

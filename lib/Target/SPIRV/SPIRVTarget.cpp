@@ -1,0 +1,78 @@
+//===- SPIRVTarget.cpp - The SPIR-V target for Vulkan devices -------------===//
+//
+// Part of the Hesper project.
+//
+//===----------------------------------------------------------------------===//
+//
+// spirv[:SUBGROUP]: hesper-to-spirv with the device's subgroup size and its
+// 8- and 16-bit capabilities; the gpu.binary holds the SPIR-V words.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Hesper/Pipelines/Pipelines.h"
+#include "Hesper/Target/Target.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+using namespace mlir;
+using namespace hesper;
+
+namespace {
+class SPIRVTarget : public Target {
+public:
+  SPIRVTarget(unsigned subgroupSize, bool float16, bool int8)
+      : subgroupSize(subgroupSize), float16(float16), int8(int8) {}
+
+  std::string str() const override {
+    return "spirv:" + std::to_string(subgroupSize);
+  }
+  rt::Backend backend() const override { return rt::Backend::Vulkan; }
+  void buildPipeline(OpPassManager &pm,
+                     const TargetPipelineOptions &options) const override {
+    SPIRVPipelineOptions spirv;
+    spirv.fuse = options.fuse;
+    spirv.subgroupSize = subgroupSize;
+    spirv.float16 = float16;
+    spirv.int8 = int8;
+    buildHesperToSPIRVPipeline(pm, spirv);
+  }
+  FailureOr<TargetBinary> extractBinary(ModuleOp lowered) const override {
+    auto binary = Target::extractBinary(lowered);
+    if (succeeded(binary))
+      binary->format = "spirv";
+    return binary;
+  }
+  std::string binaryFileName(const TargetBinary &) const override {
+    return "hesper_kernels.spv";
+  }
+
+private:
+  unsigned subgroupSize;
+  bool float16, int8;
+};
+} // namespace
+
+TargetKind hesper::spirvTargetKind() {
+  TargetKind kind;
+  kind.name = "spirv";
+  kind.backend = rt::Backend::Vulkan;
+  kind.parse = [](StringRef options,
+                  std::string &error) -> std::unique_ptr<Target> {
+    unsigned size = 32;
+    if (!options.empty() &&
+        (!llvm::to_integer(options, size) || size == 0 || size > 128 ||
+         (size & (size - 1)) != 0)) {
+      error = "bad spirv target option '" + options.str() +
+              "' (expected the subgroup size, a power of two up to 128)";
+      return nullptr;
+    }
+    return std::make_unique<SPIRVTarget>(size, true, true);
+  };
+  kind.forDevice = [](const rt::DeviceInfo &device) -> std::unique_ptr<Target> {
+    return std::make_unique<SPIRVTarget>(
+        device.subgroupSize,
+        device.shaderFloat16 && device.storage16Bit && device.shaderInt16,
+        device.shaderInt8 && device.storage8Bit);
+  };
+  return kind;
+}

@@ -1,0 +1,55 @@
+//===- Target.cpp - Target strings, devices and the target list -----------===//
+//
+// Part of the Hesper project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Hesper/Target/Target.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+
+using namespace mlir;
+using namespace hesper;
+
+Target::~Target() = default;
+
+FailureOr<TargetBinary> Target::extractBinary(ModuleOp lowered) const {
+  auto binaries = lowered.getOps<gpu::BinaryOp>();
+  if (binaries.empty())
+    return TargetBinary{}; // a program with no kernels
+  gpu::BinaryOp bin = *binaries.begin();
+  auto object = cast<gpu::ObjectAttr>(bin.getObjects()[0]);
+  StringRef bytes = object.getObject().getValue();
+  TargetBinary binary;
+  binary.bytes.assign(bytes.begin(), bytes.end());
+  return binary;
+}
+
+ArrayRef<TargetKind> hesper::targetKinds() {
+  static const std::vector<TargetKind> kinds = {
+      spirvTargetKind(), nvvmTargetKind(), cpuTargetKind()};
+  return kinds;
+}
+
+std::unique_ptr<Target> hesper::parseTarget(StringRef spec,
+                                            std::string &error) {
+  auto [name, options] = spec.split(':');
+  // A kind is also known by its runtime backend's name: vulkan:8 is
+  // spirv:8, cuda:sm_90 is nvvm:sm_90.
+  for (const TargetKind &kind : targetKinds())
+    if (kind.name == name || rt::backendName(kind.backend) == name)
+      return kind.parse(options, error);
+  error = "unknown target '" + spec.str() + "' (expected ";
+  for (const TargetKind &kind : targetKinds())
+    error += (&kind == &targetKinds().front() ? "" : ", ") + kind.name +
+             "[:...]";
+  error += ", or a backend name: vulkan, cuda, cpu)";
+  return nullptr;
+}
+
+std::unique_ptr<Target> hesper::targetForDevice(const rt::DeviceInfo &device) {
+  for (const TargetKind &kind : targetKinds())
+    if (kind.backend == device.backend)
+      return kind.forDevice(device);
+  return nullptr;
+}
