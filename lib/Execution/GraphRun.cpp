@@ -62,19 +62,28 @@ hesper::exec::openRequestedDevice(const DeviceModeOptions &opts) {
   deviceOptions.index = opts.deviceIndex;
   deviceOptions.validation = opts.validation;
   deviceOptions.threads = opts.threads;
-  std::vector<rt::Backend> order;
-  if (opts.backend)
-    order.push_back(*opts.backend);
-  else
-    order = {rt::Backend::Cuda, rt::Backend::Vulkan};
-  for (rt::Backend b : order) {
-    auto device = rt::openDevice(b, deviceOptions);
+  if (opts.backend) {
+    auto device = rt::openDevice(*opts.backend, deviceOptions);
     if (device)
       return std::move(*device);
-    if (opts.backend)
-      llvm::errs() << "error: " << device.status().message() << "\n";
+    llvm::errs() << "error: " << device.status().message() << "\n";
+    return nullptr;
   }
-  return nullptr;
+  // auto: a real GPU (CUDA, then a Vulkan device that is not a CPU), then
+  // native code on the CPU, then a Vulkan CPU device (lavapipe), which
+  // emulates a GPU on the same cores more slowly than the CPU target.
+  std::unique_ptr<rt::Device> cpuVulkan;
+  for (rt::Backend b : {rt::Backend::Cuda, rt::Backend::Vulkan}) {
+    auto device = rt::openDevice(b, deviceOptions);
+    if (!device)
+      continue;
+    if ((*device)->info().type != rt::DeviceType::Cpu)
+      return std::move(*device);
+    cpuVulkan = std::move(*device);
+  }
+  if (auto cpu = rt::openDevice(rt::Backend::Cpu, deviceOptions))
+    return std::move(*cpu);
+  return cpuVulkan;
 }
 
 //===----------------------------------------------------------------------===//

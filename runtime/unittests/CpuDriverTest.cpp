@@ -298,8 +298,9 @@ TEST(CpuDriver, HostCpuFeatures) {
     EXPECT_TRUE(contains(features, ",avx512vl,")) << features;
   }
 #endif
-  if (!hostCpuFeatures().empty())
+  if (!hostCpuFeatures().empty()) {
     EXPECT_FALSE(contains(features, ",,")) << features;
+  }
 }
 
 TEST(CpuDriver, Buffers) {

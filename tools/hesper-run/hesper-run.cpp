@@ -117,8 +117,9 @@ static llvm::cl::opt<BackendChoice> backendChoice(
     "backend", llvm::cl::desc("Where graphs run"),
     llvm::cl::values(
         clEnumValN(BackendChoice::Auto, "auto",
-                   "CUDA when a GPU and libcuda are present, else Vulkan "
-                   "(lavapipe counts), else the interpreter"),
+                   "a GPU (CUDA, else Vulkan), else native code on the CPU, "
+                   "else a Vulkan CPU device (lavapipe), else the "
+                   "interpreter"),
         clEnumValN(BackendChoice::Vulkan, "vulkan", "a Vulkan device"),
         clEnumValN(BackendChoice::Cuda, "cuda", "a CUDA device"),
         clEnumValN(BackendChoice::Cpu, "cpu",

@@ -27,7 +27,7 @@
 namespace hesper::exec {
 
 struct DeviceModeOptions {
-  std::optional<rt::Backend> backend; ///< nullopt: auto (CUDA, then Vulkan)
+  std::optional<rt::Backend> backend; ///< nullopt: auto (GPU, CPU, lavapipe)
   int deviceIndex = -1;
   unsigned threads = 0; ///< CPU backend threads (0: the cores available)
   bool validation = false;
@@ -43,9 +43,10 @@ struct DeviceModeOptions {
 };
 
 /// Opens the device the options ask for: the named backend's (on failure
-/// prints `error: ...` and returns null), or for auto the first of CUDA and
-/// Vulkan that opens (null, silently, when neither does: the caller falls
-/// back to the interpreter).
+/// prints `error: ...` and returns null), or for auto a GPU (CUDA, then a
+/// Vulkan device that is not a CPU), else the CPU target, else a Vulkan
+/// CPU device such as lavapipe (null, silently, when none opens: the caller
+/// falls back to the interpreter).
 std::unique_ptr<rt::Device> openRequestedDevice(const DeviceModeOptions &opts);
 
 /// A tensor in host memory as the device holds it: its type and its bytes
