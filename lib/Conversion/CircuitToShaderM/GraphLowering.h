@@ -356,6 +356,10 @@ private:
   SmallVector<Value> emitQ8_0Dot(const DotOperands &d);
   SmallVector<Value> emitQ4_KDot(const DotOperands &d);
   SmallVector<Value> emitQ6_KDot(const DotOperands &d);
+  /// One lane: whole q8_0 block pairs (K a multiple of 64) and q4_k
+  /// super-blocks as vector<32> operations.
+  SmallVector<Value> emitQ8_0DotVector(const DotOperands &d);
+  SmallVector<Value> emitQ4_KDotVector(const DotOperands &d);
   /// Emits the shared-memory tree combining every lane's `value`; returns
   /// the combined value (the same in every lane).
   Value emitWorkgroupReduce(Value value, Value tid, int64_t lanes,
