@@ -119,7 +119,7 @@ def main():
     ap.add_argument("--python", default=sys.executable,
                     help="a Python with NumPy, for utils/gguf/make_model.py")
     ap.add_argument("--backend", default="vulkan",
-                    choices=["vulkan", "cuda", "auto"])
+                    choices=["vulkan", "cuda", "cpu", "auto"])
     ap.add_argument("--prompt-tokens", type=int, default=128)
     ap.add_argument("--decode-tokens", type=int, default=64)
     ap.add_argument("--trials", type=int, default=3,

@@ -12,10 +12,11 @@
 // objects lives. The function runs a range of workgroups (see KernelDesc).
 //
 // A dispatch of W workgroups runs on T threads (T-1 persistent workers and
-// the submitting thread): thread i runs [i*W/P, (i+1)*W/P) with
-// P = min(T, W), and the next dispatch starts when all are done. Each
-// workgroup is computed by exactly one call whatever T is, so results are
-// the same bit for bit on any number of threads.
+// the submitting thread) as P = min(T, W) calls over the fixed ranges
+// [i*W/P, (i+1)*W/P): range i on worker i, or on the submitting thread when
+// that worker is late (asleep or preempted); the next dispatch starts when
+// all are done. Each workgroup is computed by exactly one call whatever T
+// is, so results are the same bit for bit on any number of threads.
 //
 // Environment:
 //   HESPER_CPU_SPIN_US=N   how long idle threads spin before they sleep

@@ -416,6 +416,19 @@ TEST_F(VulkanConformance, Errors) {
   EXPECT_NE(wrong.status().message().find("entry point"), std::string::npos)
       << wrong.status().message();
 
+  // Another backend's format, even with SPIR-V words ("" and "spirv" are
+  // SPIR-V).
+  KernelDesc ptx = wrongName;
+  ptx.name = "main";
+  ptx.format = "ptx";
+  auto ptxKernel = device->createKernel(ptx);
+  EXPECT_FALSE(ptxKernel.ok());
+  EXPECT_NE(ptxKernel.status().message().find("format 'ptx'"),
+            std::string::npos)
+      << ptxKernel.status().message();
+  ptx.format = "spirv";
+  EXPECT_TRUE(device->createKernel(ptx).ok());
+
   // An empty buffer.
   auto empty = device->createBuffer(0);
   EXPECT_FALSE(empty.ok());
