@@ -10,7 +10,7 @@
 #include "Hesper/Dialect/Circuit/Transforms/Passes.h"
 #include "Hesper/Dialect/ShaderM/Transforms/Passes.h"
 #include "Hesper/Pipelines/Pipelines.h"
-#include "Hesper/Target/CPU/CPUTarget.h"
+#include "Hesper/Target/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
@@ -23,7 +23,7 @@ void hesper::registerAllPasses() {
   shaderm::registerShaderMTransformsPasses();
   registerHesperConversionPasses();
   registerHesperPipelines();
-  registerCPUTargetPasses();
+  registerTargetPassesAndPipelines();
 
   // Generic transformations: canonicalize, cse, inline, symbol-dce, ...
   mlir::registerTransformsPasses();

@@ -5,8 +5,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "Hesper/Target/Target.h"
+#include "Hesper/Target/CPU/CPUTarget.h"
+#include "Hesper/Target/NVVM/NVVMTarget.h"
+#include "Hesper/Target/Passes.h"
+#include "Hesper/Target/SPIRV/SPIRVTarget.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Pass/PassRegistry.h"
 
 using namespace mlir;
 using namespace hesper;
@@ -52,4 +57,22 @@ std::unique_ptr<Target> hesper::targetForDevice(const rt::DeviceInfo &device) {
     if (kind.backend == device.backend)
       return kind.forDevice(device);
   return nullptr;
+}
+
+void hesper::registerTargetPassesAndPipelines() {
+  registerHesperTargetPasses();
+  PassPipelineRegistration<PTXPipelineOptions>(
+      "hesper-to-ptx",
+      "hesper-to-gpu, then NVVM and a gpu.binary holding PTX (format=isa) "
+      "or a cubin (format=bin)",
+      buildHesperToPTXPipeline);
+  PassPipelineRegistration<SPIRVPipelineOptions>(
+      "hesper-to-spirv",
+      "hesper-to-gpu, then SPIR-V for Vulkan serialized into a gpu.binary",
+      buildHesperToSPIRVPipeline);
+  PassPipelineRegistration<CPUPipelineOptions>(
+      "hesper-to-cpu",
+      "hesper-to-gpu with one lane per workgroup, then native code for the "
+      "host CPU (or an x86-64 level) in a gpu.binary holding a shared object",
+      buildHesperToCPUPipeline);
 }

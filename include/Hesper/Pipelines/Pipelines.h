@@ -29,56 +29,16 @@ struct GPUPipelineOptions : mlir::PassPipelineOptions<GPUPipelineOptions> {
                     llvm::cl::init(true)};
 };
 
-struct PTXPipelineOptions : mlir::PassPipelineOptions<PTXPipelineOptions> {
-  Option<bool> fuse{*this, "fuse",
-                    llvm::cl::desc("Run hesper-fuse on Circuit graphs first"),
-                    llvm::cl::init(true)};
-  Option<std::string> chip{*this, "chip", llvm::cl::desc("Target SM"),
-                           llvm::cl::init("sm_90")};
-  Option<std::string> features{*this, "features",
-                               llvm::cl::desc("PTX version feature"),
-                               llvm::cl::init("+ptx80")};
-  Option<std::string> format{
-      *this, "format",
-      llvm::cl::desc("isa (PTX text) or bin (cubin, runs ptxas)"),
-      llvm::cl::init("isa")};
-  Option<std::string> libdevice{
-      *this, "libdevice",
-      llvm::cl::desc("CUDA libdevice bitcode (default: found under "
-                     "$CUDA_HOME or /usr/local/cuda when present)"),
-      llvm::cl::init("")};
-};
-
-struct SPIRVPipelineOptions
-    : mlir::PassPipelineOptions<SPIRVPipelineOptions> {
-  Option<bool> fuse{*this, "fuse",
-                    llvm::cl::desc("Run hesper-fuse on Circuit graphs first"),
-                    llvm::cl::init(true)};
-  Option<unsigned> subgroupSize{
-      *this, "subgroup-size",
-      llvm::cl::desc("Lanes per subgroup of the target device"),
-      llvm::cl::init(32)};
-  Option<bool> float16{*this, "float16",
-                       llvm::cl::desc("The device has Float16 and 16-bit "
-                                      "storage buffers"),
-                       llvm::cl::init(true)};
-  Option<bool> int8{*this, "int8",
-                    llvm::cl::desc("The device has Int8 and 8-bit storage "
-                                   "buffers"),
-                    llvm::cl::init(true)};
-};
-
 void buildHesperToGPUPipeline(mlir::OpPassManager &pm, bool fuse,
                               bool sharedMemoryAsAlloc,
                               unsigned subgroupSize = 0,
                               bool singleLane = false);
-void buildHesperToPTXPipeline(mlir::OpPassManager &pm,
-                              const PTXPipelineOptions &options);
-void buildHesperToSPIRVPipeline(mlir::OpPassManager &pm,
-                                const SPIRVPipelineOptions &options);
+/// Appends `text` (a comma-separated list of passes nested in
+/// builtin.module, as a user would write it for hesper-opt) to `pm`; a
+/// parse error is a bug in the caller.
+void addPipeline(mlir::OpPassManager &pm, const std::string &text);
 
 /// The libdevice bitcode of a CUDA installation, or "" when none is found.
-std::string findLibdevice();
 
 /// Registers hesper-to-gpu, hesper-to-ptx and hesper-to-spirv.
 void registerHesperPipelines();

@@ -20,10 +20,7 @@
 #ifndef HESPER_LIB_TARGET_CPU_CPUPASSES_H
 #define HESPER_LIB_TARGET_CPU_CPUPASSES_H
 
-#include "mlir/Pass/Pass.h"
 #include "llvm/ADT/StringRef.h"
-
-#include <memory>
 
 #include <string>
 #include <vector>
@@ -49,10 +46,7 @@ struct ISA {
 /// `error`.
 bool resolveISA(llvm::StringRef name, ISA &isa, std::string &error);
 
-void registerGpuToCPUPass();
-void registerSerializeCPUPass();
-std::unique_ptr<mlir::Pass> createSerializeCPUPass(const std::string &isa,
-                                                   const std::string &dumpDir);
+
 
 } // namespace hesper::cpu
 

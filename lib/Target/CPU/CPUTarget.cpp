@@ -15,10 +15,10 @@
 
 #include "Hesper/Pipelines/Pipelines.h"
 #include "Hesper/Target/CPU/CPUTarget.h"
+#include "Hesper/Target/Passes.h"
 #include "Hesper/Target/Target.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/Pass/PassRegistry.h"
 
 using namespace mlir;
 using namespace hesper;
@@ -33,19 +33,11 @@ void hesper::buildHesperToCPUPipeline(OpPassManager &pm,
       "finalize-memref-to-llvm,convert-arith-to-llvm,convert-cf-to-llvm,"
       "convert-func-to-llvm{use-bare-ptr-memref-call-conv=true},"
       "reconcile-unrealized-casts)";
-  if (failed(parsePassPipeline(text, pm, llvm::errs())))
-    llvm::report_fatal_error("hesper: bad built-in CPU pipeline");
-  pm.addPass(cpu::createSerializeCPUPass(options.isa, options.dumpDir));
-}
-
-void hesper::registerCPUTargetPasses() {
-  cpu::registerGpuToCPUPass();
-  cpu::registerSerializeCPUPass();
-  PassPipelineRegistration<CPUPipelineOptions>(
-      "hesper-to-cpu",
-      "hesper-to-gpu with one lane per workgroup, then native code for the "
-      "host CPU (or an x86-64 level) in a gpu.binary holding a shared object",
-      buildHesperToCPUPipeline);
+  addPipeline(pm, text);
+  SerializeCPUPassOptions serialize;
+  serialize.isaName = options.isa;
+  serialize.dumpDir = options.dumpDir;
+  pm.addPass(createSerializeCPUPass(serialize));
 }
 
 namespace {

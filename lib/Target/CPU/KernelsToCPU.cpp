@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CPUPasses.h"
+#include "Hesper/Target/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -28,6 +29,11 @@
 #include "mlir/Pass/Pass.h"
 
 using namespace mlir;
+
+namespace hesper {
+#define GEN_PASS_DEF_GPUTOCPUPASS
+#include "Hesper/Target/Passes.h.inc"
+} // namespace hesper
 
 namespace hesper::cpu {
 
@@ -122,20 +128,7 @@ LogicalResult rewriteBody(func::FuncOp func, unsigned numBuffers) {
   return success();
 }
 
-struct GpuToCPUPass
-    : public PassWrapper<GpuToCPUPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(GpuToCPUPass)
-
-  StringRef getArgument() const override { return "hesper-gpu-to-cpu"; }
-  StringRef getDescription() const override {
-    return "Turn one-lane gpu.func kernels into func.func workgroup bodies "
-           "in a builtin.module for the CPU target";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<arith::ArithDialect, func::FuncDialect,
-                    memref::MemRefDialect, math::MathDialect>();
-  }
-
+struct GpuToCPUPass : hesper::impl::GpuToCPUPassBase<GpuToCPUPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     OpBuilder b(&getContext());
@@ -181,7 +174,5 @@ struct GpuToCPUPass
   }
 };
 } // namespace
-
-void registerGpuToCPUPass() { PassRegistration<GpuToCPUPass>(); }
 
 } // namespace hesper::cpu

@@ -25,6 +25,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CPUPasses.h"
+#include "Hesper/Target/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -54,6 +55,11 @@
 #include "llvm/Transforms/Utils/Cloning.h"
 
 using namespace mlir;
+
+namespace hesper {
+#define GEN_PASS_DEF_SERIALIZECPUPASS
+#include "Hesper/Target/Passes.h.inc"
+} // namespace hesper
 
 namespace hesper::cpu {
 
@@ -302,32 +308,13 @@ void writeFile(StringRef dir, StringRef name, ArrayRef<char> bytes) {
 }
 
 struct SerializeCPUPass
-    : public PassWrapper<SerializeCPUPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(SerializeCPUPass)
-
-  SerializeCPUPass() = default;
-  SerializeCPUPass(const SerializeCPUPass &other) : PassWrapper(other) {}
-
-  StringRef getArgument() const override { return "hesper-serialize-cpu"; }
-  StringRef getDescription() const override {
-    return "Compile the CPU target's kernels (llvm dialect) to a shared "
-           "object of native code in a gpu.binary";
-  }
+    : hesper::impl::SerializeCPUPassBase<SerializeCPUPass> {
+  using Base::Base;
   void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<gpu::GPUDialect, LLVM::LLVMDialect>();
+    Base::getDependentDialects(registry);
     registerBuiltinDialectTranslation(registry);
     registerLLVMDialectTranslation(registry);
   }
-
-  Option<std::string> isaName{*this, "isa",
-                              llvm::cl::desc("native (the host) or an x86-64 "
-                                             "level such as x86-64-v3"),
-                              llvm::cl::init("native")};
-  Option<std::string> dumpDir{
-      *this, "dump-dir",
-      llvm::cl::desc("Write the object code (hesper_kernels.o) and its "
-                     "assembly (hesper_kernels.s) here"),
-      llvm::cl::init("")};
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -410,15 +397,5 @@ struct SerializeCPUPass
   }
 };
 } // namespace
-
-void registerSerializeCPUPass() { PassRegistration<SerializeCPUPass>(); }
-
-std::unique_ptr<Pass> createSerializeCPUPass(const std::string &isa,
-                                             const std::string &dumpDir) {
-  auto pass = std::make_unique<SerializeCPUPass>();
-  pass->isaName = isa;
-  pass->dumpDir = dumpDir;
-  return pass;
-}
 
 } // namespace hesper::cpu

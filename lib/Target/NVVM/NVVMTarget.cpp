@@ -11,12 +11,55 @@
 //===----------------------------------------------------------------------===//
 
 #include "Hesper/Pipelines/Pipelines.h"
+#include "Hesper/Target/NVVM/NVVMTarget.h"
 #include "Hesper/Target/Target.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+#include <cstdlib>
 
 using namespace mlir;
 using namespace hesper;
+
+/// Lanes per warp on every NVIDIA GPU the PTX targets.
+static constexpr unsigned kWarpSize = 32;
+
+std::string hesper::findLibdevice() {
+  SmallVector<std::string> roots;
+  if (const char *home = std::getenv("CUDA_HOME"))
+    roots.push_back(home);
+  roots.push_back("/usr/local/cuda");
+  for (const std::string &root : roots) {
+    SmallString<128> path(root);
+    llvm::sys::path::append(path, "nvvm", "libdevice", "libdevice.10.bc");
+    if (llvm::sys::fs::exists(path))
+      return std::string(path);
+  }
+  return "";
+}
+
+void hesper::buildHesperToPTXPipeline(OpPassManager &pm,
+                                      const PTXPipelineOptions &options) {
+  buildHesperToGPUPipeline(pm, options.fuse, /*sharedMemoryAsAlloc=*/false,
+                           /*subgroupSize=*/kWarpSize);
+  std::string libdevice = options.libdevice;
+  if (libdevice.empty())
+    libdevice = findLibdevice();
+  std::string text = "hesper-specialize-subgroup-size{size=" +
+                     std::to_string(kWarpSize) +
+                     "},hesper-expand-subgroup-reduce{size=" +
+                     std::to_string(kWarpSize) + "},canonicalize,";
+  text += "nvvm-attach-target{chip=" + options.chip +
+          " features=" + options.features;
+  if (!libdevice.empty())
+    text += " l=" + libdevice;
+  text += "},gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm),"
+          "reconcile-unrealized-casts,gpu-module-to-binary{format=" +
+          options.format + "}";
+  addPipeline(pm, text);
+}
 
 namespace {
 class NVVMTarget : public Target {

@@ -10,12 +10,41 @@
 //===----------------------------------------------------------------------===//
 
 #include "Hesper/Pipelines/Pipelines.h"
+#include "Hesper/Target/SPIRV/SPIRVTarget.h"
 #include "Hesper/Target/Target.h"
 
 #include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
 using namespace hesper;
+
+void hesper::buildHesperToSPIRVPipeline(OpPassManager &pm,
+                                        const SPIRVPipelineOptions &options) {
+  buildHesperToGPUPipeline(pm, options.fuse, /*sharedMemoryAsAlloc=*/true,
+                           options.subgroupSize);
+  // Everything the device offers is declared; spirv-update-vce then keeps
+  // only the capabilities and extensions the kernels use.
+  std::string caps = "Shader,Int64,GroupNonUniform,GroupNonUniformArithmetic,"
+                     "GroupNonUniformShuffle,GroupNonUniformBallot,"
+                     "GroupNonUniformVote";
+  std::string exts = "SPV_KHR_storage_buffer_storage_class";
+  if (options.float16) {
+    caps += ",Float16,Int16,StorageBuffer16BitAccess";
+    exts += ",SPV_KHR_16bit_storage";
+  }
+  if (options.int8) {
+    caps += ",Int8,StorageBuffer8BitAccess";
+    exts += ",SPV_KHR_8bit_storage";
+  }
+  std::string text = "hesper-specialize-subgroup-size{size=" +
+                     std::to_string(options.subgroupSize) + "},canonicalize,";
+  text += "spirv-attach-target{ver=v1.3 client_api=Vulkan caps=" + caps +
+          " exts=" + exts + "},hesper-prepare-spirv-kernels,";
+  text += "gpu.module(convert-math-to-spirv),convert-gpu-to-spirv,"
+          "spirv.module(spirv-lower-abi-attrs,"
+          "spirv-update-vce),hesper-serialize-spirv";
+  addPipeline(pm, text);
+}
 
 namespace {
 class SPIRVTarget : public Target {

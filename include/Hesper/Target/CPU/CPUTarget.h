@@ -34,9 +34,6 @@ struct CPUPipelineOptions : mlir::PassPipelineOptions<CPUPipelineOptions> {
 void buildHesperToCPUPipeline(mlir::OpPassManager &pm,
                               const CPUPipelineOptions &options);
 
-/// Registers hesper-gpu-to-cpu, hesper-serialize-cpu and hesper-to-cpu.
-void registerCPUTargetPasses();
-
 } // namespace hesper
 
 #endif // HESPER_TARGET_CPU_CPUTARGET_H

@@ -1,21 +1,19 @@
-//===- GPUTargets.cpp - Target-specific steps of the kernel pipelines -----===//
+//===- SPIRVPasses.cpp - The Vulkan ABI and SPIR-V serialization ---------===//
 //
 // Part of the Hesper project.
 //
 //===----------------------------------------------------------------------===//
 //
-// The small steps between the gpu dialect and a backend that upstream does
-// not take care of: fixing the subgroup size, expanding subgroup reductions
-// for NVVM, attaching the Vulkan ABI before convert-gpu-to-spirv, and
-// serializing the resulting spirv.module into a gpu.binary.
+// hesper-prepare-spirv-kernels attaches the Vulkan entry-point and binding
+// ABI before convert-gpu-to-spirv; hesper-serialize-spirv turns the
+// resulting spirv.module into a gpu.binary of SPIR-V words.
 //
 //===----------------------------------------------------------------------===//
 
-#include "Hesper/Conversion/Passes.h"
+#include "Hesper/Target/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVAttributes.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVDialect.h"
@@ -24,113 +22,17 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Target/SPIRV/Serialization.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace hesper {
-#define GEN_PASS_DEF_SPECIALIZESUBGROUPSIZEPASS
-#define GEN_PASS_DEF_EXPANDSUBGROUPREDUCEPASS
 #define GEN_PASS_DEF_PREPARESPIRVKERNELSPASS
 #define GEN_PASS_DEF_SERIALIZESPIRVPASS
-#include "Hesper/Conversion/Passes.h.inc"
+#include "Hesper/Target/Passes.h.inc"
 } // namespace hesper
 
 using namespace mlir;
 using namespace hesper;
 
 namespace {
-
-struct SpecializeSubgroupSizePass
-    : hesper::impl::SpecializeSubgroupSizePassBase<
-          SpecializeSubgroupSizePass> {
-  using Base::Base;
-  void runOnOperation() override {
-    ModuleOp module = getOperation();
-    OpBuilder b(&getContext());
-    bool failedAny = false;
-    module.walk([&](gpu::GPUFuncOp func) {
-      if (!func.isKernel())
-        return;
-      auto abi = func->getAttrOfType<DictionaryAttr>("hesper.abi");
-      if (abi) {
-        if (auto stated = abi.getAs<IntegerAttr>("subgroup_size")) {
-          if (stated.getInt() != subgroupSize) {
-            func.emitOpError("assumes a subgroup of ")
-                << stated.getInt() << " lanes, but the target has "
-                << static_cast<unsigned>(subgroupSize);
-            failedAny = true;
-            return;
-          }
-        }
-      }
-      func.walk([&](gpu::SubgroupSizeOp op) {
-        b.setInsertionPoint(op);
-        Value size = arith::ConstantIndexOp::create(b, op.getLoc(),
-                                                    subgroupSize);
-        op.replaceAllUsesWith(size);
-        op.erase();
-      });
-      NamedAttrList fields(abi ? abi.getValue() : ArrayRef<NamedAttribute>());
-      fields.set("subgroup_size", b.getI32IntegerAttr(subgroupSize));
-      func->setAttr("hesper.abi", fields.getDictionary(&getContext()));
-    });
-    if (failedAny)
-      return signalPassFailure();
-    // Keep the module-level copy of the ABI in step.
-    if (auto kernels = module->getAttrOfType<DictionaryAttr>("hesper.kernels")) {
-      NamedAttrList updated;
-      for (NamedAttribute entry : kernels) {
-        NamedAttrList fields(cast<DictionaryAttr>(entry.getValue()).getValue());
-        fields.set("subgroup_size", b.getI32IntegerAttr(subgroupSize));
-        updated.set(entry.getName(), fields.getDictionary(&getContext()));
-      }
-      module->setAttr("hesper.kernels", updated.getDictionary(&getContext()));
-    }
-  }
-};
-
-struct ExpandSubgroupReducePass
-    : hesper::impl::ExpandSubgroupReducePassBase<ExpandSubgroupReducePass> {
-  using Base::Base;
-  void runOnOperation() override {
-    RewritePatternSet patterns(&getContext());
-    populateGpuBreakDownSubgroupReducePatterns(patterns,
-                                               /*maxShuffleBitwidth=*/32);
-    populateGpuLowerSubgroupReduceToShufflePatterns(patterns, subgroupSize,
-                                                    /*shuffleBitwidth=*/32);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
-      return signalPassFailure();
-    // NVVM has no subgroup-id register: the linear thread id divided by
-    // the size (warps are consecutive runs of linear ids).
-    getOperation().walk([&](gpu::SubgroupIdOp op) {
-      OpBuilder b(op);
-      Location loc = op.getLoc();
-      auto id = [&](gpu::Dimension d) -> Value {
-        return gpu::ThreadIdOp::create(b, loc, d);
-      };
-      auto dim = [&](gpu::Dimension d) -> Value {
-        return gpu::BlockDimOp::create(b, loc, d);
-      };
-      Value yz = arith::AddIOp::create(
-          b, loc, id(gpu::Dimension::y),
-          arith::MulIOp::create(b, loc, dim(gpu::Dimension::y),
-                                id(gpu::Dimension::z)));
-      Value linear = arith::AddIOp::create(
-          b, loc, id(gpu::Dimension::x),
-          arith::MulIOp::create(b, loc, dim(gpu::Dimension::x), yz));
-      Value size = arith::ConstantIndexOp::create(b, loc, subgroupSize);
-      op.replaceAllUsesWith(
-          arith::DivUIOp::create(b, loc, linear, size).getResult());
-      op.erase();
-    });
-    WalkResult left = getOperation().walk([](gpu::SubgroupReduceOp op) {
-      op.emitOpError("could not be expanded into shuffles (only 32-bit "
-                     "values and vectors of them are)");
-      return WalkResult::interrupt();
-    });
-    if (left.wasInterrupted())
-      signalPassFailure();
-  }
-};
 
 struct PrepareSPIRVKernelsPass
     : hesper::impl::PrepareSPIRVKernelsPassBase<PrepareSPIRVKernelsPass> {

@@ -1,0 +1,131 @@
+//===- Passes.td - Passes of the compilation targets -------*- tablegen -*-===//
+//
+// Part of the Hesper project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The target-specific steps of the pipelines (lib/Target): the subgroup
+// size every GPU target fixes, NVVM's subgroup-reduce expansion, the
+// SPIR-V kernels' ABI and serialization, and the CPU target's kernels and
+// native code.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HESPER_TARGET_PASSES_TD
+#define HESPER_TARGET_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def SpecializeSubgroupSizePass
+    : Pass<"hesper-specialize-subgroup-size", "::mlir::ModuleOp"> {
+  let summary = "Fix the subgroup size of every kernel to the target's";
+  let description = [{
+    Replaces `gpu.subgroup_size` in every kernel `gpu.func` by the target's
+    subgroup size (the NVVM and SPIR-V lowerings need a constant: NVVM has
+    no lowering for the op, and SPIR-V shuffles need a constant width), and
+    records it in the kernel's `hesper.abi`. A kernel whose ABI states
+    another subgroup size is an error.
+  }];
+  let options = [
+    Option<"subgroupSize", "size", "unsigned", "32",
+           "Lanes per subgroup of the target device">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
+def ExpandSubgroupReducePass
+    : Pass<"hesper-expand-subgroup-reduce", "::mlir::ModuleOp"> {
+  let summary = "Expand gpu.subgroup_reduce into butterfly shuffles";
+  let description = [{
+    For targets without a subgroup-reduce instruction (NVVM): every
+    `gpu.subgroup_reduce` of 32-bit values becomes log2(size) `gpu.shuffle
+    xor` steps and the combining op. `gpu.subgroup_id`, which NVVM has no
+    register for, becomes the linear thread id divided by the size.
+  }];
+  let options = [
+    Option<"subgroupSize", "size", "unsigned", "32",
+           "Lanes per subgroup of the target device">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
+def PrepareSPIRVKernelsPass
+    : Pass<"hesper-prepare-spirv-kernels", "::mlir::ModuleOp"> {
+  let summary = "Attach the Vulkan entry-point and binding ABI to kernels";
+  let description = [{
+    Before `convert-gpu-to-spirv`: every `gpu.func` kernel gets
+    `spirv.entry_point_abi` with its workgroup size and every argument a
+    `spirv.interface_var_abi` with descriptor set 0 and its binding index,
+    the layout the Hesper Vulkan runtime creates. Run after
+    `spirv-attach-target`: the gpu.module's SPIR-V target is also set as its
+    `spirv.target_env` attribute, which passes such as
+    `convert-math-to-spirv` look up. Vector loads and stores of buffers
+    (which upstream lowers through a pointer cast that Vulkan's logical
+    addressing forbids) become one access per element.
+  }];
+  let dependentDialects = ["::mlir::spirv::SPIRVDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
+def SerializeSPIRVPass : Pass<"hesper-serialize-spirv", "::mlir::ModuleOp"> {
+  let summary = "Serialize SPIR-V modules into gpu.binary ops";
+  let description = [{
+    After `convert-gpu-to-spirv`: serializes each `spirv.module` produced
+    from a `gpu.module` and replaces the `gpu.module` by a `gpu.binary` of
+    the same name holding the SPIR-V words (`format = bin`, target the
+    module's `#spirv.target_env`). The kernels' `hesper.abi` dictionaries
+    stay on the enclosing module as `hesper.kernels`.
+  }];
+}
+
+
+def GpuToCPUPass : Pass<"hesper-gpu-to-cpu", "::mlir::ModuleOp"> {
+  let summary = "Turn one-lane gpu.func kernels into workgroup functions";
+  let description = [{
+    For the CPU target: every `gpu.func` kernel of a `gpu.module` (lowered
+    with `convert-circuit-to-shaderm{single-lane=true}`, so one lane per
+    workgroup) becomes a `func.func` that runs one workgroup, taking its
+    buffers, then the workgroup's x, y, z and the grid's x, y, z as `index`
+    arguments. Lane and subgroup queries become constants, subgroup
+    operations return their operand, barriers disappear, shared memory
+    becomes a stack array, `math.fma` a contractible multiply and a
+    reassociable add (so dot products vectorize), float adds become
+    reassociable, and vector loads lose the GPU lowering's alignment
+    promise. The functions land in a `builtin.module` marked
+    `hesper.cpu_kernels`. Kernels of more than one lane, memory
+    attributions and other gpu ops are errors.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
+def SerializeCPUPass : Pass<"hesper-serialize-cpu", "::mlir::ModuleOp"> {
+  let summary = "Compile the CPU kernels to a shared object in a gpu.binary";
+  let description = [{
+    For each module of workgroup functions (in the llvm dialect):
+    translates it to LLVM IR, adds one C entry point per kernel
+    (`void k(void *const *bindings, const void *push, const uint32_t
+    grid[3], uint64_t begin, uint64_t end)`, running workgroups
+    begin..end-1 in x-fastest order), optimizes at O3 for the chosen CPU,
+    emits an object file, links it with the system C compiler driver
+    (`cc -shared`) and replaces the module with a `gpu.binary` whose object
+    holds the shared object and the property `format = "elf:<features>"`
+    naming the CPU features the runtime must find on the host.
+  }];
+  let options = [
+    Option<"isaName", "isa", "std::string", "\"native\"",
+           "native (the host) or an x86-64 level: x86-64, x86-64-v2, "
+           "x86-64-v3, x86-64-v4">,
+    Option<"dumpDir", "dump-dir", "std::string", "\"\"",
+           "Write the object code (hesper_kernels.o) and its assembly "
+           "(hesper_kernels.s) here">,
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::LLVM::LLVMDialect"];
+}
+
+#endif // HESPER_TARGET_PASSES_TD
