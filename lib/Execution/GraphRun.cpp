@@ -330,7 +330,8 @@ LogicalResult hesper::exec::runGraphOnDevice(
            << ": " << llvm::format("%.1f", us) << " us\n";
       }
       os << "  kernels total: " << llvm::format("%.1f", total) << " us per "
-         << "step (GPU timestamps" << (counted < stepUs.size() ? ", first "
+         << "step (device timer"
+         << (counted < stepUs.size() ? ", first "
          "run excluded" : "") << ")\n";
     }
     if (opts.determinismRuns)
