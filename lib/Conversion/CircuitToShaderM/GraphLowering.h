@@ -360,6 +360,8 @@ private:
   /// super-blocks as vector<32> operations.
   SmallVector<Value> emitQ8_0DotVector(const DotOperands &d);
   SmallVector<Value> emitQ4_KDotVector(const DotOperands &d);
+  /// One lane: q6_k super-block pairs (K a multiple of 512).
+  SmallVector<Value> emitQ6_KDotVector(const DotOperands &d);
   /// Emits the shared-memory tree combining every lane's `value`; returns
   /// the combined value (the same in every lane).
   Value emitWorkgroupReduce(Value value, Value tid, int64_t lanes,

@@ -39,6 +39,10 @@ SmallVector<Value> GraphLowering::emitPartialDot(KernelState &ks, Value x,
       .Case([&](cir::Q4_KType) {
         return vectorBlocks ? emitQ4_KDotVector(ops) : emitQ4_KDot(ops);
       })
+      .Case([&](cir::Q6_KType) {
+        return vectorBlocks && k % 512 == 0 ? emitQ6_KDotVector(ops)
+                                            : emitQ6_KDot(ops);
+      })
       .Case([&](cir::Q6_KType) { return emitQ6_KDot(ops); })
       .Default([&](Type) { return emitPlainDot(ops); });
 }
@@ -445,6 +449,100 @@ SmallVector<Value> GraphLowering::emitQ4_KDot(const DotOperands &d) {
     totals.push_back(ex::SubOp::create(b, loc, acc, mins));
   }
   return finishUnits(loop, totals);
+}
+
+SmallVector<Value> GraphLowering::emitQ6_KDotVector(const DotOperands &d) {
+  // Pairs of q6_k super-blocks: 420 bytes, 105 words, word-aligned when a
+  // row has an even number of super-blocks (K a multiple of 512); the
+  // first block of a pair starts on a word, the second two bytes past one.
+  // For the 32 values 128h + 32r + l (l < 32) of a block: the low (r < 2)
+  // or high nibble of the 32 bytes ql[64h + 32(r & 1) + l], bits 2r of the
+  // 32 bytes qh[32h + l], minus 32, times d * scales[8h + 2r + l / 16].
+  constexpr int64_t kBytes = 210;
+  Location loc = d.loc;
+  IndexMath im(b, loc);
+  WordMath wm(b, loc);
+  BlockMath vm{b, loc};
+  auto words8 = VectorType::get({8}, b.getI32Type());
+  auto xs = VectorType::get({BlockMath::kWidth}, b.getF32Type());
+  int64_t pairs = d.k / 512;
+  const size_t rows = d.xRows.size();
+  Value rowWord = im.mul(d.n, im.c(pairs * 105));
+  // The first 16 of 32 values take one scale, the last 16 the next.
+  SmallVector<bool> firstHalf(BlockMath::kWidth, false);
+  std::fill(firstHalf.begin(), firstHalf.begin() + 16, true);
+  Value firstMask = arith::ConstantOp::create(
+      b, loc,
+      DenseElementsAttr::get(VectorType::get({BlockMath::kWidth},
+                                             b.getI1Type()),
+                             ArrayRef<bool>(firstHalf)));
+  OpBuilder::InsertionGuard guard(b);
+  auto loop = scf::ForOp::create(b, loc, im.c(0), im.c(pairs), im.c(1),
+                                 SmallVector<Value>(rows, vm.zeros()));
+  b.setInsertionPointToStart(loop.getBody());
+  Value pair = loop.getInductionVar();
+  Value pairWord = im.add(rowWord, im.mul(pair, im.c(105)));
+  SmallVector<Value> acc(loop.getRegionIterArgs());
+  for (int64_t blockInPair = 0; blockInPair < 2; ++blockInPair) {
+    // Byte offsets within the block; the second block's are 2 past a word.
+    int64_t start = blockInPair * kBytes;
+    Value blockByte = im.add(im.mul(pairWord, im.c(4)), im.c(start));
+    // The 32 bytes at byte `offset` of the block.
+    auto load32 = [&](int64_t offset) -> Value {
+      int64_t at = start + offset;
+      Value word = im.add(pairWord, im.c(at / 4));
+      Value low = sm::LoadOp::create(b, loc, words8, d.w, word);
+      if (at % 4 == 0)
+        return vm.bytes(low);
+      Value high =
+          sm::LoadOp::create(b, loc, words8, d.w, im.add(word, im.c(1)));
+      return vm.bytes(arith::OrIOp::create(
+          b, loc, arith::ShRUIOp::create(b, loc, low, vm.i32Splat(16)),
+          arith::ShLIOp::create(b, loc, high, vm.i32Splat(16))));
+    };
+    Value superScale = loadHalf(b, loc, d.w, im.add(blockByte, im.c(208)));
+    auto scaleOf = [&](int64_t i) -> Value {
+      Value q = wm.signExtendByte(
+          loadByte(b, loc, d.w, im.add(blockByte, im.c(192 + i))));
+      return ex::MulOp::create(b, loc, superScale, wm.toF32(q));
+    };
+    for (int64_t h = 0; h < 2; ++h) {
+      Value qh = load32(128 + 32 * h);
+      for (int64_t r = 0; r < 4; ++r) {
+        Value ql = load32(64 * h + 32 * (r & 1));
+        Value nibble =
+            r < 2 ? Value(arith::AndIOp::create(b, loc, ql, vm.i8Splat(0xf)))
+                  : Value(arith::ShRUIOp::create(b, loc, ql, vm.i8Splat(4)));
+        Value twoBits = arith::AndIOp::create(
+            b, loc, arith::ShRUIOp::create(b, loc, qh, vm.i8Splat(2 * r)),
+            vm.i8Splat(3));
+        Value q = arith::SubIOp::create(
+            b, loc,
+            arith::OrIOp::create(
+                b, loc, nibble,
+                arith::ShLIOp::create(b, loc, twoBits, vm.i8Splat(4))),
+            vm.i8Splat(32));
+        int64_t scale = 8 * h + 2 * r;
+        Value scales = arith::SelectOp::create(
+            b, loc, firstMask, vm.splat(scaleOf(scale)),
+            vm.splat(scaleOf(scale + 1)));
+        Value weights = vm.mul(scales, vm.signedToF32(q));
+        for (size_t row = 0; row < rows; ++row) {
+          Value at = im.add(
+              im.add(d.xRows[row], im.mul(pair, im.c(512))),
+              im.c(256 * blockInPair + 128 * h + 32 * r));
+          Value x = sm::LoadOp::create(b, loc, xs, d.x, at);
+          acc[row] = vm.add(acc[row], vm.mul(weights, x));
+        }
+      }
+    }
+  }
+  scf::YieldOp::create(b, loc, acc);
+  b.setInsertionPointAfter(loop);
+  SmallVector<Value> dots;
+  for (size_t row = 0; row < rows; ++row)
+    dots.push_back(vm.sum(loop.getResult(row)));
+  return dots;
 }
 
 SmallVector<Value> GraphLowering::emitQ6_KDot(const DotOperands &d) {
