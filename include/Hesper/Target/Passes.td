@@ -92,15 +92,17 @@ def GpuToCPUPass : Pass<"hesper-gpu-to-cpu", "::mlir::ModuleOp"> {
     operations return their operand, barriers disappear, shared memory
     becomes a stack array, `math.fma` a contractible multiply and a
     reassociable add (so dot products vectorize), float adds become
-    reassociable, and vector loads lose the GPU lowering's alignment
-    promise. The functions land in a `builtin.module` marked
+    reassociable, vector loads lose the GPU lowering's alignment promise,
+    and exp, expm1, tanh, log, log2, log1p and erf become MLIR's polynomial
+    approximations (plain arithmetic the loop vectorizer widens). The functions land in a `builtin.module` marked
     `hesper.cpu_kernels`. Kernels of more than one lane, memory
     attributions and other gpu ops are errors.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::func::FuncDialect",
                            "::mlir::math::MathDialect",
-                           "::mlir::memref::MemRefDialect"];
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::vector::VectorDialect"];
 }
 
 def SerializeCPUPass : Pass<"hesper-serialize-cpu", "::mlir::ModuleOp"> {

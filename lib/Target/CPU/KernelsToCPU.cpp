@@ -23,10 +23,12 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Pass/Pass.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 using namespace mlir;
 
@@ -106,6 +108,17 @@ LogicalResult rewriteBody(func::FuncOp func, unsigned numBuffers) {
       // and for every thread count.
       add.setFastmath(add.getFastmath() | arith::FastMathFlags::reassoc);
       continue;
+    } else if (isa<arith::MaxNumFOp, arith::MinNumFOp>(op)) {
+      // A running maximum (softmax, attention) vectorizes only when NaNs
+      // may be ignored: on this target a NaN input of a max or min gives
+      // an unspecified value rather than the other operand.
+      auto fm = cast<arith::ArithFastMathInterface>(op);
+      op->setAttr(fm.getFastMathAttrName(),
+                  arith::FastMathFlagsAttr::get(
+                      op->getContext(), fm.getFastMathFlagsAttr().getValue() |
+                                            arith::FastMathFlags::nnan |
+                                            arith::FastMathFlags::reassoc));
+      continue;
     } else if (auto fma = dyn_cast<math::FmaOp>(op)) {
       // A chain of fused multiply-adds is one long dependency that no
       // vectorizer may reorder; as a contractible multiply and a
@@ -170,6 +183,18 @@ struct GpuToCPUPass : hesper::impl::GpuToCPUPassBase<GpuToCPUPass> {
           return signalPassFailure();
       }
       gpuModule.erase();
+      // Transcendental functions as polynomials in plain arithmetic, which
+      // the loop vectorizer widens (a call to libm's expf it cannot).
+      RewritePatternSet patterns(&getContext());
+      populateMathPolynomialApproximationPatterns(
+          patterns, [](StringRef name) {
+            name.consume_front("math.");
+            return llvm::is_contained(
+                {"exp", "expm1", "tanh", "log", "log2", "log1p", "erf"},
+                name);
+          });
+      if (failed(applyPatternsGreedily(kernels, std::move(patterns))))
+        return signalPassFailure();
     }
   }
 };
