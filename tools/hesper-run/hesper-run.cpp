@@ -205,7 +205,8 @@ static llvm::cl::opt<std::string> compileTarget(
     "target",
     llvm::cl::desc("Compile only, for a device that need not be here: "
                    "cuda:sm_XX (nvvm:sm_XX), vulkan:SUBGROUP_SIZE "
-                   "(spirv:N) or cpu[:ISA] with ISA native or x86-64-v1..4 "
+                   "(spirv:N) or cpu[:ISA] with ISA native, x86-64 or "
+                   "x86-64-v2..v4 "
                    "(with --save-bundle)"),
     llvm::cl::init(""));
 

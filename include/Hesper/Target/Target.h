@@ -81,7 +81,7 @@ struct TargetKind {
   std::unique_ptr<Target> (*forDevice)(const rt::DeviceInfo &device);
 };
 
-/// Every target kind, in the order --list-targets shows them.
+/// Every target kind, in the order parseTarget tries them.
 llvm::ArrayRef<TargetKind> targetKinds();
 
 /// Parses a target string; on failure returns null and sets `error` to
