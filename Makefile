@@ -32,7 +32,8 @@ build: configure
 # 512, 8 layers, 8 heads / 4 KV heads, FFN 1536, vocabulary 8192, random
 # weights from a fixed seed, so the text is not meaningful) is written as a
 # GGUF file, then hesper-run compiles its decode step for the default device
-# (CUDA, else Vulkan -- Mesa lavapipe on a machine without a GPU), tokenizes
+# (a GPU through CUDA or Vulkan, else native code for this machine's CPU on
+# all its cores), tokenizes
 # the prompt, generates 48 tokens and prints the text, prefill and decode
 # tok/s, kernels per token and device memory.
 PYTHON ?= /usr/bin/python3

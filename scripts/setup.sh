@@ -7,6 +7,9 @@ set -euo pipefail
 PACKAGES=(
   # Toolchain and build.
   cmake g++ ninja-build ccache python3
+  # The CPU target links its kernels into a shared object with the system C
+  # compiler driver (`cc -shared`): gcc and the C library's files.
+  gcc libc6-dev
   # The NumPy reference of the model tests (utils/gguf).
   python3-numpy
   # LLVM/MLIR 22 (bookworm-security ships 22.1.8).
