@@ -24,6 +24,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <limits>
+#include <unistd.h>
 
 using namespace mlir;
 using namespace hesper;
@@ -54,6 +56,66 @@ void hesper::exec::listAllDevices(llvm::raw_ostream &os) {
            << d.maxSharedMemoryBytes << " bytes)\n";
     }
   }
+}
+
+uint64_t hesper::exec::hostMemoryBytes() {
+  long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || size <= 0)
+    return std::numeric_limits<uint64_t>::max();
+  return static_cast<uint64_t>(pages) * static_cast<uint64_t>(size);
+}
+
+/// Bytes of a tensor of `type`, or nullopt when they do not fit in 64 bits.
+static std::optional<uint64_t> tensorBytes(RankedTensorType type) {
+  uint64_t elements = 1;
+  for (int64_t d : type.getShape()) {
+    if (d < 0 || (d != 0 && elements > std::numeric_limits<uint64_t>::max() /
+                                            static_cast<uint64_t>(d)))
+      return std::nullopt;
+    elements *= static_cast<uint64_t>(d);
+  }
+  Type element = type.getElementType();
+  if (int64_t block = circuit::getQuantBlockSize(element)) {
+    uint64_t blocks = (elements + block - 1) / block;
+    uint64_t bytes = circuit::getQuantBlockBytes(element);
+    if (blocks > std::numeric_limits<uint64_t>::max() / bytes)
+      return std::nullopt;
+    return blocks * bytes;
+  }
+  uint64_t width = (element.getIntOrFloatBitWidth() + 7) / 8;
+  if (elements > std::numeric_limits<uint64_t>::max() / width)
+    return std::nullopt;
+  return elements * width;
+}
+
+LogicalResult hesper::exec::checkTensorSizes(circuit::GraphOp graph,
+                                             uint64_t limit,
+                                             llvm::StringRef where) {
+  auto check = [&](Value v, Location loc) -> LogicalResult {
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    if (!type)
+      return success();
+    std::optional<uint64_t> bytes = tensorBytes(type);
+    if (!bytes)
+      return emitError(loc) << type << " has more bytes than 64 bits count";
+    if (*bytes > limit)
+      return emitError(loc) << type << " needs " << *bytes
+                            << " bytes, more than the " << limit
+                            << " bytes of " << where;
+    return success();
+  };
+  for (BlockArgument arg : graph.getBody().front().getArguments())
+    if (failed(check(arg, graph.getLoc())))
+      return failure();
+  WalkResult walk = graph.walk([&](Operation *op) {
+    if (op->getParentOp() != graph)
+      return WalkResult::advance();
+    for (Value v : op->getResults())
+      if (failed(check(v, op->getLoc())))
+        return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return failure(walk.wasInterrupted());
 }
 
 std::unique_ptr<rt::Device>

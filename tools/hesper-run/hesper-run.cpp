@@ -532,6 +532,10 @@ static LogicalResult runGraphMode(ModuleOp module, llvm::raw_ostream &os) {
   if (graphs.empty())
     return module.emitError("expects a circuit.graph to run");
   GraphOp graph = *graphs.begin();
+  // Sizes first: inputs are made in host memory, then copied to the device.
+  if (failed(hesper::exec::checkTensorSizes(
+          graph, hesper::exec::hostMemoryBytes(), "this machine's memory")))
+    return failure();
   llvm::StringMap<StringRef> specs;
   for (StringRef binding : inputSpecs) {
     auto [name, spec] = binding.split('=');

@@ -75,6 +75,17 @@ std::string tensorFromNpy(const rt::NpyArray &array,
 /// The .npy form of a tensor (quantized tensors as u8 bytes).
 rt::NpyArray npyFromTensor(const interp::HostTensor &tensor);
 
+/// The physical memory of this machine in bytes.
+uint64_t hostMemoryBytes();
+
+/// Checks that every tensor of `graph` (its arguments and every value its
+/// ops produce) has a byte size that fits in 64 bits and is at most
+/// `limit`, before anything is allocated; otherwise emits an error on the
+/// tensor naming its size and `where` the limit comes from ("this
+/// machine's memory").
+mlir::LogicalResult checkTensorSizes(circuit::GraphOp graph, uint64_t limit,
+                                     llvm::StringRef where);
+
 /// Prints the devices of every backend (`--list-devices`).
 void listAllDevices(llvm::raw_ostream &os);
 

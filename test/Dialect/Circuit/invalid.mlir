@@ -1248,3 +1248,23 @@ circuit.graph @gather_q8_1(%t: tensor<256x!circuit.q8_1>) {
   }
   circuit.output
 }
+
+// -----
+
+// An empty row: no value for max, a division by zero in the lowerings.
+circuit.graph @reduce_empty(%x: tensor<0xf32>) -> tensor<1xf32> {
+  // expected-error @+1 {{'circuit.reduce' op expects a first input with no empty dimension (a reduction needs at least one element per row), got 'tensor<0xf32>'}}
+  %s = circuit.reduce sum_sq %x : tensor<0xf32> -> tensor<1xf32>
+  circuit.output %s : tensor<1xf32>
+}
+
+// -----
+
+circuit.graph @reduce_epilogue_empty_rows(%x: tensor<4x0xf32>) -> tensor<4x0xf32> {
+  // expected-error @+1 {{'circuit.reduce_epilogue' op expects a first input with no empty dimension}}
+  %y = circuit.reduce_epilogue max %x : tensor<4x0xf32> -> tensor<4x0xf32> epilogue {
+  ^bb0(%lane: i32, %m: f32, %v: f32):
+    circuit.yield %v : f32
+  }
+  circuit.output %y : tensor<4x0xf32>
+}

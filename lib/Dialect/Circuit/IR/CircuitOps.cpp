@@ -467,6 +467,13 @@ verifyReductionInputs(Operation *op, ValueRange inputs, Region &prologue,
   SmallVector<int64_t> iteration(shapeOf(inputs.front()));
   if (iteration.empty())
     return op->emitOpError("expects a first input of rank 1 or more");
+  // An empty row has no value for max, and the lowerings divide by the row
+  // length: a reduction needs at least one element per row.
+  if (llvm::is_contained(iteration, 0))
+    return op->emitOpError("expects a first input with no empty dimension "
+                           "(a reduction needs at least one element per "
+                           "row), got ")
+           << inputs.front().getType();
   if (failed(verifyBroadcasts(op, inputs.drop_front(), iteration, bodies, 1)))
     return failure();
   if (readsWhole(bodies, 0, inputs.front().getType()))
