@@ -12,6 +12,7 @@
 //   Elementwise.cpp       zeros, map, gather, scatter, scatter_multi
 //   Reductions.cpp        reductions, their epilogues, quantized stores
 //   Matmul.cpp            matmul, multi_matmul, gated_matmul, block decoding
+//   BlockDots.cpp         one-lane quantized dot products as vector<32> ops
 //   Attention.cpp         circuit.attention
 //
 //===----------------------------------------------------------------------===//

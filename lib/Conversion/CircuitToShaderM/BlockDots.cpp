@@ -1,0 +1,288 @@
+//===- BlockDots.cpp - Quantized dot products as vector<32> operations ----===//
+//
+// Part of the Hesper project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The one-lane (CPU target) dot products of q8_0, q4_k and q6_k weights:
+// whole blocks decoded with vector operations, 32 values at a time, and
+// accumulated per value in a vector<32xf32> that is summed once per row.
+// The GPU kernels' versions, which spread a block over lanes, are in
+// Matmul.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GraphLowering.h"
+
+namespace hesper::lowering {
+
+namespace {
+/// Vector arithmetic for the one-lane dot products: 32 values of a block
+/// at a time, accumulated per value in a vector<32xf32> whose lanes are
+/// added once per row. Products and sums may be contracted and
+/// reassociated (a fixed order in the compiled code).
+struct BlockMath {
+  OpBuilder &b;
+  Location loc;
+  static constexpr int64_t kWidth = 32;
+
+  VectorType f32s() const { return VectorType::get({kWidth}, b.getF32Type()); }
+  Value zeros() {
+    return arith::ConstantOp::create(b, loc, b.getZeroAttr(f32s()));
+  }
+  Value splat(Value scalar) {
+    return vector::BroadcastOp::create(b, loc, f32s(), scalar);
+  }
+  arith::FastMathFlags flags() const {
+    return arith::FastMathFlags::contract | arith::FastMathFlags::reassoc;
+  }
+  Value mul(Value x, Value y) {
+    return arith::MulFOp::create(b, loc, x, y, flags());
+  }
+  Value add(Value x, Value y) {
+    return arith::AddFOp::create(b, loc, x, y, flags());
+  }
+  /// acc + scale * q * x.
+  Value accumulate(Value acc, Value scale, Value q, Value x) {
+    return add(acc, mul(splat(scale), mul(q, x)));
+  }
+  Value sum(Value v) {
+    return vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD, v,
+                                       arith::FastMathFlags::reassoc);
+  }
+  /// Eight 32-bit words as their 32 bytes, in memory order.
+  Value bytes(Value words) {
+    return vector::BitCastOp::create(
+        b, loc, VectorType::get({kWidth}, b.getI8Type()), words);
+  }
+  Value signedToF32(Value i8s) {
+    return arith::SIToFPOp::create(b, loc, f32s(), i8s);
+  }
+  Value unsignedToF32(Value i8s) {
+    return arith::UIToFPOp::create(b, loc, f32s(), i8s);
+  }
+  Value i8Splat(int64_t v) {
+    auto type = VectorType::get({kWidth}, b.getI8Type());
+    return arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(type, b.getI8IntegerAttr(v)));
+  }
+  Value i32Splat(int64_t v) {
+    auto type = VectorType::get({8}, b.getI32Type());
+    return arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(type, b.getI32IntegerAttr(v)));
+  }
+};
+} // namespace
+
+SmallVector<Value> GraphLowering::emitQ8_0DotVector(const DotOperands &d) {
+  // Pairs of q8_0 blocks: 68 bytes, 17 words, word-aligned when a row has
+  // an even number of blocks (K a multiple of 64). Block A: its f16 scale
+  // is the low half of word 0 and its values bytes 2..33, the words
+  // (w[i] >> 16) | (w[i+1] << 16) for i = 0..7. Block B: its scale is the
+  // high half of word 8, its values words 9..16.
+  Location loc = d.loc;
+  IndexMath im(b, loc);
+  BlockMath vm{b, loc};
+  auto words8 = VectorType::get({8}, b.getI32Type());
+  auto xs = VectorType::get({BlockMath::kWidth}, b.getF32Type());
+  int64_t pairs = d.k / 64;
+  const size_t rows = d.xRows.size();
+  Value rowWord = im.mul(d.n, im.c(pairs * 17));
+  OpBuilder::InsertionGuard guard(b);
+  auto loop = scf::ForOp::create(b, loc, im.c(0), im.c(pairs), im.c(1),
+                                 SmallVector<Value>(rows, vm.zeros()));
+  b.setInsertionPointToStart(loop.getBody());
+  Value pair = loop.getInductionVar();
+  Value base = im.add(rowWord, im.mul(pair, im.c(17)));
+  auto load8 = [&](int64_t word) -> Value {
+    return sm::LoadOp::create(b, loc, words8, d.w, im.add(base, im.c(word)));
+  };
+  Value first = load8(0), second = load8(1);
+  Value valuesA = arith::OrIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, first, vm.i32Splat(16)),
+      arith::ShLIOp::create(b, loc, second, vm.i32Splat(16)));
+  Value qA = vm.signedToF32(vm.bytes(valuesA));
+  Value qB = vm.signedToF32(vm.bytes(load8(9)));
+  Value scaleA = ex::UnpackF16x2Op::create(
+      b, loc, b.getF32Type(),
+      sm::LoadOp::create(b, loc, b.getI32Type(), d.w, base), 0);
+  Value scaleB = ex::UnpackF16x2Op::create(
+      b, loc, b.getF32Type(),
+      sm::LoadOp::create(b, loc, b.getI32Type(), d.w,
+                         im.add(base, im.c(8))),
+      1);
+  SmallVector<Value> acc(loop.getRegionIterArgs());
+  for (size_t r = 0; r < rows; ++r) {
+    Value at = im.add(d.xRows[r], im.mul(pair, im.c(64)));
+    Value xA = sm::LoadOp::create(b, loc, xs, d.x, at);
+    Value xB = sm::LoadOp::create(b, loc, xs, d.x, im.add(at, im.c(32)));
+    acc[r] = vm.accumulate(vm.accumulate(acc[r], scaleA, qA, xA), scaleB, qB,
+                           xB);
+  }
+  scf::YieldOp::create(b, loc, acc);
+  b.setInsertionPointAfter(loop);
+  SmallVector<Value> dots;
+  for (size_t r = 0; r < rows; ++r)
+    dots.push_back(vm.sum(loop.getResult(r)));
+  return dots;
+}
+
+SmallVector<Value> GraphLowering::emitQ4_KDotVector(const DotOperands &d) {
+  // One super-block (36 words) per iteration: per quarter c, the 32 quant
+  // bytes at word 4 + 8c hold sub-block 2c in their low nibbles and 2c + 1
+  // in their high ones, each against 32 consecutive values of x. As in
+  // emitQ4_KDot, sum(x * (d*sc*q - dmin*m)) = d*sc*sum(q*x) - dmin*m*sum(x),
+  // with both sums kept per value in vectors.
+  constexpr int64_t kValues = 256, kWords = 36;
+  Location loc = d.loc;
+  IndexMath im(b, loc);
+  WordMath wm(b, loc);
+  BlockMath vm{b, loc};
+  auto words8 = VectorType::get({8}, b.getI32Type());
+  auto xs = VectorType::get({BlockMath::kWidth}, b.getF32Type());
+  int64_t blocks = d.k / kValues;
+  const size_t rows = d.xRows.size();
+  Value rowBlocks = im.mul(d.n, im.c(blocks));
+  OpBuilder::InsertionGuard guard(b);
+  auto loop = scf::ForOp::create(b, loc, im.c(0), im.c(blocks), im.c(1),
+                                 SmallVector<Value>(2 * rows, vm.zeros()));
+  b.setInsertionPointToStart(loop.getBody());
+  Value blk = loop.getInductionVar();
+  Value blockWord = im.mul(im.add(rowBlocks, blk), im.c(kWords));
+  Value head = sm::LoadOp::create(b, loc, b.getI32Type(), d.w, blockWord);
+  Value scaleD = ex::UnpackF16x2Op::create(b, loc, b.getF32Type(), head, 0);
+  Value scaleMin = ex::UnpackF16x2Op::create(b, loc, b.getF32Type(), head, 1);
+  auto scaleByte = [&](Value i) -> Value {
+    return loadByte(b, loc, d.w,
+                    im.add(im.mul(blockWord, im.c(4)), im.add(im.c(4), i)));
+  };
+  SmallVector<Value> acc(loop.getRegionIterArgs());
+  for (int64_t c = 0; c < 4; ++c) {
+    Value quants = vm.bytes(sm::LoadOp::create(
+        b, loc, words8, d.w, im.add(blockWord, im.c(4 + 8 * c))));
+    Value qLo = vm.unsignedToF32(
+        arith::AndIOp::create(b, loc, quants, vm.i8Splat(0xf)));
+    Value qHi = vm.unsignedToF32(
+        arith::ShRUIOp::create(b, loc, quants, vm.i8Splat(4)));
+    auto [scLo, mnLo] = unpackQ4_KScaleMin(im, wm, im.c(2 * c), scaleByte);
+    auto [scHi, mnHi] =
+        unpackQ4_KScaleMin(im, wm, im.c(2 * c + 1), scaleByte);
+    Value dLo = ex::MulOp::create(b, loc, scaleD, wm.toF32(scLo));
+    Value dHi = ex::MulOp::create(b, loc, scaleD, wm.toF32(scHi));
+    Value mLo = ex::MulOp::create(b, loc, scaleMin, wm.toF32(mnLo));
+    Value mHi = ex::MulOp::create(b, loc, scaleMin, wm.toF32(mnHi));
+    for (size_t r = 0; r < rows; ++r) {
+      Value at = im.add(im.add(d.xRows[r], im.mul(blk, im.c(kValues))),
+                        im.c(64 * c));
+      Value xLo = sm::LoadOp::create(b, loc, xs, d.x, at);
+      Value xHi = sm::LoadOp::create(b, loc, xs, d.x, im.add(at, im.c(32)));
+      Value &sums = acc[2 * r], &mins = acc[2 * r + 1];
+      sums = vm.accumulate(vm.accumulate(sums, dLo, qLo, xLo), dHi, qHi, xHi);
+      mins = vm.add(vm.add(mins, vm.mul(vm.splat(mLo), xLo)),
+                    vm.mul(vm.splat(mHi), xHi));
+    }
+  }
+  scf::YieldOp::create(b, loc, acc);
+  b.setInsertionPointAfter(loop);
+  SmallVector<Value> dots;
+  for (size_t r = 0; r < rows; ++r)
+    dots.push_back(ex::SubOp::create(b, loc, vm.sum(loop.getResult(2 * r)),
+                                     vm.sum(loop.getResult(2 * r + 1))));
+  return dots;
+}
+
+SmallVector<Value> GraphLowering::emitQ6_KDotVector(const DotOperands &d) {
+  // Pairs of q6_k super-blocks: 420 bytes, 105 words, word-aligned when a
+  // row has an even number of super-blocks (K a multiple of 512); the
+  // first block of a pair starts on a word, the second two bytes past one.
+  // For the 32 values 128h + 32r + l (l < 32) of a block: the low (r < 2)
+  // or high nibble of the 32 bytes ql[64h + 32(r & 1) + l], bits 2r of the
+  // 32 bytes qh[32h + l], minus 32, times d * scales[8h + 2r + l / 16].
+  constexpr int64_t kBytes = 210;
+  Location loc = d.loc;
+  IndexMath im(b, loc);
+  WordMath wm(b, loc);
+  BlockMath vm{b, loc};
+  auto words8 = VectorType::get({8}, b.getI32Type());
+  auto xs = VectorType::get({BlockMath::kWidth}, b.getF32Type());
+  int64_t pairs = d.k / 512;
+  const size_t rows = d.xRows.size();
+  Value rowWord = im.mul(d.n, im.c(pairs * 105));
+  // The first 16 of 32 values take one scale, the last 16 the next.
+  SmallVector<bool> firstHalf(BlockMath::kWidth, false);
+  std::fill(firstHalf.begin(), firstHalf.begin() + 16, true);
+  Value firstMask = arith::ConstantOp::create(
+      b, loc,
+      DenseElementsAttr::get(VectorType::get({BlockMath::kWidth},
+                                             b.getI1Type()),
+                             ArrayRef<bool>(firstHalf)));
+  OpBuilder::InsertionGuard guard(b);
+  auto loop = scf::ForOp::create(b, loc, im.c(0), im.c(pairs), im.c(1),
+                                 SmallVector<Value>(rows, vm.zeros()));
+  b.setInsertionPointToStart(loop.getBody());
+  Value pair = loop.getInductionVar();
+  Value pairWord = im.add(rowWord, im.mul(pair, im.c(105)));
+  SmallVector<Value> acc(loop.getRegionIterArgs());
+  for (int64_t blockInPair = 0; blockInPair < 2; ++blockInPair) {
+    // Byte offsets within the block; the second block's are 2 past a word.
+    int64_t start = blockInPair * kBytes;
+    Value blockByte = im.add(im.mul(pairWord, im.c(4)), im.c(start));
+    // The 32 bytes at byte `offset` of the block.
+    auto load32 = [&](int64_t offset) -> Value {
+      int64_t at = start + offset;
+      Value word = im.add(pairWord, im.c(at / 4));
+      Value low = sm::LoadOp::create(b, loc, words8, d.w, word);
+      if (at % 4 == 0)
+        return vm.bytes(low);
+      Value high =
+          sm::LoadOp::create(b, loc, words8, d.w, im.add(word, im.c(1)));
+      return vm.bytes(arith::OrIOp::create(
+          b, loc, arith::ShRUIOp::create(b, loc, low, vm.i32Splat(16)),
+          arith::ShLIOp::create(b, loc, high, vm.i32Splat(16))));
+    };
+    Value superScale = loadHalf(b, loc, d.w, im.add(blockByte, im.c(208)));
+    auto scaleOf = [&](int64_t i) -> Value {
+      Value q = wm.signExtendByte(
+          loadByte(b, loc, d.w, im.add(blockByte, im.c(192 + i))));
+      return ex::MulOp::create(b, loc, superScale, wm.toF32(q));
+    };
+    for (int64_t h = 0; h < 2; ++h) {
+      Value qh = load32(128 + 32 * h);
+      for (int64_t r = 0; r < 4; ++r) {
+        Value ql = load32(64 * h + 32 * (r & 1));
+        Value nibble =
+            r < 2 ? Value(arith::AndIOp::create(b, loc, ql, vm.i8Splat(0xf)))
+                  : Value(arith::ShRUIOp::create(b, loc, ql, vm.i8Splat(4)));
+        Value twoBits = arith::AndIOp::create(
+            b, loc, arith::ShRUIOp::create(b, loc, qh, vm.i8Splat(2 * r)),
+            vm.i8Splat(3));
+        Value q = arith::SubIOp::create(
+            b, loc,
+            arith::OrIOp::create(
+                b, loc, nibble,
+                arith::ShLIOp::create(b, loc, twoBits, vm.i8Splat(4))),
+            vm.i8Splat(32));
+        int64_t scale = 8 * h + 2 * r;
+        Value scales = arith::SelectOp::create(
+            b, loc, firstMask, vm.splat(scaleOf(scale)),
+            vm.splat(scaleOf(scale + 1)));
+        Value weights = vm.mul(scales, vm.signedToF32(q));
+        for (size_t row = 0; row < rows; ++row) {
+          Value at = im.add(
+              im.add(d.xRows[row], im.mul(pair, im.c(512))),
+              im.c(256 * blockInPair + 128 * h + 32 * r));
+          Value x = sm::LoadOp::create(b, loc, xs, d.x, at);
+          acc[row] = vm.add(acc[row], vm.mul(weights, x));
+        }
+      }
+    }
+  }
+  scf::YieldOp::create(b, loc, acc);
+  b.setInsertionPointAfter(loop);
+  SmallVector<Value> dots;
+  for (size_t row = 0; row < rows; ++row)
+    dots.push_back(vm.sum(loop.getResult(row)));
+  return dots;
+}
+
+} // namespace hesper::lowering
