@@ -42,9 +42,8 @@ struct BlockMath {
   Value add(Value x, Value y) {
     return arith::AddFOp::create(b, loc, x, y, flags());
   }
-  /// acc + scale * q * x.
-  Value accumulate(Value acc, Value scale, Value q, Value x) {
-    return add(acc, mul(splat(scale), mul(q, x)));
+  Value sub(Value x, Value y) {
+    return arith::SubFOp::create(b, loc, x, y, flags());
   }
   Value sum(Value v) {
     return vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD, v,
@@ -111,13 +110,14 @@ SmallVector<Value> GraphLowering::emitQ8_0DotVector(const DotOperands &d) {
       sm::LoadOp::create(b, loc, b.getI32Type(), d.w,
                          im.add(base, im.c(8))),
       1);
+  // The blocks' values, decoded once for every x row.
+  Value wA = vm.mul(vm.splat(scaleA), qA), wB = vm.mul(vm.splat(scaleB), qB);
   SmallVector<Value> acc(loop.getRegionIterArgs());
   for (size_t r = 0; r < rows; ++r) {
     Value at = im.add(d.xRows[r], im.mul(pair, im.c(64)));
     Value xA = sm::LoadOp::create(b, loc, xs, d.x, at);
     Value xB = sm::LoadOp::create(b, loc, xs, d.x, im.add(at, im.c(32)));
-    acc[r] = vm.accumulate(vm.accumulate(acc[r], scaleA, qA, xA), scaleB, qB,
-                           xB);
+    acc[r] = vm.add(vm.add(acc[r], vm.mul(wA, xA)), vm.mul(wB, xB));
   }
   scf::YieldOp::create(b, loc, acc);
   b.setInsertionPointAfter(loop);
@@ -130,9 +130,9 @@ SmallVector<Value> GraphLowering::emitQ8_0DotVector(const DotOperands &d) {
 SmallVector<Value> GraphLowering::emitQ4_KDotVector(const DotOperands &d) {
   // One super-block (36 words) per iteration: per quarter c, the 32 quant
   // bytes at word 4 + 8c hold sub-block 2c in their low nibbles and 2c + 1
-  // in their high ones, each against 32 consecutive values of x. As in
-  // emitQ4_KDot, sum(x * (d*sc*q - dmin*m)) = d*sc*sum(q*x) - dmin*m*sum(x),
-  // with both sums kept per value in vectors.
+  // in their high ones, each against 32 consecutive values of x. The 64
+  // values d*sc*q - dmin*m are decoded once and multiplied with every x
+  // row (a prompt chunk's up to 8 rows share the decoding).
   constexpr int64_t kValues = 256, kWords = 36;
   Location loc = d.loc;
   IndexMath im(b, loc);
@@ -145,7 +145,7 @@ SmallVector<Value> GraphLowering::emitQ4_KDotVector(const DotOperands &d) {
   Value rowBlocks = im.mul(d.n, im.c(blocks));
   OpBuilder::InsertionGuard guard(b);
   auto loop = scf::ForOp::create(b, loc, im.c(0), im.c(blocks), im.c(1),
-                                 SmallVector<Value>(2 * rows, vm.zeros()));
+                                 SmallVector<Value>(rows, vm.zeros()));
   b.setInsertionPointToStart(loop.getBody());
   Value blk = loop.getInductionVar();
   Value blockWord = im.mul(im.add(rowBlocks, blk), im.c(kWords));
@@ -171,23 +171,22 @@ SmallVector<Value> GraphLowering::emitQ4_KDotVector(const DotOperands &d) {
     Value dHi = ex::MulOp::create(b, loc, scaleD, wm.toF32(scHi));
     Value mLo = ex::MulOp::create(b, loc, scaleMin, wm.toF32(mnLo));
     Value mHi = ex::MulOp::create(b, loc, scaleMin, wm.toF32(mnHi));
+    // The 64 values d*sc*q - dmin*m, decoded once for every x row.
+    Value wLo = vm.sub(vm.mul(vm.splat(dLo), qLo), vm.splat(mLo));
+    Value wHi = vm.sub(vm.mul(vm.splat(dHi), qHi), vm.splat(mHi));
     for (size_t r = 0; r < rows; ++r) {
       Value at = im.add(im.add(d.xRows[r], im.mul(blk, im.c(kValues))),
                         im.c(64 * c));
       Value xLo = sm::LoadOp::create(b, loc, xs, d.x, at);
       Value xHi = sm::LoadOp::create(b, loc, xs, d.x, im.add(at, im.c(32)));
-      Value &sums = acc[2 * r], &mins = acc[2 * r + 1];
-      sums = vm.accumulate(vm.accumulate(sums, dLo, qLo, xLo), dHi, qHi, xHi);
-      mins = vm.add(vm.add(mins, vm.mul(vm.splat(mLo), xLo)),
-                    vm.mul(vm.splat(mHi), xHi));
+      acc[r] = vm.add(vm.add(acc[r], vm.mul(wLo, xLo)), vm.mul(wHi, xHi));
     }
   }
   scf::YieldOp::create(b, loc, acc);
   b.setInsertionPointAfter(loop);
   SmallVector<Value> dots;
   for (size_t r = 0; r < rows; ++r)
-    dots.push_back(ex::SubOp::create(b, loc, vm.sum(loop.getResult(2 * r)),
-                                     vm.sum(loop.getResult(2 * r + 1))));
+    dots.push_back(vm.sum(loop.getResult(r)));
   return dots;
 }
 
