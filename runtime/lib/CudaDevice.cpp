@@ -1,13 +1,17 @@
-//===- Cuda.cpp - CUDA driver, loaded with dlopen -------------------------===//
+//===- CudaDevice.cpp - CUDA driver, loaded with dlopen -------------------===//
 //
 // Part of the Hesper project.
 //
 //===----------------------------------------------------------------------===//
 //
+// The CUDA device (buffers, transfers, kernels with the cubin cache), the
+// loading of libcuda.so.1 and the driver's entry points; command lists are
+// in CudaCommands.cpp, and CudaInternal.h holds what the two share.
+//
 // The CUDA backend talks to the CUDA driver API in libcuda.so.1, opened with
 // dlopen, so neither the CUDA toolkit nor its headers are needed to build
-// it: the few types, enum values and entry points used are declared below
-// with the numbers and symbol names of cuda.h.
+// it: the few types, enum values and entry points used are declared in
+// CudaInternal.h with the numbers and symbol names of cuda.h.
 //
 // One Device owns one CUDA context and one non-blocking stream; every
 // transfer and launch goes to that stream and is waited for before the call
@@ -19,187 +23,31 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Drivers.h"
+#include "CudaInternal.h"
 
 #include <dlfcn.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <atomic>
-#include <mutex>
-#include <unordered_map>
 
-namespace hesper::rt::detail {
-namespace {
-
-//===----------------------------------------------------------------------===//
-// The slice of cuda.h used here
-//===----------------------------------------------------------------------===//
-
-using CUresult = int;
-using CUdevice = int;
-using CUdeviceptr = unsigned long long;
-using CUjit_option = int; // C enums are int-sized
-struct CUctx_st;
-using CUcontext = CUctx_st *;
-struct CUmod_st;
-using CUmodule = CUmod_st *;
-struct CUfunc_st;
-using CUfunction = CUfunc_st *;
-struct CUstream_st;
-using CUstream = CUstream_st *;
-struct CUevent_st;
-using CUevent = CUevent_st *;
-struct CUgraph_st;
-using CUgraph = CUgraph_st *;
-struct CUgraphNode_st;
-using CUgraphNode = CUgraphNode_st *;
-struct CUgraphExec_st;
-using CUgraphExec = CUgraphExec_st *;
-struct CUlinkState_st;
-using CUlinkState = CUlinkState_st *;
-
-constexpr CUresult CUDA_SUCCESS = 0;
-constexpr CUresult CUDA_ERROR_INVALID_CONTEXT = 201;
-
-// CUdevice_attribute
-constexpr int CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1;
-constexpr int CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X = 2; // Y = 3, Z = 4
-constexpr int CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X = 5;  // Y = 6, Z = 7
-constexpr int CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK = 8;
-constexpr int CU_DEVICE_ATTRIBUTE_WARP_SIZE = 10;
-constexpr int CU_DEVICE_ATTRIBUTE_INTEGRATED = 18;
-constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
-constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
-constexpr int CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97;
-
-// CUfunction_attribute
-constexpr int CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
-
-// CUjit_option
-constexpr CUjit_option CU_JIT_INFO_LOG_BUFFER = 3;
-constexpr CUjit_option CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES = 4;
-constexpr CUjit_option CU_JIT_ERROR_LOG_BUFFER = 5;
-constexpr CUjit_option CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6;
-
-// CUjitInputType
-constexpr int CU_JIT_INPUT_PTX = 1;
-
-// CUstream_flags, CUevent_flags, CUstreamCaptureMode
-constexpr unsigned CU_STREAM_NON_BLOCKING = 1;
-constexpr unsigned CU_EVENT_DEFAULT = 0;
-constexpr int CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1;
-
-/// Dynamic shared memory a kernel may use without opting in.
-constexpr uint32_t kDefaultDynamicSharedBytes = 48 * 1024;
-/// Bytes of kernel parameters a launch may pass (bindings take 8 each).
-constexpr uint32_t kMaxParamBytes = 4096;
+namespace hesper::rt::detail::cuda {
 
 //===----------------------------------------------------------------------===//
 // The driver's entry points
 //===----------------------------------------------------------------------===//
 
-struct CudaApi {
-  /// Empty when the driver is usable; otherwise why it is not.
-  std::string unavailable;
-
-  CUresult (*cuInit)(unsigned) = nullptr;
-  CUresult (*cuDriverGetVersion)(int *) = nullptr; ///< optional
-  CUresult (*cuGetErrorName)(CUresult, const char **) = nullptr;
-  CUresult (*cuGetErrorString)(CUresult, const char **) = nullptr;
-  CUresult (*cuDeviceGetCount)(int *) = nullptr;
-  CUresult (*cuDeviceGet)(CUdevice *, int) = nullptr;
-  CUresult (*cuDeviceGetName)(char *, int, CUdevice) = nullptr;
-  CUresult (*cuDeviceGetAttribute)(int *, int, CUdevice) = nullptr;
-  CUresult (*cuCtxCreate)(CUcontext *, unsigned, CUdevice) = nullptr;
-  CUresult (*cuCtxDestroy)(CUcontext) = nullptr;
-  CUresult (*cuCtxPushCurrent)(CUcontext) = nullptr;
-  CUresult (*cuCtxPopCurrent)(CUcontext *) = nullptr;
-  CUresult (*cuMemAlloc)(CUdeviceptr *, size_t) = nullptr;
-  CUresult (*cuMemFree)(CUdeviceptr) = nullptr;
-  CUresult (*cuMemcpyHtoDAsync)(CUdeviceptr, const void *, size_t,
-                                CUstream) = nullptr;
-  CUresult (*cuMemcpyDtoHAsync)(void *, CUdeviceptr, size_t,
-                                CUstream) = nullptr;
-  CUresult (*cuMemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, size_t,
-                                CUstream) = nullptr;
-  CUresult (*cuMemsetD32Async)(CUdeviceptr, unsigned, size_t,
-                               CUstream) = nullptr;
-  CUresult (*cuModuleLoadDataEx)(CUmodule *, const void *, unsigned,
-                                 CUjit_option *, void **) = nullptr;
-  CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule,
-                                  const char *) = nullptr;
-  CUresult (*cuModuleUnload)(CUmodule) = nullptr;
-  CUresult (*cuFuncSetAttribute)(CUfunction, int, int) = nullptr;
-  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned,
-                             unsigned, unsigned, unsigned, CUstream, void **,
-                             void **) = nullptr;
-  CUresult (*cuStreamCreate)(CUstream *, unsigned) = nullptr;
-  CUresult (*cuStreamDestroy)(CUstream) = nullptr;
-  CUresult (*cuStreamSynchronize)(CUstream) = nullptr;
-  CUresult (*cuEventCreate)(CUevent *, unsigned) = nullptr;
-  CUresult (*cuEventDestroy)(CUevent) = nullptr;
-  CUresult (*cuEventRecord)(CUevent, CUstream) = nullptr;
-  CUresult (*cuEventElapsedTime)(float *, CUevent, CUevent) = nullptr;
-
-  // Optional: CUDA graphs (without them lists are launched one by one).
-  CUresult (*cuStreamBeginCapture)(CUstream, int) = nullptr;
-  CUresult (*cuStreamEndCapture)(CUstream, CUgraph *) = nullptr;
-  CUresult (*cuGraphInstantiateWithFlags)(CUgraphExec *, CUgraph,
-                                          unsigned long long) = nullptr;
-  CUresult (*cuGraphInstantiate)(CUgraphExec *, CUgraph, CUgraphNode *, char *,
-                                 size_t) = nullptr;
-  CUresult (*cuGraphLaunch)(CUgraphExec, CUstream) = nullptr;
-  CUresult (*cuGraphExecDestroy)(CUgraphExec) = nullptr;
-  CUresult (*cuGraphDestroy)(CUgraph) = nullptr;
-
-  // Optional: the linker, which hands back the cubin for the disk cache.
-  CUresult (*cuLinkCreate)(unsigned, CUjit_option *, void **,
-                           CUlinkState *) = nullptr;
-  CUresult (*cuLinkAddData)(CUlinkState, int, void *, size_t, const char *,
-                            unsigned, CUjit_option *, void **) = nullptr;
-  CUresult (*cuLinkComplete)(CUlinkState, void **, size_t *) = nullptr;
-  CUresult (*cuLinkDestroy)(CUlinkState) = nullptr;
-
-  bool haveGraphs() const {
-    return cuStreamBeginCapture && cuStreamEndCapture &&
-           (cuGraphInstantiateWithFlags || cuGraphInstantiate) &&
-           cuGraphLaunch && cuGraphExecDestroy && cuGraphDestroy;
-  }
-  bool haveLinker() const {
-    return cuLinkCreate && cuLinkAddData && cuLinkComplete && cuLinkDestroy;
-  }
-
-  /// "CUDA_ERROR_X (description)" for a result code.
-  std::string describe(CUresult r) const {
-    const char *name = nullptr, *text = nullptr;
-    if (cuGetErrorName)
-      cuGetErrorName(r, &name);
-    if (cuGetErrorString)
-      cuGetErrorString(r, &text);
-    std::string s = name ? name : "CUDA error " + std::to_string(r);
-    if (text)
-      s += std::string(" (") + text + ")";
-    return s;
-  }
-
-  /// "<what>: <call> failed: CUDA_ERROR_X (description)".
-  Status fail(const std::string &what, const char *call, CUresult r) const {
-    std::string prefix = what.empty() ? "" : what + ": ";
-    return Status::error(prefix + call + " failed: " + describe(r));
-  }
-};
-
-template <typename F> bool loadSymbol(void *lib, const char *name, F &fn) {
+template <typename F>
+static bool loadSymbol(void *lib, const char *name, F &fn) {
   fn = reinterpret_cast<F>(dlsym(lib, name));
   return fn != nullptr;
 }
 
-CudaApi loadCudaApi() {
+static CudaApi loadCudaApi() {
   CudaApi a;
   void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
@@ -269,17 +117,17 @@ CudaApi loadCudaApi() {
 }
 
 /// The driver, loaded and initialized once per process.
-const CudaApi &cudaApi() {
+static const CudaApi &cudaApi() {
   static const CudaApi api = loadCudaApi();
   return api;
 }
 
-Status unavailable(const std::string &why) {
+static Status unavailable(const std::string &why) {
   return Status::error("CUDA unavailable: " + why);
 }
 
 /// A JIT log on one line: its lines joined with "; ".
-std::string oneLine(const char *log) {
+static std::string oneLine(const char *log) {
   std::string s;
   bool lineBreak = false;
   for (const char *p = log; *p; ++p) {
@@ -296,6 +144,8 @@ std::string oneLine(const char *log) {
     s.pop_back();
   return s;
 }
+
+namespace {
 
 /// Error and info log buffers passed to the JIT as CUjit options.
 struct JitLogs {
@@ -318,11 +168,13 @@ struct JitLogs {
   }
 };
 
+} // namespace
+
 //===----------------------------------------------------------------------===//
 // Files of the cubin cache
 //===----------------------------------------------------------------------===//
 
-bool readFile(const std::string &path, std::vector<uint8_t> &out) {
+static bool readFile(const std::string &path, std::vector<uint8_t> &out) {
   std::FILE *f = std::fopen(path.c_str(), "rb");
   if (!f)
     return false;
@@ -336,7 +188,7 @@ bool readFile(const std::string &path, std::vector<uint8_t> &out) {
 }
 
 /// Creates `dir` and its missing parents.
-bool makeDirs(const std::string &dir) {
+static bool makeDirs(const std::string &dir) {
   for (size_t i = 1; i <= dir.size(); ++i) {
     if (i != dir.size() && dir[i] != '/')
       continue;
@@ -349,8 +201,8 @@ bool makeDirs(const std::string &dir) {
 
 /// Writes `bytes` to a temporary file renamed onto `path`, so a reader (or a
 /// second process) never sees half a file.
-Status writeFileAtomically(const std::string &path,
-                           const std::vector<uint8_t> &bytes) {
+static Status writeFileAtomically(const std::string &path,
+                                  const std::vector<uint8_t> &bytes) {
   size_t slash = path.rfind('/');
   if (slash != std::string::npos && slash > 0 &&
       !makeDirs(path.substr(0, slash)))
@@ -378,72 +230,6 @@ Status writeFileAtomically(const std::string &path,
 // Device state shared by every object of a device
 //===----------------------------------------------------------------------===//
 
-/// The context, stream and description of one opened device. Buffers,
-/// kernels and command lists hold it too, so it lives until the last of
-/// them is gone. It also knows which buffers and kernels are alive (with a
-/// serial number each) to refuse objects of other devices and destroyed
-/// ones.
-struct CudaContext {
-  const CudaApi *api = nullptr;
-  CUcontext ctx = nullptr;
-  CUstream stream = nullptr;
-  DeviceInfo info;
-  std::string cacheDir;
-
-  std::mutex mutex;
-  std::unordered_map<const Buffer *, uint64_t> buffers;
-  std::unordered_map<const Kernel *, uint64_t> kernels;
-  uint64_t nextSerial = 1;
-
-  ~CudaContext();
-
-  template <typename T>
-  void add(std::unordered_map<const T *, uint64_t> &live, const T *p) {
-    std::lock_guard<std::mutex> lock(mutex);
-    live[p] = nextSerial++;
-  }
-  template <typename T>
-  void remove(std::unordered_map<const T *, uint64_t> &live, const T *p) {
-    std::lock_guard<std::mutex> lock(mutex);
-    live.erase(p);
-  }
-  /// The serial of a live object, 0 when it is not one of this device's.
-  template <typename T>
-  uint64_t serial(std::unordered_map<const T *, uint64_t> &live, const T *p) {
-    std::lock_guard<std::mutex> lock(mutex);
-    auto it = live.find(p);
-    return it == live.end() ? 0 : it->second;
-  }
-};
-
-/// Makes a device's context current on this thread for a scope.
-class ContextScope {
-public:
-  explicit ContextScope(const CudaContext &c) : api(*c.api) {
-    CUresult r = c.ctx ? api.cuCtxPushCurrent(c.ctx) : CUDA_ERROR_INVALID_CONTEXT;
-    pushed = r == CUDA_SUCCESS;
-    if (!pushed)
-      failure = api.fail("making the device's context current",
-                         "cuCtxPushCurrent", r);
-  }
-  /// Why the context could not be made current (calls would then run in
-  /// no context or another one), or success.
-  const Status &status() const { return failure; }
-  ~ContextScope() {
-    CUcontext popped;
-    if (pushed)
-      api.cuCtxPopCurrent(&popped);
-  }
-  ContextScope(const ContextScope &) = delete;
-  ContextScope &operator=(const ContextScope &) = delete;
-
-
-private:
-  const CudaApi &api;
-  bool pushed = false;
-  Status failure;
-};
-
 CudaContext::~CudaContext() {
   if (stream) {
     ContextScope scope(*this);
@@ -453,303 +239,24 @@ CudaContext::~CudaContext() {
     api->cuCtxDestroy(ctx);
 }
 
-class CudaBuffer final : public Buffer {
-public:
-  CudaBuffer(std::shared_ptr<CudaContext> c, CUdeviceptr p, size_t n)
-      : ctx(std::move(c)), ptr(p), bytes(n) {}
-  ~CudaBuffer() override {
-    ctx->remove<Buffer>(ctx->buffers, this);
-    if (ptr) {
-      ContextScope scope(*ctx);
-      ctx->api->cuMemFree(ptr);
-    }
-  }
-  size_t size() const override { return bytes; }
-
-  std::shared_ptr<CudaContext> ctx;
-  CUdeviceptr ptr; ///< 0 for an empty buffer
-  size_t bytes;
-};
-
-class CudaKernel final : public Kernel {
-public:
-  CudaKernel(std::shared_ptr<CudaContext> c, KernelDesc d, CUmodule m,
-             CUfunction f)
-      : ctx(std::move(c)), kernelDesc(std::move(d)), module(m), function(f) {}
-  ~CudaKernel() override {
-    ctx->remove<Kernel>(ctx->kernels, this);
-    ContextScope scope(*ctx);
-    ctx->api->cuModuleUnload(module);
-  }
-  const KernelDesc &desc() const override { return kernelDesc; }
-
-  std::shared_ptr<CudaContext> ctx;
-  KernelDesc kernelDesc;
-  CUmodule module;
-  CUfunction function;
-};
-
-/// Enqueues one dispatch on the device's stream. Bindings become one
-/// CUdeviceptr parameter each, push constants one 32-bit parameter per 4
-/// bytes, in that order.
-CUresult launch(const CudaContext &c, const Dispatch &d) {
-  auto *k = static_cast<CudaKernel *>(d.kernel);
-  const KernelDesc &kd = k->desc();
-  std::vector<CUdeviceptr> pointers;
-  pointers.reserve(d.bindings.size());
-  for (Buffer *b : d.bindings)
-    pointers.push_back(static_cast<CudaBuffer *>(b)->ptr);
-  std::vector<uint32_t> words(d.pushConstants.size() / 4);
-  if (!words.empty())
-    std::memcpy(words.data(), d.pushConstants.data(), words.size() * 4);
-  std::vector<void *> params;
-  params.reserve(pointers.size() + words.size());
-  for (CUdeviceptr &p : pointers)
-    params.push_back(&p);
-  for (uint32_t &w : words)
-    params.push_back(&w);
-  return c.api->cuLaunchKernel(
-      k->function, d.grid[0], d.grid[1], d.grid[2], kd.workgroupSize[0],
-      kd.workgroupSize[1], kd.workgroupSize[2], kd.sharedMemoryBytes, c.stream,
-      params.empty() ? nullptr : params.data(), nullptr);
-}
-
-std::string dispatchName(size_t i, const Dispatch &d) {
-  return "dispatch " + std::to_string(i) + " (kernel '" +
-         d.kernel->desc().name + "')";
-}
-
-//===----------------------------------------------------------------------===//
-// Command lists
-//===----------------------------------------------------------------------===//
-
-class CudaCommandList final : public CommandList {
-public:
-  CudaCommandList(std::shared_ptr<CudaContext> c, bool withTiming)
-      : ctx(std::move(c)), timing(withTiming),
-        state(ctx->info.maxWorkgroupCount) {}
-  ~CudaCommandList() override {
-    ContextScope scope(*ctx);
-    dropGraph();
-    for (CUevent e : events)
-      ctx->api->cuEventDestroy(e);
-  }
-
-  Status record(const std::vector<Dispatch> &dispatches) override {
-    Status st = state.validate(dispatches);
-    if (!st)
-      return st;
-    std::vector<uint64_t> newSerials;
-    for (size_t i = 0; i < dispatches.size(); ++i) {
-      const Dispatch &d = dispatches[i];
-      uint64_t s = ctx->serial<Kernel>(ctx->kernels, d.kernel);
-      if (!s)
-        return Status::error("dispatch " + std::to_string(i) +
-                             ": the kernel is not one of this CUDA "
-                             "device's");
-      newSerials.push_back(s);
-      for (size_t b = 0; b < d.bindings.size(); ++b) {
-        s = ctx->serial<Buffer>(ctx->buffers, d.bindings[b]);
-        if (!s)
-          return Status::error("dispatch " + std::to_string(i) + ": binding " +
-                               std::to_string(b) +
-                               " is not a buffer of this CUDA device");
-        newSerials.push_back(s);
-      }
-    }
-    st = state.record(dispatches);
-    if (!st)
-      return st;
-    serials = std::move(newSerials);
-    times.clear();
-    return Status();
-  }
-
-  Status setPushConstants(size_t dispatchIndex,
-                          const std::vector<uint8_t> &bytes) override {
-    return state.setPushConstants(dispatchIndex, bytes);
-  }
-
-  Status submit() override {
-    times.clear();
-    Status st = state.checkSubmit();
-    if (!st)
-      return st;
-    if (st = checkAlive(); !st)
-      return st;
-    if (!state.dispatches().empty()) {
-      ContextScope scope(*ctx);
-      if (!scope.status())
-        return scope.status();
-      if (timing)
-        st = runTimed();
-      else if (ctx->api->haveGraphs())
-        st = runGraph();
-      else
-        st = runDirect();
-      if (!st)
-        return st;
-    }
-    state.countSubmission();
-    return Status();
-  }
-
-  uint64_t submissions() const override { return state.submissions(); }
-  std::vector<double> lastKernelTimesNs() const override { return times; }
-
-private:
-  /// Refuses to replay a list whose kernels or buffers were destroyed
-  /// (their serials are gone or belong to new objects at the same address).
-  Status checkAlive() {
-    size_t k = 0;
-    const std::vector<Dispatch> &list = state.dispatches();
-    for (size_t i = 0; i < list.size(); ++i) {
-      const Dispatch &d = list[i];
-      if (ctx->serial<Kernel>(ctx->kernels, d.kernel) != serials[k++])
-        return Status::error("submit: dispatch " + std::to_string(i) +
-                             ": its kernel has been destroyed");
-      for (size_t b = 0; b < d.bindings.size(); ++b)
-        if (ctx->serial<Buffer>(ctx->buffers, d.bindings[b]) != serials[k++])
-          return Status::error("submit: dispatch " + std::to_string(i) +
-                               ": buffer of binding " + std::to_string(b) +
-                               " has been destroyed");
-    }
-    return Status();
-  }
-
-  Status launchAll() {
-    const std::vector<Dispatch> &list = state.dispatches();
-    for (size_t i = 0; i < list.size(); ++i)
-      if (CUresult r = launch(*ctx, list[i]); r != CUDA_SUCCESS)
-        return ctx->api->fail("submit: " + dispatchName(i, list[i]),
-                              "cuLaunchKernel", r);
-    return Status();
-  }
-
-  Status synchronize() {
-    if (CUresult r = ctx->api->cuStreamSynchronize(ctx->stream);
-        r != CUDA_SUCCESS)
-      return ctx->api->fail("submit", "cuStreamSynchronize", r);
-    return Status();
-  }
-
-  Status runDirect() {
-    Status st = launchAll();
-    return st ? synchronize() : st;
-  }
-
-  void dropGraph() {
-    const CudaApi &a = *ctx->api;
-    if (exec)
-      a.cuGraphExecDestroy(exec);
-    if (graph)
-      a.cuGraphDestroy(graph);
-    exec = nullptr;
-    graph = nullptr;
-  }
-
-  /// Captures the whole list into a graph and instantiates it.
-  Status capture() {
-    const CudaApi &a = *ctx->api;
-    dropGraph();
-    if (CUresult r = a.cuStreamBeginCapture(
-            ctx->stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
-        r != CUDA_SUCCESS)
-      return a.fail("submit", "cuStreamBeginCapture", r);
-    Status launched = launchAll();
-    CUgraph g = nullptr;
-    CUresult r = a.cuStreamEndCapture(ctx->stream, &g);
-    if (!launched || r != CUDA_SUCCESS) {
-      if (g)
-        a.cuGraphDestroy(g);
-      return launched ? a.fail("submit", "cuStreamEndCapture", r) : launched;
-    }
-    CUgraphExec e = nullptr;
-    r = a.cuGraphInstantiateWithFlags
-            ? a.cuGraphInstantiateWithFlags(&e, g, 0)
-            : a.cuGraphInstantiate(&e, g, nullptr, nullptr, 0);
-    if (r != CUDA_SUCCESS) {
-      a.cuGraphDestroy(g);
-      return a.fail("submit", "cuGraphInstantiate", r);
-    }
-    graph = g;
-    exec = e;
-    return Status();
-  }
-
-  Status runGraph() {
-    if (state.needsCapture() || !exec) {
-      if (Status st = capture(); !st)
-        return st;
-      state.markCaptured();
-    }
-    if (CUresult r = ctx->api->cuGraphLaunch(exec, ctx->stream);
-        r != CUDA_SUCCESS)
-      return ctx->api->fail("submit", "cuGraphLaunch", r);
-    return synchronize();
-  }
-
-  /// Launches the dispatches one by one with an event between each two, so
-  /// the event times are the kernel times (no graph in this mode).
-  Status runTimed() {
-    const CudaApi &a = *ctx->api;
-    const std::vector<Dispatch> &list = state.dispatches();
-    while (events.size() < list.size() + 1) {
-      CUevent e = nullptr;
-      if (CUresult r = a.cuEventCreate(&e, CU_EVENT_DEFAULT); r != CUDA_SUCCESS)
-        return a.fail("submit", "cuEventCreate", r);
-      events.push_back(e);
-    }
-    if (CUresult r = a.cuEventRecord(events[0], ctx->stream); r != CUDA_SUCCESS)
-      return a.fail("submit", "cuEventRecord", r);
-    for (size_t i = 0; i < list.size(); ++i) {
-      if (CUresult r = launch(*ctx, list[i]); r != CUDA_SUCCESS)
-        return a.fail("submit: " + dispatchName(i, list[i]), "cuLaunchKernel",
-                      r);
-      if (CUresult r = a.cuEventRecord(events[i + 1], ctx->stream);
-          r != CUDA_SUCCESS)
-        return a.fail("submit", "cuEventRecord", r);
-    }
-    if (Status st = synchronize(); !st)
-      return st;
-    std::vector<double> result(list.size());
-    for (size_t i = 0; i < list.size(); ++i) {
-      float ms = 0;
-      if (CUresult r = a.cuEventElapsedTime(&ms, events[i], events[i + 1]);
-          r != CUDA_SUCCESS)
-        return a.fail("submit", "cuEventElapsedTime", r);
-      result[i] = static_cast<double>(ms) * 1e6;
-    }
-    times = std::move(result);
-    return Status();
-  }
-
-  std::shared_ptr<CudaContext> ctx;
-  bool timing;
-  ReplayState state;
-  /// Serials of each dispatch's kernel then bindings, in recording order.
-  std::vector<uint64_t> serials;
-  CUgraph graph = nullptr;
-  CUgraphExec exec = nullptr;
-  std::vector<CUevent> events;
-  std::vector<double> times;
-};
-
 //===----------------------------------------------------------------------===//
 // Devices
 //===----------------------------------------------------------------------===//
 
 /// "upload: 16 bytes at offset 60 do not fit in a buffer of 64 bytes".
-Status rangeError(const char *op, size_t bytes, size_t offset, size_t size) {
+static Status rangeError(const char *op, size_t bytes, size_t offset,
+                         size_t size) {
   return Status::error(std::string(op) + ": " + std::to_string(bytes) +
                        " bytes at offset " + std::to_string(offset) +
                        " do not fit in a buffer of " + std::to_string(size) +
                        " bytes");
 }
 
-bool fits(size_t bytes, size_t offset, size_t size) {
+static bool fits(size_t bytes, size_t offset, size_t size) {
   return offset <= size && bytes <= size - offset;
 }
+
+namespace {
 
 class CudaDevice final : public Device {
 public:
@@ -1047,8 +554,10 @@ Result<std::unique_ptr<Kernel>> CudaDevice::createKernel(const KernelDesc &d) {
   return std::unique_ptr<Kernel>(std::move(kernel));
 }
 
+} // namespace
+
 /// Describes device `ordinal`.
-Result<DeviceInfo> queryDevice(const CudaApi &a, int ordinal) {
+static Result<DeviceInfo> queryDevice(const CudaApi &a, int ordinal) {
   std::string what = "CUDA device " + std::to_string(ordinal);
   CUdevice dev;
   if (CUresult r = a.cuDeviceGet(&dev, ordinal); r != CUDA_SUCCESS)
@@ -1104,7 +613,7 @@ Result<DeviceInfo> queryDevice(const CudaApi &a, int ordinal) {
   return info;
 }
 
-Result<std::vector<DeviceInfo>> listDevicesOf(const CudaApi &a) {
+static Result<std::vector<DeviceInfo>> listDevicesOf(const CudaApi &a) {
   if (!a.unavailable.empty())
     return unavailable(a.unavailable);
   int count = 0;
@@ -1122,7 +631,11 @@ Result<std::vector<DeviceInfo>> listDevicesOf(const CudaApi &a) {
   return devices;
 }
 
-} // namespace
+} // namespace hesper::rt::detail::cuda
+
+namespace hesper::rt::detail {
+
+using namespace cuda; // CudaInternal.h
 
 Result<std::vector<DeviceInfo>> listCudaDevices() {
   return listDevicesOf(cudaApi());
