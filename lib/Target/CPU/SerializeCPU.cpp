@@ -26,6 +26,7 @@
 
 #include "CPUPasses.h"
 #include "Hesper/Target/Passes.h"
+#include "hesper/runtime/Runtime.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -68,23 +69,19 @@ namespace hesper::cpu {
 //===----------------------------------------------------------------------===//
 
 namespace {
-/// Features the runtime can check on the host, named alike by LLVM and by
-/// GCC's __builtin_cpu_supports.
-const char *const kCheckedFeatures[] = {
-    "popcnt",   "sse4.2",   "avx",      "avx2",       "fma",
-    "f16c",     "bmi2",     "avx512f",  "avx512bw",   "avx512vl",
-    "avx512dq", "avx512cd", "avx512vnni", "avx512bf16"};
-
 struct Level {
   const char *name;
   std::vector<std::string> adds;
 };
-/// The x86-64 micro-architecture levels, each adding to the one before.
+/// The x86-64 micro-architecture levels, each adding to the one before,
+/// with the features of each that the runtime can check on a host (named
+/// alike by LLVM and GCC's __builtin_cpu_supports).
 const Level kLevels[] = {
     {"x86-64", {}},
-    {"x86-64-v2", {"popcnt", "sse4.2"}},
-    {"x86-64-v3", {"avx", "avx2", "bmi2", "f16c", "fma"}},
-    {"x86-64-v4", {"avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"}},
+    {"x86-64-v2", {"popcnt", "sse3", "sse4.1", "sse4.2", "ssse3"}},
+    {"x86-64-v3",
+     {"avx", "avx2", "bmi", "bmi2", "f16c", "fma", "lzcnt", "movbe"}},
+    {"x86-64-v4", {"avx512bw", "avx512cd", "avx512dq", "avx512f", "avx512vl"}},
 };
 } // namespace
 
@@ -99,9 +96,13 @@ bool resolveISA(llvm::StringRef name, ISA &isa, std::string &error) {
       features.push_back((entry.getValue() ? "+" : "-") + entry.getKey().str());
     llvm::sort(features);
     isa.features = llvm::join(features, ",");
-    for (const char *feature : kCheckedFeatures)
-      if (host.lookup(feature))
-        isa.required.push_back(feature);
+    // Code for this host may use anything it has: a bundle compiled here
+    // requires every feature of the host that the runtime can check.
+    SmallVector<StringRef> hostFeatures;
+    std::string checkable = rt::hostCpuFeatures();
+    StringRef(checkable).split(hostFeatures, ',', -1, /*KeepEmpty=*/false);
+    for (StringRef feature : hostFeatures)
+      isa.required.push_back(feature.str());
     return true;
   }
   for (const Level &level : kLevels) {

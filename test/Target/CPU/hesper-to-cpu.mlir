@@ -14,7 +14,7 @@
 
 // BIN: shaderm.schedule @matvec
 // BIN: shaderm.launch @matvec_k0_matmul grid [64, 1, 1]
-// BIN: gpu.binary @hesper_kernels [#gpu.object<#llvm.target<triple = "{{.*}}", chip = "x86-64-v3">, properties = {format = "elf:popcnt,sse4.2,avx,avx2,bmi2,f16c,fma"}, bin = "\7FELF
+// BIN: gpu.binary @hesper_kernels [#gpu.object<#llvm.target<triple = "{{.*}}", chip = "x86-64-v3">, properties = {format = "elf:popcnt,sse3,sse4.1,sse4.2,ssse3,avx,avx2,bmi,bmi2,f16c,fma,lzcnt,movbe"}, bin = "\7FELF
 
 // V3: .globl matvec_k0_matmul
 // V3: matvec_k0_matmul:
