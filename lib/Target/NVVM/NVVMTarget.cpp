@@ -77,10 +77,10 @@ public:
   }
   FailureOr<TargetBinary> extractBinary(ModuleOp lowered) const override {
     auto binary = Target::extractBinary(lowered);
-    if (succeeded(binary) && !binary->bytes.empty()) {
+    // The PTX text as ptxas reads it; the CUDA driver adds the NUL its
+    // loader needs.
+    if (succeeded(binary) && !binary->bytes.empty())
       binary->format = "ptx";
-      binary->bytes.push_back(0); // the driver reads PTX as a C string
-    }
     return binary;
   }
   std::string binaryFileName(const TargetBinary &) const override {
