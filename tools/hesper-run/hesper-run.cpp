@@ -399,7 +399,17 @@ static std::string fillFromSpec(hesper::interp::HostTensor &tensor,
       tensor.setFloat(i, static_cast<float>(v));
   };
   auto [kind, rest] = spec.split(':');
+  // A number exactly as written (no spaces), and finite.
+  auto number = [](StringRef text, double &d) -> std::string {
+    if (text.getAsDouble(d))
+      return "'" + text.str() + "' is not a number";
+    if (!std::isfinite(d))
+      return "'" + text.str() + "' is out of range";
+    return "";
+  };
   if (kind == "iota") {
+    if (spec != "iota")
+      return "iota takes no value, got '" + spec.str() + "'";
     for (int64_t i = 0; i < n; ++i)
       set(i, static_cast<double>(i));
     return "";
@@ -410,8 +420,8 @@ static std::string fillFromSpec(hesper::interp::HostTensor &tensor,
     SmallVector<double> v;
     for (StringRef p : parts) {
       double d;
-      if (p.trim().getAsDouble(d))
-        return "'" + p.str() + "' is not a number";
+      if (std::string problem = number(p, d); !problem.empty())
+        return problem;
       v.push_back(d);
     }
     if (kind == "const" && v.size() == 1) {
@@ -434,8 +444,8 @@ static std::string fillFromSpec(hesper::interp::HostTensor &tensor,
              std::to_string(parts.size());
     for (auto [i, p] : llvm::enumerate(parts)) {
       double d;
-      if (p.trim().getAsDouble(d))
-        return "'" + p.str() + "' is not a number";
+      if (std::string problem = number(p, d); !problem.empty())
+        return problem;
       set(i, d);
     }
     return "";
@@ -542,7 +552,19 @@ static LogicalResult runGraphMode(ModuleOp module, llvm::raw_ostream &os) {
     if (spec.empty())
       return module.emitError("expects --input NAME=SPEC, got '")
              << binding << "'";
-    specs[name] = spec;
+    if (!specs.try_emplace(name, spec).second)
+      return module.emitError("--input ") << name << " is given twice";
+  }
+  // With --split-input-file one set of --input flags serves every chunk,
+  // and a chunk may use only some of them.
+  for (const auto &entry : splitInputFile ? llvm::StringMap<StringRef>()
+                                          : specs) {
+    bool known = false;
+    for (unsigned i = 0; i < graph.getNumArguments(); ++i)
+      known |= entry.getKey() == argumentName(graph, i);
+    if (!known)
+      return graph.emitError("--input ")
+             << entry.getKey() << ": the graph has no argument of that name";
   }
   std::vector<HostTensor> args;
   for (BlockArgument arg : graph.getBody().front().getArguments()) {
@@ -737,6 +759,28 @@ int main(int argc, char **argv) {
   if (listDevicesFlag) {
     hesper::exec::listAllDevices(llvm::outs());
     return 0;
+  }
+  // Flags that would otherwise be ignored or silently reinterpreted.
+  auto usage = [](const llvm::Twine &message) {
+    llvm::errs() << "error: " << message << "\n";
+    return 1;
+  };
+  if (repeat == 0)
+    return usage("--repeat takes a count of at least 1");
+  if (deviceIndex.getNumOccurrences() && deviceIndex < 0)
+    return usage("--device takes an index from --list-devices (0 or more)");
+  if (compileTarget.getNumOccurrences() && compileTarget.empty())
+    return usage("--target takes a target such as cpu, vulkan:8 or "
+                 "cuda:sm_90");
+  if (backendChoice == BackendChoice::Interp) {
+    for (auto [flag, set] :
+         {std::pair<const char *, bool>{"--profile", !profilePath.empty()},
+          {"--save-bundle", !saveBundle.empty()},
+          {"--dump-dir", !dumpDir.empty()}})
+      if (set)
+        return usage(llvm::Twine(flag) +
+                     " needs a device backend; --backend=interp runs the "
+                     "reference interpreter, which compiles nothing");
   }
   if (std::string model = hesper::run::modelPath(inputFilename);
       !model.empty()) {
