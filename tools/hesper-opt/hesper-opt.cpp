@@ -12,14 +12,25 @@
 
 #include "Hesper/InitAllDialects.h"
 #include "Hesper/InitAllPasses.h"
+#include "Hesper/Support/InputChecks.h"
 
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
 int main(int argc, char **argv) {
   hesper::registerAllPasses();
   mlir::DialectRegistry registry;
   hesper::registerAllDialects(registry);
+  auto [input, output] = mlir::registerAndParseCLIOptions(
+      argc, argv, "Hesper optimizer driver\n", registry);
+  // Text MLIR 22's parser crashes on is answered with a diagnostic first
+  // (for files: standard input can be read only once, by MlirOptMain).
+  std::string error;
+  if (input != "-")
+    if (auto file = mlir::openInputFile(input, &error))
+      if (!hesper::checkParserCrashes(file->getMemBufferRef(), llvm::errs()))
+        return 1;
   return mlir::asMainReturnCode(
-      mlir::MlirOptMain(argc, argv, "Hesper optimizer driver\n", registry));
+      mlir::MlirOptMain(argc, argv, input, output, registry));
 }

@@ -33,6 +33,7 @@
 #include "Hesper/InitAllDialects.h"
 #include "Hesper/InitAllPasses.h"
 #include "Hesper/Models/LlamaLayer.h"
+#include "Hesper/Support/InputChecks.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Parser/Parser.h"
@@ -708,6 +709,8 @@ static LogicalResult validateFusionMode(ModuleOp module,
 static LogicalResult processBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
                                    llvm::raw_ostream &os,
                                    MLIRContext &context) {
+  if (!hesper::checkParserCrashes(buffer->getMemBufferRef(), llvm::errs()))
+    return failure();
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
   SourceMgrDiagnosticHandler handler(sourceMgr, &context);
