@@ -63,6 +63,12 @@ namespace {
 enum class Example { RmsNorm, Softmax, LayerNorm, Rope, LlamaLayer };
 } // namespace
 
+// The tool's own flags, by what they are for; --help shows these and hides
+// LLVM's (--help-hidden shows everything).
+static llvm::cl::OptionCategory graphCategory("Running Circuit graphs");
+static llvm::cl::OptionCategory deviceCategory("Devices, targets and bundles");
+static llvm::cl::OptionCategory exampleCategory("Example graphs (--example)");
+
 static llvm::cl::opt<Example> example(
     "example", llvm::cl::desc("Graph to build"),
     llvm::cl::values(
@@ -74,41 +80,41 @@ static llvm::cl::opt<Example> example(
         clEnumValN(Example::LlamaLayer, "llama-layer",
                    "one decode step of a Llama-style layer (--dim, "
                    "4 heads, 2 KV heads)")),
-    llvm::cl::init(Example::RmsNorm));
+    llvm::cl::init(Example::RmsNorm), llvm::cl::cat(exampleCategory));
 static llvm::cl::opt<int64_t> dim("dim", llvm::cl::desc("Row length"),
-                                  llvm::cl::init(256));
+                                  llvm::cl::init(256), llvm::cl::cat(exampleCategory));
 static llvm::cl::opt<int64_t> rows("rows", llvm::cl::desc("Number of rows"),
-                                   llvm::cl::init(1));
+                                   llvm::cl::init(1), llvm::cl::cat(exampleCategory));
 static llvm::cl::opt<bool> quiet("quiet",
                                  llvm::cl::desc("Print only the summary"),
-                                 llvm::cl::init(false));
+                                 llvm::cl::init(false), llvm::cl::cat(exampleCategory));
 
 // Graph mode.
 static llvm::cl::opt<std::string>
     inputFilename(llvm::cl::Positional,
                   llvm::cl::desc("[graph.mlir] (omit to build --example)"),
-                  llvm::cl::init(""));
+                  llvm::cl::init(""), llvm::cl::cat(graphCategory));
 static llvm::cl::list<std::string> inputSpecs(
     "input",
     llvm::cl::desc("NAME=SPEC binds a graph argument: iota, const:V, "
-                   "linear:A,B (A*i+B), values:V0,V1,..., random[:SEED]"));
+                   "linear:A,B (A*i+B), values:V0,V1,..., random[:SEED]"), llvm::cl::cat(graphCategory));
 static llvm::cl::opt<bool>
     printResults("print-results",
                  llvm::cl::desc("Print the results (and arguments written in "
                                 "place) of the graph"),
-                 llvm::cl::init(false));
+                 llvm::cl::init(false), llvm::cl::cat(graphCategory));
 static llvm::cl::opt<bool> validateFusion(
     "validate-fusion",
     llvm::cl::desc("Fuse a copy with hesper-fuse and check it against the "
                    "source on seeded random inputs"),
-    llvm::cl::init(false));
+    llvm::cl::init(false), llvm::cl::cat(graphCategory));
 static llvm::cl::opt<unsigned>
     subgroupSize("subgroup-size",
                  llvm::cl::desc("Subgroup width for the interpreter"),
-                 llvm::cl::init(32));
+                 llvm::cl::init(32), llvm::cl::cat(graphCategory));
 static llvm::cl::opt<unsigned>
     trials("trials", llvm::cl::desc("Input sets for --validate-fusion"),
-           llvm::cl::init(3));
+           llvm::cl::init(3), llvm::cl::cat(graphCategory));
 
 // Devices.
 namespace {
@@ -128,14 +134,14 @@ static llvm::cl::opt<BackendChoice> backendChoice(
                    "(--threads)"),
         clEnumValN(BackendChoice::Interp, "interp",
                    "the reference interpreter")),
-    llvm::cl::init(BackendChoice::Auto));
+    llvm::cl::init(BackendChoice::Auto), llvm::cl::cat(deviceCategory));
 // Spelled --threads on the command line (and -t): libLLVM registers an
 // option of that name for itself, so main() renames the flag before parsing.
 static llvm::cl::opt<unsigned> threads(
     "cpu-threads",
     llvm::cl::desc("Threads of the CPU backend, also --threads N or -t N "
                    "(0: the cores available)"),
-    llvm::cl::init(0));
+    llvm::cl::init(0), llvm::cl::cat(deviceCategory));
 
 /// Rewrites --threads/-threads/-t (with `=` or a separate value) to
 /// --cpu-threads in place.
@@ -157,50 +163,50 @@ static void renameThreadsFlag(int argc, char **argv,
 }
 static llvm::cl::opt<int> deviceIndex(
     "device", llvm::cl::desc("Device index of the backend (--list-devices)"),
-    llvm::cl::init(-1));
+    llvm::cl::init(-1), llvm::cl::cat(deviceCategory));
 static llvm::cl::opt<bool> listDevicesFlag(
     "list-devices", llvm::cl::desc("List the devices of every backend"),
-    llvm::cl::init(false));
+    llvm::cl::init(false), llvm::cl::cat(deviceCategory));
 static llvm::cl::list<std::string> outputSpecs(
     "output", llvm::cl::desc("NAME=file.npy writes a result (NAME: its "
                              "index, or circuit.name) or an argument "
-                             "written in place (its name)"));
+                             "written in place (its name)"), llvm::cl::cat(graphCategory));
 static llvm::cl::opt<unsigned>
     repeat("repeat", llvm::cl::desc("Run the recorded step N times"),
-           llvm::cl::init(1));
+           llvm::cl::init(1), llvm::cl::cat(graphCategory));
 static llvm::cl::opt<unsigned> determinismRuns(
     "determinism-runs",
     llvm::cl::desc("Rerun N more times from the same inputs and require "
                    "bit-identical results"),
-    llvm::cl::init(0));
+    llvm::cl::init(0), llvm::cl::cat(graphCategory));
 static llvm::cl::opt<bool>
     checkFlag("check",
               llvm::cl::desc("Compare the device's results with the "
                              "reference interpreter"),
-              llvm::cl::init(false));
+              llvm::cl::init(false), llvm::cl::cat(graphCategory));
 static llvm::cl::opt<bool> noFuse("no-fuse",
                                   llvm::cl::desc("Skip hesper-fuse"),
-                                  llvm::cl::init(false));
+                                  llvm::cl::init(false), llvm::cl::cat(graphCategory));
 static llvm::cl::opt<bool> validationLayer(
     "validation",
     llvm::cl::desc("Enable the Vulkan validation layer; any message it "
                    "reports is an error (also HESPER_VK_VALIDATION=1)"),
-    llvm::cl::init(false));
+    llvm::cl::init(false), llvm::cl::cat(deviceCategory));
 static llvm::cl::opt<std::string> profilePath(
     "profile",
     llvm::cl::desc("Write a Chrome/Perfetto trace of compile stages and "
                    "kernel times"),
-    llvm::cl::init(""));
+    llvm::cl::init(""), llvm::cl::cat(graphCategory));
 static llvm::cl::opt<std::string> dumpDir(
     "dump-dir",
     llvm::cl::desc("Write the IR after every pass and the kernel binaries "
                    "here (also HESPER_DUMP_DIR)"),
-    llvm::cl::init(""));
+    llvm::cl::init(""), llvm::cl::cat(graphCategory));
 static llvm::cl::opt<std::string> saveBundle(
     "save-bundle",
     llvm::cl::desc("Save the compiled program (kernels, ABI, schedule) as a "
                    "bundle file"),
-    llvm::cl::init(""));
+    llvm::cl::init(""), llvm::cl::cat(deviceCategory));
 
 static llvm::cl::opt<std::string> compileTarget(
     "target",
@@ -209,12 +215,12 @@ static llvm::cl::opt<std::string> compileTarget(
                    "(spirv:N) or cpu[:ISA] with ISA native, x86-64 or "
                    "x86-64-v2..v4 "
                    "(with --save-bundle)"),
-    llvm::cl::init(""));
+    llvm::cl::init(""), llvm::cl::cat(deviceCategory));
 
 static llvm::cl::opt<bool> splitInputFile(
     "split-input-file",
     llvm::cl::desc("Handle each '// -----' chunk of the input separately"),
-    llvm::cl::init(false));
+    llvm::cl::init(false), llvm::cl::cat(graphCategory));
 
 /// Builds the chosen example; returns null after printing diagnostics.
 static OwningOpRef<ModuleOp> buildExample(MLIRContext &context) {
@@ -749,8 +755,28 @@ static int runOnFile() {
   return 0;
 }
 
+/// Hides every option outside the tool's categories (LLVM's own, hundreds
+/// of them) from --help; --help-hidden still lists them.
+static void hideLlvmOptions() {
+  static const llvm::StringRef shown[] = {
+      "Running Circuit graphs", "Devices, targets and bundles",
+      "Example graphs (--example)", "Model mode (GGUF files)",
+      "Generic Options"};
+  for (auto &entry : llvm::cl::getRegisteredOptions()) {
+    llvm::cl::Option *option = entry.second;
+    bool ours = llvm::any_of(option->Categories,
+                             [](llvm::cl::OptionCategory *category) {
+                               return llvm::is_contained(shown,
+                                                         category->getName());
+                             });
+    if (!ours && option->getOptionHiddenFlag() == llvm::cl::NotHidden)
+      option->setHiddenFlag(llvm::cl::Hidden);
+  }
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  hideLlvmOptions();
   std::vector<std::string> renamed;
   renameThreadsFlag(argc, argv, renamed);
   llvm::cl::ParseCommandLineOptions(
