@@ -10,7 +10,10 @@
 // the elements. Nothing in it depends on the machine that wrote it.
 //
 // Versions: 1 stored a u32 "binary is PTX" flag per kernel; 2 stores the
-// kernel's format string in its place. Files of another version are refused.
+// kernel's format string in its place; 3 ends the file with a u64 checksum
+// (hashBytes of every byte before it), so that a changed bit anywhere --
+// a kernel's code, a buffer size, a binding index -- is refused before
+// anything reaches a driver. Files of another version are refused.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,7 +26,7 @@
 using namespace hesper::rt;
 
 static constexpr char kMagic[8] = {'H', 'E', 'S', 'P', 'E', 'R', 'P', 'B'};
-static constexpr uint32_t kVersion = 2;
+static constexpr uint32_t kVersion = 3;
 
 Status Program::verify() const {
   if (numArguments > buffers.size())
@@ -150,6 +153,7 @@ Status hesper::rt::saveBundle(const Program &program, const std::string &path) {
   w.u64(program.results.size());
   for (uint32_t r : program.results)
     w.u32(r);
+  w.u64(hashBytes(w.out.data(), w.out.size()));
   std::ofstream file(path, std::ios::binary);
   if (!file)
     return Status::error(path + ": cannot open for writing");
@@ -166,10 +170,19 @@ Result<Program> hesper::rt::loadBundle(const std::string &path) {
     return Status::error(path + ": cannot open");
   std::vector<uint8_t> data((std::istreambuf_iterator<char>(file)),
                             std::istreambuf_iterator<char>());
-  Reader r(data);
   auto bad = [&](const char *what) {
     return Status::error(path + ": not a valid Hesper bundle (" + what + ")");
   };
+  // The body is everything before the trailing checksum; its structure is
+  // read first (so that a cut file says where), the checksum after.
+  uint64_t stored = 0;
+  bool haveChecksum = data.size() >= sizeof(kMagic) + 4 + sizeof(stored);
+  if (haveChecksum) {
+    std::memcpy(&stored, data.data() + data.size() - sizeof(stored),
+                sizeof(stored));
+    data.resize(data.size() - sizeof(stored));
+  }
+  Reader r(data);
   char magic[8];
   uint32_t version = 0;
   if (!r.raw(magic, 8) || std::memcmp(magic, kMagic, 8) != 0)
@@ -222,6 +235,11 @@ Result<Program> hesper::rt::loadBundle(const std::string &path) {
       return bad("truncated results");
   if (!r.atEnd())
     return bad("trailing bytes");
+  if (!haveChecksum)
+    return bad("truncated checksum");
+  if (hashBytes(data.data(), data.size()) != stored)
+    return bad("checksum mismatch: the file was changed after it was "
+               "written");
   if (Status s = p.verify(); !s)
     return Status::error(path + ": " + s.message());
   return p;
