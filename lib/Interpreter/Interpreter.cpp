@@ -16,6 +16,8 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
+#include <tuple>
 
 using namespace mlir;
 using namespace hesper;
@@ -151,6 +153,23 @@ using TensorRef = std::shared_ptr<HostTensor>;
 class GraphEvaluator {
 public:
   GraphEvaluator(const Options &options) : options(options) {}
+
+  /// With Options::checkBounds, remembers the first out-of-range access
+  /// of the op being evaluated; reportBounds turns it into the op's error.
+  void noteOutOfRange(int64_t lane, int64_t addr, int64_t extent) {
+    if (options.checkBounds && !outOfRange)
+      outOfRange = {lane, addr, extent};
+  }
+  LogicalResult reportBounds(Operation *op, StringRef what) {
+    if (!outOfRange)
+      return success();
+    auto [lane, addr, extent] = *outOfRange;
+    outOfRange.reset();
+    return op->emitOpError("--check-bounds: lane ")
+           << lane << " " << what << " address " << addr
+           << ", outside [0, " << extent << ")";
+  }
+  std::optional<std::tuple<int64_t, int64_t, int64_t>> outOfRange;
 
   LogicalResult run(GraphOp graph, std::vector<HostTensor> &args,
                     std::vector<HostTensor> &results);
@@ -361,10 +380,14 @@ LogicalResult GraphEvaluator::evalGather(GatherOp op) {
         int64_t addr = out[0].i;
         if (addr >= 0 && addr < sourceElements)
           write(*result, lane, readSource(addr));
+        else
+          noteOutOfRange(lane, addr, sourceElements);
       });
   if (decodeFailed)
     return op.emitOpError("reference interpreter: cannot decode ")
            << source.getElementType();
+  if (failed(reportBounds(op, "reads")))
+    return failure();
   env[op] = result;
   return success();
 }
@@ -385,13 +408,17 @@ LogicalResult GraphEvaluator::evalScatter(Operation *op, ValueRange inputs,
         args[0] = Val::ofInt(lane);
         bound.fill(lane, args, 1);
       },
-      [&](int64_t, const Val *out) {
+      [&](int64_t lane, const Val *out) {
         for (size_t d = 0; d < outs.size(); ++d) {
           int64_t addr = out[2 * d].i;
           if (addr >= 0 && addr < outs[d]->getNumElements())
             write(*outs[d], addr, out[2 * d + 1]);
+          else
+            noteOutOfRange(lane, addr, outs[d]->getNumElements());
         }
       });
+  if (failed(reportBounds(op, "writes")))
+    return failure();
   for (auto [result, out] : llvm::zip(op->getResults(), outs))
     env[result] = out;
   return success();
@@ -465,11 +492,15 @@ LogicalResult GraphEvaluator::evalReduce(Operation *op, ReduceKind kind,
   };
   if (scatterDest) {
     TensorRef out = destinationFor(scatterDest);
-    program->run(total, setEpilogueArgs, [&](int64_t, const Val *res) {
+    program->run(total, setEpilogueArgs, [&](int64_t lane, const Val *res) {
       int64_t addr = res[0].i;
       if (addr >= 0 && addr < out->getNumElements())
         write(*out, addr, res[1]);
+      else
+        noteOutOfRange(lane, addr, out->getNumElements());
     });
+    if (failed(reportBounds(op, "writes")))
+      return failure();
     env[op->getResult(0)] = out;
     return success();
   }

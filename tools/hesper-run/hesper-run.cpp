@@ -112,6 +112,13 @@ static llvm::cl::opt<unsigned>
     subgroupSize("subgroup-size",
                  llvm::cl::desc("Subgroup width for the interpreter"),
                  llvm::cl::init(32), llvm::cl::cat(graphCategory));
+static llvm::cl::opt<bool> checkBounds(
+    "check-bounds",
+    llvm::cl::desc("With --backend=interp: stop at the first gather or "
+                   "scatter address out of its tensor's range, naming the "
+                   "op, the lane and the address (backends drop such "
+                   "accesses)"),
+    llvm::cl::init(false), llvm::cl::cat(graphCategory));
 static llvm::cl::opt<unsigned>
     trials("trials", llvm::cl::desc("Input sets for --validate-fusion"),
            llvm::cl::init(3), llvm::cl::cat(graphCategory));
@@ -643,6 +650,7 @@ static LogicalResult runGraphMode(ModuleOp module, llvm::raw_ostream &os) {
   } else {
     hesper::interp::Options options;
     options.subgroupSize = subgroupSize;
+    options.checkBounds = checkBounds;
     results = hesper::interp::runGraph(graph, args, options);
     if (failed(results))
       return failure();
@@ -801,6 +809,9 @@ int main(int argc, char **argv) {
   if (compileTarget.getNumOccurrences() && compileTarget.empty())
     return usage("--target takes a target such as cpu, vulkan:8 or "
                  "cuda:sm_90");
+  if (checkBounds && backendChoice != BackendChoice::Interp)
+    return usage("--check-bounds runs in the interpreter: add "
+                 "--backend=interp");
   if (backendChoice == BackendChoice::Interp) {
     for (auto [flag, set] :
          {std::pair<const char *, bool>{"--profile", !profilePath.empty()},

@@ -75,6 +75,10 @@ private:
 struct Options {
   /// Lanes per subgroup for exp.subgroup_reduce and friends.
   unsigned subgroupSize = 32;
+  /// Report the first out-of-range address of a gather or a scatter as an
+  /// error on its op (lane, address, extent). Off, such accesses are
+  /// dropped (a gather reads zero), as every backend does.
+  bool checkBounds = false;
 };
 
 /// Evaluates `graph` with `args` bound to its arguments, in order. Arguments
