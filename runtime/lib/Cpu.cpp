@@ -436,18 +436,6 @@ Status checkFormat(const KernelDesc &d) {
 // Devices
 //===----------------------------------------------------------------------===//
 
-/// "upload: 16 bytes at offset 60 do not fit in a buffer of 64 bytes".
-Status rangeError(const char *op, size_t bytes, size_t offset, size_t size) {
-  return Status::error(std::string(op) + ": " + std::to_string(bytes) +
-                       " bytes at offset " + std::to_string(offset) +
-                       " do not fit in a buffer of " + std::to_string(size) +
-                       " bytes");
-}
-
-bool fits(size_t bytes, size_t offset, size_t size) {
-  return offset <= size && bytes <= size - offset;
-}
-
 /// Buffers from this size on are mmap'ed: page-aligned and zero-filled by
 /// the kernel as they are first touched.
 constexpr size_t kMmapBytes = 1 << 20;
@@ -494,12 +482,9 @@ public:
     CpuBuffer *b = own(dst);
     if (!b)
       return notOurs("upload");
-    if (!fits(bytes, offset, b->bytes))
-      return rangeError("upload", bytes, offset, b->bytes);
-    if (!bytes)
-      return Status();
-    if (!src)
-      return Status::error("upload: null source");
+    if (Status s = checkTransfer("upload", src, bytes, offset, b->bytes);
+        !s || !bytes)
+      return s;
     std::memcpy(b->data + offset, src, bytes);
     return Status();
   }
@@ -509,12 +494,9 @@ public:
     CpuBuffer *b = own(src);
     if (!b)
       return notOurs("download");
-    if (!fits(bytes, offset, b->bytes))
-      return rangeError("download", bytes, offset, b->bytes);
-    if (!bytes)
-      return Status();
-    if (!dst)
-      return Status::error("download: null destination");
+    if (Status s = checkTransfer("download", dst, bytes, offset, b->bytes);
+        !s || !bytes)
+      return s;
     std::memcpy(dst, b->data + offset, bytes);
     return Status();
   }

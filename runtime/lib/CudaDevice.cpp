@@ -243,19 +243,6 @@ CudaContext::~CudaContext() {
 // Devices
 //===----------------------------------------------------------------------===//
 
-/// "upload: 16 bytes at offset 60 do not fit in a buffer of 64 bytes".
-static Status rangeError(const char *op, size_t bytes, size_t offset,
-                         size_t size) {
-  return Status::error(std::string(op) + ": " + std::to_string(bytes) +
-                       " bytes at offset " + std::to_string(offset) +
-                       " do not fit in a buffer of " + std::to_string(size) +
-                       " bytes");
-}
-
-static bool fits(size_t bytes, size_t offset, size_t size) {
-  return offset <= size && bytes <= size - offset;
-}
-
 namespace {
 
 class CudaDevice final : public Device {
@@ -284,12 +271,9 @@ public:
     CudaBuffer *b = own(dst);
     if (!b)
       return notOurs("upload");
-    if (!fits(bytes, offset, b->bytes))
-      return rangeError("upload", bytes, offset, b->bytes);
-    if (!bytes)
-      return Status();
-    if (!src)
-      return Status::error("upload: null source");
+    if (Status s = checkTransfer("upload", src, bytes, offset, b->bytes);
+        !s || !bytes)
+      return s;
     ContextScope scope(*ctx);
     if (!scope.status())
       return scope.status();
@@ -305,12 +289,9 @@ public:
     CudaBuffer *b = own(src);
     if (!b)
       return notOurs("download");
-    if (!fits(bytes, offset, b->bytes))
-      return rangeError("download", bytes, offset, b->bytes);
-    if (!bytes)
-      return Status();
-    if (!dst)
-      return Status::error("download: null destination");
+    if (Status s = checkTransfer("download", dst, bytes, offset, b->bytes);
+        !s || !bytes)
+      return s;
     ContextScope scope(*ctx);
     if (!scope.status())
       return scope.status();

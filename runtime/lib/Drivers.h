@@ -35,6 +35,20 @@ CpuFeatureState hostCpuFeature(const std::string &name);
 /// else "" (no cache).
 std::string effectiveCacheDir(const DeviceOptions &opts);
 
+/// True when `bytes` at `offset` lie inside a buffer of `size` bytes
+/// (without overflowing).
+inline bool rangeFits(size_t bytes, size_t offset, size_t size) {
+  return offset <= size && bytes <= size - offset;
+}
+/// "upload: 16 bytes at offset 60 do not fit in a buffer of 64 bytes".
+Status rangeError(const char *op, size_t bytes, size_t offset, size_t size);
+/// Checks an upload or download (`op`) of `bytes` at `offset` of a buffer
+/// of `size` bytes from or to `host`: the range first, then (when there is
+/// anything to copy) the host pointer ("upload: null source", "download:
+/// null destination").
+Status checkTransfer(const char *op, const void *host, size_t bytes,
+                     size_t offset, size_t size);
+
 /// Where the CUDA driver keeps the cubin JIT-compiled from `ptx` for the
 /// device `cacheId`: "<dir>/<kernelCacheKey(ptx, cacheId)>.cubin" (a trailing
 /// '/' on `dir` is not doubled).

@@ -70,6 +70,25 @@ Result<std::unique_ptr<Device>> openDevice(Backend b,
   return Status::error("unknown backend");
 }
 
+Status detail::rangeError(const char *op, size_t bytes, size_t offset,
+                          size_t size) {
+  return Status::error(std::string(op) + ": " + std::to_string(bytes) +
+                       " bytes at offset " + std::to_string(offset) +
+                       " do not fit in a buffer of " + std::to_string(size) +
+                       " bytes");
+}
+
+Status detail::checkTransfer(const char *op, const void *host, size_t bytes,
+                             size_t offset, size_t size) {
+  if (!rangeFits(bytes, offset, size))
+    return rangeError(op, bytes, offset, size);
+  if (bytes && !host)
+    return Status::error(std::string(op) + ": null " +
+                         (std::string(op) == "upload" ? "source"
+                                                      : "destination"));
+  return Status();
+}
+
 uint64_t validationMessageCount() {
   return detail::vulkanValidationMessageCount();
 }

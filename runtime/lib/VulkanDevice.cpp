@@ -113,7 +113,7 @@ static bool hasComputeEntryPoint(const std::vector<uint32_t> &words,
 /// "offset 8 + 16 bytes exceed the 20-byte buffer" or an empty string.
 static std::string checkRange(const char *what, size_t offset, size_t bytes,
                               size_t size) {
-  if (offset <= size && bytes <= size - offset)
+  if (rangeFits(bytes, offset, size))
     return {};
   return std::string(what) + ": offset " + std::to_string(offset) + " + " +
          std::to_string(bytes) + " bytes exceed the " + std::to_string(size) +
