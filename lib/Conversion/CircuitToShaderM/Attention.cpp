@@ -16,70 +16,120 @@ namespace hesper::lowering {
 /// interpreter walks the positions in tiles of the same size.
 static constexpr int64_t kAttentionTile = 64;
 
+namespace {
+/// f32 arithmetic with Exp ops at one location.
+struct FloatMath {
+  OpBuilder &b;
+  Location loc;
+  Value c(double v) {
+    return ex::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+  }
+  Value max(Value x, Value y) { return ex::MaxOp::create(b, loc, x, y); }
+  Value add(Value x, Value y) { return ex::AddOp::create(b, loc, x, y); }
+  Value sub(Value x, Value y) { return ex::SubOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return ex::MulOp::create(b, loc, x, y); }
+  Value exp(Value x) { return ex::ExpOp::create(b, loc, x); }
+};
+} // namespace
+
+GraphLowering::AttentionFrame
+GraphLowering::beginAttention(cir::AttentionOp op, KernelState &ks,
+                              int64_t lanes) {
+  AttentionFrame f;
+  f.dim = op.getHeadDim();
+  f.heads = op.getHeads();
+  f.rowStride = op.getKvHeads() * f.dim;
+  f.positions = numElements(op.getKCache().getType()) / f.rowStride;
+  f.scale = op.getScale().convertToFloat();
+  for (Value input : {op.getQ(), op.getKCache(), op.getVCache(), op.getPos()})
+    bind(ks, input, false);
+  allocFor(op.getResult());
+  bind(ks, op.getResult(), true);
+  createKernel(ks, op, lanes);
+  f.q = arg(ks, op.getQ());
+  f.kCache = arg(ks, op.getKCache());
+  f.vCache = arg(ks, op.getVCache());
+  f.pos = arg(ks, op.getPos());
+  f.out = arg(ks, op.getResult());
+  return f;
+}
+
+void GraphLowering::locateAttentionRow(AttentionFrame &f, int64_t group,
+                                       Location loc) {
+  IndexMath im(b, loc);
+  Value head = sm::WorkgroupIdOp::create(b, loc, b.getIndexType(), sm::Dim::x);
+  Value qRow = sm::WorkgroupIdOp::create(b, loc, b.getIndexType(), sm::Dim::y);
+  f.qBase = im.mul(im.add(im.mul(qRow, im.c(f.heads)), head), im.c(f.dim));
+  f.kvBase = im.mul(im.div(head, group), im.c(f.dim));
+  // The last position read: pos + row, clamped to the cache.
+  Value pos = loadElement(f.pos, im.c(0), loc);
+  pos = arith::AddIOp::create(b, loc, pos,
+                              arith::IndexCastOp::create(
+                                  b, loc, b.getI32Type(), qRow));
+  Value i32Zero = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0);
+  Value i32Last =
+      arith::ConstantIntOp::create(b, loc, b.getI32Type(), f.positions - 1);
+  pos = arith::MaxSIOp::create(b, loc, pos, i32Zero);
+  pos = arith::MinSIOp::create(b, loc, pos, i32Last);
+  f.count = im.add(im.toIndex(pos), im.c(1));
+}
+
+Value GraphLowering::emitAttentionScore(const AttentionFrame &f,
+                                        Value position, Location loc) {
+  IndexMath im(b, loc);
+  FloatMath fm{b, loc};
+  Value kRow = im.add(im.mul(position, im.c(f.rowStride)), f.kvBase);
+  auto dot = scf::ForOp::create(b, loc, im.c(0), im.c(f.dim), im.c(1),
+                                ValueRange{fm.c(0.0)});
+  {
+    OpBuilder::InsertionGuard body(b);
+    b.setInsertionPointToStart(dot.getBody());
+    Value d = dot.getInductionVar();
+    Value qv = loadElement(f.q, im.add(f.qBase, d), loc);
+    Value kv = loadElement(f.kCache, im.add(kRow, d), loc);
+    scf::YieldOp::create(b, loc,
+                         fm.add(dot.getRegionIterArgs()[0], fm.mul(qv, kv)));
+  }
+  return fm.mul(dot.getResult(0), fm.c(f.scale));
+}
+
 /// One workgroup per query head. Each tile of positions: every lane scores
 /// one position (a dot product over the head dimension) into shared
 /// memory; after a barrier every lane reads the tile's scores in index
 /// order to update the running maximum and sum (the same values in every
 /// lane), rescales its accumulators and adds the tile's weighted V rows for
 /// the dimensions it owns (d = lane, lane + 64, ...). Only positions up to
-/// `pos` are read.
+/// `pos` are read. With one lane (the CPU target) see
+/// emitAttentionSingleLane.
 LogicalResult GraphLowering::lowerAttention(cir::AttentionOp op) {
   Location loc = op.getLoc();
   const int64_t heads = op.getHeads(), dim = op.getHeadDim(),
                 group = heads / op.getKvHeads();
-  const int64_t rowStride = op.getKvHeads() * dim;
-  const int64_t positions = numElements(op.getKCache().getType()) / rowStride;
-  const int64_t lanes = kAttentionTile;
-  const int64_t owned = ceilDiv(dim, lanes); // dimensions per lane
   const int64_t rows = numElements(op.getQ().getType()) / (heads * dim);
   if (failed(checkRows(op, heads, shape)) ||
       failed(checkRows(op, rows, shape)))
     return failure();
-  if (shape.singleLane)
-    return lowerAttentionSingleLane(op);
-
   KernelState ks;
-  for (Value input : {op.getQ(), op.getKCache(), op.getVCache(), op.getPos()})
-    bind(ks, input, false);
-  allocFor(op.getResult());
-  bind(ks, op.getResult(), true);
-  createKernel(ks, op, lanes);
-  IndexMath im(b, loc);
-  Type f32 = b.getF32Type();
-  auto constant = [&](double v) {
-    return ex::ConstantOp::create(b, loc, b.getF32FloatAttr(v)).getResult();
-  };
-  auto fmax = [&](Value x, Value y) {
-    return ex::MaxOp::create(b, loc, x, y).getResult();
-  };
-  auto fadd = [&](Value x, Value y) {
-    return ex::AddOp::create(b, loc, x, y).getResult();
-  };
-  auto fmul = [&](Value x, Value y) {
-    return ex::MulOp::create(b, loc, x, y).getResult();
-  };
-  auto fexp = [&](Value x) { return ex::ExpOp::create(b, loc, x).getResult(); };
-  Value q = arg(ks, op.getQ()), kCache = arg(ks, op.getKCache()),
-        vCache = arg(ks, op.getVCache()), out = arg(ks, op.getResult());
+  if (shape.singleLane) {
+    AttentionFrame f = beginAttention(op, ks, 1);
+    emitAttentionSingleLane(f, group, loc);
+    finishKernel(ks, {heads, rows, 1});
+    return success();
+  }
 
+  const int64_t lanes = kAttentionTile;
+  const int64_t owned = ceilDiv(dim, lanes); // dimensions per lane
+  AttentionFrame f = beginAttention(op, ks, lanes);
+  IndexMath im(b, loc);
+  FloatMath fm{b, loc};
+  Type f32 = b.getF32Type();
+  Value vCache = f.vCache, out = f.out;
   Value scores = sm::SharedAllocOp::create(
       b, loc, sm::SharedType::get(b.getContext(), lanes, f32));
   Value tid = sm::LocalIdOp::create(b, loc, b.getIndexType(), sm::Dim::x);
-  Value head = sm::WorkgroupIdOp::create(b, loc, b.getIndexType(), sm::Dim::x);
-  Value qRow = sm::WorkgroupIdOp::create(b, loc, b.getIndexType(), sm::Dim::y);
-  Value qBase = im.mul(im.add(im.mul(qRow, im.c(heads)), head), im.c(dim));
-  Value kvBase = im.mul(im.div(head, group), im.c(dim));
-  // The last position read: pos + row, clamped to the cache.
-  Value pos = loadElement(arg(ks, op.getPos()), im.c(0), loc);
-  pos = arith::AddIOp::create(b, loc, pos,
-                              arith::IndexCastOp::create(
-                                  b, loc, b.getI32Type(), qRow));
-  Value i32Zero = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0);
-  Value i32Last =
-      arith::ConstantIntOp::create(b, loc, b.getI32Type(), positions - 1);
-  pos = arith::MaxSIOp::create(b, loc, pos, i32Zero);
-  pos = arith::MinSIOp::create(b, loc, pos, i32Last);
-  Value count = im.add(im.toIndex(pos), im.c(1));
+  locateAttentionRow(f, group, loc);
+  Value qBase = f.qBase, kvBase = f.kvBase, count = f.count;
+  const int64_t rowStride = f.rowStride;
   // This lane's dimensions, clamped in range for the loads (the extra
   // lanes of a head dimension that is not a multiple of 64 compute a value
   // they never store).
@@ -88,10 +138,10 @@ LogicalResult GraphLowering::lowerAttention(cir::AttentionOp op) {
     dims.push_back(arith::MinUIOp::create(b, loc, im.add(tid, im.c(j * lanes)),
                                           im.c(dim - 1)));
 
-  Value lowest = constant(-std::numeric_limits<float>::max());
-  SmallVector<Value> init{lowest, constant(0.0)};
+  Value lowest = fm.c(-std::numeric_limits<float>::max());
+  SmallVector<Value> init{lowest, fm.c(0.0)};
   for (int64_t j = 0; j < owned; ++j)
-    init.push_back(constant(0.0));
+    init.push_back(fm.c(0.0));
   auto tiles = scf::ForOp::create(b, loc, im.c(0), count, im.c(lanes), init);
   {
     OpBuilder::InsertionGuard guard(b);
@@ -106,20 +156,7 @@ LogicalResult GraphLowering::lowerAttention(cir::AttentionOp op) {
     {
       OpBuilder::InsertionGuard inner(b);
       b.setInsertionPointToStart(scored.thenBlock());
-      Value kRow = im.add(im.mul(t, im.c(rowStride)), kvBase);
-      auto dot = scf::ForOp::create(b, loc, im.c(0), im.c(dim), im.c(1),
-                                    ValueRange{constant(0.0)});
-      {
-        OpBuilder::InsertionGuard body(b);
-        b.setInsertionPointToStart(dot.getBody());
-        Value d = dot.getInductionVar();
-        Value qv = loadElement(q, im.add(qBase, d), loc);
-        Value kv = loadElement(kCache, im.add(kRow, d), loc);
-        scf::YieldOp::create(
-            b, loc, fadd(dot.getRegionIterArgs()[0], fmul(qv, kv)));
-      }
-      Value scale = constant(op.getScale().convertToFloat());
-      scf::YieldOp::create(b, loc, fmul(dot.getResult(0), scale));
+      scf::YieldOp::create(b, loc, emitAttentionScore(f, t, loc));
       b.setInsertionPointToStart(scored.elseBlock());
       scf::YieldOp::create(b, loc, lowest);
     }
@@ -136,15 +173,15 @@ LogicalResult GraphLowering::lowerAttention(cir::AttentionOp op) {
       b.setInsertionPointToStart(maxLoop.getBody());
       Value s = sm::LoadOp::create(b, loc, f32, scores,
                                    maxLoop.getInductionVar());
-      scf::YieldOp::create(b, loc, fmax(maxLoop.getRegionIterArgs()[0], s));
+      scf::YieldOp::create(b, loc, fm.max(maxLoop.getRegionIterArgs()[0], s));
     }
     Value tileMax = guardZeroTrip(b, maxLoop)[0];
-    Value mNew = fmax(carried[0], tileMax);
-    Value correction = fexp(ex::SubOp::create(b, loc, carried[0], mNew));
+    Value mNew = fm.max(carried[0], tileMax);
+    Value correction = fm.exp(fm.sub(carried[0], mNew));
 
-    SmallVector<Value> sums{constant(0.0)};
+    SmallVector<Value> sums{fm.c(0.0)};
     for (int64_t j = 0; j < owned; ++j)
-      sums.push_back(fmul(carried[2 + j], correction));
+      sums.push_back(fm.mul(carried[2 + j], correction));
     auto accLoop = scf::ForOp::create(b, loc, im.c(0), n, im.c(1), sums);
     {
       OpBuilder::InsertionGuard body(b);
@@ -152,12 +189,12 @@ LogicalResult GraphLowering::lowerAttention(cir::AttentionOp op) {
       Value i = accLoop.getInductionVar();
       ValueRange acc = accLoop.getRegionIterArgs();
       Value s = sm::LoadOp::create(b, loc, f32, scores, i);
-      Value p = fexp(ex::SubOp::create(b, loc, s, mNew));
-      SmallVector<Value> next{fadd(acc[0], p)};
+      Value p = fm.exp(fm.sub(s, mNew));
+      SmallVector<Value> next{fm.add(acc[0], p)};
       Value vRow = im.add(im.mul(im.add(tile, i), im.c(rowStride)), kvBase);
       for (int64_t j = 0; j < owned; ++j) {
         Value v = loadElement(vCache, im.add(vRow, dims[j]), loc);
-        next.push_back(fadd(acc[1 + j], fmul(p, v)));
+        next.push_back(fm.add(acc[1 + j], fm.mul(p, v)));
       }
       scf::YieldOp::create(b, loc, next);
     }
@@ -166,7 +203,7 @@ LogicalResult GraphLowering::lowerAttention(cir::AttentionOp op) {
     // them.
     sm::BarrierOp::create(b, loc);
     SmallVector<Value> yielded{
-        mNew, fadd(fmul(carried[1], correction), accumulated[0])};
+        mNew, fm.add(fm.mul(carried[1], correction), accumulated[0])};
     for (int64_t j = 0; j < owned; ++j)
       yielded.push_back(accumulated[1 + j]);
     scf::YieldOp::create(b, loc, yielded);
@@ -194,35 +231,13 @@ LogicalResult GraphLowering::lowerAttention(cir::AttentionOp op) {
 /// into scratch, take their maximum, rescale the accumulators once, then
 /// add each position's weighted V row. Every inner loop runs over the head
 /// dimension, which the CPU code generator vectorizes.
-LogicalResult GraphLowering::lowerAttentionSingleLane(cir::AttentionOp op) {
-  Location loc = op.getLoc();
-  const int64_t heads = op.getHeads(), dim = op.getHeadDim(),
-                group = heads / op.getKvHeads();
-  const int64_t rowStride = op.getKvHeads() * dim;
-  const int64_t positions = numElements(op.getKCache().getType()) / rowStride;
-  const int64_t rows = numElements(op.getQ().getType()) / (heads * dim);
-
-  KernelState ks;
-  for (Value input : {op.getQ(), op.getKCache(), op.getVCache(), op.getPos()})
-    bind(ks, input, false);
-  allocFor(op.getResult());
-  bind(ks, op.getResult(), true);
-  createKernel(ks, op, 1);
+void GraphLowering::emitAttentionSingleLane(AttentionFrame &f, int64_t group,
+                                            Location loc) {
   IndexMath im(b, loc);
+  FloatMath fm{b, loc};
   Type f32 = b.getF32Type();
-  auto constant = [&](double v) {
-    return ex::ConstantOp::create(b, loc, b.getF32FloatAttr(v)).getResult();
-  };
-  auto fmax = [&](Value x, Value y) {
-    return ex::MaxOp::create(b, loc, x, y).getResult();
-  };
-  auto fadd = [&](Value x, Value y) {
-    return ex::AddOp::create(b, loc, x, y).getResult();
-  };
-  auto fmul = [&](Value x, Value y) {
-    return ex::MulOp::create(b, loc, x, y).getResult();
-  };
-  auto fexp = [&](Value x) { return ex::ExpOp::create(b, loc, x).getResult(); };
+  const int64_t dim = f.dim, rowStride = f.rowStride;
+  Value vCache = f.vCache, out = f.out;
   // `body(i)` for i in [0, n), with no carried values.
   auto forEach = [&](Value n, llvm::function_ref<void(Value)> body) {
     auto loop = scf::ForOp::create(b, loc, im.c(0), n, im.c(1));
@@ -230,32 +245,18 @@ LogicalResult GraphLowering::lowerAttentionSingleLane(cir::AttentionOp op) {
     b.setInsertionPointToStart(loop.getBody());
     body(loop.getInductionVar());
   };
-  Value q = arg(ks, op.getQ()), kCache = arg(ks, op.getKCache()),
-        vCache = arg(ks, op.getVCache()), out = arg(ks, op.getResult());
   Value scores = sm::SharedAllocOp::create(
       b, loc, sm::SharedType::get(b.getContext(), kAttentionTile, f32));
   Value acc = sm::SharedAllocOp::create(
       b, loc, sm::SharedType::get(b.getContext(), dim, f32));
-
-  Value head = sm::WorkgroupIdOp::create(b, loc, b.getIndexType(), sm::Dim::x);
-  Value qRow = sm::WorkgroupIdOp::create(b, loc, b.getIndexType(), sm::Dim::y);
-  Value qBase = im.mul(im.add(im.mul(qRow, im.c(heads)), head), im.c(dim));
-  Value kvBase = im.mul(im.div(head, group), im.c(dim));
-  Value pos = loadElement(arg(ks, op.getPos()), im.c(0), loc);
-  pos = arith::AddIOp::create(
-      b, loc, pos, arith::IndexCastOp::create(b, loc, b.getI32Type(), qRow));
-  pos = arith::MaxSIOp::create(
-      b, loc, pos, arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0));
-  pos = arith::MinSIOp::create(
-      b, loc, pos,
-      arith::ConstantIntOp::create(b, loc, b.getI32Type(), positions - 1));
-  Value count = im.add(im.toIndex(pos), im.c(1));
+  locateAttentionRow(f, group, loc);
+  Value qBase = f.qBase, kvBase = f.kvBase, count = f.count;
   forEach(im.c(dim),
-          [&](Value d) { sm::StoreOp::create(b, loc, constant(0.0), acc, d); });
+          [&](Value d) { sm::StoreOp::create(b, loc, fm.c(0.0), acc, d); });
 
-  Value lowest = constant(-std::numeric_limits<float>::max());
+  Value lowest = fm.c(-std::numeric_limits<float>::max());
   auto tiles = scf::ForOp::create(b, loc, im.c(0), count, im.c(kAttentionTile),
-                                  ValueRange{lowest, constant(0.0)});
+                                  ValueRange{lowest, fm.c(0.0)});
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(tiles.getBody());
@@ -263,7 +264,6 @@ LogicalResult GraphLowering::lowerAttentionSingleLane(cir::AttentionOp op) {
     Value m = tiles.getRegionIterArgs()[0], l = tiles.getRegionIterArgs()[1];
     Value n = arith::MinUIOp::create(b, loc, im.c(kAttentionTile),
                                      arith::SubIOp::create(b, loc, count, tile));
-    Value scale = constant(op.getScale().convertToFloat());
     // Scores of the tile's positions, and their maximum.
     auto scoreLoop =
         scf::ForOp::create(b, loc, im.c(0), n, im.c(1), ValueRange{lowest});
@@ -271,47 +271,35 @@ LogicalResult GraphLowering::lowerAttentionSingleLane(cir::AttentionOp op) {
       OpBuilder::InsertionGuard body(b);
       b.setInsertionPointToStart(scoreLoop.getBody());
       Value i = scoreLoop.getInductionVar();
-      Value kRow = im.add(im.mul(im.add(tile, i), im.c(rowStride)), kvBase);
-      auto dot = scf::ForOp::create(b, loc, im.c(0), im.c(dim), im.c(1),
-                                    ValueRange{constant(0.0)});
-      {
-        OpBuilder::InsertionGuard inner(b);
-        b.setInsertionPointToStart(dot.getBody());
-        Value d = dot.getInductionVar();
-        Value qv = loadElement(q, im.add(qBase, d), loc);
-        Value kv = loadElement(kCache, im.add(kRow, d), loc);
-        scf::YieldOp::create(
-            b, loc, fadd(dot.getRegionIterArgs()[0], fmul(qv, kv)));
-      }
-      Value s = fmul(dot.getResult(0), scale);
+      Value s = emitAttentionScore(f, im.add(tile, i), loc);
       sm::StoreOp::create(b, loc, s, scores, i);
-      scf::YieldOp::create(b, loc, fmax(scoreLoop.getRegionIterArgs()[0], s));
+      scf::YieldOp::create(b, loc, fm.max(scoreLoop.getRegionIterArgs()[0], s));
     }
-    Value mNew = fmax(m, guardZeroTrip(b, scoreLoop)[0]);
-    Value correction = fexp(ex::SubOp::create(b, loc, m, mNew));
+    Value mNew = fm.max(m, guardZeroTrip(b, scoreLoop)[0]);
+    Value correction = fm.exp(fm.sub(m, mNew));
     forEach(im.c(dim), [&](Value d) {
       Value a = sm::LoadOp::create(b, loc, f32, acc, d);
-      sm::StoreOp::create(b, loc, fmul(a, correction), acc, d);
+      sm::StoreOp::create(b, loc, fm.mul(a, correction), acc, d);
     });
     auto weighLoop =
-        scf::ForOp::create(b, loc, im.c(0), n, im.c(1), ValueRange{constant(0.0)});
+        scf::ForOp::create(b, loc, im.c(0), n, im.c(1), ValueRange{fm.c(0.0)});
     {
       OpBuilder::InsertionGuard body(b);
       b.setInsertionPointToStart(weighLoop.getBody());
       Value i = weighLoop.getInductionVar();
       Value s = sm::LoadOp::create(b, loc, f32, scores, i);
-      Value p = fexp(ex::SubOp::create(b, loc, s, mNew));
+      Value p = fm.exp(fm.sub(s, mNew));
       Value vRow = im.add(im.mul(im.add(tile, i), im.c(rowStride)), kvBase);
       forEach(im.c(dim), [&](Value d) {
         Value a = sm::LoadOp::create(b, loc, f32, acc, d);
         Value v = loadElement(vCache, im.add(vRow, d), loc);
-        sm::StoreOp::create(b, loc, fadd(a, fmul(p, v)), acc, d);
+        sm::StoreOp::create(b, loc, fm.add(a, fm.mul(p, v)), acc, d);
       });
-      scf::YieldOp::create(b, loc, fadd(weighLoop.getRegionIterArgs()[0], p));
+      scf::YieldOp::create(b, loc, fm.add(weighLoop.getRegionIterArgs()[0], p));
     }
     Value tileSum = guardZeroTrip(b, weighLoop)[0];
     scf::YieldOp::create(b, loc,
-                         ValueRange{mNew, fadd(fmul(l, correction), tileSum)});
+                         ValueRange{mNew, fm.add(fm.mul(l, correction), tileSum)});
   }
   Value total = guardZeroTrip(b, tiles)[1];
   forEach(im.c(dim), [&](Value d) {
@@ -319,8 +307,6 @@ LogicalResult GraphLowering::lowerAttentionSingleLane(cir::AttentionOp op) {
     sm::StoreOp::create(b, loc, ex::DivOp::create(b, loc, a, total), out,
                         im.add(qBase, d));
   });
-  finishKernel(ks, {heads, rows, 1});
-  return success();
 }
 
 } // namespace hesper::lowering

@@ -309,8 +309,28 @@ private:
                             Region *epilogue, Value dest);
   LogicalResult lowerQuantize(cir::QuantizeOp op);
   LogicalResult lowerAttention(cir::AttentionOp op);
-  /// circuit.attention with one lane per workgroup (the CPU target).
-  LogicalResult lowerAttentionSingleLane(cir::AttentionOp op);
+  /// What both attention kernels work with: the op's sizes, the kernel's
+  /// buffers, and (after locateAttentionRow) where the workgroup's query
+  /// head and KV head start and how many positions it reads.
+  struct AttentionFrame {
+    int64_t dim = 0, heads = 0, rowStride = 0, positions = 0;
+    float scale = 0;
+    Value q, kCache, vCache, pos, out;
+    Value qBase, kvBase, count;
+  };
+  /// Binds the op's buffers and creates its kernel of `lanes` lanes.
+  AttentionFrame beginAttention(cir::AttentionOp op, KernelState &ks,
+                                int64_t lanes);
+  /// The workgroup's head (grid x) and query row (grid y): fills qBase,
+  /// kvBase and count (pos + row + 1, clamped to the cache).
+  void locateAttentionRow(AttentionFrame &f, int64_t group, Location loc);
+  /// scale * (q . k[position]) of the workgroup's head.
+  Value emitAttentionScore(const AttentionFrame &f, Value position,
+                           Location loc);
+  /// The body of circuit.attention with one lane per workgroup (the CPU
+  /// target).
+  void emitAttentionSingleLane(AttentionFrame &f, int64_t group,
+                               Location loc);
   /// Checks that rows of `rowLength` values quantized to `resultType` can be
   /// written by one workgroup each (whole words, fits in shared memory).
   LogicalResult checkQuantizedRows(Operation *op, RankedTensorType resultType,
