@@ -70,6 +70,49 @@ struct BlockMath {
     return arith::ConstantOp::create(
         b, loc, DenseElementsAttr::get(type, b.getI32IntegerAttr(v)));
   }
+  /// Eight 32-bit words of `buffer` from word `word` on.
+  Value words(Value buffer, Value word) {
+    return sm::LoadOp::create(b, loc, VectorType::get({8}, b.getI32Type()),
+                              buffer, word);
+  }
+  /// The 32 bytes that start two bytes into `low`'s first word: the high
+  /// halves of `low`'s words joined with the low halves of `high`'s (the
+  /// eight words one further on).
+  Value bytesAfterHalfWord(Value low, Value high) {
+    return bytes(arith::OrIOp::create(
+        b, loc, arith::ShRUIOp::create(b, loc, low, i32Splat(16)),
+        arith::ShLIOp::create(b, loc, high, i32Splat(16))));
+  }
+  /// 32 consecutive f32 values of `x` from element `at` on.
+  Value x32(Value x, Value at) {
+    return sm::LoadOp::create(b, loc, f32s(), x, at);
+  }
+  /// acc + w * x.
+  Value multiplyAdd(Value acc, Value w, Value x) {
+    return add(acc, mul(w, x));
+  }
+  /// A loop over `count` units carrying one vector<32xf32> sum per x row,
+  /// from zero; the builder is left inside (the caller keeps an
+  /// InsertionGuard).
+  scf::ForOp beginRows(int64_t count, size_t rows) {
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    Value end = arith::ConstantIndexOp::create(b, loc, count);
+    auto loop = scf::ForOp::create(b, loc, zero, end, one,
+                                   SmallVector<Value>(rows, zeros()));
+    b.setInsertionPointToStart(loop.getBody());
+    return loop;
+  }
+  /// Yields the next sums and returns each row's total, the lanes of its
+  /// vector added once.
+  SmallVector<Value> finishRows(scf::ForOp loop, ValueRange next) {
+    scf::YieldOp::create(b, loc, next);
+    b.setInsertionPointAfter(loop);
+    SmallVector<Value> dots;
+    for (Value sums : loop.getResults())
+      dots.push_back(sum(sums));
+    return dots;
+  }
 };
 } // namespace
 
@@ -82,25 +125,17 @@ SmallVector<Value> GraphLowering::emitQ8_0DotVector(const DotOperands &d) {
   Location loc = d.loc;
   IndexMath im(b, loc);
   BlockMath vm{b, loc};
-  auto words8 = VectorType::get({8}, b.getI32Type());
-  auto xs = VectorType::get({BlockMath::kWidth}, b.getF32Type());
   int64_t pairs = d.k / 64;
   const size_t rows = d.xRows.size();
   Value rowWord = im.mul(d.n, im.c(pairs * 17));
   OpBuilder::InsertionGuard guard(b);
-  auto loop = scf::ForOp::create(b, loc, im.c(0), im.c(pairs), im.c(1),
-                                 SmallVector<Value>(rows, vm.zeros()));
-  b.setInsertionPointToStart(loop.getBody());
+  scf::ForOp loop = vm.beginRows(pairs, rows);
   Value pair = loop.getInductionVar();
   Value base = im.add(rowWord, im.mul(pair, im.c(17)));
-  auto load8 = [&](int64_t word) -> Value {
-    return sm::LoadOp::create(b, loc, words8, d.w, im.add(base, im.c(word)));
+  auto load8 = [&](int64_t word) {
+    return vm.words(d.w, im.add(base, im.c(word)));
   };
-  Value first = load8(0), second = load8(1);
-  Value valuesA = arith::OrIOp::create(
-      b, loc, arith::ShRUIOp::create(b, loc, first, vm.i32Splat(16)),
-      arith::ShLIOp::create(b, loc, second, vm.i32Splat(16)));
-  Value qA = vm.signedToF32(vm.bytes(valuesA));
+  Value qA = vm.signedToF32(vm.bytesAfterHalfWord(load8(0), load8(1)));
   Value qB = vm.signedToF32(vm.bytes(load8(9)));
   Value scaleA = ex::UnpackF16x2Op::create(
       b, loc, b.getF32Type(),
@@ -115,16 +150,10 @@ SmallVector<Value> GraphLowering::emitQ8_0DotVector(const DotOperands &d) {
   SmallVector<Value> acc(loop.getRegionIterArgs());
   for (size_t r = 0; r < rows; ++r) {
     Value at = im.add(d.xRows[r], im.mul(pair, im.c(64)));
-    Value xA = sm::LoadOp::create(b, loc, xs, d.x, at);
-    Value xB = sm::LoadOp::create(b, loc, xs, d.x, im.add(at, im.c(32)));
-    acc[r] = vm.add(vm.add(acc[r], vm.mul(wA, xA)), vm.mul(wB, xB));
+    acc[r] = vm.multiplyAdd(vm.multiplyAdd(acc[r], wA, vm.x32(d.x, at)), wB,
+                            vm.x32(d.x, im.add(at, im.c(32))));
   }
-  scf::YieldOp::create(b, loc, acc);
-  b.setInsertionPointAfter(loop);
-  SmallVector<Value> dots;
-  for (size_t r = 0; r < rows; ++r)
-    dots.push_back(vm.sum(loop.getResult(r)));
-  return dots;
+  return vm.finishRows(loop, acc);
 }
 
 SmallVector<Value> GraphLowering::emitQ4_KDotVector(const DotOperands &d) {
@@ -138,15 +167,11 @@ SmallVector<Value> GraphLowering::emitQ4_KDotVector(const DotOperands &d) {
   IndexMath im(b, loc);
   WordMath wm(b, loc);
   BlockMath vm{b, loc};
-  auto words8 = VectorType::get({8}, b.getI32Type());
-  auto xs = VectorType::get({BlockMath::kWidth}, b.getF32Type());
   int64_t blocks = d.k / kValues;
   const size_t rows = d.xRows.size();
   Value rowBlocks = im.mul(d.n, im.c(blocks));
   OpBuilder::InsertionGuard guard(b);
-  auto loop = scf::ForOp::create(b, loc, im.c(0), im.c(blocks), im.c(1),
-                                 SmallVector<Value>(rows, vm.zeros()));
-  b.setInsertionPointToStart(loop.getBody());
+  scf::ForOp loop = vm.beginRows(blocks, rows);
   Value blk = loop.getInductionVar();
   Value blockWord = im.mul(im.add(rowBlocks, blk), im.c(kWords));
   Value head = sm::LoadOp::create(b, loc, b.getI32Type(), d.w, blockWord);
@@ -158,8 +183,8 @@ SmallVector<Value> GraphLowering::emitQ4_KDotVector(const DotOperands &d) {
   };
   SmallVector<Value> acc(loop.getRegionIterArgs());
   for (int64_t c = 0; c < 4; ++c) {
-    Value quants = vm.bytes(sm::LoadOp::create(
-        b, loc, words8, d.w, im.add(blockWord, im.c(4 + 8 * c))));
+    Value quants =
+        vm.bytes(vm.words(d.w, im.add(blockWord, im.c(4 + 8 * c))));
     Value qLo = vm.unsignedToF32(
         arith::AndIOp::create(b, loc, quants, vm.i8Splat(0xf)));
     Value qHi = vm.unsignedToF32(
@@ -177,17 +202,11 @@ SmallVector<Value> GraphLowering::emitQ4_KDotVector(const DotOperands &d) {
     for (size_t r = 0; r < rows; ++r) {
       Value at = im.add(im.add(d.xRows[r], im.mul(blk, im.c(kValues))),
                         im.c(64 * c));
-      Value xLo = sm::LoadOp::create(b, loc, xs, d.x, at);
-      Value xHi = sm::LoadOp::create(b, loc, xs, d.x, im.add(at, im.c(32)));
-      acc[r] = vm.add(vm.add(acc[r], vm.mul(wLo, xLo)), vm.mul(wHi, xHi));
+      acc[r] = vm.multiplyAdd(vm.multiplyAdd(acc[r], wLo, vm.x32(d.x, at)),
+                              wHi, vm.x32(d.x, im.add(at, im.c(32))));
     }
   }
-  scf::YieldOp::create(b, loc, acc);
-  b.setInsertionPointAfter(loop);
-  SmallVector<Value> dots;
-  for (size_t r = 0; r < rows; ++r)
-    dots.push_back(vm.sum(loop.getResult(r)));
-  return dots;
+  return vm.finishRows(loop, acc);
 }
 
 SmallVector<Value> GraphLowering::emitQ6_KDotVector(const DotOperands &d) {
@@ -202,8 +221,6 @@ SmallVector<Value> GraphLowering::emitQ6_KDotVector(const DotOperands &d) {
   IndexMath im(b, loc);
   WordMath wm(b, loc);
   BlockMath vm{b, loc};
-  auto words8 = VectorType::get({8}, b.getI32Type());
-  auto xs = VectorType::get({BlockMath::kWidth}, b.getF32Type());
   int64_t pairs = d.k / 512;
   const size_t rows = d.xRows.size();
   Value rowWord = im.mul(d.n, im.c(pairs * 105));
@@ -216,9 +233,7 @@ SmallVector<Value> GraphLowering::emitQ6_KDotVector(const DotOperands &d) {
                                              b.getI1Type()),
                              ArrayRef<bool>(firstHalf)));
   OpBuilder::InsertionGuard guard(b);
-  auto loop = scf::ForOp::create(b, loc, im.c(0), im.c(pairs), im.c(1),
-                                 SmallVector<Value>(rows, vm.zeros()));
-  b.setInsertionPointToStart(loop.getBody());
+  scf::ForOp loop = vm.beginRows(pairs, rows);
   Value pair = loop.getInductionVar();
   Value pairWord = im.add(rowWord, im.mul(pair, im.c(105)));
   SmallVector<Value> acc(loop.getRegionIterArgs());
@@ -230,14 +245,10 @@ SmallVector<Value> GraphLowering::emitQ6_KDotVector(const DotOperands &d) {
     auto load32 = [&](int64_t offset) -> Value {
       int64_t at = start + offset;
       Value word = im.add(pairWord, im.c(at / 4));
-      Value low = sm::LoadOp::create(b, loc, words8, d.w, word);
+      Value low = vm.words(d.w, word);
       if (at % 4 == 0)
         return vm.bytes(low);
-      Value high =
-          sm::LoadOp::create(b, loc, words8, d.w, im.add(word, im.c(1)));
-      return vm.bytes(arith::OrIOp::create(
-          b, loc, arith::ShRUIOp::create(b, loc, low, vm.i32Splat(16)),
-          arith::ShLIOp::create(b, loc, high, vm.i32Splat(16))));
+      return vm.bytesAfterHalfWord(low, vm.words(d.w, im.add(word, im.c(1))));
     };
     Value superScale = loadHalf(b, loc, d.w, im.add(blockByte, im.c(208)));
     auto scaleOf = [&](int64_t i) -> Value {
@@ -270,18 +281,12 @@ SmallVector<Value> GraphLowering::emitQ6_KDotVector(const DotOperands &d) {
           Value at = im.add(
               im.add(d.xRows[row], im.mul(pair, im.c(512))),
               im.c(256 * blockInPair + 128 * h + 32 * r));
-          Value x = sm::LoadOp::create(b, loc, xs, d.x, at);
-          acc[row] = vm.add(acc[row], vm.mul(weights, x));
+          acc[row] = vm.multiplyAdd(acc[row], weights, vm.x32(d.x, at));
         }
       }
     }
   }
-  scf::YieldOp::create(b, loc, acc);
-  b.setInsertionPointAfter(loop);
-  SmallVector<Value> dots;
-  for (size_t row = 0; row < rows; ++row)
-    dots.push_back(vm.sum(loop.getResult(row)));
-  return dots;
+  return vm.finishRows(loop, acc);
 }
 
 } // namespace hesper::lowering
