@@ -27,6 +27,16 @@ FailureOr<TargetBinary> Target::extractBinary(ModuleOp lowered) const {
   StringRef bytes = object.getObject().getValue();
   TargetBinary binary;
   binary.bytes.assign(bytes.begin(), bytes.end());
+  // The format the serializer recorded with the object, else the target's.
+  DictionaryAttr properties = object.getProperties();
+  if (auto format = properties ? properties.getAs<StringAttr>("format")
+                               : StringAttr())
+    binary.format = format.str();
+  else
+    binary.format = binaryFormat().str();
+  if (binary.format.empty() && !binary.bytes.empty())
+    return bin.emitOpError("has no `format` property, and the target names "
+                           "no format of its own");
   return binary;
 }
 

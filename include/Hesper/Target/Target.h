@@ -59,10 +59,14 @@ public:
   /// and serialized kernels.
   virtual void buildPipeline(mlir::OpPassManager &pm,
                              const TargetPipelineOptions &options) const = 0;
-  /// The serialized kernels of a module the pipeline lowered (by default
-  /// the first object of its gpu.binary).
+  /// The serialized kernels of a module the pipeline lowered: the first
+  /// object of its gpu.binary, in the format its `format` property names,
+  /// else binaryFormat().
   virtual mlir::FailureOr<TargetBinary>
   extractBinary(mlir::ModuleOp lowered) const;
+  /// The format of this target's binaries when the object does not record
+  /// one ("spirv", "ptx"); empty when it must ("elf:<features>").
+  virtual llvm::StringRef binaryFormat() const { return ""; }
   /// The file name the kernels are dumped to ("hesper_kernels.spv").
   virtual std::string binaryFileName(const TargetBinary &binary) const = 0;
 };

@@ -18,7 +18,6 @@
 #include "Hesper/Target/Passes.h"
 #include "Hesper/Target/Target.h"
 
-#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 
 using namespace mlir;
 using namespace hesper;
@@ -54,21 +53,6 @@ public:
     cpu.isa = isa;
     cpu.dumpDir = options.dumpDir;
     buildHesperToCPUPipeline(pm, cpu);
-  }
-  FailureOr<TargetBinary> extractBinary(ModuleOp lowered) const override {
-    auto binary = Target::extractBinary(lowered);
-    if (failed(binary) || binary->bytes.empty())
-      return binary;
-    auto bin = *lowered.getOps<gpu::BinaryOp>().begin();
-    auto object = cast<gpu::ObjectAttr>(bin.getObjects()[0]);
-    auto format = object.getProperties()
-                      ? object.getProperties().getAs<StringAttr>("format")
-                      : StringAttr();
-    if (!format)
-      return bin.emitOpError("has no `format` property (is it from "
-                             "hesper-serialize-cpu?)");
-    binary->format = format.str();
-    return binary;
   }
   std::string binaryFileName(const TargetBinary &) const override {
     return "hesper_kernels.so";

@@ -75,14 +75,9 @@ public:
     ptx.chip = chip;
     buildHesperToPTXPipeline(pm, ptx);
   }
-  FailureOr<TargetBinary> extractBinary(ModuleOp lowered) const override {
-    auto binary = Target::extractBinary(lowered);
-    // The PTX text as ptxas reads it; the CUDA driver adds the NUL its
-    // loader needs.
-    if (succeeded(binary) && !binary->bytes.empty())
-      binary->format = "ptx";
-    return binary;
-  }
+  /// PTX text as ptxas reads it; the CUDA driver adds the NUL its loader
+  /// needs.
+  StringRef binaryFormat() const override { return "ptx"; }
   std::string binaryFileName(const TargetBinary &) const override {
     return "hesper_kernels.ptx";
   }

@@ -65,12 +65,7 @@ public:
     spirv.int8 = int8;
     buildHesperToSPIRVPipeline(pm, spirv);
   }
-  FailureOr<TargetBinary> extractBinary(ModuleOp lowered) const override {
-    auto binary = Target::extractBinary(lowered);
-    if (succeeded(binary))
-      binary->format = "spirv";
-    return binary;
-  }
+  StringRef binaryFormat() const override { return "spirv"; }
   std::string binaryFileName(const TargetBinary &) const override {
     return "hesper_kernels.spv";
   }
