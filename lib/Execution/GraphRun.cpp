@@ -410,37 +410,35 @@ LogicalResult hesper::exec::runGraphOnDevice(
     auto expected = interp::runGraph(graph, interpArgs, interpOptions);
     if (failed(expected))
       return failure();
+    // Each value within the tolerance of the ops it is computed from
+    // (interp::computeCheckTolerances); the first element outside it is
+    // named with both values and the tolerance.
+    auto tolerances = interp::computeCheckTolerances(graph);
+    Block &graphBody = graph.getBody().front();
     double maxError = 0;
     bool ok = true;
     auto compare = [&](const HostTensor &got, const HostTensor &want,
-                       std::string what) {
-      if (circuit::isQuantized(want.getElementType())) {
-        if (got.bytes() != want.bytes()) {
-          ok = false;
-          os << "mismatch: " << what << " (quantized bytes differ)\n";
-        }
+                       Value value, std::string what) {
+      interp::Tolerance tol = tolerances.lookup(value);
+      int64_t bad;
+      maxError = std::max(maxError,
+                          interp::compareWithinTolerance(got, want, tol, bad));
+      if (bad < 0 || !ok)
         return;
-      }
+      ok = false;
       std::vector<float> g = got.toFloats(), w = want.toFloats();
-      for (size_t k = 0; k < w.size(); ++k) {
-        double err = std::fabs(double(g[k]) - double(w[k]));
-        if (std::isnan(g[k]) != std::isnan(w[k]))
-          err = INFINITY;
-        if (std::isnan(w[k]) && std::isnan(g[k]))
-          err = 0;
-        maxError = std::max(maxError, err);
-        if (err > 1e-3 + 1e-3 * std::fabs(w[k]) && ok) {
-          ok = false;
-          os << "mismatch: " << what << "[" << k << "] = " << g[k]
-             << ", interpreter " << w[k] << "\n";
-        }
-      }
+      os << "mismatch: " << what << "[" << bad << "] = "
+         << (size_t(bad) < g.size() ? g[bad] : 0.0f) << ", interpreter "
+         << (size_t(bad) < w.size() ? w[bad] : 0.0f) << " (tolerance abs "
+         << llvm::format("%.0e", tol.abs) << ", rel "
+         << llvm::format("%.0e", tol.rel) << ")\n";
     };
+    Operation *terminator = graphBody.getTerminator();
     for (size_t i = 0; i < results.size(); ++i)
       compare(toInterpreter(results[i]), (*expected)[i],
-              "result #" + std::to_string(i));
+              terminator->getOperand(i), "result #" + std::to_string(i));
     for (size_t i = 0; i < args.size(); ++i)
-      compare(toInterpreter(args[i]), interpArgs[i],
+      compare(toInterpreter(args[i]), interpArgs[i], graphBody.getArgument(i),
               "argument #" + std::to_string(i));
     os << "check against the interpreter: max error "
        << llvm::format("%.3g", maxError) << ": " << (ok ? "ok" : "MISMATCH")

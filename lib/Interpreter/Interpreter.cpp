@@ -454,14 +454,15 @@ LogicalResult GraphEvaluator::evalReduce(Operation *op, ReduceKind kind,
         [&](int64_t lane, const Val *out) { values[lane] = out[0].f; });
   }
 
-  // Sequential f32 accumulation along each row.
+  // Sums accumulate in double along each row and round to f32 once, so the
+  // oracle is more accurate than any f32 summation order a device uses.
   std::vector<float> reduced(rows);
   for (int64_t row = 0; row < rows; ++row) {
-    float acc = kind == ReduceKind::max
-                    ? -std::numeric_limits<float>::infinity()
-                    : 0.0f;
+    double acc = kind == ReduceKind::max
+                     ? -std::numeric_limits<double>::infinity()
+                     : 0.0;
     for (int64_t k = 0; k < rowLength; ++k) {
-      float v = values[row * rowLength + k];
+      double v = values[row * rowLength + k];
       if (kind == ReduceKind::sum)
         acc += v;
       else if (kind == ReduceKind::sum_sq)
@@ -469,7 +470,7 @@ LogicalResult GraphEvaluator::evalReduce(Operation *op, ReduceKind kind,
       else
         acc = std::fmax(acc, v);
     }
-    reduced[row] = acc;
+    reduced[row] = static_cast<float>(acc);
   }
 
   if (!epilogue) {
@@ -525,7 +526,8 @@ LogicalResult GraphEvaluator::evalReduce(Operation *op, ReduceKind kind,
   return success();
 }
 
-/// Computes x · wᵀ in f32 (row-major [M, N]) after decoding both operands.
+/// Computes x · wᵀ (row-major [M, N]) after decoding both operands, each dot
+/// product accumulated in double and rounded to f32 once.
 static FailureOr<std::vector<float>> product(Operation *op, Value xValue,
                                              const HostTensor &x,
                                              Value wValue,
@@ -547,10 +549,10 @@ static FailureOr<std::vector<float>> product(Operation *op, Value xValue,
   std::vector<float> acc(m * n);
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
-      float sum = 0.0f;
+      double sum = 0.0;
       for (int64_t kk = 0; kk < k; ++kk)
-        sum += xs[i * k + kk] * ws[j * k + kk];
-      acc[i * n + j] = sum;
+        sum += double(xs[i * k + kk]) * double(ws[j * k + kk]);
+      acc[i * n + j] = static_cast<float>(sum);
     }
   return acc;
 }
@@ -672,9 +674,9 @@ hesper::interp::runGraph(GraphOp graph, std::vector<HostTensor> &args,
 
 /// Follows the schedule of the attention kernel (convert-circuit-to-shaderm):
 /// positions in tiles of kAttentionTile, an online softmax whose running
-/// maximum and sum are rescaled once per tile, every sum in index order.
-/// Computed the same way, the interpreter and the kernels agree to the last
-/// few bits rather than to a tolerance.
+/// maximum and sum are rescaled once per tile, every sum in index order. As
+/// in the other reductions, scores, sums and the weighted values accumulate
+/// in double; the output rounds to f32 once.
 static constexpr int64_t kAttentionTile = 64;
 
 LogicalResult GraphEvaluator::evalAttention(AttentionOp op) {
@@ -688,7 +690,7 @@ LogicalResult GraphEvaluator::evalAttention(AttentionOp op) {
   const int64_t rows = q.getNumElements() / (heads * dim);
   const float scale = op.getScale().convertToFloat();
   auto out = std::make_shared<HostTensor>(op.getType());
-  std::vector<float> scores(kAttentionTile), acc(dim);
+  std::vector<double> scores(kAttentionTile), acc(dim);
   for (int64_t r = 0; r < rows; ++r)
   for (int64_t h = 0; h < heads; ++h) {
     // Row r is the token at pos + r: it sees positions 0 .. pos + r.
@@ -696,37 +698,128 @@ LogicalResult GraphEvaluator::evalAttention(AttentionOp op) {
         int64_t(env[op.getPos()]->getInt(0)) + r, 0, positions - 1);
     const int64_t qh = (r * heads + h) * dim;
     const int64_t kvBase = (h / group) * dim;
-    float m = -std::numeric_limits<float>::max(), sum = 0;
-    std::fill(acc.begin(), acc.end(), 0.0f);
+    double m = -std::numeric_limits<double>::max(), sum = 0;
+    std::fill(acc.begin(), acc.end(), 0.0);
     for (int64_t tile = 0; tile <= last; tile += kAttentionTile) {
       const int64_t n = std::min(kAttentionTile, last + 1 - tile);
-      float tileMax = -std::numeric_limits<float>::max();
+      double tileMax = -std::numeric_limits<double>::max();
       for (int64_t i = 0; i < n; ++i) {
         const int64_t row = (tile + i) * rowStride + kvBase;
-        float dot = 0;
+        double dot = 0;
         for (int64_t d = 0; d < dim; ++d)
-          dot += q.getFloat(qh + d) * kc.getFloat(row + d);
+          dot += double(q.getFloat(qh + d)) * double(kc.getFloat(row + d));
         scores[i] = dot * scale;
         tileMax = std::max(tileMax, scores[i]);
       }
-      const float mNew = std::max(m, tileMax);
-      const float correction = std::exp(m - mNew);
-      float tileSum = 0;
+      const double mNew = std::max(m, tileMax);
+      const double correction = std::exp(m - mNew);
+      double tileSum = 0;
       for (int64_t d = 0; d < dim; ++d)
         acc[d] *= correction;
       for (int64_t i = 0; i < n; ++i) {
-        const float p = std::exp(scores[i] - mNew);
+        const double p = std::exp(scores[i] - mNew);
         tileSum += p;
         const int64_t row = (tile + i) * rowStride + kvBase;
         for (int64_t d = 0; d < dim; ++d)
-          acc[d] += p * vc.getFloat(row + d);
+          acc[d] += p * double(vc.getFloat(row + d));
       }
       sum = sum * correction + tileSum;
       m = mNew;
     }
     for (int64_t d = 0; d < dim; ++d)
-      out->setFloat(qh + d, acc[d] / sum);
+      out->setFloat(qh + d, static_cast<float>(acc[d] / sum));
   }
   env[op.getResult()] = std::move(out);
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Tolerances of --check
+//===----------------------------------------------------------------------===//
+
+static Tolerance looser(Tolerance a, Tolerance b) {
+  return {std::max(a.abs, b.abs), std::max(a.rel, b.rel)};
+}
+
+static Tolerance ownTolerance(Operation *op, Type resultType) {
+  constexpr Tolerance elementwise{1e-5, 1e-4}, accumulated{1e-3, 1e-3};
+  Tolerance tol = isa<ReduceOp, ReduceEpilogueOp, ReduceScatterEpilogueOp,
+                      MatmulOp, MultiMatmulOp, GatedMatmulOp, AttentionOp>(op)
+                      ? accumulated
+                      : elementwise;
+  auto tensor = dyn_cast<RankedTensorType>(resultType);
+  if (tensor && tensor.getElementType().isF16())
+    tol.rel = std::max(tol.rel, 2e-3);
+  return tol;
+}
+
+llvm::DenseMap<Value, Tolerance>
+hesper::interp::computeCheckTolerances(GraphOp graph) {
+  llvm::DenseMap<Value, Tolerance> tolerances;
+  Block &body = graph.getBody().front();
+  for (BlockArgument arg : body.getArguments())
+    tolerances[arg] = ownTolerance(graph, arg.getType());
+  for (Operation &op : body.without_terminator()) {
+    Tolerance inputs;
+    op.walk([&](Operation *nested) {
+      for (Value operand : nested->getOperands()) {
+        auto it = tolerances.find(operand);
+        if (it != tolerances.end())
+          inputs = looser(inputs, it->second);
+      }
+    });
+    for (Value result : op.getResults()) {
+      Tolerance tol = looser(inputs, ownTolerance(&op, result.getType()));
+      tolerances[result] = tol;
+      // An in-place write gives the argument it updates this version's
+      // tolerance too.
+      Value root = getWrittenBufferRoot(result);
+      if (root != result && isa<BlockArgument>(root))
+        tolerances[root] = looser(tolerances[root], tol);
+    }
+  }
+  return tolerances;
+}
+
+double hesper::interp::compareWithinTolerance(const HostTensor &got,
+                                              const HostTensor &want,
+                                              Tolerance tol,
+                                              int64_t &mismatchIndex) {
+  mismatchIndex = -1;
+  std::vector<float> g = got.toFloats(), w = want.toFloats();
+  if (g.size() != w.size()) {
+    mismatchIndex = 0;
+    return INFINITY;
+  }
+  // Quantized values may differ by one step of their block's scale where
+  // the two sides round the scaled value differently.
+  bool quantized = isQuantized(want.getElementType());
+  constexpr size_t kBlock = 32;
+  double maxError = 0;
+  for (size_t k = 0; k < w.size(); ++k) {
+    double allowed = tol.abs + tol.rel * std::fabs(double(w[k]));
+    if (quantized) {
+      size_t begin = k / kBlock * kBlock;
+      double amax = 0;
+      for (size_t j = begin; j < std::min(w.size(), begin + kBlock); ++j)
+        amax = std::max(amax, std::fabs(double(w[j])));
+      allowed += 1.01 * amax / 127.0;
+    }
+    // NaN matches only NaN and an infinity only itself; the rest within
+    // the tolerance.
+    bool match;
+    double err;
+    if (std::isnan(w[k]) || std::isnan(g[k]) || std::isinf(w[k]) ||
+        std::isinf(g[k])) {
+      match = std::isnan(w[k]) ? std::isnan(g[k]) : g[k] == w[k];
+      err = match ? 0 : INFINITY;
+    } else {
+      err = std::fabs(double(g[k]) - double(w[k]));
+      match = err <= allowed;
+    }
+    maxError = std::max(maxError, err);
+    if (!match && mismatchIndex < 0)
+      mismatchIndex = static_cast<int64_t>(k);
+  }
+  return maxError;
 }

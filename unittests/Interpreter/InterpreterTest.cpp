@@ -22,6 +22,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 using namespace mlir;
 using namespace hesper;
@@ -505,6 +506,73 @@ TEST_F(InterpreterTest, WrongArgumentsAreDiagnosed) {
   std::vector<HostTensor> wrong{floats({5}, [](int64_t) { return 0.0f; })};
   EXPECT_TRUE(failed(runGraph(graph, wrong)));
   EXPECT_NE(message.find("argument #0 has type"), std::string::npos);
+}
+
+// Sums accumulate in double: 2^24 + 1 + 1 + ... stays exact where f32
+// left-to-right accumulation would drop every 1.
+TEST_F(InterpreterTest, ReductionsAccumulateInDouble) {
+  GraphBuilder g(&context, "sum");
+  Value x = g.external("x", {1, 33}, g.f32());
+  g.output(g.reduce(ReduceKind::sum, x));
+  std::vector<HostTensor> args{floats(
+      {1, 33}, [](int64_t i) { return i == 0 ? 16777216.0f : 1.0f; })};
+  auto out = run(g, args);
+  // 2^24 + 32 is representable in f32; f32 accumulation would give 2^24.
+  EXPECT_EQ(out[0].getFloat(0), 16777248.0f);
+}
+
+TEST_F(InterpreterTest, CheckTolerancesFollowTheOps) {
+  GraphBuilder g(&context, "tol");
+  Value x = g.external("x", {4, 32}, g.f32());
+  Value h = g.external("h", {4, 32}, g.f16());
+  Value scaled =
+      g.map(x, [](ExpBuilder &e, Value v) { return e.mul(v, e.f32(2)); });
+  Value sum = g.reduce(ReduceKind::sum, scaled);
+  Value after =
+      g.map(sum, [](ExpBuilder &e, Value v) { return e.add(v, e.f32(1)); });
+  Value half =
+      g.map(h, [](ExpBuilder &e, Value v) { return e.mul(v, v); });
+  g.output({scaled, after, half});
+  module = g.finish();
+  auto graph = *module->getOps<GraphOp>().begin();
+  auto tolerances = computeCheckTolerances(graph);
+  auto *output = graph.getBody().front().getTerminator();
+  Tolerance elementwise = tolerances.lookup(output->getOperand(0));
+  Tolerance downstream = tolerances.lookup(output->getOperand(1));
+  Tolerance f16 = tolerances.lookup(output->getOperand(2));
+  EXPECT_EQ(elementwise.abs, 1e-5);
+  EXPECT_EQ(elementwise.rel, 1e-4);
+  // A map after a reduction is as loose as the reduction.
+  EXPECT_EQ(downstream.abs, 1e-3);
+  EXPECT_EQ(downstream.rel, 1e-3);
+  EXPECT_EQ(f16.rel, 2e-3);
+}
+
+TEST_F(InterpreterTest, CompareWithinToleranceHandlesNaNAndInfinity) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  auto tensor = [&](std::vector<float> v) {
+    return HostTensor::fromFloats(&context, {int64_t(v.size())}, v);
+  };
+  Tolerance tol{1e-5, 1e-4};
+  int64_t bad;
+  // Equal, within rel, NaN against NaN, inf against the same inf: ok.
+  EXPECT_NEAR(compareWithinTolerance(tensor({1, 1000.05f, nan, inf}),
+                                     tensor({1, 1000, nan, inf}), tol, bad),
+              0.05, 1e-4);
+  EXPECT_EQ(bad, -1);
+  // NaN against a number, a number against NaN, -inf against inf, and a
+  // value just past the tolerance: each is named by its first index.
+  compareWithinTolerance(tensor({0, nan}), tensor({0, 1}), tol, bad);
+  EXPECT_EQ(bad, 1);
+  compareWithinTolerance(tensor({2}), tensor({nan}), tol, bad);
+  EXPECT_EQ(bad, 0);
+  compareWithinTolerance(tensor({0, 0, -inf}), tensor({0, 0, inf}), tol, bad);
+  EXPECT_EQ(bad, 2);
+  EXPECT_EQ(compareWithinTolerance(tensor({0, 1.0003f}), tensor({0, 1}), tol,
+                                   bad) > 1e-4,
+            true);
+  EXPECT_EQ(bad, 1);
 }
 
 } // namespace

@@ -13,7 +13,9 @@
 //   after every operation; integers wrap at their bit width.
 // - Lanes run in lockstep groups of `subgroupSize`; subgroup sums combine in
 //   butterfly (xor) order, so every lane of a group gets the same bits.
-// - Reductions accumulate in f32, sequentially along the row.
+// - Reductions, dot products and attention accumulate in double and round to
+//   f32 once, so the oracle is more accurate than any f32 summation order a
+//   device picks; `--check` compares within each value's checkTolerance.
 // - Gathers read 0 out of range; scatters skip out-of-range addresses; if two
 //   lanes write one address, the higher lane wins.
 // - A scatter into a graph argument updates that argument in place.
@@ -25,6 +27,8 @@
 #define HESPER_INTERPRETER_INTERPRETER_H
 
 #include "Hesper/Dialect/Circuit/IR/Circuit.h"
+
+#include "llvm/ADT/DenseMap.h"
 
 #include <cstdint>
 #include <memory>
@@ -87,6 +91,34 @@ struct Options {
 mlir::FailureOr<std::vector<HostTensor>>
 runGraph(circuit::GraphOp graph, std::vector<HostTensor> &args,
          const Options &options = {});
+
+/// How far a device's value may be from the interpreter's under `--check`:
+/// |device - interpreter| <= abs + rel * |interpreter|. NaN matches only NaN,
+/// an infinity only the same infinity.
+struct Tolerance {
+  double abs = 0, rel = 0;
+};
+
+/// The tolerance of each value of `graph` (results and in-place versions of
+/// arguments), by the ops it depends on:
+/// - elementwise ops (zeros, map, gather, scatter, quantize): abs 1e-5,
+///   rel 1e-4, the few ulps by which devices' exp, tanh, erf and division
+///   differ from the host's;
+/// - reductions, matmuls and attention: abs 1e-3, rel 1e-3, since a device
+///   sums in f32 in its own order (the interpreter in double);
+/// - f16 values: rel at least 2e-3, one f16 ulp after a rounding that the
+///   two sides may take on different sides of a tie;
+/// and a value is as loose as the loosest value it is computed from.
+/// Quantized values are compared decoded, with one quantization step of
+/// their block added (see compareWithinTolerance).
+llvm::DenseMap<mlir::Value, Tolerance>
+computeCheckTolerances(circuit::GraphOp graph);
+
+/// Compares `got` with the interpreter's `want` (same type) within `tol`.
+/// Returns the largest error seen; on the first element out of tolerance
+/// sets `mismatchIndex` (else leaves it at -1).
+double compareWithinTolerance(const HostTensor &got, const HostTensor &want,
+                              Tolerance tol, int64_t &mismatchIndex);
 
 /// Dequantizes row `row` of a quantized (or f32/f16) tensor whose last
 /// dimension is `rowLength`, appending to `out`. Fails for formats the
