@@ -287,13 +287,13 @@ circuit.graph @result_used_between(%k: tensor<64xf32>, %v: tensor<64xf32>,
 // -----
 
 // Hazard: a map between the K-cache scatter and the V-cache scatter reads
-// the K cache the earlier scatter writes in place. Delayed to the V
-// scatter's position, the K write would land after that read.
+// the K cache the earlier scatter writes in place (its new version). Delayed
+// to the V scatter's position, the K write would land after that read.
 
 // CHECK-LABEL: circuit.graph @read_between_of_written_buffer(
 // CHECK-SAME:    %[[K:.*]]: tensor<64xf32>, %[[V:.*]]: tensor<64xf32>, %[[KC:.*]]: tensor<256xf32>, %[[VC:.*]]: tensor<256xf32>)
-// CHECK:         circuit.scatter grid(64) ins(%[[K]] : tensor<64xf32>) into %[[KC]]
-// CHECK:         circuit.map ins(%[[KC]] : tensor<256xf32>) -> tensor<64xf32>
+// CHECK:         %[[KC2:.*]] = circuit.scatter grid(64) ins(%[[K]] : tensor<64xf32>) into %[[KC]]
+// CHECK:         circuit.map ins(%[[KC2]] : tensor<256xf32>) -> tensor<64xf32>
 // CHECK:         circuit.scatter grid(64) ins(%[[V]] : tensor<64xf32>) into %[[VC]]
 // CHECK-NOT:     circuit.scatter_multi
 // VALID: graph @read_between_of_written_buffer: 3 -> 3 dispatches, {{[0-9]+}} values compared, max error {{.*}}: ok
@@ -307,7 +307,7 @@ circuit.graph @read_between_of_written_buffer(%k: tensor<64xf32>,
   ^bb0(%lane: i32, %a: f32):
     circuit.yield %lane, %a : i32, f32
   }
-  %s = circuit.map ins(%kc : tensor<256xf32>) -> tensor<64xf32> {
+  %s = circuit.map ins(%kc2 : tensor<256xf32>) -> tensor<64xf32> {
   ^bb0(%lane: i32, %all: tensor<256xf32>):
     %c4 = exp.constant 4 : i32
     %i = exp.mul %lane, %c4 : i32

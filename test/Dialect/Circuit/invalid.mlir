@@ -1268,3 +1268,42 @@ circuit.graph @reduce_epilogue_empty_rows(%x: tensor<4x0xf32>) -> tensor<4x0xf32
   }
   circuit.output %y : tensor<4x0xf32>
 }
+
+// -----
+
+// A read of a graph argument after a scatter wrote over it in place: every
+// backend would read the written values, so the graph is refused.
+circuit.graph @read_after_in_place_write(%x: tensor<8xf32>, %d: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-note @+1 {{the in-place write}}
+  %w = circuit.scatter grid(8) ins(%x : tensor<8xf32>) into %d : tensor<8xf32> {
+  ^bb0(%lane: i32, %v: f32):
+    circuit.yield %lane, %v : i32, f32
+  }
+  // expected-error @+1 {{'circuit.map' op reads operand #0 after 'circuit.scatter' wrote over it in place; read that write's result instead, or read before the write}}
+  %old = circuit.map ins(%d : tensor<8xf32>) -> tensor<8xf32> {
+  ^bb0(%lane: i32, %v: f32):
+    circuit.yield %v : f32
+  }
+  circuit.output %old : tensor<8xf32>
+}
+
+// -----
+
+// The same through a chain of versions and a fresh buffer: %v1 is read by
+// the output after the second write replaced it.
+circuit.graph @read_old_version(%x: tensor<8xf32>) -> tensor<16xf32> {
+  %z = circuit.zeros : tensor<16xf32>
+  %v1 = circuit.scatter grid(8) ins(%x : tensor<8xf32>) into %z : tensor<16xf32> {
+  ^bb0(%lane: i32, %v: f32):
+    circuit.yield %lane, %v : i32, f32
+  }
+  // expected-note @+1 {{the in-place write}}
+  %v2 = circuit.reduce_scatter_epilogue sum %x : tensor<8xf32> into %v1 : tensor<16xf32> epilogue {
+  ^bb0(%lane: i32, %s: f32, %v: f32):
+    %c8 = exp.constant 8 : i32
+    %a = exp.add %lane, %c8 : i32
+    circuit.yield %a, %s : i32, f32
+  }
+  // expected-error @+1 {{'circuit.output' op reads operand #0 after 'circuit.reduce_scatter_epilogue' wrote over it in place}}
+  circuit.output %v1 : tensor<16xf32>
+}

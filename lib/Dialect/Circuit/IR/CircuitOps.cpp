@@ -209,6 +209,23 @@ static LogicalResult verifyDestination(Operation *op, Value dest) {
     return op->emitOpError("expects each buffer version to be written once, "
                            "got ")
            << writers << " writes into the same value";
+  // Every backend updates one buffer in place, so a read of this version
+  // placed after the write would see the written values, not the SSA value
+  // it names. Such a graph is refused; it must read the write's result (or
+  // read before the write).
+  Block *block = op->getBlock();
+  for (OpOperand &use : dest.getUses()) {
+    Operation *reader = block->findAncestorOpInBlock(*use.getOwner());
+    if (!reader || reader == op || !op->isBeforeInBlock(reader))
+      continue;
+    InFlightDiagnostic diag =
+        reader->emitOpError("reads operand #")
+        << use.getOperandNumber() << " after '" << op->getName()
+        << "' wrote over it in place; read that write's result instead, or "
+           "read before the write";
+    diag.attachNote(op->getLoc()) << "the in-place write";
+    return diag;
+  }
   return success();
 }
 

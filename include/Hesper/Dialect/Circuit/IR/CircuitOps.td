@@ -25,8 +25,9 @@ def Circuit_GraphOp : Circuit_Op<"graph", [
     A graph is a function from tensors to tensors. Its arguments are the
     external buffers bound at run time (inputs, weights, caches); its results
     are the tensors it produces. An argument may also be written in place by
-    `circuit.scatter` and its relatives (a KV cache, say). The body is one
-    block of primitives ending in `circuit.output`.
+    `circuit.scatter` and its relatives (a KV cache, say); a version of a
+    buffer may be read only before the write that updates it. The body is
+    one block of primitives ending in `circuit.output`.
 
     ```mlir
     circuit.graph @double(%x: tensor<128xf32>) -> tensor<128xf32> {
@@ -214,7 +215,9 @@ def Circuit_ScatterOp : Circuit_Op<"scatter", [IsolatedFromAbove,
     `dest` is either a fresh buffer (`circuit.zeros`) or an external buffer
     (a graph argument, or the result of an earlier in-place write to one),
     which is then updated in place: its old value must not be read after the
-    scatter.
+    scatter. The verifier refuses a graph that does (naming the read and the
+    write), since every backend would return the written values there rather
+    than the old ones; read before the write, or read the scatter's result.
 
     ```mlir
     // Write x into dst[128 .. 255].
