@@ -15,6 +15,9 @@
 #   bundle_edit.py IN OUT --flip OFFSET       flip the low bit of the byte at
 #                                             OFFSET (negative: from the
 #                                             end of the body), checksum kept
+#       OFFSET may be spirv+N: N bytes after the first SPIR-V magic number.
+#       With --rechecksum the checksum is rewritten to match, so that the
+#       change reaches the checks after the checksum (the SPIR-V validator).
 #
 # ===----------------------------------------------------------------------=== #
 
@@ -36,7 +39,8 @@ def main():
     ap.add_argument("input")
     ap.add_argument("output")
     ap.add_argument("--replace", nargs=2, metavar=("OLD", "NEW"))
-    ap.add_argument("--flip", type=int)
+    ap.add_argument("--flip")
+    ap.add_argument("--rechecksum", action="store_true")
     args = ap.parse_args()
     data = open(args.input, "rb").read()
     body, checksum = data[:-8], data[-8:]
@@ -48,8 +52,17 @@ def main():
         checksum = struct.pack("<Q", fnv1a(body))
     elif args.flip is not None:
         b = bytearray(body)
-        b[args.flip] ^= 1
+        if args.flip.startswith("spirv+"):
+            magic = body.find(struct.pack("<I", 0x07230203))
+            if magic < 0:
+                sys.exit("error: the bundle has no SPIR-V module")
+            offset = magic + int(args.flip[len("spirv+"):])
+        else:
+            offset = int(args.flip)
+        b[offset] ^= 1
         body = bytes(b)
+        if args.rechecksum:
+            checksum = struct.pack("<Q", fnv1a(body))
     else:
         sys.exit("error: give --replace or --flip")
     open(args.output, "wb").write(body + checksum)

@@ -187,6 +187,7 @@ Status VulkanCommandList::record(const std::vector<Dispatch> &dispatches) {
 
 Status VulkanCommandList::recordCommands() {
   const DeviceFunctions &fn = ctx->fn;
+  uint64_t messages = validationMessages.load(std::memory_order_relaxed);
   HESPER_VK_TRY(fn, vkResetCommandBuffer, commands, 0);
   VkCommandBufferBeginInfo begin{};
   begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
@@ -231,7 +232,7 @@ Status VulkanCommandList::recordCommands() {
                kDeviceStages | VK_PIPELINE_STAGE_HOST_BIT,
                kDeviceAccesses | VK_ACCESS_HOST_READ_BIT);
   HESPER_VK_TRY(fn, vkEndCommandBuffer, commands);
-  return Status();
+  return validationStatus(messages, "recording the command list");
 }
 
 Status VulkanCommandList::setPushConstants(size_t dispatchIndex,

@@ -282,6 +282,7 @@ void Context::barrier(VkCommandBuffer commands, VkPipelineStageFlags srcStages,
 }
 
 Status Context::submitAndWait(VkCommandBuffer commands, VkFence fence) {
+  uint64_t messages = validationMessages.load(std::memory_order_relaxed);
   VkSubmitInfo submit{};
   submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
   submit.commandBufferCount = 1;
@@ -289,7 +290,7 @@ Status Context::submitAndWait(VkCommandBuffer commands, VkFence fence) {
   HESPER_VK_TRY(fn, vkQueueSubmit, queue, 1, &submit, fence);
   HESPER_VK_TRY(fn, vkWaitForFences, device, 1, &fence, VK_TRUE, UINT64_MAX);
   HESPER_VK_TRY(fn, vkResetFences, device, 1, &fence);
-  return Status();
+  return validationStatus(messages, "vkQueueSubmit");
 }
 
 Status Context::runTransfer(const std::function<void(VkCommandBuffer)> &body) {

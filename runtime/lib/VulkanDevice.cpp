@@ -57,6 +57,10 @@ uint64_t vulkanValidationMessageCount() { return 0; }
 
 #include <unistd.h>
 
+#ifdef HESPER_HAVE_SPIRV_TOOLS
+#include <spirv-tools/libspirv.h>
+#endif
+
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -104,6 +108,39 @@ static bool hasComputeEntryPoint(const std::vector<uint32_t> &words,
     at += wordCount;
   }
   return false;
+}
+
+/// Runs SPIRV-Tools' validator (what `spirv-val` runs) on a module before
+/// any driver sees it: a driver may crash on invalid SPIR-V rather than
+/// report it. The target environment follows the module's SPIR-V version
+/// (1.3 and below: Vulkan 1.1; 1.4; 1.5: Vulkan 1.2; 1.6: Vulkan 1.3).
+static Status validateSpirv(const std::vector<uint32_t> &words) {
+#ifdef HESPER_HAVE_SPIRV_TOOLS
+  uint32_t minor = (words[1] >> 8) & 0xff;
+  spv_target_env env = minor <= 3   ? SPV_ENV_VULKAN_1_1
+                       : minor == 4 ? SPV_ENV_VULKAN_1_1_SPIRV_1_4
+                       : minor == 5 ? SPV_ENV_VULKAN_1_2
+                                    : SPV_ENV_VULKAN_1_3;
+  spv_context context = spvContextCreate(env);
+  spv_diagnostic diagnostic = nullptr;
+  spv_result_t result =
+      spvValidateBinary(context, words.data(), words.size(), &diagnostic);
+  std::string message;
+  if (result != SPV_SUCCESS)
+    message = diagnostic && diagnostic->error ? diagnostic->error
+                                              : "invalid module";
+  spvDiagnosticDestroy(diagnostic);
+  spvContextDestroy(context);
+  if (result != SPV_SUCCESS) {
+    // One line: the validator's first line names the rule.
+    message = message.substr(0, message.find('\n'));
+    message.erase(message.find_last_not_of(' ') + 1);
+    return Status::error("invalid SPIR-V: " + message);
+  }
+#else
+  (void)words;
+#endif
+  return Status();
 }
 
 //===----------------------------------------------------------------------===//
@@ -384,6 +421,8 @@ VulkanDevice::createKernel(const KernelDesc &d) {
                          ": the module has no GLCompute entry point "
                          "called '" +
                          d.name + "'");
+  if (Status valid = validateSpirv(words); !valid)
+    return Status::error(where + ": " + valid.message());
   if (d.pushConstantBytes % 4 != 0 ||
       d.pushConstantBytes > info.maxPushConstantBytes)
     return Status::error(where + ": " + std::to_string(d.pushConstantBytes) +
@@ -407,6 +446,7 @@ VulkanDevice::createKernel(const KernelDesc &d) {
 
   const DeviceFunctions &fn = ctx->fn;
   auto kernel = std::make_unique<VulkanKernel>(ctx, d);
+  uint64_t messages = validationMessages.load(std::memory_order_relaxed);
 
   std::vector<VkDescriptorSetLayoutBinding> bindings(d.numBindings);
   for (uint32_t b = 0; b < d.numBindings; ++b) {
@@ -462,6 +502,8 @@ VulkanDevice::createKernel(const KernelDesc &d) {
     return Status::error(
         where + ": " + vkFailure("vkCreateComputePipelines", result).message());
   }
+  if (Status s = validationStatus(messages, where); !s)
+    return s;
   kernel->serial =
       ctx->registerObject(static_cast<const Kernel *>(kernel.get()));
   return std::unique_ptr<Kernel>(std::move(kernel));

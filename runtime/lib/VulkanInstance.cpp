@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 
 namespace hesper::rt::detail::vk {
 
@@ -189,6 +190,20 @@ static const Loader &getLoader() {
 
 std::atomic<uint64_t> validationMessages{0};
 
+/// The latest message, for validationStatus.
+static std::mutex lastMessageMutex;
+static std::string lastMessage;
+
+Status validationStatus(uint64_t before, const std::string &where) {
+  if (validationMessages.load(std::memory_order_relaxed) == before)
+    return Status();
+  std::lock_guard<std::mutex> lock(lastMessageMutex);
+  // The first line of the message: the layer's are long.
+  std::string first = lastMessage.substr(0, lastMessage.find('\n'));
+  return Status::error(where + ": the Vulkan validation layer reported: " +
+                       first);
+}
+
 const char *const kValidationLayer = "VK_LAYER_KHRONOS_validation";
 
 /// Counts and prints every warning or error of the validation layer.
@@ -198,9 +213,14 @@ onValidationMessage(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
                     const VkDebugUtilsMessengerCallbackDataEXT *data, void *) {
   if (severity & (VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
                   VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT)) {
+    const char *text =
+        data && data->pMessage ? data->pMessage : "(no message)";
+    {
+      std::lock_guard<std::mutex> lock(lastMessageMutex);
+      lastMessage = text;
+    }
     validationMessages.fetch_add(1, std::memory_order_relaxed);
-    std::fprintf(stderr, "vulkan validation: %s\n",
-                 data && data->pMessage ? data->pMessage : "(no message)");
+    std::fprintf(stderr, "vulkan validation: %s\n", text);
   }
   return VK_FALSE;
 }

@@ -142,6 +142,11 @@ struct DeviceFunctions {
 /// Warnings and errors reported by the validation layer, process-wide.
 extern std::atomic<uint64_t> validationMessages;
 
+/// An error naming `where` and the latest validation message when the layer
+/// reported any since the count was `before`: a message stops the call that
+/// caused it (the layer reports from inside the driver call).
+Status validationStatus(uint64_t before, const std::string &where);
+
 /// A VkInstance with its entry points and, under validation, the debug
 /// messenger. Destroyed after everything created from it.
 struct Instance {

@@ -443,6 +443,44 @@ TEST_F(VulkanConformance, Errors) {
       << none.status().message();
 }
 
+// Invalid SPIR-V never reaches the driver: SPIRV-Tools' validator refuses
+// it in createKernel (a driver may crash on it instead of reporting it).
+TEST_F(VulkanConformance, InvalidSpirvIsRefusedBeforeTheDriver) {
+  KernelDesc d;
+  d.name = "main";
+  d.binary = readKernel("increment");
+  d.numBindings = 1;
+  d.pushConstantBytes = 4;
+  d.workgroupSize[0] = 64;
+  ASSERT_GT(d.binary.size(), 24u);
+  // Word 5 is OpCapability Shader (2 words); flipping its opcode's low bit
+  // makes it an OpExecutionMode that is too short.
+  d.binary[20] ^= 1;
+  auto k = device->createKernel(d);
+  ASSERT_FALSE(k.ok());
+  EXPECT_NE(k.status().message().find("invalid SPIR-V: "), std::string::npos)
+      << k.status().message();
+}
+
+// A message of the validation layer fails the call that caused it: here a
+// pipeline whose layout lacks the push constants the shader declares.
+TEST_F(VulkanConformance, ValidationMessageFailsTheCall) {
+  KernelDesc d;
+  d.name = "main";
+  d.binary = readKernel("increment");
+  d.numBindings = 1;
+  d.pushConstantBytes = 0; // the shader reads 4 bytes of push constants
+  d.workgroupSize[0] = 64;
+  auto k = device->createKernel(d);
+  ASSERT_FALSE(k.ok());
+  EXPECT_NE(k.status().message().find(
+                "createKernel 'main': the Vulkan validation layer reported: "),
+            std::string::npos)
+      << k.status().message();
+  EXPECT_GT(validationMessageCount(), messagesBefore);
+  messagesBefore = validationMessageCount(); // expected: not a failure
+}
+
 TEST_F(VulkanConformance, ObjectsOfAnotherDevice) {
   DeviceOptions opts;
   opts.validation = true;
