@@ -115,7 +115,9 @@ public:
       inputElements *= d;
     for (int64_t d : iteration)
       iterElements *= d;
-    flat = inputElements == iterElements;
+    // An input of higher rank than the iteration is not broadcast: the
+    // body reads it whole (circuit.extract), and its indexer is unused.
+    flat = inputElements == iterElements || input.size() > iteration.size();
     if (flat)
       return;
     // Per iteration dimension: its extent, and the input stride to move by
