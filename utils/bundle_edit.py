@@ -18,6 +18,12 @@
 #       OFFSET may be spirv+N: N bytes after the first SPIR-V magic number.
 #       With --rechecksum the checksum is rewritten to match, so that the
 #       change reaches the checks after the checksum (the SPIR-V validator).
+#   bundle_edit.py IN OUT --buffer-bytes I N  set buffer I's size to N
+#   bundle_edit.py IN OUT --swap-bindings L A B
+#                                             swap the buffers of bindings A
+#                                             and B of launch L
+#       Both write a matching checksum: they model a bundle whose fields
+#       disagree with its kernels' ABI, which loading must refuse.
 #
 # ===----------------------------------------------------------------------=== #
 
@@ -34,6 +40,42 @@ def fnv1a(data):
     return h
 
 
+class Layout:
+    """Offsets of the fields of a version-4 bundle body."""
+
+    def __init__(self, body):
+        self.body, self.at = body, 8 + 4
+        self.string()  # name
+        self.at += 4  # backend
+        for _ in range(self.u64()):
+            self.string(), self.string(), self.string()  # name, code, format
+            self.at += 6 * 4
+            sizes = self.u64()
+            self.at += 8 * sizes  # binding sizes
+            self.string()  # read-only flags
+        self.buffer_bytes = []
+        for _ in range(self.u64()):
+            self.string()
+            self.buffer_bytes.append(self.at)
+            self.at += 8
+        self.at += 4  # arguments
+        self.launch_bindings = []
+        for _ in range(self.u64()):
+            self.at += 4  # kernel
+            m = self.u64()
+            self.launch_bindings.append([self.at + 4 * j for j in range(m)])
+            self.at += 4 * m + 12
+
+    def u64(self):
+        (v,) = struct.unpack_from("<Q", self.body, self.at)
+        self.at += 8
+        return v
+
+    def string(self):
+        length = self.u64()
+        self.at += length
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("input")
@@ -41,6 +83,8 @@ def main():
     ap.add_argument("--replace", nargs=2, metavar=("OLD", "NEW"))
     ap.add_argument("--flip")
     ap.add_argument("--rechecksum", action="store_true")
+    ap.add_argument("--buffer-bytes", nargs=2, type=int)
+    ap.add_argument("--swap-bindings", nargs=3, type=int)
     args = ap.parse_args()
     data = open(args.input, "rb").read()
     body, checksum = data[:-8], data[-8:]
@@ -63,8 +107,22 @@ def main():
         body = bytes(b)
         if args.rechecksum:
             checksum = struct.pack("<Q", fnv1a(body))
+    elif args.buffer_bytes or args.swap_bindings:
+        b = bytearray(body)
+        layout = Layout(body)
+        if args.buffer_bytes:
+            index, value = args.buffer_bytes
+            struct.pack_into("<Q", b, layout.buffer_bytes[index], value)
+        else:
+            launch, x, y = args.swap_bindings
+            at = layout.launch_bindings[launch]
+            bx, by = b[at[x]:at[x] + 4], b[at[y]:at[y] + 4]
+            b[at[x]:at[x] + 4], b[at[y]:at[y] + 4] = by, bx
+        body = bytes(b)
+        checksum = struct.pack("<Q", fnv1a(body))
     else:
-        sys.exit("error: give --replace or --flip")
+        sys.exit("error: give --replace, --flip, --buffer-bytes or "
+                 "--swap-bindings")
     open(args.output, "wb").write(body + checksum)
 
 

@@ -218,7 +218,24 @@ FailureOr<rt::Program> hesper::extractProgram(ModuleOp lowered,
       desc.name = kernel.str();
       desc.binary = binary.bytes;
       desc.format = binary.format;
-      desc.numBindings = abi.getAs<ArrayAttr>("bindings").size();
+      auto bindings = abi.getAs<ArrayAttr>("bindings");
+      desc.numBindings = bindings.size();
+      // Each buffer binding's size, from its type (the code indexes that
+      // many elements); 0 for other bindings.
+      for (Attribute binding : bindings) {
+        auto type = cast<DictionaryAttr>(binding).getAs<TypeAttr>("type");
+        auto buffer = type ? dyn_cast<sm::BufferType>(type.getValue())
+                           : sm::BufferType();
+        if (buffer && !buffer.getElementType().isIntOrFloat())
+          buffer = {};
+        unsigned bits = buffer ? buffer.getElementType().getIntOrFloatBitWidth()
+                               : 0;
+        desc.bindingBytes.push_back(
+            buffer ? uint64_t(buffer.getLength()) * bits / 8 : 0);
+        auto access = cast<DictionaryAttr>(binding).getAs<StringAttr>("access");
+        desc.bindingReadOnly.push_back(access &&
+                                       access.getValue() == "read_only");
+      }
       auto wg = abi.getAs<DenseI32ArrayAttr>("workgroup_size").asArrayRef();
       for (int d = 0; d < 3; ++d)
         desc.workgroupSize[d] = wg[d];

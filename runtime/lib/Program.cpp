@@ -13,7 +13,10 @@
 // kernel's format string in its place; 3 ends the file with a u64 checksum
 // (hashBytes of every byte before it), so that a changed bit anywhere --
 // a kernel's code, a buffer size, a binding index -- is refused before
-// anything reaches a driver. Files of another version are refused.
+// anything reaches a driver; 4 adds each kernel's binding sizes and
+// read-only flags (its ABI), against which every launch's buffers are
+// checked. Files of another
+// version are refused.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,7 +29,7 @@
 using namespace hesper::rt;
 
 static constexpr char kMagic[8] = {'H', 'E', 'S', 'P', 'E', 'R', 'P', 'B'};
-static constexpr uint32_t kVersion = 3;
+static constexpr uint32_t kVersion = 4;
 
 Status Program::verify() const {
   if (numArguments > buffers.size())
@@ -50,11 +53,61 @@ Status Program::verify() const {
       if (b >= buffers.size())
         return Status::error(where + " binds buffer #" + std::to_string(b) +
                              " of " + std::to_string(buffers.size()));
+    // The kernel's ABI: each binding's buffer has the size its code
+    // indexes, so a changed size or a swap of differently sized buffers is
+    // refused here rather than read or written out of bounds.
+    const KernelDesc &k = kernels[l.kernel];
+    if (!k.bindingBytes.empty() && k.bindingBytes.size() != k.numBindings)
+      return Status::error("kernel '" + k.name + "' describes " +
+                           std::to_string(k.bindingBytes.size()) +
+                           " binding sizes for " +
+                           std::to_string(k.numBindings) + " bindings");
+    if (!k.bindingReadOnly.empty() &&
+        k.bindingReadOnly.size() != k.numBindings)
+      return Status::error("kernel '" + k.name + "' describes " +
+                           std::to_string(k.bindingReadOnly.size()) +
+                           " binding accesses for " +
+                           std::to_string(k.numBindings) + " bindings");
+    for (size_t j = 0; j < k.bindingBytes.size(); ++j) {
+      uint64_t have = buffers[l.buffers[j]].bytes;
+      if (k.bindingBytes[j] != 0 && have != k.bindingBytes[j])
+        return Status::error(where + " binds buffer #" +
+                             std::to_string(l.buffers[j]) + " (" +
+                             std::to_string(have) + " bytes) to binding " +
+                             std::to_string(j) + " of '" + k.name +
+                             "', which takes " +
+                             std::to_string(k.bindingBytes[j]) + " bytes");
+    }
   }
   for (uint32_t r : results)
     if (r >= buffers.size())
       return Status::error("result buffer #" + std::to_string(r) + " of " +
                            std::to_string(buffers.size()));
+  // Internal buffers start undefined: a kernel may only read one that an
+  // earlier launch wrote (a read-write binding), and a result must have
+  // been written. A program whose bindings were swapped fails this even
+  // where the swapped buffers have one size.
+  std::vector<bool> written(buffers.size(), false);
+  for (uint32_t a = 0; a < numArguments; ++a)
+    written[a] = true;
+  for (size_t i = 0; i < launches.size(); ++i) {
+    const ProgramLaunch &l = launches[i];
+    const KernelDesc &k = kernels[l.kernel];
+    for (size_t j = 0; j < k.bindingReadOnly.size(); ++j)
+      if (k.bindingReadOnly[j] && !written[l.buffers[j]])
+        return Status::error(
+            "launch #" + std::to_string(i) + " of '" + k.name +
+            "' reads buffer #" + std::to_string(l.buffers[j]) +
+            " (binding " + std::to_string(j) +
+            ") before any launch has written it");
+    for (size_t j = 0; j < l.buffers.size(); ++j)
+      if (k.bindingReadOnly.empty() || !k.bindingReadOnly[j])
+        written[l.buffers[j]] = true;
+  }
+  for (uint32_t r : results)
+    if (!written[r])
+      return Status::error("result buffer #" + std::to_string(r) +
+                           " is never written");
   return Status();
 }
 
@@ -134,6 +187,10 @@ Status hesper::rt::saveBundle(const Program &program, const std::string &path) {
     for (uint32_t s : k.workgroupSize)
       w.u32(s);
     w.u32(k.sharedMemoryBytes);
+    w.u64(k.bindingBytes.size());
+    for (uint64_t b : k.bindingBytes)
+      w.u64(b);
+    w.bytes(k.bindingReadOnly.data(), k.bindingReadOnly.size());
   }
   w.u64(program.buffers.size());
   for (const ProgramBuffer &b : program.buffers) {
@@ -192,18 +249,27 @@ Result<Program> hesper::rt::loadBundle(const std::string &path) {
   Program p;
   uint32_t backend;
   uint64_t n;
-  // A kernel takes at least 48 bytes: three lengths and six u32s.
+  // A kernel takes at least 64 bytes: five lengths and six u32s.
   if (!r.str(p.name) || !r.u32(backend) ||
-      backend > static_cast<uint32_t>(Backend::Cpu) || !r.count(n, 48))
+      backend > static_cast<uint32_t>(Backend::Cpu) || !r.count(n, 64))
     return bad("truncated header");
   p.backend = static_cast<Backend>(backend);
   p.kernels.resize(n);
-  for (KernelDesc &k : p.kernels)
+  for (KernelDesc &k : p.kernels) {
+    uint64_t sizes;
     if (!r.str(k.name) || !r.bytes(k.binary) || !r.str(k.format) ||
         !r.u32(k.numBindings) || !r.u32(k.pushConstantBytes) ||
         !r.u32(k.workgroupSize[0]) || !r.u32(k.workgroupSize[1]) ||
-        !r.u32(k.workgroupSize[2]) || !r.u32(k.sharedMemoryBytes))
+        !r.u32(k.workgroupSize[2]) || !r.u32(k.sharedMemoryBytes) ||
+        !r.count(sizes, 8))
       return bad("truncated kernel");
+    k.bindingBytes.resize(sizes);
+    for (uint64_t &b : k.bindingBytes)
+      if (!r.u64(b))
+        return bad("truncated kernel");
+    if (!r.bytes(k.bindingReadOnly))
+      return bad("truncated kernel");
+  }
   if (!r.count(n, 16))
     return bad("truncated buffers");
   p.buffers.resize(n);

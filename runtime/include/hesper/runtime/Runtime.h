@@ -141,6 +141,13 @@ struct KernelDesc {
   uint32_t pushConstantBytes = 0;
   uint32_t workgroupSize[3] = {1, 1, 1};
   uint32_t sharedMemoryBytes = 0; ///< CUDA dynamic shared memory (0: static)
+  /// From the kernel's ABI: the bytes of the buffer each binding expects (0
+  /// where a binding's size is not fixed). Empty when not known. Programs
+  /// and bundles check every launch's buffers against it.
+  std::vector<uint64_t> bindingBytes;
+  /// From the kernel's ABI: 1 where the kernel only reads a binding. Empty
+  /// when not known.
+  std::vector<uint8_t> bindingReadOnly;
 };
 
 class Buffer {
