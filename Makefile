@@ -10,7 +10,8 @@ BUILD_TYPE ?= Release
 export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
 
-.PHONY: all setup configure build demo test check-lit check-unit docs clean
+.PHONY: all setup configure build demo test check-lit check-unit docs clean \
+	check-sanitized fuzz
 
 all: build
 
@@ -54,6 +55,69 @@ check-unit: build
 
 # All tests: the lit/FileCheck suite, then the GoogleTest unit tests.
 test: check-lit check-unit
+
+# The whole suite again, built with AddressSanitizer and
+# UndefinedBehaviorSanitizer (LLVM's LLVM_USE_SANITIZER), by the same GCC as
+# the main build: the lowering passes create some ops inside call arguments,
+# whose evaluation order differs between GCC and clang, so the textual IR
+# that FileCheck reads is the same only with the same compiler. CI runs it
+# beside `make test`. Leaks inside the system's Vulkan driver, validation
+# layers and LLVM are not ours: see utils/sanitizers/lsan.supp.
+SAN_DIR ?= build-san
+# allow_user_poisoning=0: the static MLIR libraries are not instrumented, and
+# LLVM's allocators poison memory from our (instrumented) copies of their
+# inline functions that the libraries' copies never unpoison.
+export ASAN_OPTIONS := detect_leaks=1:allow_user_poisoning=0:detect_stack_use_after_return=0
+export LSAN_OPTIONS := suppressions=$(CURDIR)/utils/sanitizers/lsan.supp:print_suppressions=0
+export UBSAN_OPTIONS := print_stacktrace=1:halt_on_error=1
+
+$(SAN_DIR)/build.ninja: CMakeLists.txt | setup
+	cmake -G Ninja -S . -B $(SAN_DIR) \
+	  -DCMAKE_BUILD_TYPE=Release \
+	  -DLLVM_USE_SANITIZER="Address;Undefined" \
+	  -DHESPER_BUILD_BENCH=OFF \
+	  -DMLIR_DIR=$(LLVM_PREFIX)/lib/cmake/mlir \
+	  -DLLVM_EXTERNAL_LIT=$(LLVM_PREFIX)/bin/lit
+
+check-sanitized: $(SAN_DIR)/build.ninja
+	ninja -C $(SAN_DIR) -j$(JOBS)
+	$(LLVM_PREFIX)/bin/lit -sv $(SAN_DIR)/test
+	ctest --test-dir $(SAN_DIR) --output-on-failure -j$(JOBS)
+
+# libFuzzer harnesses (fuzz/): clang with AddressSanitizer, UBSan and
+# coverage, in their own build. Each harness runs for FUZZ_SECONDS on a
+# corpus seeded from the test suite (build-fuzz/corpus/NAME); crashes land
+# in build-fuzz/crashes/. Not part of `make test`: run it by hand.
+FUZZ_DIR ?= build-fuzz
+FUZZ_SECONDS ?= 60
+FUZZERS := mlir npy bundle gguf tokenizer
+CLANG ?= $(LLVM_PREFIX)/bin/clang
+
+$(FUZZ_DIR)/build.ninja: CMakeLists.txt | setup
+	cmake -G Ninja -S . -B $(FUZZ_DIR) \
+	  -DCMAKE_BUILD_TYPE=Release \
+	  -DCMAKE_C_COMPILER=$(CLANG) -DCMAKE_CXX_COMPILER=$(CLANG)++ \
+	  -DLLVM_USE_SANITIZER="Address;Undefined" \
+	  -DLLVM_USE_SANITIZE_COVERAGE=ON -DHESPER_BUILD_FUZZERS=ON \
+	  -DHESPER_BUILD_BENCH=OFF -DHESPER_BUILD_TESTS=OFF \
+	  -DMLIR_DIR=$(LLVM_PREFIX)/lib/cmake/mlir \
+	  -DLLVM_EXTERNAL_LIT=$(LLVM_PREFIX)/bin/lit
+
+fuzz: $(FUZZ_DIR)/build.ninja build
+	ninja -C $(FUZZ_DIR) -j$(JOBS) $(addprefix hesper-fuzz-,$(FUZZERS))
+	$(PYTHON) utils/fuzz_seeds.py $(FUZZ_DIR)/corpus $(BUILD_DIR)/bin
+	mkdir -p $(FUZZ_DIR)/crashes
+	for f in $(FUZZERS); do \
+	  mkdir -p $(FUZZ_DIR)/corpus/$$f.run && \
+	  $(FUZZ_DIR)/bin/hesper-fuzz-$$f $(FUZZ_DIR)/corpus/$$f.run \
+	    $(FUZZ_DIR)/corpus/$$f -max_total_time=$(FUZZ_SECONDS) -timeout=20 \
+	    -rss_limit_mb=4096 -max_len=65536 -print_final_stats=1 \
+	    -artifact_prefix=$(FUZZ_DIR)/crashes/$$f- 2>&1 \
+	    | grep -E "^(stat::number_of_executed_units|==[0-9]+==ERROR|SUMMARY)" \
+	    | sed "s/^/$$f: /"; \
+	done
+	@if ls $(FUZZ_DIR)/crashes | grep -q .; then \
+	  echo "fuzz: crashes in $(FUZZ_DIR)/crashes"; exit 1; fi
 
 # Regenerate the dialect reference in docs/ from the ODS definitions.
 docs: build

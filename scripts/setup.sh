@@ -7,6 +7,9 @@ set -euo pipefail
 PACKAGES=(
   # Toolchain and build.
   cmake g++ ninja-build ccache python3
+  # `make check-sanitized` and `make fuzz`: clang with its sanitizer and
+  # libFuzzer runtimes.
+  clang-22 libclang-rt-22-dev
   # The CPU target links its kernels into a shared object with the system C
   # compiler driver (`cc -shared`): gcc and the C library's files.
   gcc libc6-dev

@@ -227,6 +227,12 @@ Result<Program> hesper::rt::loadBundle(const std::string &path) {
     return Status::error(path + ": cannot open");
   std::vector<uint8_t> data((std::istreambuf_iterator<char>(file)),
                             std::istreambuf_iterator<char>());
+  return parseBundle(data.data(), data.size(), path);
+}
+
+Result<Program> hesper::rt::parseBundle(const uint8_t *bytes, size_t size,
+                                        const std::string &path) {
+  std::vector<uint8_t> data(bytes, bytes + size);
   auto bad = [&](const char *what) {
     return Status::error(path + ": not a valid Hesper bundle (" + what + ")");
   };

@@ -50,6 +50,9 @@ struct Program {
 /// Writes a Program to a self-contained bundle file and reads it back.
 Status saveBundle(const Program &program, const std::string &path);
 Result<Program> loadBundle(const std::string &path);
+/// Reads a bundle from memory; errors name `path`.
+Result<Program> parseBundle(const uint8_t *bytes, size_t size,
+                            const std::string &path);
 
 /// A Program instantiated on a device: buffers allocated, kernels created,
 /// the step recorded once.
