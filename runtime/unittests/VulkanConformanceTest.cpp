@@ -445,13 +445,20 @@ TEST_F(VulkanConformance, Errors) {
 
 // Invalid SPIR-V never reaches the driver: SPIRV-Tools' validator refuses
 // it in createKernel (a driver may crash on it instead of reporting it).
-TEST_F(VulkanConformance, InvalidSpirvIsRefusedBeforeTheDriver) {
+/// The "increment" kernel's description (one binding, 4 bytes of push
+/// constants), for tests that change one field of it.
+static KernelDesc incrementDesc() {
   KernelDesc d;
   d.name = "main";
   d.binary = readKernel("increment");
   d.numBindings = 1;
   d.pushConstantBytes = 4;
   d.workgroupSize[0] = 64;
+  return d;
+}
+
+TEST_F(VulkanConformance, InvalidSpirvIsRefusedBeforeTheDriver) {
+  KernelDesc d = incrementDesc();
   ASSERT_GT(d.binary.size(), 24u);
   // Word 5 is OpCapability Shader (2 words); flipping its opcode's low bit
   // makes it an OpExecutionMode that is too short.
@@ -465,12 +472,8 @@ TEST_F(VulkanConformance, InvalidSpirvIsRefusedBeforeTheDriver) {
 // A message of the validation layer fails the call that caused it: here a
 // pipeline whose layout lacks the push constants the shader declares.
 TEST_F(VulkanConformance, ValidationMessageFailsTheCall) {
-  KernelDesc d;
-  d.name = "main";
-  d.binary = readKernel("increment");
-  d.numBindings = 1;
+  KernelDesc d = incrementDesc();
   d.pushConstantBytes = 0; // the shader reads 4 bytes of push constants
-  d.workgroupSize[0] = 64;
   auto k = device->createKernel(d);
   ASSERT_FALSE(k.ok());
   EXPECT_NE(k.status().message().find(
