@@ -27,6 +27,12 @@ llvm_config.use_default_substitutions()
 
 tools = ["hesper-opt", "hesper-run", "hesper-bundle-run"]
 llvm_config.add_tool_substitutions(tools, [config.hesper_tools_dir])
+# The endurance benchmark (bench/), absent where the benchmarks are not
+# built (the sanitizer build: AddressSanitizer's quarantine grows the
+# resident set by design).
+if os.path.exists(os.path.join(config.hesper_tools_dir,
+                               "hesper-bench-endurance")):
+    config.available_features.add("endurance-bench")
 
 # A Vulkan device (lavapipe counts) for test/Integration/Vulkan, found the
 # way users find it: `hesper-run --list-devices`.
