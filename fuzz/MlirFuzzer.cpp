@@ -28,6 +28,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdint>
+#include <string>
 
 using namespace mlir;
 
@@ -54,10 +55,15 @@ static void runPipeline(ModuleOp module, const char *pipeline) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   MLIRContext &ctx = context();
   ScopedDiagnosticHandler drop(&ctx, [](Diagnostic &) { return success(); });
-  llvm::StringRef text(reinterpret_cast<const char *>(data), size);
+  // MLIR's lexer reads the byte after the text (it stops at a NUL), so the
+  // text is copied into a NUL-terminated string, as the tools' file buffers
+  // are. (Without the copy, libFuzzer's exact-size inputs make the lexer
+  // read one byte past the end: parseSourceString does not terminate.)
+  std::string copy(reinterpret_cast<const char *>(data), size);
+  llvm::StringRef text(copy.c_str(), size);
   auto buffer = llvm::MemoryBuffer::getMemBuffer(text, "fuzz.mlir",
                                                  /*RequiresNullTerminator=*/
-                                                 false);
+                                                 true);
   if (!hesper::checkParserCrashes(buffer->getMemBufferRef(), llvm::nulls()))
     return 0;
   OwningOpRef<ModuleOp> module =
