@@ -443,8 +443,6 @@ TEST_F(VulkanConformance, Errors) {
       << none.status().message();
 }
 
-// Invalid SPIR-V never reaches the driver: SPIRV-Tools' validator refuses
-// it in createKernel (a driver may crash on it instead of reporting it).
 /// The "increment" kernel's description (one binding, 4 bytes of push
 /// constants), for tests that change one field of it.
 static KernelDesc incrementDesc() {
@@ -457,6 +455,8 @@ static KernelDesc incrementDesc() {
   return d;
 }
 
+// Invalid SPIR-V never reaches the driver: SPIRV-Tools' validator refuses
+// it in createKernel (a driver may crash on it instead of reporting it).
 TEST_F(VulkanConformance, InvalidSpirvIsRefusedBeforeTheDriver) {
   KernelDesc d = incrementDesc();
   ASSERT_GT(d.binary.size(), 24u);
@@ -535,13 +535,7 @@ TEST_F(VulkanConformance, StagingTransfers) {
     data[i] = i * 2654435761u;
   ASSERT_TRUE(dev.upload(**buf, data.data(), n * 4).ok());
 
-  KernelDesc d;
-  d.name = "main";
-  d.binary = readKernel("increment");
-  d.numBindings = 1;
-  d.pushConstantBytes = 4;
-  d.workgroupSize[0] = 64;
-  auto k = dev.createKernel(d);
+  auto k = dev.createKernel(incrementDesc());
   ASSERT_TRUE(k.ok()) << k.status().message();
   Dispatch dispatch;
   dispatch.kernel = k->get();
