@@ -1,0 +1,4 @@
+
+
+// expected-error @+1 {{expected '{' to begin a region}}
+shaderm.kernel @no_bod
