@@ -23,11 +23,13 @@
 #include "Hesper/Models/Session.h"
 #include "hesper/runtime/Runtime.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <string>
 
 using namespace hesper;
@@ -42,15 +44,35 @@ static long residentKiB() {
   return -1;
 }
 
-static void report(const char *what, long count, long warm, long after,
-                   long end, double seconds) {
+/// Runs `step(i)` for i in [0, count), and prints the resident set after
+/// the warm-up and at the end, and the growth per 1000 steps. Returns false
+/// (after printing the error) when a step fails.
+template <typename Step>
+static bool measure(const char *what, long count, Step step) {
+  if (count <= 0)
+    return true;
+  long warm = std::min(count, std::max(5L, count / 10)), after = 0;
+  auto start = std::chrono::steady_clock::now();
+  for (long i = 0; i < count; ++i) {
+    if (rt::Status s = step(i); !s) {
+      std::fprintf(stderr, "error: %s %ld: %s\n", what, i,
+                   s.message().c_str());
+      return false;
+    }
+    if (i + 1 == warm)
+      after = residentKiB();
+  }
+  std::chrono::duration<double> took =
+      std::chrono::steady_clock::now() - start;
+  long end = residentKiB();
   double per1000 = count > warm
                        ? double(end - after) * 1000.0 / double(count - warm)
                        : 0.0;
-  std::printf("%s: %ld in %.1f s; resident %.1f MiB after %ld, %.1f MiB at "
+  std::printf("%ss: %ld in %.1f s; resident %.1f MiB after %ld, %.1f MiB at "
               "the end: growth %ld KiB (%.1f KiB per 1000)\n",
-              what, count, seconds, after / 1024.0, warm, end / 1024.0,
+              what, count, took.count(), after / 1024.0, warm, end / 1024.0,
               end - after, per1000);
+  return true;
 }
 
 int main(int argc, char **argv) {
@@ -106,55 +128,30 @@ int main(int argc, char **argv) {
   models::SessionOptions options;
   options.contextSize = context;
   options.batchSize = 1;
-  using Clock = std::chrono::steady_clock;
 
+  std::unique_ptr<models::Session> replaying;
   if (replays > 0) {
     auto session = models::Session::create(**model, device->get(), options);
     if (!session) {
       std::fprintf(stderr, "error: %s\n", session.status().message().c_str());
       return 1;
     }
-    long warm = std::max(5L, replays / 10), after = 0;
-    auto start = Clock::now();
-    for (long i = 0; i < replays; ++i) {
-      if ((*session)->position() + 1 >= (*session)->contextSize())
-        (*session)->reset();
-      if (rt::Status s = (*session)->feed(static_cast<int32_t>(i % 7 + 1),
-                                          nullptr);
-          !s) {
-        std::fprintf(stderr, "error: replay %ld: %s\n", i,
-                     s.message().c_str());
-        return 1;
-      }
-      if (i + 1 == warm)
-        after = residentKiB();
-    }
-    std::chrono::duration<double> took = Clock::now() - start;
-    report("replays", replays, std::min(warm, replays), after, residentKiB(),
-           took.count());
+    replaying = std::move(*session);
   }
-
-  if (compiles > 0) {
-    long warm = std::max(5L, compiles / 10), after = 0;
-    auto start = Clock::now();
-    for (long i = 0; i < compiles; ++i) {
-      auto session = models::Session::create(**model, device->get(), options);
-      if (!session) {
-        std::fprintf(stderr, "error: compile %ld: %s\n", i,
-                     session.status().message().c_str());
-        return 1;
-      }
-      if (rt::Status s = (*session)->feed(1, nullptr); !s) {
-        std::fprintf(stderr, "error: compile %ld: %s\n", i,
-                     s.message().c_str());
-        return 1;
-      }
-      if (i + 1 == warm)
-        after = residentKiB();
-    }
-    std::chrono::duration<double> took = Clock::now() - start;
-    report("compiles", compiles, std::min(warm, compiles), after,
-           residentKiB(), took.count());
-  }
+  bool ok = measure("replay", replays, [&](long i) {
+    if (replaying->position() + 1 >= replaying->contextSize())
+      replaying->reset();
+    return replaying->feed(static_cast<int32_t>(i % 7 + 1), nullptr);
+  });
+  replaying.reset();
+  ok = ok && measure("compile", compiles, [&](long) -> rt::Status {
+         auto session =
+             models::Session::create(**model, device->get(), options);
+         if (!session)
+           return session.status();
+         return (*session)->feed(1, nullptr);
+       });
+  if (!ok)
+    return 1;
   return 0;
 }

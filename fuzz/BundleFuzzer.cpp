@@ -22,14 +22,6 @@
 
 using namespace hesper::rt;
 
-/// FNV-1a, as the bundle writer computes it.
-static uint64_t fnv1a(const uint8_t *p, size_t n) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (size_t i = 0; i < n; ++i)
-    h = (h ^ p[i]) * 0x100000001b3ull;
-  return h;
-}
-
 static void check(const Program &p) {
   for (const ProgramLaunch &l : p.launches) {
     if (l.kernel >= p.kernels.size() ||
@@ -49,7 +41,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     check(*p);
   if (size > 8) {
     std::vector<uint8_t> fixed(data, data + size);
-    uint64_t h = fnv1a(fixed.data(), size - 8);
+    uint64_t h = hashBytes(fixed.data(), size - 8); // the writer's checksum
     std::memcpy(fixed.data() + size - 8, &h, 8);
     if (auto p = parseBundle(fixed.data(), size, "fuzz.hb"))
       check(*p);

@@ -420,16 +420,13 @@ LogicalResult hesper::exec::runGraphOnDevice(
     auto compare = [&](const HostTensor &got, const HostTensor &want,
                        Value value, std::string what) {
       interp::Tolerance tol = tolerances.lookup(value);
-      int64_t bad;
-      maxError = std::max(maxError,
-                          interp::compareWithinTolerance(got, want, tol, bad));
-      if (bad < 0 || !ok)
+      interp::Comparison c = interp::compareWithinTolerance(got, want, tol);
+      maxError = std::max(maxError, c.maxError);
+      if (c.mismatch < 0 || !ok)
         return;
       ok = false;
-      std::vector<float> g = got.toFloats(), w = want.toFloats();
-      os << "mismatch: " << what << "[" << bad << "] = "
-         << (size_t(bad) < g.size() ? g[bad] : 0.0f) << ", interpreter "
-         << (size_t(bad) < w.size() ? w[bad] : 0.0f) << " (tolerance abs "
+      os << "mismatch: " << what << "[" << c.mismatch << "] = " << c.got
+         << ", interpreter " << c.want << " (tolerance abs "
          << llvm::format("%.0e", tol.abs) << ", rel "
          << llvm::format("%.0e", tol.rel) << ")\n";
     };

@@ -762,14 +762,13 @@ hesper::interp::computeCheckTolerances(GraphOp graph) {
   for (BlockArgument arg : body.getArguments())
     tolerances[arg] = ownTolerance(graph, arg.getType());
   for (Operation &op : body.without_terminator()) {
+    // Bodies are isolated from above: the op's operands are all it reads.
     Tolerance inputs;
-    op.walk([&](Operation *nested) {
-      for (Value operand : nested->getOperands()) {
-        auto it = tolerances.find(operand);
-        if (it != tolerances.end())
-          inputs = looser(inputs, it->second);
-      }
-    });
+    for (Value operand : op.getOperands()) {
+      auto it = tolerances.find(operand);
+      if (it != tolerances.end())
+        inputs = looser(inputs, it->second);
+    }
     for (Value result : op.getResults()) {
       Tolerance tol = looser(inputs, ownTolerance(&op, result.getType()));
       tolerances[result] = tol;
@@ -783,30 +782,29 @@ hesper::interp::computeCheckTolerances(GraphOp graph) {
   return tolerances;
 }
 
-double hesper::interp::compareWithinTolerance(const HostTensor &got,
-                                              const HostTensor &want,
-                                              Tolerance tol,
-                                              int64_t &mismatchIndex) {
-  mismatchIndex = -1;
+Comparison hesper::interp::compareWithinTolerance(const HostTensor &got,
+                                                  const HostTensor &want,
+                                                  Tolerance tol) {
+  Comparison result;
   std::vector<float> g = got.toFloats(), w = want.toFloats();
   if (g.size() != w.size()) {
-    mismatchIndex = 0;
-    return INFINITY;
+    result.maxError = INFINITY;
+    result.mismatch = 0;
+    return result;
   }
   // Quantized values may differ by one step of their block's scale where
   // the two sides round the scaled value differently.
   bool quantized = isQuantized(want.getElementType());
   constexpr size_t kBlock = 32;
-  double maxError = 0;
+  double step = 0;
   for (size_t k = 0; k < w.size(); ++k) {
-    double allowed = tol.abs + tol.rel * std::fabs(double(w[k]));
-    if (quantized) {
-      size_t begin = k / kBlock * kBlock;
+    if (quantized && k % kBlock == 0) {
       double amax = 0;
-      for (size_t j = begin; j < std::min(w.size(), begin + kBlock); ++j)
+      for (size_t j = k; j < std::min(w.size(), k + kBlock); ++j)
         amax = std::max(amax, std::fabs(double(w[j])));
-      allowed += 1.01 * amax / 127.0;
+      step = 1.01 * amax / 127.0;
     }
+    double allowed = tol.abs + tol.rel * std::fabs(double(w[k])) + step;
     // NaN matches only NaN and an infinity only itself; the rest within
     // the tolerance.
     bool match;
@@ -819,9 +817,12 @@ double hesper::interp::compareWithinTolerance(const HostTensor &got,
       err = std::fabs(double(g[k]) - double(w[k]));
       match = err <= allowed;
     }
-    maxError = std::max(maxError, err);
-    if (!match && mismatchIndex < 0)
-      mismatchIndex = static_cast<int64_t>(k);
+    result.maxError = std::max(result.maxError, err);
+    if (!match && result.mismatch < 0) {
+      result.mismatch = static_cast<int64_t>(k);
+      result.got = g[k];
+      result.want = w[k];
+    }
   }
-  return maxError;
+  return result;
 }

@@ -36,6 +36,20 @@ Status Program::verify() const {
     return Status::error("program '" + name + "' has " +
                          std::to_string(numArguments) + " arguments but " +
                          std::to_string(buffers.size()) + " buffers");
+  // A kernel's ABI, when present, describes every binding.
+  for (const KernelDesc &k : kernels) {
+    if (!k.bindingBytes.empty() && k.bindingBytes.size() != k.numBindings)
+      return Status::error("kernel '" + k.name + "' describes " +
+                           std::to_string(k.bindingBytes.size()) +
+                           " binding sizes for " +
+                           std::to_string(k.numBindings) + " bindings");
+    if (!k.bindingReadOnly.empty() &&
+        k.bindingReadOnly.size() != k.numBindings)
+      return Status::error("kernel '" + k.name + "' describes " +
+                           std::to_string(k.bindingReadOnly.size()) +
+                           " binding accesses for " +
+                           std::to_string(k.numBindings) + " bindings");
+  }
   for (size_t i = 0; i < launches.size(); ++i) {
     const ProgramLaunch &l = launches[i];
     std::string where = "launch #" + std::to_string(i);
@@ -57,17 +71,6 @@ Status Program::verify() const {
     // indexes, so a changed size or a swap of differently sized buffers is
     // refused here rather than read or written out of bounds.
     const KernelDesc &k = kernels[l.kernel];
-    if (!k.bindingBytes.empty() && k.bindingBytes.size() != k.numBindings)
-      return Status::error("kernel '" + k.name + "' describes " +
-                           std::to_string(k.bindingBytes.size()) +
-                           " binding sizes for " +
-                           std::to_string(k.numBindings) + " bindings");
-    if (!k.bindingReadOnly.empty() &&
-        k.bindingReadOnly.size() != k.numBindings)
-      return Status::error("kernel '" + k.name + "' describes " +
-                           std::to_string(k.bindingReadOnly.size()) +
-                           " binding accesses for " +
-                           std::to_string(k.numBindings) + " bindings");
     for (size_t j = 0; j < k.bindingBytes.size(); ++j) {
       uint64_t have = buffers[l.buffers[j]].bytes;
       if (k.bindingBytes[j] != 0 && have != k.bindingBytes[j])

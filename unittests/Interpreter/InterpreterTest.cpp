@@ -555,24 +555,26 @@ TEST_F(InterpreterTest, CompareWithinToleranceHandlesNaNAndInfinity) {
     return HostTensor::fromFloats(&context, {int64_t(v.size())}, v);
   };
   Tolerance tol{1e-5, 1e-4};
-  int64_t bad;
   // Equal, within rel, NaN against NaN, inf against the same inf: ok.
-  EXPECT_NEAR(compareWithinTolerance(tensor({1, 1000.05f, nan, inf}),
-                                     tensor({1, 1000, nan, inf}), tol, bad),
-              0.05, 1e-4);
-  EXPECT_EQ(bad, -1);
+  Comparison c = compareWithinTolerance(tensor({1, 1000.05f, nan, inf}),
+                                        tensor({1, 1000, nan, inf}), tol);
+  EXPECT_NEAR(c.maxError, 0.05, 1e-4);
+  EXPECT_EQ(c.mismatch, -1);
   // NaN against a number, a number against NaN, -inf against inf, and a
-  // value just past the tolerance: each is named by its first index.
-  compareWithinTolerance(tensor({0, nan}), tensor({0, 1}), tol, bad);
-  EXPECT_EQ(bad, 1);
-  compareWithinTolerance(tensor({2}), tensor({nan}), tol, bad);
-  EXPECT_EQ(bad, 0);
-  compareWithinTolerance(tensor({0, 0, -inf}), tensor({0, 0, inf}), tol, bad);
-  EXPECT_EQ(bad, 2);
-  EXPECT_EQ(compareWithinTolerance(tensor({0, 1.0003f}), tensor({0, 1}), tol,
-                                   bad) > 1e-4,
-            true);
-  EXPECT_EQ(bad, 1);
+  // value just past the tolerance: each is named by its first index, with
+  // both values.
+  c = compareWithinTolerance(tensor({0, nan}), tensor({0, 1}), tol);
+  EXPECT_EQ(c.mismatch, 1);
+  EXPECT_TRUE(std::isnan(c.got));
+  EXPECT_EQ(c.want, 1.0f);
+  c = compareWithinTolerance(tensor({2}), tensor({nan}), tol);
+  EXPECT_EQ(c.mismatch, 0);
+  c = compareWithinTolerance(tensor({0, 0, -inf}), tensor({0, 0, inf}), tol);
+  EXPECT_EQ(c.mismatch, 2);
+  c = compareWithinTolerance(tensor({0, 1.0003f}), tensor({0, 1}), tol);
+  EXPECT_GT(c.maxError, 1e-4);
+  EXPECT_EQ(c.mismatch, 1);
+  EXPECT_EQ(c.got, 1.0003f);
 }
 
 } // namespace

@@ -114,11 +114,17 @@ struct Tolerance {
 llvm::DenseMap<mlir::Value, Tolerance>
 computeCheckTolerances(circuit::GraphOp graph);
 
+/// What compareWithinTolerance found: the largest error, and the first
+/// element out of tolerance (index -1 when there is none) with both values.
+struct Comparison {
+  double maxError = 0;
+  int64_t mismatch = -1;
+  float got = 0, want = 0;
+};
+
 /// Compares `got` with the interpreter's `want` (same type) within `tol`.
-/// Returns the largest error seen; on the first element out of tolerance
-/// sets `mismatchIndex` (else leaves it at -1).
-double compareWithinTolerance(const HostTensor &got, const HostTensor &want,
-                              Tolerance tol, int64_t &mismatchIndex);
+Comparison compareWithinTolerance(const HostTensor &got,
+                                  const HostTensor &want, Tolerance tol);
 
 /// Dequantizes row `row` of a quantized (or f32/f16) tensor whose last
 /// dimension is `rowLength`, appending to `out`. Fails for formats the
