@@ -691,6 +691,9 @@ LogicalResult GraphEvaluator::evalAttention(AttentionOp op) {
   const int64_t positions = kc.getNumElements() / rowStride;
   const int64_t rows = q.getNumElements() / (heads * dim);
   const float scale = op.getScale().convertToFloat();
+  const double softcap =
+      op.getSoftcap() ? op.getSoftcap()->convertToFloat() : 0.0;
+  const int64_t window = op.getWindow() ? int64_t(*op.getWindow()) : 0;
   auto out = std::make_shared<HostTensor>(op.getType());
   std::vector<double> scores(kAttentionTile), acc(dim);
   for (int64_t r = 0; r < rows; ++r)
@@ -698,11 +701,15 @@ LogicalResult GraphEvaluator::evalAttention(AttentionOp op) {
     // Row r is the token at pos + r: it sees positions 0 .. pos + r.
     const int64_t last = std::clamp<int64_t>(
         int64_t(env[op.getPos()]->getInt(0)) + r, 0, positions - 1);
+    // A window of W keeps positions last - W + 1 .. last; the tiles start
+    // at the first of them, as the kernels' do.
+    const int64_t first = window > 0 ? std::max<int64_t>(0, last + 1 - window)
+                                     : 0;
     const int64_t qh = (r * heads + h) * dim;
     const int64_t kvBase = (h / group) * dim;
     double m = -std::numeric_limits<double>::max(), sum = 0;
     std::fill(acc.begin(), acc.end(), 0.0);
-    for (int64_t tile = 0; tile <= last; tile += kAttentionTile) {
+    for (int64_t tile = first; tile <= last; tile += kAttentionTile) {
       const int64_t n = std::min(kAttentionTile, last + 1 - tile);
       double tileMax = -std::numeric_limits<double>::max();
       for (int64_t i = 0; i < n; ++i) {
@@ -711,6 +718,8 @@ LogicalResult GraphEvaluator::evalAttention(AttentionOp op) {
         for (int64_t d = 0; d < dim; ++d)
           dot += double(q.getFloat(qh + d)) * double(kc.getFloat(row + d));
         scores[i] = dot * scale;
+        if (softcap > 0)
+          scores[i] = softcap * std::tanh(scores[i] / softcap);
         tileMax = std::max(tileMax, scores[i]);
       }
       const double mNew = std::max(m, tileMax);

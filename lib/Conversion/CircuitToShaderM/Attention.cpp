@@ -29,6 +29,7 @@ struct FloatMath {
   Value sub(Value x, Value y) { return ex::SubOp::create(b, loc, x, y); }
   Value mul(Value x, Value y) { return ex::MulOp::create(b, loc, x, y); }
   Value exp(Value x) { return ex::ExpOp::create(b, loc, x); }
+  Value tanh(Value x) { return ex::TanhOp::create(b, loc, x); }
 };
 } // namespace
 
@@ -41,6 +42,10 @@ GraphLowering::beginAttention(cir::AttentionOp op, KernelState &ks,
   f.rowStride = op.getKvHeads() * f.dim;
   f.positions = numElements(op.getKCache().getType()) / f.rowStride;
   f.scale = op.getScale().convertToFloat();
+  if (std::optional<APFloat> cap = op.getSoftcap())
+    f.softcap = cap->convertToFloat();
+  if (std::optional<uint64_t> window = op.getWindow())
+    f.window = int64_t(*window);
   for (Value input : {op.getQ(), op.getKCache(), op.getVCache(), op.getPos()})
     bind(ks, input, false);
   allocFor(op.getResult());
@@ -72,6 +77,11 @@ void GraphLowering::locateAttentionRow(AttentionFrame &f, int64_t group,
   pos = arith::MaxSIOp::create(b, loc, pos, i32Zero);
   pos = arith::MinSIOp::create(b, loc, pos, i32Last);
   f.count = im.add(im.toIndex(pos), im.c(1));
+  f.first = im.c(0);
+  if (f.window > 0)
+    f.first = arith::MaxSIOp::create(
+        b, loc, arith::SubIOp::create(b, loc, f.count, im.c(f.window)),
+        im.c(0));
 }
 
 Value GraphLowering::emitAttentionScore(const AttentionFrame &f,
@@ -90,7 +100,11 @@ Value GraphLowering::emitAttentionScore(const AttentionFrame &f,
     scf::YieldOp::create(b, loc,
                          fm.add(dot.getRegionIterArgs()[0], fm.mul(qv, kv)));
   }
-  return fm.mul(dot.getResult(0), fm.c(f.scale));
+  Value score = fm.mul(dot.getResult(0), fm.c(f.scale));
+  if (f.softcap > 0)
+    score = fm.mul(fm.tanh(fm.mul(score, fm.c(1.0 / f.softcap))),
+                   fm.c(f.softcap));
+  return score;
 }
 
 /// One workgroup per query head. Each tile of positions: every lane scores
@@ -99,8 +113,8 @@ Value GraphLowering::emitAttentionScore(const AttentionFrame &f,
 /// order to update the running maximum and sum (the same values in every
 /// lane), rescales its accumulators and adds the tile's weighted V rows for
 /// the dimensions it owns (d = lane, lane + 64, ...). Only positions up to
-/// `pos` are read. With one lane (the CPU target) see
-/// emitAttentionSingleLane.
+/// `pos` are read (from `first` on, with a sliding window). With one lane
+/// (the CPU target) see emitAttentionSingleLane.
 LogicalResult GraphLowering::lowerAttention(cir::AttentionOp op) {
   Location loc = op.getLoc();
   const int64_t heads = op.getHeads(), dim = op.getHeadDim(),
@@ -142,7 +156,7 @@ LogicalResult GraphLowering::lowerAttention(cir::AttentionOp op) {
   SmallVector<Value> init{lowest, fm.c(0.0)};
   for (int64_t j = 0; j < owned; ++j)
     init.push_back(fm.c(0.0));
-  auto tiles = scf::ForOp::create(b, loc, im.c(0), count, im.c(lanes), init);
+  auto tiles = scf::ForOp::create(b, loc, f.first, count, im.c(lanes), init);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(tiles.getBody());
@@ -255,7 +269,8 @@ void GraphLowering::emitAttentionSingleLane(AttentionFrame &f, int64_t group,
           [&](Value d) { sm::StoreOp::create(b, loc, fm.c(0.0), acc, d); });
 
   Value lowest = fm.c(-std::numeric_limits<float>::max());
-  auto tiles = scf::ForOp::create(b, loc, im.c(0), count, im.c(kAttentionTile),
+  auto tiles = scf::ForOp::create(b, loc, f.first, count,
+                                  im.c(kAttentionTile),
                                   ValueRange{lowest, fm.c(0.0)});
   {
     OpBuilder::InsertionGuard guard(b);

@@ -314,17 +314,21 @@ private:
   /// head and KV head start and how many positions it reads.
   struct AttentionFrame {
     int64_t dim = 0, heads = 0, rowStride = 0, positions = 0;
+    int64_t window = 0; ///< sliding window (0: every position)
     float scale = 0;
+    float softcap = 0;  ///< score soft-capping (0: none)
     Value q, kCache, vCache, pos, out;
-    Value qBase, kvBase, count;
+    Value qBase, kvBase, first, count;
   };
   /// Binds the op's buffers and creates its kernel of `lanes` lanes.
   AttentionFrame beginAttention(cir::AttentionOp op, KernelState &ks,
                                 int64_t lanes);
   /// The workgroup's head (grid x) and query row (grid y): fills qBase,
-  /// kvBase and count (pos + row + 1, clamped to the cache).
+  /// kvBase, count (pos + row + 1, clamped to the cache) and first (0, or
+  /// count - window with a sliding window).
   void locateAttentionRow(AttentionFrame &f, int64_t group, Location loc);
-  /// scale * (q . k[position]) of the workgroup's head.
+  /// scale * (q . k[position]) of the workgroup's head, soft-capped when
+  /// the op says so.
   Value emitAttentionScore(const AttentionFrame &f, Value position,
                            Location loc);
   /// The body of circuit.attention with one lane per workgroup (the CPU

@@ -1199,6 +1199,22 @@ circuit.graph @attention_scale(%q: tensor<64xf32>, %k: tensor<512xf32>, %pos: te
 
 // -----
 
+circuit.graph @attention_softcap(%q: tensor<64xf32>, %k: tensor<512xf32>, %pos: tensor<1xi32>) {
+  // expected-error @+1 {{'circuit.attention' op expects a positive finite softcap, got 0}}
+  %o = circuit.attention %q, %k, %k, %pos {heads = 4 : i64, kv_heads = 2 : i64, head_dim = 16 : i64, scale = 0.25 : f32, softcap = 0.0 : f32} : tensor<64xf32>, tensor<512xf32>, tensor<512xf32>, tensor<1xi32> -> tensor<64xf32>
+  circuit.output
+}
+
+// -----
+
+circuit.graph @attention_window(%q: tensor<64xf32>, %k: tensor<512xf32>, %pos: tensor<1xi32>) {
+  // expected-error @+1 {{'circuit.attention' op expects a positive window, got -3}}
+  %o = circuit.attention %q, %k, %k, %pos {heads = 4 : i64, kv_heads = 2 : i64, head_dim = 16 : i64, scale = 0.25 : f32, window = -3 : i64} : tensor<64xf32>, tensor<512xf32>, tensor<512xf32>, tensor<1xi32> -> tensor<64xf32>
+  circuit.output
+}
+
+// -----
+
 circuit.graph @attention_result(%q: tensor<64xf32>, %k: tensor<512xf32>, %pos: tensor<1xi32>) {
   // expected-error @+1 {{'circuit.attention' op expects the result type to be q's 'tensor<64xf32>', got 'tensor<8x8xf32>'}}
   %o = circuit.attention %q, %k, %k, %pos {heads = 4 : i64, kv_heads = 2 : i64, head_dim = 16 : i64, scale = 0.25 : f32} : tensor<64xf32>, tensor<512xf32>, tensor<512xf32>, tensor<1xi32> -> tensor<8x8xf32>

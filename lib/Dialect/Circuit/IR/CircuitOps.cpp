@@ -756,6 +756,15 @@ LogicalResult AttentionOp::verify() {
   float scale = getScale().convertToFloat();
   if (!std::isfinite(scale) || scale <= 0)
     return emitOpError("expects a positive finite scale, got ") << scale;
+  if (std::optional<APFloat> cap = getSoftcap()) {
+    float c = cap->convertToFloat();
+    if (!std::isfinite(c) || c <= 0)
+      return emitOpError("expects a positive finite softcap, got ") << c;
+  }
+  if (std::optional<uint64_t> window = getWindow();
+      window && (int64_t(*window) <= 0))
+    return emitOpError("expects a positive window, got ")
+           << int64_t(*window);
   for (auto [what, value] :
        {std::pair<const char *, Value>{"q", getQ()}, {"result", getResult()},
         {"k_cache", getKCache()}, {"v_cache", getVCache()}}) {

@@ -175,10 +175,13 @@ public:
 
   /// The same attention as one `circuit.attention` primitive (one kernel,
   /// reading only positions 0..pos of the caches); `scale` multiplies the
-  /// scores (1/sqrt(headDim) for most models).
+  /// scores (1/sqrt(headDim) for most models); a positive `softcap`
+  /// squashes the scores to softcap·tanh(s/softcap), a positive `window`
+  /// limits each row to its last `window` positions (sliding-window
+  /// attention).
   Value decodeAttention(Value q, Value kCache, Value vCache, Value pos,
                         int64_t heads, int64_t kvHeads, int64_t headDim,
-                        double scale);
+                        double scale, double softcap = 0, int64_t window = 0);
 
 private:
   /// A reduce with a prologue, result `shape`, and `over` if not null.

@@ -532,6 +532,7 @@ def Circuit_AttentionOp : Circuit_Op<"attention", [Pure]> {
     cached positions `t = 0 .. pos` (inclusive),
 
       s[t] = scale * dot(q[h], k_cache[t, kvh])
+      s[t] = softcap * tanh(s[t] / softcap)      (only with `softcap`)
       p    = softmax(s)
       out[h] = sum_t p[t] * v_cache[t, kvh]
 
@@ -545,6 +546,13 @@ def Circuit_AttentionOp : Circuit_Op<"attention", [Pure]> {
     position, not with the cache length. A position outside the cache is
     clamped to its last one.
 
+    With `window = W` (sliding-window attention, as Gemma 2 and 3 use on
+    their local layers) the row at position `p` sees only the last `W`
+    positions, `max(0, p - W + 1) .. p`: positions further back are
+    neither read nor counted. `softcap` (Gemma 2's attention-logit
+    soft-capping) squashes every score into `(-softcap, softcap)` before
+    the softmax.
+
     Lowered as one workgroup per query head that walks the positions in
     tiles with an online softmax (flash-decoding): a running maximum and
     sum are rescaled per tile, in a fixed order, so results are
@@ -556,12 +564,18 @@ def Circuit_AttentionOp : Circuit_Op<"attention", [Pure]> {
          scale = 0.25 : f32}
         : tensor<64xf32>, tensor<1024xf32>, tensor<1024xf32>, tensor<1xi32>
         -> tensor<64xf32>
+    %w = circuit.attention %q, %kc, %vc, %pos
+        {heads = 4 : i64, kv_heads = 2 : i64, head_dim = 16 : i64,
+         scale = 0.25 : f32, softcap = 50.0 : f32, window = 4096 : i64}
+        : tensor<64xf32>, tensor<1024xf32>, tensor<1024xf32>, tensor<1xi32>
+        -> tensor<64xf32>
     ```
   }];
   let arguments = (ins Circuit_FloatTensor:$q, Circuit_FloatTensor:$k_cache,
                        Circuit_FloatTensor:$v_cache, Circuit_Tensor:$pos,
                        I64Attr:$heads, I64Attr:$kv_heads, I64Attr:$head_dim,
-                       F32Attr:$scale);
+                       F32Attr:$scale, OptionalAttr<F32Attr>:$softcap,
+                       OptionalAttr<I64Attr>:$window);
   let results = (outs Circuit_FloatTensor:$result);
   let assemblyFormat = [{
     $q `,` $k_cache `,` $v_cache `,` $pos attr-dict `:` type($q) `,`
