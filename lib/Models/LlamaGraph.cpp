@@ -4,9 +4,10 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// One decode step as llama.cpp computes it for LLM_ARCH_LLAMA, QWEN2 and
-// QWEN3 (llm_build_llama / llm_build_qwen2 / llm_build_qwen3):
+// One decode step as llama.cpp computes it for LLM_ARCH_LLAMA, QWEN2,
+// QWEN3, GEMMA, GEMMA2 and GEMMA3 (src/models/*.cpp):
 //
+//   x = token_embd[token]            (gemma: times sqrt(dim))
 //   for each layer:
 //     h = rms_norm(x) * attn_norm
 //     q, k, v = Wq h (+ bq), Wk h (+ bk), Wv h (+ bv)
@@ -17,6 +18,14 @@
 //     h = rms_norm(x) * ffn_norm
 //     x = x + Wdown (silu(Wgate h) * Wup h)
 //   logits = Wout (rms_norm(x) * output_norm)
+//
+// The Gemma versions change: GeGLU (gelu_tanh(Wgate h) * Wup h) for the
+// FFN; gemma3's per-head Q/K norms as qwen3's; gemma2/3 normalize the
+// attention and FFN outputs before their residual adds (post_attention_norm,
+// post_ffw_norm); their sliding-window layers attend to the last W
+// positions only and rotate with their own RoPE base (`rope_freqs_swa`);
+// gemma2 soft-caps the attention scores and the logits (c·tanh(s/c)). The
+// head is always the embedding table.
 //
 // The graph is written primitive by primitive; hesper-fuse merges it into
 // kernels (Q/K/V into one multi-matmul, residuals into matmul epilogues, ...).
@@ -76,13 +85,20 @@ public:
                    Value column = rows == 1 ? lane : e.remConst(lane, dim);
                    return e.add(e.mul(a[0], e.i32(dim)), column);
                  });
-    if (!cast<RankedTensorType>(x.getType()).getElementType().isF32())
+    const bool isF32 =
+        cast<RankedTensorType>(x.getType()).getElementType().isF32();
+    if (!isF32 || hp.embedScale != 1) {
+      const double scale = hp.embedScale;
       x = g.map(ValueRange{x}, vec(hp.dim), g.f32(),
-                [](ExpBuilder &e, Value, ValueRange a) {
-                  return e.toF32(a[0]);
+                [&](ExpBuilder &e, Value, ValueRange a) {
+                  Value v = isF32 ? a[0] : e.toF32(a[0]);
+                  return scale == 1 ? v : e.mul(v, e.f32(scale));
                 });
+    }
     pos = g.external("pos", {1}, g.i32());
     freqs = g.external("rope_freqs", {hp.ropeDims / 2}, g.f32());
+    if (hp.swaHasOwnRope())
+      freqsSwa = g.external("rope_freqs_swa", {hp.ropeDims / 2}, g.f32());
     Value h = x;
     for (int64_t l = 0; l < hp.layers; ++l)
       h = layer(l, h);
@@ -98,7 +114,10 @@ public:
     }
     Value n = g.rmsNorm(h, weight("output_norm.weight"), hp.eps);
     Value head = weight(hp.tiedHead ? "token_embd.weight" : "output.weight");
-    g.output(g.matmul(n, head));
+    Value logits = g.matmul(n, head);
+    if (hp.finalSoftcap > 0)
+      logits = softcap(logits, hp.finalSoftcap);
+    g.output(logits);
   }
 
 private:
@@ -129,6 +148,15 @@ private:
     });
   }
 
+  /// c·tanh(t/c), elementwise.
+  Value softcap(Value t, double c) {
+    return g.map(ValueRange{t}, cast<RankedTensorType>(t.getType()).getShape(),
+                 g.f32(), [&](ExpBuilder &e, Value, ValueRange a) {
+                   return e.mul(e.tanh(e.mul(a[0], e.f32(1.0 / c))),
+                                e.f32(c));
+                 });
+  }
+
   /// `t` ([n]) read as `shape` (same element count).
   Value reshape(Value t, ArrayRef<int64_t> shape) {
     return g.map(ValueRange{t}, shape, g.f32(),
@@ -153,7 +181,8 @@ private:
   /// pass through. `biases` (qwen2's, optional: {bq, bk, bv}) are added to
   /// q, k and v as they are read. Returns {q rotated, K cache, V cache}.
   SmallVector<Value> ropeAndCache(Value q, Value k, Value v, Value kCache,
-                                  Value vCache, ArrayRef<Value> biases) {
+                                  Value vCache, ArrayRef<Value> biases,
+                                  Value freqs) {
     const int64_t hd = hp.headDim, nRot = hp.ropeDims, half = nRot / 2;
     const int64_t qDim = hp.qDim(), kvDim = hp.kvDim();
     const int64_t cacheElems = ctx * kvDim;
@@ -257,23 +286,33 @@ private:
                               g.f32());
     Value vCache = g.external("cache_v." + std::to_string(l), {cacheElems},
                               g.f32());
-    SmallVector<Value> written =
-        ropeAndCache(q, k, v, kCache, vCache, biases);
+    const bool swa = hp.isSwa(l);
+    SmallVector<Value> written = ropeAndCache(
+        q, k, v, kCache, vCache, biases, swa && freqsSwa ? freqsSwa : freqs);
     q = written[0];
     kCache = written[1];
     vCache = written[2];
     Value attn = g.decodeAttention(q, kCache, vCache, pos, hp.heads,
-                                   hp.kvHeads, hp.headDim,
-                                   1.0 / std::sqrt(double(hp.headDim)));
-    x = add(x, g.matmul(attn, weight(b + "attn_output.weight")));
+                                   hp.kvHeads, hp.headDim, hp.attnScale,
+                                   hp.attnSoftcap,
+                                   swa ? hp.slidingWindow : 0);
+    Value attnOut = g.matmul(attn, weight(b + "attn_output.weight"));
+    if (hp.postNorms)
+      attnOut =
+          g.rmsNorm(attnOut, weight(b + "post_attention_norm.weight"), hp.eps);
+    x = add(x, attnOut);
 
     Value n = g.rmsNorm(x, weight(b + "ffn_norm.weight"), hp.eps);
     Value gate = g.matmul(n, weight(b + "ffn_gate.weight"));
     Value up = g.matmul(n, weight(b + "ffn_up.weight"));
-    Value act = g.zip(gate, up, [](ExpBuilder &e, Value a, Value c) {
-      return e.mul(e.silu(a), c);
+    const bool gelu = hp.ffnActivation == FfnActivation::GeluTanh;
+    Value act = g.zip(gate, up, [&](ExpBuilder &e, Value a, Value c) {
+      return e.mul(gelu ? e.gelu(a) : e.silu(a), c);
     });
-    return add(x, g.matmul(act, weight(b + "ffn_down.weight")));
+    Value ffnOut = g.matmul(act, weight(b + "ffn_down.weight"));
+    if (hp.postNorms)
+      ffnOut = g.rmsNorm(ffnOut, weight(b + "post_ffw_norm.weight"), hp.eps);
+    return add(x, ffnOut);
   }
 
   GraphBuilder &g;
@@ -283,6 +322,7 @@ private:
   int64_t rows; ///< tokens per step: 1 for decode, the chunk for prefill
   bool lastRowOnly; ///< a chunk's logits for its last token only
   Value x, pos, freqs;
+  Value freqsSwa; ///< the sliding-window layers' RoPE frequencies, if own
   std::map<std::string, Value> weights; ///< one argument per GGUF tensor
 };
 } // namespace

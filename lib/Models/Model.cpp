@@ -29,6 +29,8 @@ int64_t LlamaHParams::parameterCount() const {
     perLayer += qDim() + 2 * kvDim();
   if (qkNorm)
     perLayer += 2 * headDim;
+  if (postNorms)
+    perLayer += 2 * dim;
   return layers * perLayer + vocab * dim * (tiedHead ? 1 : 2) + dim;
 }
 
@@ -192,9 +194,15 @@ public:
     } else if (hp.arch == "qwen3") {
       hp.ropeType = RopeType::NeoX;
       hp.qkNorm = true;
+    } else if (isGemma()) {
+      hp.ropeType = RopeType::NeoX;
+      hp.ffnActivation = FfnActivation::GeluTanh;
+      hp.postNorms = hp.arch != "gemma";
+      hp.qkNorm = hp.arch == "gemma3";
     } else {
       return fail("unsupported architecture '" + hp.arch +
-                  "' (supported: llama, qwen2, qwen3)");
+                  "' (supported: llama, qwen2, qwen3, gemma, gemma2, "
+                  "gemma3)");
     }
 
     Status s;
@@ -250,6 +258,10 @@ public:
       if (!(s = real("rope.scale_linear", hp.ropeScale)))
         return s;
 
+    hp.attnScale = 1.0 / std::sqrt(double(hp.headDim));
+    if (isGemma() && !(s = gemma()))
+      return s;
+
     const rt::GgufTensor *embd = file.tensor("token_embd.weight");
     if (!embd)
       return fail("missing tensor 'token_embd.weight'");
@@ -258,7 +270,10 @@ public:
                   shapeString(embd->dims) + ", expected [" +
                   std::to_string(hp.dim) + ", vocabulary]");
     hp.vocab = embd->dims[1];
-    hp.tiedHead = file.tensor("output.weight") == nullptr;
+    // gemma and gemma2's head is the embedding table (llama.cpp ignores
+    // any output.weight); gemma3 reads output.weight when there is one.
+    hp.tiedHead = hp.arch == "gemma" || hp.arch == "gemma2" ||
+                  file.tensor("output.weight") == nullptr;
     // The table is read in place by the embedding gather (and, tied, by
     // the LM head).
     if (!(s = expect("token_embd.weight", {hp.dim, hp.vocab})))
@@ -298,11 +313,93 @@ public:
           (!(s = expect(b + "attn_q_norm.weight", {hp.headDim})) ||
            !(s = expect(b + "attn_k_norm.weight", {hp.headDim}))))
         return s;
+      if (hp.postNorms &&
+          (!(s = expect(b + "post_attention_norm.weight", {hp.dim})) ||
+           !(s = expect(b + "post_ffw_norm.weight", {hp.dim}))))
+        return s;
     }
     return Status();
   }
 
 private:
+  bool isGemma() const {
+    return hp.arch == "gemma" || hp.arch == "gemma2" || hp.arch == "gemma3";
+  }
+
+  /// `{arch}.key` as a non-negative integer, or `fallback` when absent.
+  Status count(const std::string &key, int64_t &out, int64_t fallback) {
+    std::string full = hp.arch + "." + key;
+    const rt::GgufValue *value = file.find(full);
+    out = fallback;
+    if (!value)
+      return Status();
+    if (!value->isInteger() || value->i < 0 || value->i > (int64_t(1) << 31))
+      return fail("metadata key '" + full +
+                  "' is not an integer from 0 to 2^31");
+    out = value->i;
+    return Status();
+  }
+
+  /// What the Gemma versions add, as llama.cpp's loaders set it: the
+  /// embedding scale, the attention scale of the 27B models, soft-capping
+  /// (gemma2), and sliding-window layers with their own RoPE base.
+  Status gemma() {
+    Status s;
+    // llama.cpp scales by sqrtf(n_embd), a float.
+    hp.embedScale = double(std::sqrt(float(hp.dim)));
+    const bool is27B = (hp.arch == "gemma2" && hp.layers == 46) ||
+                       (hp.arch == "gemma3" && hp.layers == 62);
+    if (is27B)
+      hp.attnScale = 1.0 / std::sqrt(double(hp.dim / hp.heads));
+    if (hp.arch == "gemma")
+      return Status();
+
+    int64_t period = hp.arch == "gemma2" ? 2 : 6;
+    if (!(s = count("attention.sliding_window", hp.slidingWindow,
+                    hp.arch == "gemma2" ? 4096 : 0)))
+      return s;
+    // Layer l slides when l % period < period - 1 (llama.cpp's
+    // set_swa_pattern); the pattern may also be given per layer.
+    hp.swaLayers.assign(hp.layers, false);
+    std::string patternKey = hp.arch + ".attention.sliding_window_pattern";
+    const rt::GgufValue *pattern = file.find(patternKey);
+    if (pattern && pattern->type == rt::GgufType::Array) {
+      if (int64_t(pattern->array.size()) != hp.layers)
+        return fail("metadata key '" + patternKey + "' has " +
+                    std::to_string(pattern->array.size()) +
+                    " entries, expected one per layer (" +
+                    std::to_string(hp.layers) + ")");
+      for (int64_t l = 0; l < hp.layers; ++l)
+        hp.swaLayers[l] = pattern->array[l].i != 0;
+    } else {
+      if (!(s = count("attention.sliding_window_pattern", period, period)))
+        return s;
+      for (int64_t l = 0; l < hp.layers; ++l)
+        hp.swaLayers[l] = period == 0 || l % period < period - 1;
+    }
+
+    if (hp.arch == "gemma2") {
+      hp.attnSoftcap = 50.0;
+      hp.finalSoftcap = 30.0;
+      if (!(s = real("attn_logit_softcapping", hp.attnSoftcap)) ||
+          !(s = real("final_logit_softcapping", hp.finalSoftcap)))
+        return s;
+      hp.ropeBaseSwa = hp.ropeBase;
+      hp.ropeScaleSwa = hp.ropeScale;
+    } else {
+      // gemma3's local layers rotate with base 10000 and no scaling; a
+      // model without sliding-window layers soft-caps its logits.
+      hp.ropeBaseSwa = 10000.0;
+      hp.ropeScaleSwa = 1.0;
+      if (hp.slidingWindow == 0) {
+        hp.finalSoftcap = 30.0;
+        if (!(s = real("final_logit_softcapping", hp.finalSoftcap)))
+          return s;
+      }
+    }
+    return real("rope.freq_base_swa", hp.ropeBaseSwa);
+  }
+
   const rt::GgufFile &file;
   LlamaHParams &hp;
 };
@@ -345,17 +442,19 @@ const rt::GgufTensor &Model::weight(const std::string &name) const {
   return *gguf->tensor(name);
 }
 
-std::vector<float> Model::ropeFrequencies() const {
+std::vector<float> Model::ropeFrequencies(bool slidingWindowLayers) const {
   int64_t pairs = hp.ropeDims / 2;
   std::vector<float> factors(pairs, 1.0f);
-  if (hp.ropeFreqFactors)
+  if (hp.ropeFreqFactors && !slidingWindowLayers)
     std::memcpy(factors.data(), weight("rope_freqs.weight").data,
                 pairs * sizeof(float));
+  const double base = slidingWindowLayers ? hp.ropeBaseSwa : hp.ropeBase;
+  const double scale = slidingWindowLayers ? hp.ropeScaleSwa : hp.ropeScale;
   std::vector<float> freqs(pairs);
   for (int64_t i = 0; i < pairs; ++i)
     freqs[i] = static_cast<float>(
-        std::pow(hp.ropeBase, -2.0 * static_cast<double>(i) /
-                                  static_cast<double>(hp.ropeDims)) /
-        hp.ropeScale / factors[i]);
+        std::pow(base, -2.0 * static_cast<double>(i) /
+                           static_cast<double>(hp.ropeDims)) /
+        scale / factors[i]);
   return freqs;
 }

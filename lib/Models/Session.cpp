@@ -54,7 +54,7 @@ static ArgKind classify(const std::string &name) {
     return ArgKind::Position;
   if (name == "last")
     return ArgKind::LastRow;
-  if (name == "rope_freqs")
+  if (name == "rope_freqs" || name == "rope_freqs_swa")
     return ArgKind::RopeFreqs;
   if (name.rfind("cache_", 0) == 0)
     return ArgKind::Cache;
@@ -121,7 +121,7 @@ struct Session::Impl {
       return Status();
     }
     case ArgKind::RopeFreqs: {
-      std::vector<float> f = model->ropeFrequencies();
+      std::vector<float> f = model->ropeFrequencies(name == "rope_freqs_swa");
       std::memcpy(out.data(), f.data(),
                   std::min(bytes, f.size() * sizeof(float)));
       return Status();

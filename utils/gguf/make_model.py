@@ -2,8 +2,9 @@
 """Write small synthetic GGUF v3 models with seeded random weights.
 
 The files follow llama.cpp's naming of metadata keys and tensors, so any
-GGUF loader that understands the llama / qwen2 / qwen3 architectures can
-load them.  Nothing but the single .gguf file is written.
+GGUF loader that understands the llama / qwen2 / qwen3 / gemma / gemma2 /
+gemma3 architectures can load them.  Nothing but the single .gguf file is
+written.
 
 Examples
     make_model.py tiny.gguf                                   # llama, f32
@@ -11,6 +12,7 @@ Examples
     make_model.py k.gguf --type q4_k --dim 256 --ffn 512      # K-quants need
                                                               # rows % 256 == 0
     make_model.py demo.gguf --preset demo --type q8_0         # ~29M params
+    make_model.py g2.gguf --arch gemma2 --sliding-window 8 --attn-softcap 20
 
 Quantized types apply to every 2-D tensor (token_embd and output.weight
 included).  A tensor whose row length (ne0) is not a multiple of the
@@ -21,6 +23,31 @@ Weights (seeded, numpy default_rng): matrices N(0,1)/sqrt(fan_in); norm
 weights 1 + 0.1 N(0,1); qwen2 q/k/v biases 0.2 N(0,1); token_embd N(0,1)
 times --embd-std (default 1 with an untied head, 1/sqrt(dim) with --tied,
 because a large tied embedding makes the model just echo its input token).
+
+Gemma family (--arch gemma, gemma2, gemma3).  The head is always the token
+embedding (llama.cpp reads token_embd as Gemma's output matrix), so no
+output.weight is written, --untied is refused and --embd-std defaults to
+1/sqrt(dim); the default tokenizer is llama (SentencePiece).  Norm weights
+are stored the way llama.cpp's converter writes them, with Gemma's "+1"
+already added (the same 1 + 0.1 N(0,1) as every other norm here).
+Tensors per layer, beyond the llama set (attn_norm, attn_q/k/v/output,
+ffn_norm, ffn_gate/up/down):
+    gemma2, gemma3: blk.N.post_attention_norm.weight [dim]
+                    blk.N.post_ffw_norm.weight       [dim]
+    gemma3:         blk.N.attn_q_norm.weight, blk.N.attn_k_norm.weight
+                    [head_dim]
+Gemma metadata (written only for the archs named):
+    {arch}.attention.sliding_window   u32  gemma2, gemma3: --sliding-window
+                                           (default 4096 / 512)
+    {arch}.attention.sliding_window_pattern u32  gemma2, gemma3, only with
+                                           --swa-pattern
+    gemma2.attn_logit_softcapping     f32  --attn-softcap (default 50)
+    {arch}.final_logit_softcapping    f32  gemma2: --final-softcap (default
+                                           30); gemma3: only when given
+    {arch}.rope.freq_base_swa         f32  gemma2, gemma3, only with
+                                           --rope-base-swa
+gemma3's --rope-base defaults to 1e6 (every other arch: 1e4).  These
+options are refused for archs they do not apply to.
 
 Tokenizers (vocab size always equals --vocab):
   llama (SentencePiece): 0 <unk> (type 2), 1 <s>, 2 </s> (type 3),
@@ -546,6 +573,9 @@ def build_gpt2_vocab(vocab_size):
 # Model definition
 # --------------------------------------------------------------------------
 
+ARCHES = ["llama", "qwen2", "qwen3", "gemma", "gemma2", "gemma3"]
+GEMMA_ARCHES = ("gemma", "gemma2", "gemma3")
+
 PRESETS = {
     "demo": dict(arch="llama", dim=512, layers=8, heads=8, kv_heads=4,
                  ffn=1536, vocab=8192, ctx=2048, tied=True, tokenizer="llama"),
@@ -553,16 +583,17 @@ PRESETS = {
 
 DEFAULTS = dict(arch="llama", type="f32", seed=1234, dim=64, layers=2, heads=4,
                 kv_heads=2, ffn=128, vocab=320, ctx=256, tokenizer=None,
-                head_dim=None, rope_base=10000.0, rope_scale=None, tied=False,
+                head_dim=None, rope_base=None, rope_scale=None, tied=False,
                 rope_dims=None, eps=1e-5, pre="default", name=None, embd_std=None)
 
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(
-        description="Write a small synthetic GGUF v3 model (llama/qwen2/qwen3).")
+        description="Write a small synthetic GGUF v3 model "
+                    "(llama/qwen2/qwen3/gemma/gemma2/gemma3).")
     p.add_argument("out", help="output .gguf path")
     p.add_argument("--preset", choices=sorted(PRESETS))
-    p.add_argument("--arch", choices=["llama", "qwen2", "qwen3"])
+    p.add_argument("--arch", choices=ARCHES)
     p.add_argument("--type", choices=list(TYPES),
                    help="storage type of 2-D tensors (default f32)")
     p.add_argument("--seed", type=int)
@@ -574,11 +605,12 @@ def parse_args(argv=None):
     p.add_argument("--vocab", type=int)
     p.add_argument("--ctx", type=int, help="context_length")
     p.add_argument("--tokenizer", choices=["llama", "gpt2"],
-                   help="default: llama for --arch llama, gpt2 for qwen")
+                   help="default: llama for --arch llama and gemma*, gpt2 for qwen")
     p.add_argument("--pre", help="tokenizer.ggml.pre for gpt2 (default: default)")
     p.add_argument("--head-dim", dest="head_dim", type=int,
                    help="per-head size (default dim/heads)")
-    p.add_argument("--rope-base", dest="rope_base", type=float)
+    p.add_argument("--rope-base", dest="rope_base", type=float,
+                   help="rope.freq_base (default 1e6 for gemma3, else 1e4)")
     p.add_argument("--rope-scale", dest="rope_scale", type=float,
                    help="linear RoPE scaling factor (positions are divided by it)")
     p.add_argument("--rope-dims", dest="rope_dims", type=int,
@@ -588,20 +620,75 @@ def parse_args(argv=None):
     g.add_argument("--tied", dest="tied", action="store_true", default=None,
                    help="no output.weight; logits use token_embd")
     g.add_argument("--untied", dest="tied", action="store_false",
-                   help="write a separate output.weight (default)")
+                   help="write a separate output.weight (default; refused "
+                        "for gemma*, whose head is always token_embd)")
     p.add_argument("--embd-std", dest="embd_std", type=float,
                    help="std of token_embd entries (default 1 with an untied "
                         "head, 1/sqrt(dim) with --tied: a large tied embedding "
                         "makes the model just repeat its input token)")
+    p.add_argument("--sliding-window", dest="sliding_window", type=int,
+                   help="gemma2/gemma3: attention.sliding_window (default "
+                        "4096 for gemma2, 512 for gemma3; 0 turns gemma3's "
+                        "sliding-window layers off)")
+    p.add_argument("--swa-pattern", dest="swa_pattern", type=int,
+                   help="gemma2/gemma3: attention.sliding_window_pattern P "
+                        "(layer i slides iff i %% P < P - 1; not written "
+                        "unless given)")
+    p.add_argument("--attn-softcap", dest="attn_softcap", type=float,
+                   help="gemma2: attn_logit_softcapping (default 50)")
+    p.add_argument("--final-softcap", dest="final_softcap", type=float,
+                   help="gemma2/gemma3: final_logit_softcapping (gemma2 "
+                        "default 30; gemma3 not written unless given)")
+    p.add_argument("--rope-base-swa", dest="rope_base_swa", type=float,
+                   help="gemma2/gemma3: rope.freq_base_swa (not written "
+                        "unless given)")
     p.add_argument("--name", help="general.name")
     p.add_argument("--quiet", action="store_true")
     cfg = p.parse_args(argv)
     preset = PRESETS.get(cfg.preset, {})
+    asked_untied = cfg.tied is False
     for key, val in DEFAULTS.items():
         if getattr(cfg, key) is None:
             setattr(cfg, key, preset.get(key, val))
+    gemma = cfg.arch in GEMMA_ARCHES
+    # options that only some archs understand
+    only_for = [("--sliding-window", cfg.sliding_window, ("gemma2", "gemma3")),
+                ("--swa-pattern", cfg.swa_pattern, ("gemma2", "gemma3")),
+                ("--attn-softcap", cfg.attn_softcap, ("gemma2",)),
+                ("--final-softcap", cfg.final_softcap, ("gemma2", "gemma3")),
+                ("--rope-base-swa", cfg.rope_base_swa, ("gemma2", "gemma3"))]
+    for flag, val, archs in only_for:
+        if val is not None and cfg.arch not in archs:
+            p.error("%s applies to --arch %s only" % (flag, "/".join(archs)))
+    if gemma:
+        if asked_untied:
+            p.error("--untied: llama.cpp always uses token_embd as the head "
+                    "of %s; no output.weight can be written" % cfg.arch)
+        cfg.tied = True
+    if cfg.rope_base is None:
+        cfg.rope_base = 1000000.0 if cfg.arch == "gemma3" else 10000.0
+    if cfg.arch == "gemma2":
+        if cfg.sliding_window is None:
+            cfg.sliding_window = 4096
+        if cfg.attn_softcap is None:
+            cfg.attn_softcap = 50.0
+        if cfg.final_softcap is None:
+            cfg.final_softcap = 30.0
+        if cfg.sliding_window < 1:
+            p.error("--sliding-window must be >= 1 for gemma2")
+    if cfg.arch == "gemma3":
+        if cfg.sliding_window is None:
+            cfg.sliding_window = 512
+        if cfg.sliding_window < 0:
+            p.error("--sliding-window must be >= 0 (0: no sliding-window layers)")
+    if cfg.swa_pattern is not None and cfg.swa_pattern < 0:
+        p.error("--swa-pattern must be >= 0")
+    for flag, val in (("--attn-softcap", cfg.attn_softcap),
+                      ("--final-softcap", cfg.final_softcap)):
+        if val is not None and not val > 0:
+            p.error("%s must be > 0" % flag)
     if cfg.tokenizer is None:
-        cfg.tokenizer = "llama" if cfg.arch == "llama" else "gpt2"
+        cfg.tokenizer = "llama" if cfg.arch == "llama" or gemma else "gpt2"
     if cfg.head_dim is None:
         if cfg.dim % cfg.heads:
             p.error("--dim must be a multiple of --heads (or give --head-dim)")
@@ -637,6 +724,9 @@ def make_weights(cfg):
     def bias(n):
         return (0.2 * rng.standard_normal(n, dtype=np.float32)).astype(np.float32)
 
+    # gemma2/gemma3 normalise the attention and FFN outputs before adding
+    # them to the residual stream
+    post_norms = cfg.arch in ("gemma2", "gemma3")
     embd = rng.standard_normal((cfg.vocab, d), dtype=np.float32)
     embd *= np.float32(cfg.embd_std)
     out = [("token_embd.weight", embd)]
@@ -650,14 +740,18 @@ def make_weights(cfg):
             out.append((b + "attn_q.bias", bias(cfg.heads * hd)))
             out.append((b + "attn_k.bias", bias(cfg.kv_heads * hd)))
             out.append((b + "attn_v.bias", bias(cfg.kv_heads * hd)))
-        if cfg.arch == "qwen3":
+        if cfg.arch in ("qwen3", "gemma3"):
             out.append((b + "attn_q_norm.weight", norm(hd)))
             out.append((b + "attn_k_norm.weight", norm(hd)))
         out.append((b + "attn_output.weight", mat(d, cfg.heads * hd)))
+        if post_norms:
+            out.append((b + "post_attention_norm.weight", norm(d)))
         out.append((b + "ffn_norm.weight", norm(d)))
         out.append((b + "ffn_gate.weight", mat(cfg.ffn, d)))
         out.append((b + "ffn_up.weight", mat(cfg.ffn, d)))
         out.append((b + "ffn_down.weight", mat(d, cfg.ffn)))
+        if post_norms:
+            out.append((b + "post_ffw_norm.weight", norm(d)))
     out.append(("output_norm.weight", norm(d)))
     if not cfg.tied:
         out.append(("output.weight", mat(cfg.vocab, d)))
@@ -699,6 +793,18 @@ def build_metadata(cfg, tok):
     if cfg.rope_scale is not None:
         kv.append((a + ".rope.scaling.type", MT_STRING, "linear"))
         kv.append((a + ".rope.scaling.factor", MT_FLOAT32, cfg.rope_scale))
+    # Gemma extras; parse_args leaves these None for archs without them
+    if getattr(cfg, "rope_base_swa", None) is not None:
+        kv.append((a + ".rope.freq_base_swa", MT_FLOAT32, cfg.rope_base_swa))
+    if getattr(cfg, "sliding_window", None) is not None:
+        kv.append((a + ".attention.sliding_window", MT_UINT32, cfg.sliding_window))
+    if getattr(cfg, "swa_pattern", None) is not None:
+        kv.append((a + ".attention.sliding_window_pattern", MT_UINT32,
+                   cfg.swa_pattern))
+    if getattr(cfg, "attn_softcap", None) is not None:
+        kv.append((a + ".attn_logit_softcapping", MT_FLOAT32, cfg.attn_softcap))
+    if getattr(cfg, "final_softcap", None) is not None:
+        kv.append((a + ".final_logit_softcapping", MT_FLOAT32, cfg.final_softcap))
     kv.append(("tokenizer.ggml.model", MT_STRING, tok["model"]))
     if tok["model"] == "gpt2":
         kv.append(("tokenizer.ggml.pre", MT_STRING, cfg.pre))

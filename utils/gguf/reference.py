@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Independent NumPy reference forward pass for Llama-family GGUF models.
+"""NumPy reference forward pass for Llama- and Gemma-family GGUF models.
 
 This file deliberately shares no code with make_model.py: it has its own
 GGUF reader and its own dequantizers, so it can serve as an oracle for both
@@ -12,31 +12,58 @@ ggml's dequantize_row_* bit for bit (float32 arithmetic in the same order,
 no fused multiply-add).
 
 Forward pass (float64 throughout, weights dequantized to float32 first),
-following llama.cpp's graphs for LLM_ARCH_LLAMA, LLM_ARCH_QWEN2 and
-LLM_ARCH_QWEN3 (src/models/{llama,qwen2,qwen3}.cpp, llama_model_rope_type):
+following llama.cpp's graphs for LLM_ARCH_LLAMA, LLM_ARCH_QWEN2,
+LLM_ARCH_QWEN3, LLM_ARCH_GEMMA, LLM_ARCH_GEMMA2 and LLM_ARCH_GEMMA3
+(src/models/*.cpp, llama_model::load_hparams, llama_model_rope_type):
 
-    x = token_embd[token]                        (no embedding scale)
-    for each layer:
+    x = token_embd[token]                        llama, qwen*: no embedding scale
+        gemma*: x = token_embd[token] * sqrt(n_embd)
+    for each layer il:
         h = rmsnorm(x) * attn_norm               rmsnorm(v) = v / sqrt(mean(v^2) + eps)
         q = Wq h, k = Wk h, v = Wv h             (+ attn_{q,k,v}.bias for qwen2)
-        qwen3: q, k <- per-head rmsnorm(.) * attn_{q,k}_norm  (same eps), before RoPE
+        qwen3, gemma3: q, k <- per-head rmsnorm(.) * attn_{q,k}_norm (same eps),
+            before RoPE
         RoPE on q and k, per head, first n_rot = rope.dimension_count dims only
             (the rest pass through unchanged):
             llama -> "normal" rope: pairs (2i, 2i+1)
-            qwen2, qwen3 -> NeoX rope: pairs (i, i + n_rot/2)
+            qwen2, qwen3, gemma* -> NeoX rope: pairs (i, i + n_rot/2)
             angle_i = (pos / scale) * base^(-2i/n_rot), i < n_rot/2,
             scale = rope.scaling.factor when rope.scaling.type is linear, else 1
             (x0, x1) -> (x0 cos - x1 sin, x0 sin + x1 cos)
+            base = rope.freq_base, except on sliding-window layers (below):
+                gemma2: rope.freq_base_swa if present (same scale)
+                gemma3: rope.freq_base_swa if present, else 10000; scale 1
         GQA: query head h reads kv head h // (n_head / n_head_kv)
-        scores = q.k / sqrt(head_dim_k), causal (position p sees 0..p), softmax
-        attn = sum_j p_j v_j ; x = x + Wo attn
+        scores = q.k / sqrt(head_dim_k); the 27B checkpoints (gemma2 with
+            block_count 46, gemma3 with 62) use sqrt(n_embd / n_head) instead,
+            integer division as in llama.cpp
+        gemma2: scores = c tanh(scores / c), c = attn_logit_softcapping (50)
+        causal mask (position p sees 0..p), softmax
+        sliding-window layers see only positions t with p - t < W as well:
+            gemma2: W = attention.sliding_window (4096 when absent)
+            gemma3: W = attention.sliding_window; absent or 0: no such layers
+            layer il slides iff il % P < P - 1 (P = 0: every layer), P =
+            attention.sliding_window_pattern if present, else 2 (gemma2),
+            6 (gemma3); gemma has none
+        attn = sum_j p_j v_j ; a = Wo attn
+        gemma2, gemma3: a = rmsnorm(a) * post_attention_norm
+        x = x + a
         h = rmsnorm(x) * ffn_norm
-        x = x + Wdown (silu(Wgate h) * (Wup h))          silu(z) = z / (1 + e^-z)
+        f = Wdown (act(Wgate h) * (Wup h))
+            llama, qwen*: act = silu(z) = z / (1 + e^-z)
+            gemma*: act = gelu_tanh(z) = 0.5 z (1 + tanh(sqrt(2/pi) (z + 0.044715 z^3)))
+        gemma2, gemma3: f = rmsnorm(f) * post_ffw_norm
+        x = x + f
     logits = Wout (rmsnorm(x) * output_norm)     Wout = token_embd if no output.weight
+        (gemma, gemma2: always token_embd, as llama.cpp ignores output.weight)
+    gemma2: logits = c tanh(logits / c), c = final_logit_softcapping (30)
+    gemma3: the same, but only when sliding_window is absent or 0 (default 30)
 
 Head sizes come from {arch}.attention.key_length / value_length when present,
 else embedding_length / head_count.  llama.cpp requires n_rot == head dim for
-these three archs; partial rotary is implemented here the way ggml_rope does it.
+these archs; partial rotary is implemented here the way ggml_rope does it.
+The KV cache keeps every position, so incremental decoding applies the
+sliding window over absolute positions exactly as a full-prompt pass does.
 
 CLI
     reference.py MODEL.gguf --tokens 1,2,3 --dump-logits OUT.npy
@@ -44,6 +71,9 @@ CLI
     reference.py MODEL.gguf --tokens 1,2,3 --greedy 8
         additionally continues greedily (argmax, lowest id on ties) and prints
         "ids: a,b,c" (generated ids only; --stop-at-eos stops after eos)
+    --ignore-window, --ignore-softcap
+        compute a deliberately wrong model (no sliding-window masks; no
+        soft-capping), so that a test can show the real one differs
     reference.py MODEL.gguf --info                  header / tensor listing
     reference.py MODEL.gguf --dump-tensor NAME OUT.npy
         dequantized tensor as float32, numpy shape = reversed ggml dims
@@ -364,11 +394,36 @@ def dequantize(raw, ggml_type, n_elements):
 # Model
 # ---------------------------------------------------------------------------
 
-ROPE_STYLE = {"llama": "normal", "qwen2": "neox", "qwen3": "neox"}
+ROPE_STYLE = {"llama": "normal", "qwen2": "neox", "qwen3": "neox",
+              "gemma": "neox", "gemma2": "neox", "gemma3": "neox"}
+GEMMA = ("gemma", "gemma2", "gemma3")
+
+# block_count of the 27B checkpoints, whose attention scale llama.cpp takes
+# from n_embd / n_head instead of the head size
+GEMMA_27B_LAYERS = {"gemma2": 46, "gemma3": 62}
+
+
+def gelu_tanh(z):
+    """GELU, tanh form (ggml_gelu): 0.5 z (1 + tanh(sqrt(2/pi) (z + 0.044715 z^3)))."""
+    z = np.asarray(z, dtype=np.float64)
+    inner = np.sqrt(2.0 / np.pi) * (z + 0.044715 * z * z * z)
+    return 0.5 * z * (1.0 + np.tanh(inner))
+
+
+def silu(z):
+    return z / (1.0 + np.exp(-z))
+
+
+def softcap(v, cap):
+    """cap * tanh(v / cap): squashes v smoothly into (-cap, cap)."""
+    return cap * np.tanh(v / cap)
 
 
 class Model:
-    def __init__(self, path):
+    def __init__(self, path, ignore_window=False, ignore_softcap=False):
+        """ignore_window / ignore_softcap compute a deliberately wrong model
+        (every layer masked as a global one / no soft-capping at all), for
+        tests that must show the real features change the logits."""
         g = GGUFReader(path)
         self.gguf = g
         md = g.metadata
@@ -407,6 +462,64 @@ class Model:
         if self.n_head % self.n_head_kv:
             raise GGUFError("head_count not a multiple of head_count_kv")
 
+        def opt_hp(key):
+            return md.get(arch + "." + key)
+
+        # scores = (q . k) / kq_div
+        self.kq_div = np.sqrt(self.hd_k)
+        if GEMMA_27B_LAYERS.get(arch) == self.n_layer:
+            # llama.cpp: 1/sqrt(float(n_embd / n_head)), an integer division
+            self.kq_div = np.sqrt(float(self.n_embd // self.n_head))
+        self.embd_scale = np.sqrt(float(self.n_embd)) if arch in GEMMA else None
+        self.ffn_act = gelu_tanh if arch in GEMMA else silu
+        self.post_norms = arch in ("gemma2", "gemma3")
+
+        # sliding-window ("SWA") layers, their window and their RoPE
+        self.window = None
+        pattern = None
+        if arch == "gemma2":
+            self.window = int(hp("attention.sliding_window", 4096))
+            pattern = 2
+            if self.window <= 0:
+                raise GGUFError("gemma2.attention.sliding_window must be > 0")
+        elif arch == "gemma3":
+            w = opt_hp("attention.sliding_window")
+            if w:                               # absent or 0: no SWA layers
+                self.window = int(w)
+                pattern = 6
+        if self.window is not None:
+            given = opt_hp("attention.sliding_window_pattern")
+            if given is not None:
+                if isinstance(given, bool) or not isinstance(given, int):
+                    raise GGUFError("%s.attention.sliding_window_pattern must be "
+                                    "an integer" % arch)
+                pattern = given
+            # llama_hparams::set_swa_pattern: a period of 0 makes every layer SWA
+            self.swa_layers = [pattern == 0 or il % pattern < pattern - 1
+                               for il in range(self.n_layer)]
+        else:
+            self.swa_layers = [False] * self.n_layer
+        self.swa_base = self.rope_base
+        self.swa_pos_scale = self.pos_scale
+        if arch == "gemma2":
+            self.swa_base = float(hp("rope.freq_base_swa", self.rope_base))
+        elif arch == "gemma3":
+            self.swa_base = float(hp("rope.freq_base_swa", 10000.0))
+            self.swa_pos_scale = 1.0
+
+        # soft-capping: None = off
+        self.attn_softcap = None
+        self.final_softcap = None
+        if arch == "gemma2":
+            self.attn_softcap = float(hp("attn_logit_softcapping", 50.0))
+            self.final_softcap = float(hp("final_logit_softcapping", 30.0))
+        elif arch == "gemma3" and self.window is None:
+            self.final_softcap = float(hp("final_logit_softcapping", 30.0))
+        self.ignore_window = ignore_window
+        if ignore_softcap:
+            self.attn_softcap = None
+            self.final_softcap = None
+
         def W(name):
             return g.tensor(name).astype(np.float64)
 
@@ -418,8 +531,11 @@ class Model:
         self.layers = []
         for i in range(self.n_layer):
             p = "blk.%d." % i
+            post = arch in ("gemma2", "gemma3")
             self.layers.append(dict(
                 attn_norm=W(p + "attn_norm.weight"),
+                post_attn_norm=W(p + "post_attention_norm.weight") if post else None,
+                post_ffn_norm=W(p + "post_ffw_norm.weight") if post else None,
                 wq=W(p + "attn_q.weight"), wk=W(p + "attn_k.weight"),
                 wv=W(p + "attn_v.weight"), wo=W(p + "attn_output.weight"),
                 bq=opt(p + "attn_q.bias"), bk=opt(p + "attn_k.bias"),
@@ -431,13 +547,22 @@ class Model:
                 w_down=W(p + "ffn_down.weight"),
             ))
         self.out_norm = W("output_norm.weight")
-        self.w_out = opt("output.weight")
+        # llama.cpp ties gemma and gemma2 unconditionally (an output.weight
+        # would be ignored); everything else uses output.weight when present
+        self.w_out = None if arch in ("gemma", "gemma2") else opt("output.weight")
         if self.w_out is None:
             self.w_out = self.tok_embd
         # rope frequencies, one per rotated pair
-        i = np.arange(self.n_rot // 2, dtype=np.float64)
-        self.inv_freq = self.rope_base ** (-2.0 * i / self.n_rot)
+        self.inv_freq = self._inv_freq(self.rope_base)
+        swa_inv_freq = self._inv_freq(self.swa_base)
+        self.layer_rope = [(swa_inv_freq, self.swa_pos_scale) if swa
+                           else (self.inv_freq, self.pos_scale)
+                           for swa in self.swa_layers]
         self.reset()
+
+    def _inv_freq(self, base):
+        i = np.arange(self.n_rot // 2, dtype=np.float64)
+        return base ** (-2.0 * i / self.n_rot)
 
     def reset(self):
         self.cache_k = [np.zeros((0, self.n_head_kv, self.hd_k)) for _ in range(self.n_layer)]
@@ -448,9 +573,14 @@ class Model:
         ms = np.mean(x * x, axis=-1, keepdims=True)
         return x / np.sqrt(ms + self.eps) * w
 
-    def _rope(self, x, pos):
-        """x: (n, heads, head_dim); pos: (n,) absolute positions."""
-        ang = (pos.astype(np.float64) * self.pos_scale)[:, None] * self.inv_freq[None, :]
+    def _rope(self, x, pos, inv_freq=None, pos_scale=None):
+        """x: (n, heads, head_dim); pos: (n,) absolute positions.  The
+        frequencies and position scale default to the global layers' ones."""
+        if inv_freq is None:
+            inv_freq = self.inv_freq
+        if pos_scale is None:
+            pos_scale = self.pos_scale
+        ang = (pos.astype(np.float64) * pos_scale)[:, None] * inv_freq[None, :]
         cos = np.cos(ang)[:, None, :]
         sin = np.sin(ang)[:, None, :]
         y = x.copy()
@@ -475,6 +605,8 @@ class Model:
         n = tokens.size
         pos = np.arange(self.n_past, self.n_past + n)
         x = self.tok_embd[tokens]
+        if self.embd_scale is not None:
+            x = x * self.embd_scale
         group = self.n_head // self.n_head_kv
         kv_of_head = np.arange(self.n_head) // group
         for li, L in enumerate(self.layers):
@@ -495,8 +627,9 @@ class Model:
                 q = self._rmsnorm(q, L["q_norm"])
             if L["k_norm"] is not None:
                 k = self._rmsnorm(k, L["k_norm"])
-            q = self._rope(q, pos)
-            k = self._rope(k, pos)
+            inv_freq, pos_scale = self.layer_rope[li]
+            q = self._rope(q, pos, inv_freq, pos_scale)
+            k = self._rope(k, pos, inv_freq, pos_scale)
             K = np.concatenate([self.cache_k[li], k], axis=0)    # (T, kvh, hd)
             V = np.concatenate([self.cache_v[li], v], axis=0)
             self.cache_k[li] = K
@@ -504,20 +637,35 @@ class Model:
             T = K.shape[0]
             Kh = K[:, kv_of_head, :]                               # (T, H, hd)
             Vh = V[:, kv_of_head, :]
-            scores = np.einsum("nhd,thd->hnt", q, Kh) / np.sqrt(self.hd_k)
-            visible = np.arange(T)[None, :] <= pos[:, None]        # (n, T)
+            scores = np.einsum("nhd,thd->hnt", q, Kh) / self.kq_div
+            if self.attn_softcap is not None:
+                scores = softcap(scores, self.attn_softcap)
+            # cache row t holds absolute position t
+            back = pos[:, None] - np.arange(T)[None, :]             # (n, T)
+            visible = back >= 0
+            if self.swa_layers[li] and not self.ignore_window:
+                visible &= back < self.window
             scores = np.where(visible[None, :, :], scores, -np.inf)
             scores = scores - scores.max(axis=-1, keepdims=True)
             p = np.exp(scores)
             p = p / p.sum(axis=-1, keepdims=True)
             attn = np.einsum("hnt,thd->nhd", p, Vh).reshape(n, self.n_head * self.hd_v)
-            x = x + attn @ L["wo"].T
+            a = attn @ L["wo"].T
+            if self.post_norms:
+                a = self._rmsnorm(a, L["post_attn_norm"])
+            x = x + a
             h = self._rmsnorm(x, L["ffn_norm"])
             gte = h @ L["w_gate"].T
             up = h @ L["w_up"].T
-            x = x + (gte / (1.0 + np.exp(-gte)) * up) @ L["w_down"].T
+            f = (self.ffn_act(gte) * up) @ L["w_down"].T
+            if self.post_norms:
+                f = self._rmsnorm(f, L["post_ffn_norm"])
+            x = x + f
         self.n_past += n
-        return self._rmsnorm(x, self.out_norm) @ self.w_out.T
+        logits = self._rmsnorm(x, self.out_norm) @ self.w_out.T
+        if self.final_softcap is not None:
+            logits = softcap(logits, self.final_softcap)
+        return logits
 
     def logits(self, tokens):
         self.reset()
@@ -568,6 +716,11 @@ def main(argv=None):
     ap.add_argument("--info", action="store_true", help="print metadata and tensors")
     ap.add_argument("--dump-tensor", dest="dump_tensor", nargs=2, metavar=("NAME", "OUT"),
                     help="write one dequantized tensor as float32 .npy")
+    ap.add_argument("--ignore-window", dest="ignore_window", action="store_true",
+                    help="negative tests: mask every layer as a global layer "
+                         "(RoPE bases unchanged)")
+    ap.add_argument("--ignore-softcap", dest="ignore_softcap", action="store_true",
+                    help="negative tests: skip attention and final soft-capping")
     args = ap.parse_args(argv)
 
     if args.info or args.dump_tensor:
@@ -583,7 +736,8 @@ def main(argv=None):
     tokens = [int(t) for t in args.tokens.replace(" ", "").split(",") if t != ""]
     if not tokens:
         ap.error("--tokens is empty")
-    model = Model(args.model)
+    model = Model(args.model, ignore_window=args.ignore_window,
+                  ignore_softcap=args.ignore_softcap)
     stop = model.gguf.metadata.get("tokenizer.ggml.eos_token_id") if args.stop_at_eos else None
     logits, ids = model.greedy(tokens, args.greedy, stop_at=stop)
     if args.dump_logits:

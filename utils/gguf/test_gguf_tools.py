@@ -26,7 +26,8 @@ PY = sys.executable
 MAKE = os.path.join(HERE, "make_model.py")
 REF = os.path.join(HERE, "reference.py")
 
-ARCHES = ["llama", "qwen2", "qwen3"]
+ARCHES = ["llama", "qwen2", "qwen3", "gemma", "gemma2", "gemma3"]
+GEMMA_ARCHES = ["gemma", "gemma2", "gemma3"]
 TYPES = ["f32", "q8_0", "q4_k", "q6_k", "q4_0", "q5_k"]
 GGML_ID = {"f32": 0, "f16": 1, "q4_0": 2, "q8_0": 8, "q4_k": 12, "q5_k": 13,
            "q6_k": 14}
@@ -77,10 +78,12 @@ def naive_logits(path, tokens):
     g = ref.GGUFReader(path)
     md = g.metadata
     arch = md["general.architecture"]
+    gemma = arch.startswith("gemma")
     P = arch + "."
     n_embd = md[P + "embedding_length"]
     n_head = md[P + "attention.head_count"]
     n_kv = md[P + "attention.head_count_kv"]
+    n_layer = md[P + "block_count"]
     hd = md.get(P + "attention.key_length", n_embd // n_head)
     n_rot = md.get(P + "rope.dimension_count", hd)
     base = md.get(P + "rope.freq_base", 10000.0)
@@ -88,6 +91,28 @@ def naive_logits(path, tokens):
     eps = md[P + "attention.layer_norm_rms_epsilon"]
     pairs = ([(2 * i, 2 * i + 1) for i in range(n_rot // 2)] if arch == "llama"
              else [(i, i + n_rot // 2) for i in range(n_rot // 2)])
+    # Gemma: per-layer window / RoPE, soft-caps, attention scale
+    window = md.get(P + "attention.sliding_window", 4096 if arch == "gemma2" else 0)
+    if arch == "gemma" or window == 0:
+        sliding = [False] * n_layer
+    else:
+        period = md.get(P + "attention.sliding_window_pattern",
+                        2 if arch == "gemma2" else 6)
+        sliding = [period == 0 or (L % period) != period - 1 for L in range(n_layer)]
+    layer_rope = []
+    for L in range(n_layer):
+        if sliding[L] and arch == "gemma3":
+            layer_rope.append((md.get(P + "rope.freq_base_swa", 10000.0), 1.0))
+        elif sliding[L]:
+            layer_rope.append((md.get(P + "rope.freq_base_swa", base), factor))
+        else:
+            layer_rope.append((base, factor))
+    attn_cap = md.get(P + "attn_logit_softcapping", 50.0) if arch == "gemma2" else None
+    final_cap = None
+    if arch == "gemma2" or (arch == "gemma3" and window == 0):
+        final_cap = md.get(P + "final_logit_softcapping", 30.0)
+    big = (arch, n_layer) in (("gemma2", 46), ("gemma3", 62))
+    kq_scale = 1.0 / math.sqrt(n_embd // n_head if big else hd)
 
     def T(name):
         return g.tensor(name).astype(np.float64) if name in g.tensors else None
@@ -95,7 +120,7 @@ def naive_logits(path, tokens):
     def rms(v, w):
         return v / math.sqrt(sum(float(t) * float(t) for t in v) / len(v) + eps) * w
 
-    def rot(vec, pos):
+    def rot(vec, pos, base, factor):
         out = vec.copy()
         for i, (a, b) in enumerate(pairs):
             th = (pos / factor) * base ** (-2.0 * i / n_rot)
@@ -104,12 +129,17 @@ def naive_logits(path, tokens):
             out[b] = vec[a] * s + vec[b] * c
         return out
 
+    def act(z):
+        if gemma:
+            return 0.5 * z * (1.0 + math.tanh(math.sqrt(2.0 / math.pi) * (z + 0.044715 * z ** 3)))
+        return z / (1.0 + math.exp(-z))
+
     emb = T("token_embd.weight")
-    out_w = T("output.weight")
+    out_w = None if arch in ("gemma", "gemma2") else T("output.weight")
     if out_w is None:
         out_w = emb
-    xs = [emb[t].copy() for t in tokens]
-    for L in range(md[P + "block_count"]):
+    xs = [emb[t] * (math.sqrt(n_embd) if gemma else 1.0) for t in tokens]
+    for L in range(n_layer):
         p = "blk.%d." % L
         wq, wk, wv, wo = (T(p + s) for s in ("attn_q.weight", "attn_k.weight",
                                               "attn_v.weight", "attn_output.weight"))
@@ -127,28 +157,44 @@ def naive_logits(path, tokens):
             if qn is not None:
                 qh = [rms(t, qn) for t in qh]
                 kh = [rms(t, kn) for t in kh]
-            Q.append([rot(t, pos) for t in qh])
-            K.append([rot(t, pos) for t in kh])
+            Q.append([rot(t, pos, *layer_rope[L]) for t in qh])
+            K.append([rot(t, pos, *layer_rope[L]) for t in kh])
             V.append(vh)
+        post_a, post_f = T(p + "post_attention_norm.weight"), T(p + "post_ffw_norm.weight")
         new = []
         for pos, x in enumerate(xs):
+            first = max(0, pos - window + 1) if sliding[L] else 0
+            seen = range(first, pos + 1)
             heads = []
             for hh in range(n_head):
                 kv = hh * n_kv // n_head
-                sc = [float(Q[pos][hh] @ K[j][kv]) / math.sqrt(hd) for j in range(pos + 1)]
+                sc = []
+                for j in seen:
+                    s = float(Q[pos][hh] @ K[j][kv]) * kq_scale
+                    if attn_cap is not None:
+                        s = attn_cap * math.tanh(s / attn_cap)
+                    sc.append(s)
                 m = max(sc)
                 e = [math.exp(s - m) for s in sc]
                 tot = sum(e)
-                heads.append(sum((e[j] / tot) * V[j][kv] for j in range(pos + 1)))
-            x = x + wo @ np.concatenate(heads)
+                heads.append(sum((e[i] / tot) * V[j][kv] for i, j in enumerate(seen)))
+            a = wo @ np.concatenate(heads)
+            if post_a is not None:
+                a = rms(a, post_a)
+            x = x + a
             h = rms(x, T(p + "ffn_norm.weight"))
             gt = T(p + "ffn_gate.weight") @ h
             up = T(p + "ffn_up.weight") @ h
-            act = np.array([a / (1.0 + math.exp(-a)) for a in gt]) * up
-            new.append(x + T(p + "ffn_down.weight") @ act)
+            f = T(p + "ffn_down.weight") @ (np.array([act(z) for z in gt]) * up)
+            if post_f is not None:
+                f = rms(f, post_f)
+            new.append(x + f)
         xs = new
     onorm = T("output_norm.weight")
-    return np.stack([out_w @ rms(x, onorm) for x in xs])
+    rows = [out_w @ rms(x, onorm) for x in xs]
+    if final_cap is not None:
+        rows = [np.array([final_cap * math.tanh(v / final_cap) for v in r]) for r in rows]
+    return np.stack(rows)
 
 
 # ---------------------------------------------------------------------------
@@ -501,6 +547,17 @@ class TestForward(TmpDirCase):
         ("qwen3", ["--head-dim", 24, "--tied"]),
         ("qwen3", ["--heads", 8, "--kv-heads", 2, "--rope-dims", 12, "--head-dim", 16]),
         ("llama", ["--heads", 4, "--kv-heads", 4, "--rope-dims", 10]),
+        ("gemma", []),
+        ("gemma", ["--head-dim", 32, "--type", "q8_0", "--rope-scale", 2]),
+        ("gemma2", ["--sliding-window", 3, "--attn-softcap", 2.0, "--final-softcap", 5.0]),
+        ("gemma2", ["--layers", 3, "--sliding-window", 2, "--swa-pattern", 3,
+                    "--rope-base-swa", 100, "--rope-scale", 2, "--head-dim", 32]),
+        ("gemma2", ["--layers", 46, "--head-dim", 32, "--sliding-window", 4]),  # "27B"
+        ("gemma3", ["--layers", 3, "--sliding-window", 3, "--head-dim", 32]),
+        ("gemma3", ["--layers", 4, "--sliding-window", 2, "--swa-pattern", 2,
+                    "--rope-scale", 4, "--rope-base-swa", 500, "--tied"]),
+        ("gemma3", ["--sliding-window", 0, "--final-softcap", 3.0, "--rope-scale", 2]),
+        ("gemma3", ["--sliding-window", 0, "--swa-pattern", 2]),
     ]
 
     def test_against_loop_oracle(self):
@@ -569,6 +626,284 @@ class TestForward(TmpDirCase):
         m.reset()
         steps = np.concatenate([m.forward(toks[:3])] + [m.forward([t]) for t in toks[3:]])
         np.testing.assert_allclose(steps, full, rtol=1e-10, atol=1e-10)
+
+
+class TestGemma(TmpDirCase):
+    """gemma / gemma2 / gemma3: writer metadata, reference semantics (window
+    masks, soft-caps, per-layer RoPE), incremental decoding."""
+
+    SHAPE = ["--dim", 64, "--layers", 3, "--heads", 4, "--kv-heads", 2,
+             "--head-dim", 32, "--vocab", 320]
+    PROMPT = [1, 17, 42, 99, 250, 7, 300, 5, 6, 7, 8, 9]      # 12 tokens
+
+    def make(self, name, arch, *extra):
+        return self.gen(name, "--arch", arch, "--seed", 21, *(self.SHAPE + list(extra)))
+
+    def model(self, name, **kw):
+        return ref.Model(self.path(name), **kw)
+
+    def refuses(self, *args):
+        with open(os.devnull, "w") as null:
+            saved, sys.stderr = sys.stderr, null
+            try:
+                with self.assertRaises(SystemExit, msg=str(args)):
+                    mm.parse_args([self.path("refused.gguf")] + [str(a) for a in args])
+            finally:
+                sys.stderr = saved
+
+    def test_gelu_tanh_by_hand(self):
+        # 0.5 (1 + tanh(sqrt(2/pi) * 1.044715)) = 0.5 (1 + tanh(0.8335516)) = 0.8411920
+        self.assertAlmostEqual(float(ref.gelu_tanh(1.0)), 0.8411920, places=7)
+        self.assertEqual(float(ref.gelu_tanh(0.0)), 0.0)
+        # gelu(z) - gelu(-z) = z
+        self.assertAlmostEqual(float(ref.gelu_tanh(-1.0)), 0.8411920 - 1.0, places=7)
+        self.assertAlmostEqual(float(ref.gelu_tanh(10.0)), 10.0, places=12)
+        self.assertAlmostEqual(float(ref.gelu_tanh(-10.0)), 0.0, places=12)
+
+    def test_metadata_and_tensors(self):
+        want_window = {"gemma": None, "gemma2": 4096, "gemma3": 512}
+        want_sliding = {"gemma": [False] * 3, "gemma2": [True, False, True],
+                        "gemma3": [True] * 3}
+        for arch in GEMMA_ARCHES:
+            with self.subTest(arch=arch):
+                name = "meta_%s.gguf" % arch
+                cfg, _ = self.make(name, arch)
+                g = ref.GGUFReader(self.path(name))
+                md, types = g.metadata, g.metadata_types
+                P = arch + "."
+                self.assertEqual(md["general.architecture"], arch)
+                self.assertEqual(md["tokenizer.ggml.model"], "llama")
+                self.assertEqual(md[P + "attention.key_length"], 32)
+                self.assertEqual(md[P + "rope.dimension_count"], 32)
+                self.assertAlmostEqual(md[P + "rope.freq_base"],
+                                       1e6 if arch == "gemma3" else 1e4)
+                # the head is always the token embedding
+                self.assertNotIn("output.weight", g.tensors)
+                self.assertTrue(cfg.tied)
+                self.assertAlmostEqual(float(g.tensor("token_embd.weight").std()),
+                                       1 / 8.0, delta=0.01)
+                window = md.get(P + "attention.sliding_window")
+                self.assertEqual(window, want_window[arch])
+                if window is not None:
+                    self.assertEqual(types[P + "attention.sliding_window"], 4)
+                for key in ("attention.sliding_window_pattern", "rope.freq_base_swa"):
+                    self.assertNotIn(P + key, md)
+                if arch == "gemma2":
+                    self.assertEqual(md[P + "attn_logit_softcapping"], 50.0)
+                    self.assertEqual(md[P + "final_logit_softcapping"], 30.0)
+                    self.assertEqual(types[P + "attn_logit_softcapping"], 6)
+                    self.assertEqual(types[P + "final_logit_softcapping"], 6)
+                else:
+                    self.assertNotIn(P + "attn_logit_softcapping", md)
+                    self.assertNotIn(P + "final_logit_softcapping", md)
+                # tensors: exactly the writer's, with llama.cpp's names
+                self.assertEqual(sorted(g.tensors), sorted(n for n, _ in mm.make_weights(cfg)))
+                post = arch != "gemma"
+                for L in range(3):
+                    b = "blk.%d." % L
+                    for t in ("attn_norm", "attn_q", "attn_k", "attn_v", "attn_output",
+                              "ffn_norm", "ffn_gate", "ffn_up", "ffn_down"):
+                        self.assertIn(b + t + ".weight", g.tensors)
+                    self.assertEqual(b + "post_attention_norm.weight" in g.tensors, post)
+                    self.assertEqual(b + "post_ffw_norm.weight" in g.tensors, post)
+                    if post:
+                        self.assertEqual(g.tensors[b + "post_attention_norm.weight"].dims, [64])
+                        self.assertEqual(g.tensors[b + "post_ffw_norm.weight"].dims, [64])
+                    qk = arch == "gemma3"
+                    self.assertEqual(b + "attn_q_norm.weight" in g.tensors, qk)
+                    self.assertEqual(b + "attn_k_norm.weight" in g.tensors, qk)
+                    if qk:
+                        self.assertEqual(g.tensors[b + "attn_q_norm.weight"].dims, [32])
+                        self.assertEqual(g.tensors[b + "attn_k_norm.weight"].dims, [32])
+                    self.assertEqual(g.tensors[b + "attn_q.weight"].dims, [64, 128])
+                    self.assertEqual(g.tensors[b + "attn_k.weight"].dims, [64, 64])
+                # what the reference made of it
+                m = self.model(name)
+                self.assertEqual(m.rope_style, "neox")
+                self.assertEqual(m.embd_scale, 8.0)
+                self.assertEqual(m.kq_div, math.sqrt(32))
+                self.assertEqual(m.swa_layers, want_sliding[arch])
+                self.assertIs(m.w_out, m.tok_embd)
+                self.assertEqual(m.window, want_window[arch])
+                self.assertEqual(m.attn_softcap, 50.0 if arch == "gemma2" else None)
+                self.assertEqual(m.final_softcap, 30.0 if arch == "gemma2" else None)
+                self.assertEqual(m.post_norms, post)
+
+    def test_writer_options(self):
+        self.make("opt2.gguf", "gemma2", "--sliding-window", 8, "--swa-pattern", 3,
+                  "--attn-softcap", 20, "--final-softcap", 7, "--rope-base-swa", 123)
+        md = ref.GGUFReader(self.path("opt2.gguf")).metadata
+        self.assertEqual(md["gemma2.attention.sliding_window"], 8)
+        self.assertEqual(md["gemma2.attention.sliding_window_pattern"], 3)
+        self.assertEqual(md["gemma2.attn_logit_softcapping"], 20.0)
+        self.assertEqual(md["gemma2.final_logit_softcapping"], 7.0)
+        self.assertEqual(md["gemma2.rope.freq_base_swa"], 123.0)
+        self.make("opt3.gguf", "gemma3", "--final-softcap", 9, "--rope-base", 5e5,
+                  "--sliding-window", 0)
+        md = ref.GGUFReader(self.path("opt3.gguf")).metadata
+        self.assertEqual(md["gemma3.final_logit_softcapping"], 9.0)
+        self.assertEqual(md["gemma3.rope.freq_base"], 5e5)
+        self.assertEqual(md["gemma3.attention.sliding_window"], 0)
+        self.gen("opt_tok.gguf", "--arch", "gemma", "--tokenizer", "gpt2", "--tied")
+        md = ref.GGUFReader(self.path("opt_tok.gguf")).metadata
+        self.assertEqual(md["tokenizer.ggml.model"], "gpt2")
+        for bad in (["--arch", "gemma", "--untied"],
+                    ["--arch", "gemma3", "--untied"],
+                    ["--arch", "gemma", "--sliding-window", 4],
+                    ["--arch", "llama", "--sliding-window", 4],
+                    ["--arch", "qwen3", "--swa-pattern", 2],
+                    ["--arch", "gemma", "--swa-pattern", 2],
+                    ["--arch", "gemma3", "--attn-softcap", 5],
+                    ["--arch", "gemma", "--attn-softcap", 5],
+                    ["--arch", "llama", "--final-softcap", 5],
+                    ["--arch", "gemma", "--final-softcap", 5],
+                    ["--arch", "qwen2", "--rope-base-swa", 5],
+                    ["--arch", "gemma", "--rope-base-swa", 5],
+                    ["--arch", "gemma2", "--sliding-window", 0],
+                    ["--arch", "gemma2", "--attn-softcap", 0],
+                    ["--arch", "gemma2", "--swa-pattern", -1]):
+            self.refuses(*bad)
+
+    def test_greedy_and_incremental(self):
+        variants = [(arch, []) for arch in GEMMA_ARCHES]
+        variants += [("gemma2", ["--sliding-window", 4]),
+                     ("gemma3", ["--sliding-window", 3, "--swa-pattern", 2, "--rope-scale", 2]),
+                     ("gemma3", ["--sliding-window", 0])]
+        for i, (arch, extra) in enumerate(variants):
+            with self.subTest(arch=arch, extra=extra):
+                name = "inc_%d.gguf" % i
+                self.make(name, arch, *extra)
+                m = self.model(name)
+                prompt_logits, ids = m.greedy(self.PROMPT, 6)
+                self.assertEqual(len(ids), 6)
+                self.assertTrue(all(0 <= t < 320 for t in ids))
+                full = m.logits(self.PROMPT + ids)
+                np.testing.assert_allclose(prompt_logits, full[:12], rtol=1e-9, atol=1e-9)
+                self.assertEqual(list(full[11:-1].argmax(axis=1)), ids)
+                m.reset()
+                steps = np.concatenate([m.forward([t]) for t in self.PROMPT])
+                np.testing.assert_allclose(steps, full[:12], rtol=1e-9, atol=1e-9)
+                m.reset()
+                chunks = np.concatenate([m.forward(self.PROMPT[:5]), m.forward(self.PROMPT[5:9]),
+                                         m.forward(self.PROMPT[9:])])
+                np.testing.assert_allclose(chunks, full[:12], rtol=1e-9, atol=1e-9)
+
+    def test_sliding_window_changes_logits(self):
+        self.make("win.gguf", "gemma2", "--sliding-window", 4)
+        real = self.model("win.gguf").logits(self.PROMPT)
+        wrong = self.model("win.gguf", ignore_window=True).logits(self.PROMPT)
+        # positions 0..3 see at most 4 positions: nothing to cut off
+        np.testing.assert_allclose(real[:4], wrong[:4], rtol=0, atol=1e-12)
+        diff = np.abs(real - wrong).max(axis=1)
+        self.assertTrue(np.all(diff[4:] > 1e-4), diff)
+        # the window also holds token by token
+        m = self.model("win.gguf")
+        steps = np.concatenate([m.forward([t]) for t in self.PROMPT])
+        np.testing.assert_allclose(steps, real, rtol=1e-9, atol=1e-9)
+        # one layer, and it slides: row p depends on tokens p-3..p only
+        self.make("win1.gguf", "gemma2", "--sliding-window", 4, "--layers", 1)
+        m = self.model("win1.gguf")
+        self.assertEqual(m.swa_layers, [True])
+        base = m.logits(self.PROMPT)
+        for changed in (0, 1, 5):
+            toks = list(self.PROMPT)
+            toks[changed] = 311
+            lg = m.logits(toks)
+            diff = np.abs(lg - base).max(axis=1)
+            for p in range(12):
+                if changed <= p < changed + 4:
+                    self.assertGreater(diff[p], 1e-6, (changed, p))
+                else:
+                    self.assertEqual(diff[p], 0.0, (changed, p))
+
+    def test_softcaps_change_logits(self):
+        self.make("cap50.gguf", "gemma2")
+        self.make("cap05.gguf", "gemma2", "--attn-softcap", 0.5)
+        a = self.model("cap50.gguf").logits(self.PROMPT)
+        b = self.model("cap05.gguf").logits(self.PROMPT)
+        self.assertGreater(np.abs(a - b).max(), 1e-2)
+        # same weights: without capping the two files are the same model
+        a0 = self.model("cap50.gguf", ignore_softcap=True).logits(self.PROMPT)
+        b0 = self.model("cap05.gguf", ignore_softcap=True).logits(self.PROMPT)
+        np.testing.assert_array_equal(a0, b0)
+        self.assertGreater(np.abs(b - b0).max(), 1e-2)
+        # huge caps are no caps
+        self.make("capbig.gguf", "gemma2", "--attn-softcap", 1e9, "--final-softcap", 1e9)
+        big = self.model("capbig.gguf").logits(self.PROMPT)
+        np.testing.assert_allclose(big, a0, rtol=1e-9, atol=1e-9)
+        # the final cap bounds every logit
+        self.make("capfin.gguf", "gemma2", "--final-softcap", 0.5)
+        fin = self.model("capfin.gguf").logits(self.PROMPT)
+        self.assertLess(np.abs(fin).max(), 0.5)
+        np.testing.assert_allclose(fin, 0.5 * np.tanh(a0 / 0.5), rtol=0, atol=0.05)
+
+    def test_gemma3_softcap_and_rope(self):
+        # final soft-capping only without sliding-window layers
+        self.make("g3cap.gguf", "gemma3", "--final-softcap", 0.5)
+        self.assertIsNone(self.model("g3cap.gguf").final_softcap)
+        self.make("g3nocap.gguf", "gemma3", "--sliding-window", 0)
+        m = self.model("g3nocap.gguf")
+        self.assertEqual((m.window, m.swa_layers, m.final_softcap), (None, [False] * 3, 30.0))
+        self.make("g3capb.gguf", "gemma3", "--sliding-window", 0, "--final-softcap", 0.5)
+        capped = self.model("g3capb.gguf").logits(self.PROMPT)
+        self.assertLess(np.abs(capped).max(), 0.5)
+        raw = self.model("g3capb.gguf", ignore_softcap=True).logits(self.PROMPT)
+        np.testing.assert_allclose(capped, 0.5 * np.tanh(raw / 0.5), rtol=1e-12, atol=1e-12)
+        # SWA layers: base 10000 (or rope.freq_base_swa), no linear scaling
+        i = np.arange(16)
+        for extra, swa_base in (([], 10000.0), (["--rope-base-swa", 500], 500.0)):
+            with self.subTest(extra=extra):
+                self.make("g3rope.gguf", "gemma3", "--swa-pattern", 2, "--rope-scale", 4, *extra)
+                m = self.model("g3rope.gguf")
+                self.assertEqual(m.swa_layers, [True, False, True])
+                for L, (base, scale) in enumerate([(swa_base, 1.0), (1e6, 0.25), (swa_base, 1.0)]):
+                    inv_freq, pos_scale = m.layer_rope[L]
+                    np.testing.assert_allclose(inv_freq, base ** (-2.0 * i / 32), rtol=1e-12)
+                    self.assertAlmostEqual(pos_scale, scale)
+        # gemma2: SWA layers keep the global base and scale unless freq_base_swa
+        for extra, swa_base in (([], 1e4), (["--rope-base-swa", 100], 100.0)):
+            with self.subTest(extra=extra):
+                self.make("g2rope.gguf", "gemma2", "--rope-scale", 4, *extra)
+                m = self.model("g2rope.gguf")
+                for L, base in enumerate([swa_base, 1e4, swa_base]):
+                    inv_freq, pos_scale = m.layer_rope[L]
+                    np.testing.assert_allclose(inv_freq, base ** (-2.0 * i / 32), rtol=1e-12)
+                    self.assertAlmostEqual(pos_scale, 0.25)
+        # a different SWA base changes the logits
+        self.make("g2b1.gguf", "gemma2", "--sliding-window", 3)
+        self.make("g2b2.gguf", "gemma2", "--sliding-window", 3, "--rope-base-swa", 100)
+        self.assertGreater(np.abs(self.model("g2b1.gguf").logits(self.PROMPT) -
+                                  self.model("g2b2.gguf").logits(self.PROMPT)).max(), 1e-3)
+
+    def test_27b_attention_scale(self):
+        # llama.cpp: 1/sqrt(n_embd / n_head) = 1/sqrt(16) for these layer counts
+        for arch, layers, div in (("gemma2", 46, 4.0), ("gemma3", 62, 4.0),
+                                  ("gemma2", 45, math.sqrt(32)), ("gemma3", 46, math.sqrt(32)),
+                                  ("gemma", 46, math.sqrt(32))):
+            with self.subTest(arch=arch, layers=layers):
+                self.gen("big.gguf", "--arch", arch, "--layers", layers, "--head-dim", 32)
+                self.assertEqual(self.model("big.gguf").kq_div, div)
+
+    def test_cli_negative_flags(self):
+        p = self.path("cli_g2.gguf")
+        r = subprocess.run([PY, MAKE, p, "--arch", "gemma2", "--sliding-window", "4", "--quiet"]
+                           + [str(a) for a in self.SHAPE], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        toks = ",".join(str(t) for t in self.PROMPT)
+        outs = {}
+        for flag in ("", "--ignore-window", "--ignore-softcap"):
+            out = self.path("cli%s.npy" % flag)
+            args = [PY, REF, p, "--tokens", toks, "--dump-logits", out, "--greedy", "3"]
+            r = subprocess.run(args + ([flag] if flag else []), capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertTrue(r.stdout.startswith("ids: "))
+            outs[flag] = np.load(out)
+        want = ref.Model(p).logits(self.PROMPT).astype(np.float32)
+        np.testing.assert_array_equal(outs[""], want)
+        self.assertTrue(np.array_equal(outs[""][:4], outs["--ignore-window"][:4]))
+        moved = np.abs(outs[""] - outs["--ignore-window"]).max(axis=1)
+        self.assertTrue(np.all(moved[4:] > 1e-4), moved)
+        self.assertGreater(np.abs(outs[""] - outs["--ignore-softcap"]).max(), 1e-4)
 
 
 class TestTokenizers(TmpDirCase):

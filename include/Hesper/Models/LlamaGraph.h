@@ -4,14 +4,17 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Emits one decode step of a Llama-family model (llama, qwen2, qwen3) as a
-// Circuit graph, from the hyperparameters and tensor types of its GGUF file.
+// Emits one decode step of a Llama-family model (llama, qwen2, qwen3, and
+// the Gemma versions gemma, gemma2, gemma3) as a Circuit graph, from the
+// hyperparameters and tensor types of its GGUF file.
 // The graph's arguments are named buffers the session binds:
 //
 //   x                 [dim] f32     the token's embedding row (from the host)
 //   pos               [1] i32       the position being written
 //   rope_freqs        [rope/2] f32  per-pair RoPE frequency (Model::
 //                                   ropeFrequencies)
+//   rope_freqs_swa    [rope/2] f32  those of the sliding-window layers, when
+//                                   they differ (gemma3)
 //   <GGUF tensor name> the weights, in their GGUF element types ([rows,
 //                                   row length], weights never dequantized)
 //   cache_k.L, cache_v.L [ctx * kvHeads * headDim] f32 KV cache of layer L,

@@ -6,7 +6,8 @@
 //
 // A Model is a mapped GGUF file plus what the rest of the library reads from
 // it: the hyperparameters of a Llama-family architecture (llama, qwen2,
-// qwen3, as llama.cpp defines them) and the tokenizer. The weights stay in
+// qwen3, gemma, gemma2, gemma3, as llama.cpp defines them) and the
+// tokenizer. The weights stay in
 // the mapping in their GGUF formats; a Session uploads them to a device.
 //
 //   auto model = models::Model::load("model.gguf");
@@ -26,6 +27,10 @@ namespace hesper::models {
 /// How RoPE pairs the dimensions of a head (llama.cpp's rope types): NORM
 /// rotates adjacent pairs (2i, 2i+1), NEOX rotates (i, i + n_rot/2).
 enum class RopeType { Norm, NeoX };
+
+/// The activation of the gated FFN: SwiGLU (silu(gate) * up) or Gemma's
+/// GeGLU with the tanh form of GELU (gelu(gate) * up).
+enum class FfnActivation { SiLU, GeluTanh };
 
 /// The hyperparameters of a Llama-family decoder, read from
 /// `{arch}.*` metadata and checked against the tensors' shapes.
@@ -49,6 +54,30 @@ struct LlamaHParams {
   bool tiedHead = false;      ///< no output.weight: the head is token_embd
   bool ropeFreqFactors = false; ///< a rope_freqs.weight tensor divides theta
 
+  // The Gemma family (defaults: the Llama behaviour).
+  double embedScale = 1;      ///< multiplies the embedding rows (gemma: √dim)
+  double attnScale = 0;       ///< multiplies q·k (set by the loader)
+  double attnSoftcap = 0;     ///< gemma2: scores -> c·tanh(s/c) (0: none)
+  double finalSoftcap = 0;    ///< gemma2: logits -> c·tanh(l/c) (0: none)
+  FfnActivation ffnActivation = FfnActivation::SiLU;
+  bool postNorms = false;     ///< gemma2/3: post_attention_norm, post_ffw_norm
+  int64_t slidingWindow = 0;  ///< positions a sliding-window layer sees
+  std::vector<bool> swaLayers; ///< which layers use the window (per layer)
+  double ropeBaseSwa = 10000; ///< rope base of the sliding-window layers
+  double ropeScaleSwa = 1;    ///< their linear rope scaling factor
+
+  /// Whether layer `l` attends through a sliding window.
+  bool isSwa(int64_t l) const {
+    return slidingWindow > 0 && l < int64_t(swaLayers.size()) && swaLayers[l];
+  }
+  /// Whether the sliding-window layers rotate with frequencies of their own
+  /// (then the graph reads them from `rope_freqs_swa`).
+  bool swaHasOwnRope() const {
+    return slidingWindow > 0 &&
+           (ropeBaseSwa != ropeBase || ropeScaleSwa != ropeScale ||
+            ropeFreqFactors);
+  }
+
   /// The KV cache a session gets when none is asked for: the training
   /// context, capped at 4096 positions.
   int64_t defaultContextSize() const {
@@ -65,7 +94,7 @@ public:
   /// Maps `path`, reads the hyperparameters and the tokenizer and checks
   /// every tensor the architecture needs (present, shape, type). Errors are
   /// one line: "m.gguf: unsupported architecture 'bert' (supported: llama,
-  /// qwen2, qwen3)".
+  /// qwen2, qwen3, gemma, gemma2, gemma3)".
   static rt::Result<std::unique_ptr<Model>> load(const std::string &path);
 
   const rt::GgufFile &file() const { return *gguf; }
@@ -80,8 +109,9 @@ public:
   const rt::GgufTensor &weight(const std::string &name) const;
   /// The RoPE frequency of each rotated pair (ropeDims/2 values): base^(-2i
   /// / ropeDims), divided by the linear scale factor and by rope_freqs when
-  /// the file has them.
-  std::vector<float> ropeFrequencies() const;
+  /// the file has them. With `slidingWindowLayers`, those of the
+  /// sliding-window layers (their own base and scale, no rope_freqs).
+  std::vector<float> ropeFrequencies(bool slidingWindowLayers = false) const;
 
 private:
   Model() = default;
