@@ -475,6 +475,9 @@ int64_t Session::batchSize() const {
   return impl->hasChunk ? impl->chunk.rows : 1;
 }
 void Session::reset() { impl->pos = 0; }
+void Session::rewind(int64_t position) {
+  impl->pos = std::clamp<int64_t>(position, 0, impl->pos);
+}
 int64_t Session::position() const { return impl->pos; }
 int64_t Session::contextSize() const { return impl->ctx; }
 const SessionStats &Session::stats() const { return impl->stats; }

@@ -13,6 +13,7 @@
 #include "ModelMode.h"
 
 #include "Hesper/InitAllDialects.h"
+#include "Hesper/Models/Chat.h"
 #include "Hesper/Models/Generate.h"
 #include "Hesper/Models/LlamaGraph.h"
 #include "hesper/runtime/Npy.h"
@@ -26,8 +27,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <iostream>
+#include <unistd.h>
 
 using namespace hesper;
 using namespace hesper::models;
@@ -116,6 +120,19 @@ static llvm::cl::opt<std::string> emitMlir(
                    "1, @prefill) to this file and stop: hesper-opt can lower "
                    "them for any target"),
     llvm::cl::init(""), llvm::cl::cat(modelCategory));
+static llvm::cl::opt<bool> chatMode(
+    "chat",
+    llvm::cl::desc("Conversation: read user turns from stdin, one per line, "
+                   "and answer each with the model's chat template, keeping "
+                   "the KV cache between turns (-p/-f: the system prompt)"),
+    llvm::cl::init(false), llvm::cl::cat(modelCategory));
+static llvm::cl::alias chatAlias("cnv", llvm::cl::aliasopt(chatMode),
+                                 llvm::cl::cat(modelCategory));
+static llvm::cl::opt<std::string> chatTemplate(
+    "chat-template",
+    llvm::cl::desc("Chat template to use instead of the file's: chatml, "
+                   "llama3 or gemma"),
+    llvm::cl::init(""), llvm::cl::cat(modelCategory));
 static llvm::cl::opt<bool> noDisplayPrompt(
     "no-display-prompt", llvm::cl::desc("Do not echo the prompt"),
     llvm::cl::init(false), llvm::cl::cat(modelCategory));
@@ -194,6 +211,98 @@ static void printKernelTimes(const Session &s, bool chunks, double wallMs,
                  << rows[i].second << "\n";
 }
 
+/// `text` on one line: newlines and tabs escaped.
+static std::string oneLine(const std::string &text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '\n')
+      out += "\\n";
+    else if (c == '\t')
+      out += "\\t";
+    else
+      out += c;
+  }
+  return out;
+}
+
+/// --chat: a conversation on stdin, one user turn per line.
+static int runChat(Session &s, const Model &model, const GenerateOptions &g,
+                   const std::string &systemPrompt) {
+  const Tokenizer *tok = model.tokenizer();
+  if (!tok)
+    return fail(model.file().path() + " has no tokenizer; --chat needs one");
+  std::optional<ChatFormat> format;
+  if (!chatTemplate.empty()) {
+    format = chatFormatByName(chatTemplate);
+    if (!format)
+      return fail("--chat-template: unknown template '" + chatTemplate +
+                  "' (known: chatml, llama3, gemma)");
+  } else {
+    std::optional<std::string> text =
+        model.file().getString("tokenizer.chat_template");
+    if (!text)
+      return fail(model.file().path() +
+                  " has no tokenizer.chat_template; name one with "
+                  "--chat-template (chatml, llama3, gemma)");
+    format = detectChatFormat(*text);
+    if (!format)
+      return fail(model.file().path() +
+                  ": the chat template is none of the known ones (chatml, "
+                  "llama3, gemma); name one with --chat-template");
+  }
+  llvm::errs() << "chat template: " << chatFormatName(*format) << "\n";
+  Conversation chat(s, *tok, *format, systemPrompt);
+  const bool terminal = isatty(fileno(stdin));
+  std::string line;
+  for (int n = 1;; ++n) {
+    if (terminal) {
+      llvm::outs() << "> ";
+      llvm::outs().flush();
+    }
+    if (!std::getline(std::cin, line))
+      break;
+    if (line.empty()) {
+      --n;
+      continue;
+    }
+    auto onToken = [&](int32_t id) {
+      if (!printTokenIds && !tok->isEog(id)) {
+        llvm::outs() << tok->decodeToken(id);
+        llvm::outs().flush();
+      }
+      return true;
+    };
+    auto turn = chat.say(line, g, onToken);
+    if (!turn)
+      return fail(turn.status().message());
+    if (printTokenIds) {
+      llvm::outs() << "turn " << n << " prompt: "
+                   << oneLine(tok->decode(turn->promptIds, true)) << "\n"
+                   << "turn " << n << " prompt ids: "
+                   << joinIds(turn->promptIds) << "\n"
+                   << "turn " << n << " reused: " << turn->reusedTokens
+                   << ", fed: "
+                   << turn->promptIds.size() - turn->reusedTokens << "\n"
+                   << "turn " << n << " generated ids: "
+                   << joinIds(turn->result.generated) << "\n";
+    } else {
+      llvm::outs() << "\n";
+    }
+    llvm::outs().flush();
+    const GenerateResult &r = turn->result;
+    llvm::errs() << "turn " << n << ": " << turn->reusedTokens
+                 << " tokens from the cache, "
+                 << turn->promptIds.size() - turn->reusedTokens << " fed in "
+                 << llvm::format("%.1f", r.promptMs) << " ms, "
+                 << r.generated.size() << " generated ("
+                 << llvm::format("%.1f",
+                                 r.generated.size() / (r.decodeMs / 1000.0))
+                 << " tok/s)"
+                 << (r.stoppedAtEnd ? ", end of turn" : "") << "\n";
+  }
+  return 0;
+}
+
 int hesper::run::runModelMode(const std::string &path,
                               const exec::DeviceModeOptions &opts,
                               bool interpreter) {
@@ -231,7 +340,12 @@ int hesper::run::runModelMode(const std::string &path,
                   buffer.getError().message());
     promptText = (*buffer)->getBuffer().str();
   }
-  if (!tokenIds.empty()) {
+  if (chatMode) {
+    if (!tokenIds.empty())
+      return fail("--chat takes its turns from stdin, not --tokens");
+    if (!dumpLogits.empty())
+      return fail("--chat does not write --dump-logits");
+  } else if (!tokenIds.empty()) {
     if (std::string e = parseIds(tokenIds, prompt); !e.empty())
       return fail(e);
     for (int32_t id : prompt)
@@ -295,6 +409,9 @@ int hesper::run::runModelMode(const std::string &path,
                 : static_cast<uint32_t>(
                       std::chrono::steady_clock::now().time_since_epoch()
                           .count());
+
+  if (chatMode)
+    return runChat(s, model, g, promptText);
 
   if (static_cast<int64_t>(prompt.size()) > s.contextSize())
     return fail("the prompt has " + std::to_string(prompt.size()) +

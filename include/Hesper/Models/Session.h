@@ -84,6 +84,10 @@ public:
   /// Starts over at position 0 (the cache needs no clearing: positions past
   /// the current one are masked).
   void reset();
+  /// Goes back to `position` (at most the current one): the cached
+  /// positions before it stay, the later ones are overwritten as tokens are
+  /// fed (a multi-turn chat keeps the conversation's common prefix).
+  void rewind(int64_t position);
   int64_t position() const;
   int64_t contextSize() const;
   const SessionStats &stats() const;
