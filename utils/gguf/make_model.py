@@ -3,8 +3,8 @@
 
 The files follow llama.cpp's naming of metadata keys and tensors, so any
 GGUF loader that understands the llama / qwen2 / qwen3 / gemma / gemma2 /
-gemma3 architectures can load them.  Nothing but the single .gguf file is
-written.
+gemma3 / bitnet architectures can load them.  Nothing but the single .gguf
+file is written.
 
 Examples
     make_model.py tiny.gguf                                   # llama, f32
@@ -13,9 +13,10 @@ Examples
                                                               # rows % 256 == 0
     make_model.py demo.gguf --preset demo --type q8_0         # ~29M params
     make_model.py g2.gguf --arch gemma2 --sliding-window 8 --attn-softcap 20
+    make_model.py b.gguf --arch bitnet --type tq2_0 --dim 256 --ffn 512
 
 Quantized types apply to every 2-D tensor (token_embd and output.weight
-included).  A tensor whose row length (ne0) is not a multiple of the
+included; ternary types: see BitNet below).  A tensor whose row length (ne0) is not a multiple of the
 type's block size is stored as f32 instead, and a note is printed.
 1-D tensors (norm weights, biases) are always f32.
 
@@ -48,6 +49,26 @@ Gemma metadata (written only for the archs named):
                                            --rope-base-swa
 gemma3's --rope-base defaults to 1e6 (every other arch: 1e4).  These
 options are refused for archs they do not apply to.
+
+BitNet b1.58 (--arch bitnet; docs/BitNet-formats.md).  llama.cpp's bitnet
+graph: the llama tensors plus blk.N.attn_sub_norm.weight [heads*head_dim]
+(RMSNorm before attn_output) and blk.N.ffn_sub_norm.weight [ffn] (before
+ffn_down); head always token_embd (no output.weight, --untied refused,
+--embd-std 1/sqrt(dim)); head_dim must be dim/heads; tokenizer llama.  The
+seven projections attn_q/k/v/output and ffn_gate/up/down are W = s * T,
+T uniform over {-1, 0, +1}, one scale s per tensor (an f16 value, near
+sqrt(1.5 / n_in)), so that every ternary type stores them exactly.
+    --type tq1_0 | tq2_0 | i2_s   ternary projections (ne0 must be a multiple
+        of 256 / 256 / 128, else f32 with a note); token_embd is f16, norms
+        f32 (as llama.cpp's converters write BitNet files).  Other --type
+        values apply to every matrix as for the other archs.  The ternary
+        types are refused for every other arch.
+    --hidden-act relu2 | silu | none   bitnet.hidden_activation (default
+        relu2; none writes no key, which llama.cpp reads as silu)
+    --scale-tensors   projections stored as bare T, plus blk.N.<proj>.scale
+        = [s] (f32, shape [1]) that llama.cpp multiplies after the matmul
+rope.scaling.type linear / rope.scaling.factor 1.0 are written unless
+--rope-scale is given, as llama.cpp's converter does for BitNet.
 
 Tokenizers (vocab size always equals --vocab):
   llama (SentencePiece): 0 <unk> (type 2), 1 <s>, 2 </s> (type 3),
@@ -100,6 +121,8 @@ _SCALAR_NP = {
 # ggml tensor types used here
 GGML_F32, GGML_F16, GGML_Q4_0, GGML_Q8_0 = 0, 1, 2, 8
 GGML_Q4_K, GGML_Q5_K, GGML_Q6_K, GGML_BF16 = 12, 13, 14, 30
+GGML_TQ1_0, GGML_TQ2_0 = 34, 35     # ggml's ternary types
+GGML_I2_S = 36                      # microsoft/BitNet's fork of ggml only
 
 # name -> (ggml type id, elements per block, bytes per block, llama ftype)
 TYPES = {
@@ -110,7 +133,13 @@ TYPES = {
     "q4_k": (GGML_Q4_K, 256, 144, 15),   # LLAMA_FTYPE_MOSTLY_Q4_K_M
     "q5_k": (GGML_Q5_K, 256, 176, 17),   # LLAMA_FTYPE_MOSTLY_Q5_K_M
     "q6_k": (GGML_Q6_K, 256, 210, 18),
+    # ternary (BitNet b1.58); see docs/BitNet-formats.md
+    "tq1_0": (GGML_TQ1_0, 256, 54, 36),  # LLAMA_FTYPE_MOSTLY_TQ1_0
+    "tq2_0": (GGML_TQ2_0, 256, 66, 37),  # LLAMA_FTYPE_MOSTLY_TQ2_0
+    "i2_s": (GGML_I2_S, 128, 32, 40),    # + 32 bytes per tensor (its f32 scale)
 }
+# types that store only t * d with t in {-1, 0, +1}; --arch bitnet only
+TERNARY_TYPES = ("tq1_0", "tq2_0", "i2_s")
 
 
 # --------------------------------------------------------------------------
@@ -323,13 +352,105 @@ QUANTIZERS = {
 }
 
 
+# -- ternary types ---------------------------------------------------------
+# Each stores t * scale with t in {-1, 0, +1}; weights that already are
+# s * t (make_weights for --arch bitnet) come back exactly when s is an f16
+# value.  Layouts as ggml's quantize_row_tq{1,2}_0_ref and BitNet's
+# quantize_i2_s write them (docs/BitNet-formats.md).
+
+def _lround(v):
+    """C lroundf: nearest integer, halves away from zero (exact in f64)."""
+    v = np.asarray(v, np.float64)
+    return (np.sign(v) * np.floor(np.abs(v) + 0.5)).astype(np.int64)
+
+
+def _ternary_trits(x):
+    """TQ1_0/TQ2_0 common part: per 256 values d = max|x| (stored as f16)
+    and codes lround(x * (1/d)) + 1 in {0, 1, 2}, the product in float32."""
+    blk = np.asarray(x, np.float32).reshape(-1, 256)
+    amax = np.abs(blk).max(axis=1)
+    inv = _safe_inv(amax)                          # float32, 0 for d = 0
+    codes = _lround(blk * inv[:, None]) + 1
+    return _f16(amax), codes
+
+
+def _ceil_byte(q):
+    """q / 3^5 as a fraction of 256, rounded up (ggml's TQ1_0 trit packing)."""
+    return ((np.asarray(q, np.int64) * 256 + 242) // 243).astype(np.uint8)
+
+
+def quantize_tq1_0(x):
+    """TQ1_0: per 256 values, qs[48] qh[4] then f16 d (54 bytes).  Codes
+    c = t + 1 are base-3 digits, the first element the most significant:
+      qs[m],    m < 32: elements m + 32 n       (n = 0..4), 160 values
+      qs[32+m], m < 16: elements 160 + m + 16 n (n = 0..4),  80 values
+      qh[j],    j < 4:  elements 240 + j + 4 n  (n = 0..3),  16 values,
+                        times 3 (a fifth, zero digit)
+    and each byte is ceil(q * 256 / 243)."""
+    d, c = _ternary_trits(x)
+    nb = c.shape[0]
+    five = np.array([81, 27, 9, 3, 1])[None, :, None]
+    qa = (c[:, 0:160].reshape(nb, 5, 32) * five).sum(axis=1)
+    qb = (c[:, 160:240].reshape(nb, 5, 16) * five).sum(axis=1)
+    qh = (c[:, 240:256].reshape(nb, 4, 4) * five[:, 1:]).sum(axis=1) * 3
+    out = np.empty((nb, 54), np.uint8)
+    out[:, 0:32] = _ceil_byte(qa)
+    out[:, 32:48] = _ceil_byte(qb)
+    out[:, 48:52] = _ceil_byte(qh)
+    out[:, 52:54] = _f16_bytes(d)
+    return out.reshape(-1)
+
+
+def quantize_tq2_0(x):
+    """TQ2_0: per 256 values, qs[64] then f16 d (66 bytes); code c = t + 1
+    of element 128 h + 32 n + m sits in bits 2n..2n+1 of qs[32 h + m]."""
+    d, c = _ternary_trits(x)
+    nb = c.shape[0]
+    c = c.astype(np.uint8).reshape(nb, 2, 4, 32)
+    qs = np.zeros((nb, 2, 32), np.uint8)
+    for n in range(4):
+        qs |= (c[:, :, n, :] & 3) << (2 * n)
+    out = np.empty((nb, 66), np.uint8)
+    out[:, 0:64] = qs.reshape(nb, 64)
+    out[:, 64:66] = _f16_bytes(d)
+    return out.reshape(-1)
+
+
+def quantize_i2_s(x):
+    """I2_S (microsoft/BitNet, x86 layout): the whole tensor is one stream
+    of 128-value blocks of 32 bytes; element 32 k + m of a block sits in
+    bits 7-2k..6-2k of byte m, code 0 = -1, 1 = 0, 2 = +1.  After the n/4
+    packed bytes: the per-tensor scale max|x| as f32, zero-padded to 32
+    bytes.  Codes as quantize_i2_s picks them: |x| < 1e-6 -> 0, else the
+    sign of x (so only ternary inputs survive unchanged)."""
+    flat = np.asarray(x, np.float32).reshape(-1)
+    n = flat.size
+    if n % 128:
+        raise ValueError("i2_s needs a multiple of 128 elements")
+    mag = np.abs(flat.astype(np.float64))
+    scale = np.float32(mag.max()) if n else np.float32(0)
+    codes = np.where(mag < 1e-6, 1, np.where(flat > 0, 2, 0)).astype(np.uint8)
+    g = codes.reshape(-1, 4, 32)
+    packed = (g[:, 0] << 6) | (g[:, 1] << 4) | (g[:, 2] << 2) | g[:, 3]
+    out = np.zeros(n // 4 + 32, np.uint8)
+    out[:n // 4] = packed.reshape(-1)
+    out[n // 4:n // 4 + 4] = np.array([scale], "<f4").view(np.uint8)
+    return out
+
+
+TERNARY_QUANTIZERS = {
+    "tq1_0": quantize_tq1_0, "tq2_0": quantize_tq2_0, "i2_s": quantize_i2_s,
+}
+
+
 def encode_tensor(arr, type_name):
     """Return raw bytes of `arr` (numpy shape = reversed ggml dims) as type."""
     if type_name == "f32":
         return np.ascontiguousarray(arr, "<f4").tobytes()
     if type_name == "f16":
         return np.ascontiguousarray(arr).astype("<f2").tobytes()
-    return QUANTIZERS[type_name](np.ascontiguousarray(arr, np.float32)).tobytes()
+    fn = QUANTIZERS.get(type_name) or TERNARY_QUANTIZERS[type_name]
+    return fn(np.ascontiguousarray(arr, np.float32)).tobytes()
 
 
 # --------------------------------------------------------------------------
@@ -464,6 +585,53 @@ def _concat_candidates(base):
         pool = [p for p in grown if not (p in seen or seen.add(p))]
 
 
+# Chat templates: (tokenizer.chat_template text, its turn markers). The
+# texts are short Jinja templates of each family, enough for a loader that
+# recognizes the family by its markers, as llama.cpp does.
+CHAT_TEMPLATES = {
+    "chatml": (
+        "{% for m in messages %}{{ '<|im_start|>' + m['role'] + '\\n' + "
+        "m['content'] + '<|im_end|>\\n' }}{% endfor %}{% if "
+        "add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}",
+        ["<|im_start|>", "<|im_end|>"]),
+    "llama3": (
+        "{{ bos_token }}{% for m in messages %}{{ '<|start_header_id|>' + "
+        "m['role'] + '<|end_header_id|>\\n\\n' + m['content'] | trim + "
+        "'<|eot_id|>' }}{% endfor %}{% if add_generation_prompt %}{{ "
+        "'<|start_header_id|>assistant<|end_header_id|>\\n\\n' }}{% endif %}",
+        ["<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>"]),
+    "gemma": (
+        "{{ bos_token }}{% for m in messages %}{% set role = 'model' if "
+        "m['role'] == 'assistant' else m['role'] %}{{ '<start_of_turn>' + "
+        "role + '\\n' + m['content'] | trim + '<end_of_turn>\\n' }}{% endfor "
+        "%}{% if add_generation_prompt %}{{ '<start_of_turn>model\\n' }}"
+        "{% endif %}",
+        ["<start_of_turn>", "<end_of_turn>"]),
+}
+
+
+def add_control_tokens(tok, names):
+    """Makes each of `names` a control token (type 3) of the vocabulary:
+    an existing token is retyped; otherwise the last merged piece (the
+    highest id of a normal multi-character token, which no later merge
+    builds on) is replaced, and the merge that produced it dropped."""
+    tokens, types = tok["tokens"], tok["types"]
+    for name in names:
+        if name in tokens:
+            types[tokens.index(name)] = 3
+            continue
+        i = max(j for j in range(len(tokens))
+                if types[j] == 1 and len(tokens[j]) >= 2)
+        old = tokens[i]
+        tokens[i] = name
+        types[i] = 3
+        if tok["scores"] is not None:
+            tok["scores"][i] = 0.0
+        if tok["merges"] is not None:
+            tok["merges"] = [m for m in tok["merges"]
+                             if m.replace(" ", "", 1) != old]
+
+
 def build_spm_vocab(vocab_size):
     """SentencePiece-style ("llama") vocab.
 
@@ -573,8 +741,12 @@ def build_gpt2_vocab(vocab_size):
 # Model definition
 # --------------------------------------------------------------------------
 
-ARCHES = ["llama", "qwen2", "qwen3", "gemma", "gemma2", "gemma3"]
+ARCHES = ["llama", "qwen2", "qwen3", "gemma", "gemma2", "gemma3", "bitnet"]
 GEMMA_ARCHES = ("gemma", "gemma2", "gemma3")
+# bitnet's ternary projections (llama.cpp's BitLinear layers), in the order
+# make_weights draws them
+BITNET_PROJ = ("attn_q", "attn_k", "attn_v", "attn_output",
+               "ffn_gate", "ffn_up", "ffn_down")
 
 PRESETS = {
     "demo": dict(arch="llama", dim=512, layers=8, heads=8, kv_heads=4,
@@ -584,18 +756,21 @@ PRESETS = {
 DEFAULTS = dict(arch="llama", type="f32", seed=1234, dim=64, layers=2, heads=4,
                 kv_heads=2, ffn=128, vocab=320, ctx=256, tokenizer=None,
                 head_dim=None, rope_base=None, rope_scale=None, tied=False,
-                rope_dims=None, eps=1e-5, pre="default", name=None, embd_std=None)
+                rope_dims=None, eps=1e-5, pre="default", name=None, embd_std=None,
+                hidden_act=None, scale_tensors=None)
 
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(
         description="Write a small synthetic GGUF v3 model "
-                    "(llama/qwen2/qwen3/gemma/gemma2/gemma3).")
+                    "(llama/qwen2/qwen3/gemma/gemma2/gemma3/bitnet).")
     p.add_argument("out", help="output .gguf path")
     p.add_argument("--preset", choices=sorted(PRESETS))
     p.add_argument("--arch", choices=ARCHES)
     p.add_argument("--type", choices=list(TYPES),
-                   help="storage type of 2-D tensors (default f32)")
+                   help="storage type of 2-D tensors (default f32); the "
+                        "ternary tq1_0/tq2_0/i2_s only with --arch bitnet, "
+                        "where they apply to the projections")
     p.add_argument("--seed", type=int)
     p.add_argument("--dim", type=int, help="embedding length")
     p.add_argument("--layers", type=int)
@@ -642,6 +817,21 @@ def parse_args(argv=None):
     p.add_argument("--rope-base-swa", dest="rope_base_swa", type=float,
                    help="gemma2/gemma3: rope.freq_base_swa (not written "
                         "unless given)")
+    p.add_argument("--chat-template", dest="chat_template",
+                   choices=sorted(CHAT_TEMPLATES),
+                   help="write tokenizer.chat_template of this family and "
+                        "make its turn markers control tokens (replacing the "
+                        "last merged pieces of the vocabulary if needed)")
+    p.add_argument("--hidden-act", dest="hidden_act",
+                   choices=["relu2", "silu", "none"],
+                   help="bitnet: bitnet.hidden_activation (default relu2, "
+                        "as bitnet-b1.58-2B-4T; none writes no key, which "
+                        "llama.cpp reads as silu)")
+    p.add_argument("--scale-tensors", dest="scale_tensors", action="store_true",
+                   default=None,
+                   help="bitnet: store the projections as bare ternary "
+                        "{-1,0,1} and their per-tensor scale s as "
+                        "blk.N.<proj>.scale [1] f32 tensors (same model)")
     p.add_argument("--name", help="general.name")
     p.add_argument("--quiet", action="store_true")
     cfg = p.parse_args(argv)
@@ -656,15 +846,27 @@ def parse_args(argv=None):
                 ("--swa-pattern", cfg.swa_pattern, ("gemma2", "gemma3")),
                 ("--attn-softcap", cfg.attn_softcap, ("gemma2",)),
                 ("--final-softcap", cfg.final_softcap, ("gemma2", "gemma3")),
-                ("--rope-base-swa", cfg.rope_base_swa, ("gemma2", "gemma3"))]
+                ("--rope-base-swa", cfg.rope_base_swa, ("gemma2", "gemma3")),
+                ("--hidden-act", cfg.hidden_act, ("bitnet",)),
+                ("--scale-tensors", cfg.scale_tensors, ("bitnet",))]
     for flag, val, archs in only_for:
         if val is not None and cfg.arch not in archs:
             p.error("%s applies to --arch %s only" % (flag, "/".join(archs)))
-    if gemma:
+    bitnet = cfg.arch == "bitnet"
+    if cfg.type in TERNARY_TYPES and not bitnet:
+        p.error("--type %s (ternary) applies to --arch bitnet only" % cfg.type)
+    if gemma or bitnet:
         if asked_untied:
             p.error("--untied: llama.cpp always uses token_embd as the head "
                     "of %s; no output.weight can be written" % cfg.arch)
         cfg.tied = True
+    if bitnet:
+        if cfg.hidden_act is None:
+            cfg.hidden_act = "relu2"
+        cfg.scale_tensors = bool(cfg.scale_tensors)
+        if cfg.head_dim is not None and cfg.head_dim * cfg.heads != cfg.dim:
+            p.error("--head-dim: llama.cpp's bitnet needs head_dim * heads "
+                    "== dim (attn_q and attn_output are dim x dim)")
     if cfg.rope_base is None:
         cfg.rope_base = 1000000.0 if cfg.arch == "gemma3" else 10000.0
     if cfg.arch == "gemma2":
@@ -688,7 +890,7 @@ def parse_args(argv=None):
         if val is not None and not val > 0:
             p.error("%s must be > 0" % flag)
     if cfg.tokenizer is None:
-        cfg.tokenizer = "llama" if cfg.arch == "llama" or gemma else "gpt2"
+        cfg.tokenizer = "llama" if cfg.arch == "llama" or gemma or bitnet else "gpt2"
     if cfg.head_dim is None:
         if cfg.dim % cfg.heads:
             p.error("--dim must be a multiple of --heads (or give --head-dim)")
@@ -711,6 +913,8 @@ def make_weights(cfg):
     numpy shape is the reverse of ggml's dims: a matrix with ggml dims
     [n_in, n_out] is an (n_out, n_in) array and computes y = W @ x."""
     rng = np.random.default_rng(cfg.seed)
+    if cfg.arch == "bitnet":
+        return _bitnet_weights(cfg, rng)
     hd, d = cfg.head_dim, cfg.dim
 
     def mat(n_out, n_in):
@@ -758,6 +962,63 @@ def make_weights(cfg):
     return out
 
 
+def _bitnet_weights(cfg, rng):
+    """bitnet: the llama set plus attn_sub_norm [dim] and ffn_sub_norm [ffn];
+    no output.weight.  Each projection is W = s * T, T uniform over
+    {-1, 0, +1}, s = sqrt(1.5 / n_in) * exp(0.1 N(0,1)) rounded to an f16
+    value (so TQ1_0/TQ2_0/I2_S all store it exactly).  With --scale-tensors
+    the .weight holds T and blk.N.<proj>.scale = [s]."""
+    hd, d = cfg.head_dim, cfg.dim
+
+    def norm(n):
+        return (1.0 + 0.1 * rng.standard_normal(n, dtype=np.float32)).astype(np.float32)
+
+    def ternary(name, n_out, n_in):
+        s = np.float32(np.float16(np.sqrt(1.5 / n_in) * np.exp(0.1 * rng.standard_normal())))
+        t = rng.integers(-1, 2, size=(n_out, n_in)).astype(np.float32)
+        if cfg.scale_tensors:
+            return [(name + ".weight", t), (name + ".scale", np.array([s], np.float32))]
+        return [(name + ".weight", t * s)]
+
+    embd = rng.standard_normal((cfg.vocab, d), dtype=np.float32)
+    embd *= np.float32(cfg.embd_std)
+    out = [("token_embd.weight", embd)]
+    for i in range(cfg.layers):
+        b = "blk.%d." % i
+        out.append((b + "attn_norm.weight", norm(d)))
+        out += ternary(b + "attn_q", cfg.heads * hd, d)
+        out += ternary(b + "attn_k", cfg.kv_heads * hd, d)
+        out += ternary(b + "attn_v", cfg.kv_heads * hd, d)
+        out.append((b + "attn_sub_norm.weight", norm(cfg.heads * hd)))
+        out += ternary(b + "attn_output", d, cfg.heads * hd)
+        out.append((b + "ffn_norm.weight", norm(d)))
+        out += ternary(b + "ffn_gate", cfg.ffn, d)
+        out += ternary(b + "ffn_up", cfg.ffn, d)
+        out.append((b + "ffn_sub_norm.weight", norm(cfg.ffn)))
+        out += ternary(b + "ffn_down", d, cfg.ffn)
+    out.append(("output_norm.weight", norm(d)))
+    return out
+
+
+def is_bitnet_projection(name):
+    """blk.N.<proj>.weight for one of BITNET_PROJ."""
+    parts = name.split(".")
+    return (len(parts) == 4 and parts[0] == "blk" and parts[2] in BITNET_PROJ
+            and parts[3] == "weight")
+
+
+def storage_types(name, arr, type_name):
+    """(intended, actual) storage type of a tensor: 1-D tensors are f32; with
+    a ternary type only the bitnet projections are ternary and every other
+    matrix (token_embd) is f16, as in llama.cpp's BitNet files; a row length
+    that is not a multiple of the block size falls back to f32."""
+    if arr.ndim < 2:
+        return "f32", "f32"
+    if type_name in TERNARY_TYPES and not is_bitnet_projection(name):
+        return "f16", "f16"
+    return type_name, tensor_type_for(arr, type_name)
+
+
 def tensor_type_for(arr, type_name):
     """Storage type actually used for a tensor (1-D and misfits -> f32)."""
     if arr.ndim < 2:
@@ -790,9 +1051,14 @@ def build_metadata(cfg, tok):
     if cfg.head_dim * cfg.heads != cfg.dim:
         kv.append((a + ".attention.key_length", MT_UINT32, cfg.head_dim))
         kv.append((a + ".attention.value_length", MT_UINT32, cfg.head_dim))
-    if cfg.rope_scale is not None:
+    rope_scale = cfg.rope_scale
+    if rope_scale is None and a == "bitnet":
+        rope_scale = 1.0        # llama.cpp's converter writes linear / 1.0
+    if rope_scale is not None:
         kv.append((a + ".rope.scaling.type", MT_STRING, "linear"))
-        kv.append((a + ".rope.scaling.factor", MT_FLOAT32, cfg.rope_scale))
+        kv.append((a + ".rope.scaling.factor", MT_FLOAT32, rope_scale))
+    if getattr(cfg, "hidden_act", None) not in (None, "none"):
+        kv.append((a + ".hidden_activation", MT_STRING, cfg.hidden_act))
     # Gemma extras; parse_args leaves these None for archs without them
     if getattr(cfg, "rope_base_swa", None) is not None:
         kv.append((a + ".rope.freq_base_swa", MT_FLOAT32, cfg.rope_base_swa))
@@ -821,6 +1087,13 @@ def build_metadata(cfg, tok):
     kv.append(("tokenizer.ggml.padding_token_id", MT_UINT32, tok["pad"]))
     kv.append(("tokenizer.ggml.add_bos_token", MT_BOOL, tok["add_bos"]))
     kv.append(("tokenizer.ggml.add_eos_token", MT_BOOL, False))
+    if a.startswith("gemma") and tok["model"] == "llama":
+        # Gemma's files say so: no space before the text that follows BOS
+        # or a turn marker.
+        kv.append(("tokenizer.ggml.add_space_prefix", MT_BOOL, False))
+    if getattr(cfg, "chat_template", None):
+        kv.append(("tokenizer.chat_template", MT_STRING,
+                   CHAT_TEMPLATES[cfg.chat_template][0]))
     return kv
 
 
@@ -833,13 +1106,15 @@ def write_model(cfg, log=None):
         log("warning: rope.dimension_count %d != head dim %d; llama.cpp itself "
             "rejects partial rotary for %s" % (cfg.rope_dims, cfg.head_dim, cfg.arch))
     tok = build_spm_vocab(cfg.vocab) if cfg.tokenizer == "llama" else build_gpt2_vocab(cfg.vocab)
+    if getattr(cfg, "chat_template", None):
+        add_control_tokens(tok, CHAT_TEMPLATES[cfg.chat_template][1])
     weights = make_weights(cfg)
     tensors = []
     n_params = 0
     fallbacks = []
     for name, arr in weights:
-        tname = tensor_type_for(arr, cfg.type)
-        if arr.ndim >= 2 and tname != cfg.type:
+        want, tname = storage_types(name, arr, cfg.type)
+        if tname != want:
             fallbacks.append(name)
             log("note: %s row length %d is not a multiple of the %s block size %d;"
                 " stored as f32" % (name, arr.shape[-1], cfg.type, TYPES[cfg.type][1]))

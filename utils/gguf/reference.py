@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""NumPy reference forward pass for Llama- and Gemma-family GGUF models.
+"""NumPy reference forward pass for Llama-, Gemma- and BitNet-family GGUF models.
 
 This file deliberately shares no code with make_model.py: it has its own
 GGUF reader and its own dequantizers, so it can serve as an oracle for both
@@ -9,12 +9,15 @@ GGUF reader: versions 2 and 3 (little-endian), every metadata value type
 (u8..u64, i8..i64, f32, f64, bool, string, nested arrays), general.alignment.
 Dequantizers for F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K reproduce
 ggml's dequantize_row_* bit for bit (float32 arithmetic in the same order,
-no fused multiply-add).
+no fused multiply-add); so do those of the ternary TQ1_0 (34), TQ2_0 (35)
+and the BitNet fork's I2_S (36: n/4 packed bytes, then the per-tensor f32
+scale padded to 32 bytes), layouts in docs/BitNet-formats.md.
 
 Forward pass (float64 throughout, weights dequantized to float32 first),
 following llama.cpp's graphs for LLM_ARCH_LLAMA, LLM_ARCH_QWEN2,
-LLM_ARCH_QWEN3, LLM_ARCH_GEMMA, LLM_ARCH_GEMMA2 and LLM_ARCH_GEMMA3
-(src/models/*.cpp, llama_model::load_hparams, llama_model_rope_type):
+LLM_ARCH_QWEN3, LLM_ARCH_GEMMA, LLM_ARCH_GEMMA2, LLM_ARCH_GEMMA3 and
+LLM_ARCH_BITNET (src/models/*.cpp, llama_model::load_hparams,
+llama_model_rope_type); bitnet's differences are listed after this one:
 
     x = token_embd[token]                        llama, qwen*: no embedding scale
         gemma*: x = token_embd[token] * sqrt(n_embd)
@@ -59,6 +62,25 @@ LLM_ARCH_QWEN3, LLM_ARCH_GEMMA, LLM_ARCH_GEMMA2 and LLM_ARCH_GEMMA3
     gemma2: logits = c tanh(logits / c), c = final_logit_softcapping (30)
     gemma3: the same, but only when sliding_window is absent or 0 (default 30)
 
+bitnet (llama.cpp's "bitnet", src/models/bitnet.cpp): NEOX RoPE, head always
+token_embd, scores / sqrt(head_dim), and per layer
+    q, k, v = (W h) * s       s = blk.N.attn_{q,k,v}.scale [1] when present
+    a = (Wo (rmsnorm(attn) * attn_sub_norm)) * s_o
+    f = act(Wgate h * s_g) * (Wup h * s_u)
+        act by bitnet.hidden_activation: absent / silu -> silu, relu2 ->
+        relu(z)^2 (bitnet-b1.58-2B-4T), relu -> relu; others refused
+    f = (Wdown (rmsnorm(f) * ffn_sub_norm)) * s_d
+--quantize-activations (bitnet only) multiplies the projections stored as
+TQ1_0 / TQ2_0 with Q8_K activations (per 256 values: m = the value of
+largest |x|, iscale = -127/m, q = round-half-even(iscale x), d = 1/iscale;
+an exact integer sum per block times float32(d_w * d_y), blocks summed in
+float32) and those stored
+as I2_S with I8_S activations (per token: s = 127 / max|x|, q =
+round-half-even(x s) in [-128, 127], float32(sum t q) / s * scale), as
+llama.cpp's / BitNet's CPU kernels do.  Everything else (attention, the
+f16 head) stays float64: llama.cpp's f16 head also rounds the activations
+to f16, which is not mimicked.
+
 Head sizes come from {arch}.attention.key_length / value_length when present,
 else embedding_length / head_count.  llama.cpp requires n_rot == head dim for
 these archs; partial rotary is implemented here the way ggml_rope does it.
@@ -74,6 +96,8 @@ CLI
     --ignore-window, --ignore-softcap
         compute a deliberately wrong model (no sliding-window masks; no
         soft-capping), so that a test can show the real one differs
+    --quantize-activations
+        bitnet: 8-bit activations for the ternary projections (above)
     reference.py MODEL.gguf --info                  header / tensor listing
     reference.py MODEL.gguf --dump-tensor NAME OUT.npy
         dequantized tensor as float32, numpy shape = reversed ggml dims
@@ -112,7 +136,13 @@ GGML_TYPES = {
     14: ("Q6_K", 256, 210), 15: ("Q8_K", 256, 292), 24: ("I8", 1, 1),
     25: ("I16", 1, 2), 26: ("I32", 1, 4), 27: ("I64", 1, 8),
     28: ("F64", 1, 8), 30: ("BF16", 1, 2),
+    34: ("TQ1_0", 256, 54), 35: ("TQ2_0", 256, 66),
+    # microsoft/BitNet's ggml fork: 128 values in 32 bytes, plus 32 bytes per
+    # tensor (its f32 scale, then padding); see TensorInfo.n_bytes
+    36: ("I2_S", 128, 32),
 }
+GGML_TQ1_0, GGML_TQ2_0, GGML_I2_S = 34, 35, 36
+TERNARY_TYPES = (GGML_TQ1_0, GGML_TQ2_0, GGML_I2_S)
 
 
 class GGUFError(Exception):
@@ -187,6 +217,9 @@ class TensorInfo:
         if self.dims and self.dims[0] % blk:
             raise GGUFError("%s: row length %d not a multiple of block %d"
                             % (self.name, self.dims[0], blk))
+        if self.type == GGML_I2_S:
+            # ggml_nbytes of the BitNet fork: n/4 packed bytes + 32
+            return self.n_elements // 4 + 32
         return self.n_elements // blk * size
 
 
@@ -364,6 +397,74 @@ def _deq_bf16(raw):
     return bits.view(np.float32)
 
 
+# -- ternary types: value = t * scale, t in {-1, 0, +1} ----------------------
+
+_TQ1_0 = np.dtype([("qs", "u1", (48,)), ("qh", "u1", (4,)), ("d", "<f2")])
+_TQ2_0 = np.dtype([("qs", "u1", (64,)), ("d", "<f2")])
+assert (_TQ1_0.itemsize, _TQ2_0.itemsize) == (54, 66)
+
+
+def _base3_digit(byte, n):
+    """Digit n (0 = most significant of 5) of a TQ1_0 byte, extracted the way
+    ggml does: q = byte * 3^n modulo 256, digit = (q * 3) >> 8."""
+    q = (byte.astype(np.uint16) * (3 ** n)) & 0xFF
+    return ((q * 3) >> 8).astype(np.int8)
+
+
+def _tq1_0_codes(raw):
+    b = _blocks(raw, _TQ1_0)
+    t = np.empty((b.shape[0], 256), np.int8)
+    for n in range(5):
+        t[:, 32 * n:32 * n + 32] = _base3_digit(b["qs"][:, 0:32], n) - 1
+        t[:, 160 + 16 * n:176 + 16 * n] = _base3_digit(b["qs"][:, 32:48], n) - 1
+    for n in range(4):
+        t[:, 240 + 4 * n:244 + 4 * n] = _base3_digit(b["qh"], n) - 1
+    return t, b["d"].astype(np.float32)
+
+
+def _tq2_0_codes(raw):
+    b = _blocks(raw, _TQ2_0)
+    qs = b["qs"].reshape(-1, 2, 32)               # two halves of 128 values
+    t = np.empty((qs.shape[0], 2, 4, 32), np.int8)
+    for l in range(4):
+        t[:, :, l, :] = ((qs >> (2 * l)) & 3).astype(np.int8) - 1
+    return t.reshape(-1, 256), b["d"].astype(np.float32)
+
+
+def _i2_s_codes(raw, n):
+    raw = np.asarray(raw, np.uint8)
+    if raw.size != n // 4 + 32 or n % 128:
+        raise GGUFError("I2_S: %d bytes for %d values" % (raw.size, n))
+    packed = raw[:n // 4].reshape(-1, 32)
+    t = np.empty((packed.shape[0], 4, 32), np.int8)
+    for k in range(4):
+        t[:, k, :] = ((packed >> (6 - 2 * k)) & 3).astype(np.int8) - 1
+    scale = np.frombuffer(raw[n // 4:n // 4 + 4].tobytes(), "<f4")[0]
+    return t.reshape(-1), np.float32(scale)
+
+
+def ternary_codes(raw, ggml_type, n_elements):
+    """The ternary digits and scales of a TQ1_0 / TQ2_0 / I2_S tensor:
+    TQ*: (t int8 (n/256, 256), d float32 (n/256,)), value = t * d per block;
+    I2_S: (t int8 (n,), s float32), value = t * s.  A code ggml's quantizers
+    never write (TQ2_0 / I2_S bit pair 3) decodes as +2, as the dot-product
+    kernels read it."""
+    if ggml_type == GGML_TQ1_0:
+        return _tq1_0_codes(raw)
+    if ggml_type == GGML_TQ2_0:
+        return _tq2_0_codes(raw)
+    if ggml_type == GGML_I2_S:
+        return _i2_s_codes(raw, n_elements)
+    raise GGUFError("type %d is not ternary" % ggml_type)
+
+
+def _deq_ternary(raw, ggml_type, n):
+    t, d = ternary_codes(raw, ggml_type, n)
+    if ggml_type == GGML_I2_S:
+        return t.astype(np.float32) * d
+    return (t.astype(np.float32) * d[:, None]).reshape(-1)
+
+
 def dequantize(raw, ggml_type, n_elements):
     """Raw bytes of a tensor -> flat float32 array of n_elements."""
     if ggml_type == 0:
@@ -382,6 +483,8 @@ def dequantize(raw, ggml_type, n_elements):
         y = _deq_q5_k(raw)
     elif ggml_type == 14:
         y = _deq_q6_k(raw)
+    elif ggml_type in TERNARY_TYPES:
+        y = _deq_ternary(raw, ggml_type, n_elements)
     else:
         name = GGML_TYPES.get(ggml_type, ("type %d" % ggml_type,))[0]
         raise GGUFError("dequantization of %s is not supported" % name)
@@ -395,8 +498,13 @@ def dequantize(raw, ggml_type, n_elements):
 # ---------------------------------------------------------------------------
 
 ROPE_STYLE = {"llama": "normal", "qwen2": "neox", "qwen3": "neox",
-              "gemma": "neox", "gemma2": "neox", "gemma3": "neox"}
+              "gemma": "neox", "gemma2": "neox", "gemma3": "neox",
+              "bitnet": "neox"}
 GEMMA = ("gemma", "gemma2", "gemma3")
+# bitnet's projections: layer dict key -> tensor name stem (blk.N.<stem>)
+BITNET_PROJ = (("wq", "attn_q"), ("wk", "attn_k"), ("wv", "attn_v"),
+               ("wo", "attn_output"), ("w_gate", "ffn_gate"),
+               ("w_up", "ffn_up"), ("w_down", "ffn_down"))
 
 # block_count of the 27B checkpoints, whose attention scale llama.cpp takes
 # from n_embd / n_head instead of the head size
@@ -414,16 +522,90 @@ def silu(z):
     return z / (1.0 + np.exp(-z))
 
 
+def relu(z):
+    return np.maximum(z, 0.0)
+
+
+def relu_sqr(z):
+    """relu(z)^2: BitNet b1.58's FFN activation ("relu2")."""
+    r = np.maximum(z, 0.0)
+    return r * r
+
+
+# bitnet.hidden_activation -> gate activation, as llama.cpp maps the string
+# (absent: silu); anything else is refused rather than guessed
+BITNET_ACTS = {"silu": silu, "swish": silu, "swiglu": silu,
+               "relu2": relu_sqr, "relu": relu, "reglu": relu}
+
+
+def quantize_q8_k(x):
+    """ggml's quantize_row_q8_K_ref on each row of x (n, k), k % 256 == 0:
+    per 256 values, m = the value of largest |x| (first one on ties),
+    iscale = -127/m, q = round-half-even(iscale * x) capped at 127,
+    d = 1/iscale; all in float32.  Returns q int32 (n, k/256, 256) and
+    d float32 (n, k/256); an all-zero block has d = 0, q = 0."""
+    xb = np.asarray(x, np.float32).reshape(x.shape[0], -1, 256)
+    pick = np.abs(xb).argmax(axis=2)
+    m = np.take_along_axis(xb, pick[..., None], axis=2)[..., 0]
+    zero = m == 0
+    iscale = np.float32(-127.0) / np.where(zero, np.float32(1), m)
+    q = np.minimum(np.rint(iscale[..., None] * xb), 127).astype(np.int32)
+    d = (np.float32(1) / iscale).astype(np.float32)
+    q[zero] = 0
+    d[zero] = 0
+    return q, d
+
+
+def quantize_i8_s(x):
+    """The BitNet fork's quantize_row_i8_s on each row (token) of x (n, k):
+    s = 127 / max(max|x|, 1e-5) (division in double, stored as float),
+    q = round-half-even(x * s) (float32 product) clamped to [-128, 127].
+    Returns q int32 (n, k) and s float32 (n,)."""
+    x32 = np.asarray(x, np.float32)
+    mx = np.maximum(np.abs(x32.astype(np.float64)).max(axis=1), 1e-5)
+    s = (127.0 / mx).astype(np.float32)
+    q = np.clip(np.rint(x32 * s[:, None]), -128, 127).astype(np.int32)
+    return q, s
+
+
+def ternary_matmul_quantized(x, codes):
+    """x (n, k) @ W.T for a ternary W, the way llama.cpp's CPU kernels do it
+    with 8-bit activations.  codes from Model: ("tq", t (o, k/256, 256),
+    d (o, k/256)) for TQ1_0/TQ2_0: activations as Q8_K, per block an exact
+    integer sum times float32(d_w * d_y), accumulated over the blocks in
+    float32 (ggml_vec_dot_tq*_q8_K, generic C); ("i2s", t (o, k), s) for
+    I2_S: activations as I8_S per token, float32(sum) / s_act * s_w
+    (ggml_compute_forward_mul_mat of the BitNet fork)."""
+    kind, t, dw = codes
+    if kind == "tq":
+        q, dy = quantize_q8_k(x)                              # (n, nb, 256)
+        sumi = np.einsum("nbk,obk->nob", q.astype(np.float64), t.astype(np.float64))
+        sumi = sumi.astype(np.float32)
+        fac = (dw[None, :, :] * dy[:, None, :]).astype(np.float32)
+        acc = np.zeros(sumi.shape[:2], np.float32)
+        for b in range(sumi.shape[2]):
+            acc = (acc + sumi[:, :, b] * fac[:, :, b]).astype(np.float32)
+        return acc.astype(np.float64)
+    q, sx = quantize_i8_s(x)
+    sumi = (q.astype(np.float64) @ t.astype(np.float64).T).astype(np.float32)
+    y = (sumi / sx[:, None]).astype(np.float32) * dw
+    return y.astype(np.float32).astype(np.float64)
+
+
 def softcap(v, cap):
     """cap * tanh(v / cap): squashes v smoothly into (-cap, cap)."""
     return cap * np.tanh(v / cap)
 
 
 class Model:
-    def __init__(self, path, ignore_window=False, ignore_softcap=False):
+    def __init__(self, path, ignore_window=False, ignore_softcap=False,
+                 quantize_activations=False):
         """ignore_window / ignore_softcap compute a deliberately wrong model
         (every layer masked as a global one / no soft-capping at all), for
-        tests that must show the real features change the logits."""
+        tests that must show the real features change the logits.
+        quantize_activations: bitnet only, projections stored as TQ1_0 /
+        TQ2_0 / I2_S multiply 8-bit activations as llama.cpp's CPU kernels
+        do (ternary_matmul_quantized); every other product stays float64."""
         g = GGUFReader(path)
         self.gguf = g
         md = g.metadata
@@ -520,6 +702,21 @@ class Model:
             self.attn_softcap = None
             self.final_softcap = None
 
+        # bitnet: sub-norms before attn_output and ffn_down, optional
+        # per-tensor .scale after each projection, FFN activation by key
+        self.bitnet = arch == "bitnet"
+        self.quantize_activations = bool(quantize_activations)
+        self.hidden_act = None
+        if self.bitnet:
+            act = opt_hp("hidden_activation")
+            self.hidden_act = "silu" if act is None else act
+            if self.hidden_act not in BITNET_ACTS:
+                raise GGUFError("bitnet.hidden_activation %r is not supported"
+                                % self.hidden_act)
+            self.ffn_act = BITNET_ACTS[self.hidden_act]
+            if self.hd_k * self.n_head != self.n_embd or self.hd_v != self.hd_k:
+                raise GGUFError("bitnet needs head size n_embd / n_head")
+
         def W(name):
             return g.tensor(name).astype(np.float64)
 
@@ -546,10 +743,14 @@ class Model:
                 w_gate=W(p + "ffn_gate.weight"), w_up=W(p + "ffn_up.weight"),
                 w_down=W(p + "ffn_down.weight"),
             ))
+            if self.bitnet:
+                self.layers[-1].update(self._bitnet_layer(p))
         self.out_norm = W("output_norm.weight")
-        # llama.cpp ties gemma and gemma2 unconditionally (an output.weight
-        # would be ignored); everything else uses output.weight when present
-        self.w_out = None if arch in ("gemma", "gemma2") else opt("output.weight")
+        # llama.cpp ties gemma, gemma2 and bitnet unconditionally (an
+        # output.weight would be ignored); everything else uses output.weight
+        # when present
+        tied = arch in ("gemma", "gemma2", "bitnet")
+        self.w_out = None if tied else opt("output.weight")
         if self.w_out is None:
             self.w_out = self.tok_embd
         # rope frequencies, one per rotated pair
@@ -559,6 +760,45 @@ class Model:
                            else (self.inv_freq, self.pos_scale)
                            for swa in self.swa_layers]
         self.reset()
+
+    def _bitnet_layer(self, p):
+        """attn_sub_norm / ffn_sub_norm, the .scale of each projection (None
+        when absent) and, with quantize_activations, the ternary codes."""
+        g = self.gguf
+        out = dict(attn_sub_norm=g.tensor(p + "attn_sub_norm.weight").astype(np.float64),
+                   ffn_sub_norm=g.tensor(p + "ffn_sub_norm.weight").astype(np.float64),
+                   scale={}, codes={})
+        for key, stem in BITNET_PROJ:
+            sname = p + stem + ".scale"
+            if sname in g.tensors:
+                sv = g.tensor(sname).reshape(-1)
+                if sv.size != 1:
+                    raise GGUFError("%s must hold one value" % sname)
+                out["scale"][key] = float(sv[0])
+            info = g.tensors[p + stem + ".weight"]
+            if self.quantize_activations and info.type in TERNARY_TYPES:
+                n_in, n_out = info.dims[0], info.dims[1]
+                t, d = ternary_codes(g.raw(info.name), info.type, info.n_elements)
+                if info.type == GGML_I2_S:
+                    out["codes"][key] = ("i2s", t.reshape(n_out, n_in), d)
+                else:
+                    nb = n_in // 256
+                    out["codes"][key] = ("tq", t.reshape(n_out, nb, 256),
+                                         d.reshape(n_out, nb))
+        return out
+
+    def _mm(self, x, L, key):
+        """x @ W.T for the layer's weight `key`, then bitnet's optional
+        per-tensor scale (llama.cpp: ggml_mul after the matmul)."""
+        codes = L.get("codes", {}).get(key)
+        if codes is not None:
+            y = ternary_matmul_quantized(x, codes)
+        else:
+            y = x @ L[key].T
+        scale = L.get("scale", {}).get(key)
+        if scale is not None:
+            y = y * scale
+        return y
 
     def _inv_freq(self, base):
         i = np.arange(self.n_rot // 2, dtype=np.float64)
@@ -611,9 +851,9 @@ class Model:
         kv_of_head = np.arange(self.n_head) // group
         for li, L in enumerate(self.layers):
             h = self._rmsnorm(x, L["attn_norm"])
-            q = h @ L["wq"].T
-            k = h @ L["wk"].T
-            v = h @ L["wv"].T
+            q = self._mm(h, L, "wq")
+            k = self._mm(h, L, "wk")
+            v = self._mm(h, L, "wv")
             if L["bq"] is not None:
                 q = q + L["bq"]
             if L["bk"] is not None:
@@ -650,14 +890,19 @@ class Model:
             p = np.exp(scores)
             p = p / p.sum(axis=-1, keepdims=True)
             attn = np.einsum("hnt,thd->nhd", p, Vh).reshape(n, self.n_head * self.hd_v)
-            a = attn @ L["wo"].T
+            if self.bitnet:
+                attn = self._rmsnorm(attn, L["attn_sub_norm"])
+            a = self._mm(attn, L, "wo")
             if self.post_norms:
                 a = self._rmsnorm(a, L["post_attn_norm"])
             x = x + a
             h = self._rmsnorm(x, L["ffn_norm"])
-            gte = h @ L["w_gate"].T
-            up = h @ L["w_up"].T
-            f = (self.ffn_act(gte) * up) @ L["w_down"].T
+            gte = self._mm(h, L, "w_gate")
+            up = self._mm(h, L, "w_up")
+            f = self.ffn_act(gte) * up
+            if self.bitnet:
+                f = self._rmsnorm(f, L["ffn_sub_norm"])
+            f = self._mm(f, L, "w_down")
             if self.post_norms:
                 f = self._rmsnorm(f, L["post_ffn_norm"])
             x = x + f
@@ -721,6 +966,11 @@ def main(argv=None):
                          "(RoPE bases unchanged)")
     ap.add_argument("--ignore-softcap", dest="ignore_softcap", action="store_true",
                     help="negative tests: skip attention and final soft-capping")
+    ap.add_argument("--quantize-activations", dest="quantize_activations",
+                    action="store_true",
+                    help="bitnet: multiply TQ1_0/TQ2_0/I2_S projections with "
+                         "8-bit activations as llama.cpp's CPU kernels do "
+                         "(Q8_K blocks / I8_S per token)")
     args = ap.parse_args(argv)
 
     if args.info or args.dump_tensor:
@@ -737,7 +987,8 @@ def main(argv=None):
     if not tokens:
         ap.error("--tokens is empty")
     model = Model(args.model, ignore_window=args.ignore_window,
-                  ignore_softcap=args.ignore_softcap)
+                  ignore_softcap=args.ignore_softcap,
+                  quantize_activations=args.quantize_activations)
     stop = model.gguf.metadata.get("tokenizer.ggml.eos_token_id") if args.stop_at_eos else None
     logits, ids = model.greedy(tokens, args.greedy, stop_at=stop)
     if args.dump_logits:

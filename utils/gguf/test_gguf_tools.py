@@ -1053,5 +1053,536 @@ class TestCLI(TmpDirCase):
         self.assertEqual(len(ids), 6)
 
 
+# ---------------------------------------------------------------------------
+# BitNet b1.58: ternary formats (TQ1_0, TQ2_0, I2_S) and the bitnet graph
+# ---------------------------------------------------------------------------
+
+def ternary_pattern(n, seed):
+    """A fixed ternary vector with every value present."""
+    rng = np.random.default_rng(seed)
+    return rng.integers(-1, 2, size=n).astype(np.int64)
+
+
+def hand_tq2_0(t, d):
+    """One TQ2_0 block from 256 trits, one element at a time."""
+    qs = [0] * 64
+    for e, v in enumerate(t):
+        half, r = divmod(e, 128)
+        slot, m = divmod(r, 32)                 # element 128 h + 32 slot + m
+        qs[32 * half + m] |= (v + 1) << (2 * slot)
+    return bytes(qs) + f16_bytes(d)
+
+
+def hand_tq1_0(t, d):
+    """One TQ1_0 block from 256 trits: base-3 numbers, first element the most
+    significant digit, scaled to a byte by ceil(q * 256 / 243)."""
+    def to_byte(digits):
+        q = 0
+        for c in digits:
+            q = 3 * q + c
+        return (q * 256 + 242) // 243
+    c = [v + 1 for v in t]
+    qs = [to_byte([c[m + 32 * n] for n in range(5)]) for m in range(32)]
+    qs += [to_byte([c[160 + m + 16 * n] for n in range(5)]) for m in range(16)]
+    qh = [to_byte([c[240 + j + 4 * n] for n in range(4)] + [0]) for j in range(4)]
+    return bytes(qs + qh) + f16_bytes(d)
+
+
+def hand_i2_s(t, s):
+    """An I2_S tensor from n trits (n % 128 == 0): 32-byte groups of 128,
+    element 32 k + m in bits 7-2k..6-2k of byte m; then f32 s, 28 zero bytes."""
+    out = []
+    for base in range(0, len(t), 128):
+        for m in range(32):
+            byte = 0
+            for k in range(4):
+                byte |= (t[base + 32 * k + m] + 1) << (6 - 2 * k)
+            out.append(byte)
+    return bytes(out) + struct.pack("<f", s) + bytes(28)
+
+
+def scalar_vec_dot_tq2_0_q8_k(block_bytes, q8, dy):
+    """ggml_vec_dot_tq2_0_q8_K, generic C, for whole rows: per block an int
+    sum of (code - 1) * q, times float(d_x * d_y), summed in float32."""
+    acc = np.float32(0)
+    for b in range(len(dy)):
+        blk = block_bytes[66 * b:66 * b + 66]
+        sumi = 0
+        for j in (0, 32):
+            for l in range(4):
+                for k in range(32):
+                    code = (blk[j + k] >> (2 * l)) & 3
+                    sumi += int(q8[b][j * 4 + l * 32 + k]) * (code - 1)
+        fac = np.float32(f16_value(blk[64:66]) * np.float32(dy[b]))
+        acc = np.float32(acc + np.float32(sumi) * fac)
+    return acc
+
+
+class TestTernaryBlocks(unittest.TestCase):
+    def check(self, gid, raw, values, quantizer):
+        y = ref.dequantize(np.frombuffer(raw, np.uint8), gid, len(values))
+        self.assertEqual(y.dtype, np.float32)
+        self.assertEqual(y.tolist(), [float(v) for v in values])
+        got = quantizer(np.asarray(values, np.float32))
+        self.assertEqual(bytes(got), raw)
+
+    def test_tq2_0_block(self):
+        # literal bytes first: codes 1 (t = 0) everywhere = 0x55; one +1 at
+        # element 197 = 128 + 32*2 + 5 -> byte 32 + 5, bits 4..5 = 2
+        t = [0] * 256
+        t[197] = 1
+        raw = hand_tq2_0(t, 0.5)
+        self.assertEqual(raw[37], 0x65)
+        self.assertEqual(set(raw[:37] + raw[38:64]), {0x55})
+        self.assertEqual(hand_tq2_0([1] * 256, 1.0)[:64], bytes([0xAA] * 64))
+        self.assertEqual(hand_tq2_0([-1] * 256, 1.0)[:64], bytes(64))
+        self.check(35, raw, [0.5 * v for v in t], mm.quantize_tq2_0)
+        for seed, d in ((1, 0.5), (2, 0.0078125), (3, 3.0)):
+            t = ternary_pattern(256, seed)
+            self.check(35, hand_tq2_0(list(t), d), t * d, mm.quantize_tq2_0)
+
+    def test_tq1_0_block(self):
+        # all-zero trits (codes 1): q = 121 -> 128; qh q = 40 * 3 -> 127
+        raw = hand_tq1_0([0] * 256, 0.0)         # an all-zero block has d = 0
+        self.assertEqual(raw[:48], bytes([0x80] * 48))
+        self.assertEqual(raw[48:52], bytes([0x7F] * 4))
+        self.assertEqual(hand_tq1_0([1] * 256, 1.0)[:52], bytes([255] * 48 + [253] * 4))
+        self.assertEqual(hand_tq1_0([-1] * 256, 1.0)[:52], bytes(52))
+        self.check(34, raw, [0.0] * 256, mm.quantize_tq1_0)
+        # one -1 per region: elements 0 (qs[0] top digit), 161 (qs[33], digit 0),
+        # 255 (qh[3], digit 3)
+        t = [0] * 256
+        for e in (0, 161, 255):
+            t[e] = -1
+        raw = hand_tq1_0(t, 2.0)
+        self.assertEqual(raw[0], (40 * 256 + 242) // 243)          # q = 121 - 81
+        self.assertEqual(raw[33], (40 * 256 + 242) // 243)
+        self.assertEqual(raw[51], ((39 * 3) * 256 + 242) // 243)     # q = 40 - 1
+        self.check(34, raw, [2.0 * v for v in t], mm.quantize_tq1_0)
+        for seed, d in ((4, 0.25), (5, 0.0009765625), (6, 7.5)):
+            t = ternary_pattern(256, seed)
+            self.check(34, hand_tq1_0(list(t), d), t * d, mm.quantize_tq1_0)
+
+    def test_i2_s_tensor(self):
+        t = [0] * 128
+        t[0] = 1                                   # byte 0 bits 6..7 = 2
+        t[96] = -1                                 # byte 0 bits 0..1 = 0
+        raw = hand_i2_s(t, 0.75)
+        self.assertEqual(len(raw), 128 // 4 + 32)
+        self.assertEqual(raw[0], 0b10010100)
+        self.assertEqual(set(raw[1:32]), {0x55})
+        self.assertEqual(raw[32:36], struct.pack("<f", 0.75))
+        self.assertEqual(raw[36:], bytes(28))
+        self.check(36, raw, [0.75 * v for v in t], mm.quantize_i2_s)
+        # several rows: one stream of blocks, one scale after all of them
+        t = ternary_pattern(3 * 256, 7)
+        raw = hand_i2_s(list(t), 0.046875)
+        self.assertEqual(len(raw), 3 * 256 // 4 + 32)
+        self.check(36, raw, t * 0.046875, mm.quantize_i2_s)
+
+    def test_codes_and_scales(self):
+        t = ternary_pattern(512, 8)
+        for gid, raw in ((34, mm.quantize_tq1_0(t * 0.5)), (35, mm.quantize_tq2_0(t * 0.5))):
+            codes, d = ref.ternary_codes(raw, gid, 512)
+            self.assertEqual(codes.shape, (2, 256))
+            self.assertEqual(codes.reshape(-1).tolist(), t.tolist())
+            self.assertEqual(d.tolist(), [0.5, 0.5])
+        codes, s = ref.ternary_codes(mm.quantize_i2_s(t * 0.5), 36, 512)
+        self.assertEqual((codes.tolist(), float(s)), (t.tolist(), 0.5))
+        # the bit pair 3, never written, reads as +2 (as the dot kernels do)
+        raw = bytes([0xFF] * 64) + f16_bytes(1.0)
+        self.assertEqual(set(ref.dequantize(np.frombuffer(raw, np.uint8), 35, 256)), {2.0})
+
+    def test_round_trips(self):
+        rng = np.random.default_rng(12)
+        # per-tensor scale (f16 value): exact in all three
+        t = rng.integers(-1, 2, size=(6, 512)).astype(np.float32)
+        s = np.float32(np.float16(0.0371))
+        for name, gid in (("tq1_0", 34), ("tq2_0", 35), ("i2_s", 36)):
+            raw = mm.TERNARY_QUANTIZERS[name](t * s)
+            size = t.size // 4 + 32 if name == "i2_s" else t.size // 256 * mm.TYPES[name][2]
+            self.assertEqual(raw.size, size)
+            self.assertTrue(np.array_equal(ref.dequantize(raw, gid, t.size), (t * s).reshape(-1)))
+        # per-block scales: exact in TQ1_0 / TQ2_0
+        d = np.float16(rng.uniform(0.01, 2.0, size=12)).astype(np.float32)
+        x = t.reshape(12, 256) * d[:, None]
+        for name, gid in (("tq1_0", 34), ("tq2_0", 35)):
+            y = ref.dequantize(mm.TERNARY_QUANTIZERS[name](x), gid, x.size)
+            self.assertTrue(np.array_equal(y, x.reshape(-1)))
+        # arbitrary data: ggml's rule, round(x / max|x|) * f16(max|x|) per block
+        g = rng.standard_normal((4, 256)).astype(np.float32)
+        g[1] = 0.0
+        amax = np.abs(g).max(axis=1)
+        inv = np.where(amax > 0, np.float32(1) / np.where(amax > 0, amax, 1), 0).astype(np.float32)
+        v = (g * inv[:, None]).astype(np.float64)
+        want = (np.sign(v) * np.floor(np.abs(v) + 0.5)).astype(np.float32) * \
+            amax.astype(np.float16).astype(np.float32)[:, None]
+        for name, gid in (("tq1_0", 34), ("tq2_0", 35)):
+            y = ref.dequantize(mm.TERNARY_QUANTIZERS[name](g), gid, g.size)
+            self.assertTrue(np.array_equal(y, want.reshape(-1)), name)
+        # I2_S keeps only signs: |x| < 1e-6 -> 0, else sign(x) * max|x|
+        h = g.copy()
+        h[0, :5] = [1e-7, -1e-7, 0.0, 2e-6, -2e-6]
+        y = ref.dequantize(mm.quantize_i2_s(h), 36, h.size)
+        m = np.float32(np.abs(h).max())
+        want = np.where(np.abs(h) < 1e-6, 0, np.sign(h)).astype(np.float32) * m
+        self.assertTrue(np.array_equal(y, want.reshape(-1)))
+
+    def test_i2_s_in_a_file(self):
+        # the reader sizes an I2_S tensor n/4 + 32 and finds what follows it
+        t = ternary_pattern(2 * 128, 9).reshape(2, 128)
+        after = np.arange(8, dtype=np.float32)
+        with tempfile.TemporaryDirectory() as tmp:
+            p = os.path.join(tmp, "i2s.gguf")
+            mm.write_gguf(p, [("general.architecture", mm.MT_STRING, "bitnet")],
+                          [("w", [128, 2], 36, mm.quantize_i2_s(t * 0.5).tobytes()),
+                           ("after", [8], 0, after.tobytes())])
+            g = ref.GGUFReader(p)
+            self.assertEqual(g.tensors["w"].n_bytes, 96)
+            self.assertEqual(g.tensors["w"].type_name, "I2_S")
+            self.assertEqual(g.tensors["after"].offset, 96)
+            self.assertTrue(np.array_equal(g.tensor("w"), t * 0.5))
+            self.assertTrue(np.array_equal(g.tensor("after"), after))
+
+    def test_q8_k_activations(self):
+        # m = -127 (largest |x|, negative) -> iscale = 1, d = 1, q = rint(x)
+        x = np.zeros(256, np.float32)
+        x[:8] = [0.5, 1.5, 2.5, -0.5, -1.5, 126.5, -127.0, 3.25]
+        q, d = ref.quantize_q8_k(x[None, :])
+        self.assertEqual(q[0, 0, :8].tolist(), [0, 2, 2, 0, -2, 126, -127, 3])
+        self.assertEqual(d.tolist(), [[1.0]])
+        # positive maximum: iscale = -127 / m flips the sign, d negative
+        q, d = ref.quantize_q8_k(np.full((1, 256), 2.0, np.float32))
+        self.assertEqual(set(q.reshape(-1).tolist()), {-127})
+        self.assertAlmostEqual(float(d[0, 0]), -2.0 / 127, places=7)
+        q, d = ref.quantize_q8_k(np.zeros((2, 512), np.float32))
+        self.assertFalse(q.any() or d.any())
+
+    def test_i8_s_activations(self):
+        x = np.array([[1.0, -0.5, 0.25, 1 / 127.0 * 2.5, 0.0]], np.float32)
+        q, s = ref.quantize_i8_s(x)
+        self.assertEqual(s.tolist(), [127.0])
+        self.assertEqual(q.tolist(), [[127, -64, 32, 2, 0]])   # 63.5 -> 64, 31.75, 2.5 -> 2
+        q, s = ref.quantize_i8_s(np.zeros((1, 4), np.float32))
+        self.assertAlmostEqual(float(s[0]), 127 / 1e-5, delta=1.0)
+
+    def test_quantized_matmul_matches_scalar_kernel(self):
+        rng = np.random.default_rng(13)
+        t = rng.integers(-1, 2, size=(3, 512)).astype(np.float32)
+        raw = mm.quantize_tq2_0(t * np.float32(0.0625))
+        x = rng.standard_normal((2, 512)).astype(np.float32)
+        codes, d = ref.ternary_codes(raw, 35, t.size)
+        y = ref.ternary_matmul_quantized(x, ("tq", codes.reshape(3, 2, 256), d.reshape(3, 2)))
+        q, dy = ref.quantize_q8_k(x)
+        for n in range(2):
+            for o in range(3):
+                row = bytes(raw[o * 132:(o + 1) * 132])
+                want = scalar_vec_dot_tq2_0_q8_k(row, q[n], dy[n])
+                self.assertEqual(np.float32(y[n, o]), want)
+        np.testing.assert_allclose(y, x.astype(np.float64) @ (t * 0.0625).T, rtol=0.02, atol=0.05)
+        # I2_S: per-token int8, float32(sum) / s_act * s_w
+        raw = mm.quantize_i2_s(t * np.float32(0.0625))
+        codes, s = ref.ternary_codes(raw, 36, t.size)
+        y = ref.ternary_matmul_quantized(x, ("i2s", codes.reshape(3, 512), s))
+        q, sx = ref.quantize_i8_s(x)
+        for n in range(2):
+            for o in range(3):
+                sumi = int(np.dot(q[n].astype(np.int64), t[o].astype(np.int64)))
+                want = np.float32(np.float32(np.float32(sumi) / sx[n]) * np.float32(0.0625))
+                self.assertEqual(np.float32(y[n, o]), want)
+
+
+def naive_bitnet_logits(path, tokens):
+    """Loop oracle for llama.cpp's bitnet graph (independent of reference.Model)."""
+    g = ref.GGUFReader(path)
+    md = g.metadata
+    n_embd = md["bitnet.embedding_length"]
+    n_head = md["bitnet.attention.head_count"]
+    n_kv = md["bitnet.attention.head_count_kv"]
+    hd = n_embd // n_head
+    n_rot = md.get("bitnet.rope.dimension_count", hd)
+    base = md["bitnet.rope.freq_base"]
+    factor = md.get("bitnet.rope.scaling.factor", 1.0) or 1.0
+    eps = md["bitnet.attention.layer_norm_rms_epsilon"]
+    act_name = md.get("bitnet.hidden_activation", "silu")
+
+    def T(name):
+        return g.tensor(name).astype(np.float64) if name in g.tensors else None
+
+    def rms(v, w):
+        return v / math.sqrt(sum(float(t) ** 2 for t in v) / len(v) + eps) * w
+
+    def rot(vec, pos):
+        out = vec.copy()
+        for i in range(n_rot // 2):
+            th = (pos / factor) * base ** (-2.0 * i / n_rot)
+            a, b = i, i + n_rot // 2
+            out[a] = vec[a] * math.cos(th) - vec[b] * math.sin(th)
+            out[b] = vec[a] * math.sin(th) + vec[b] * math.cos(th)
+        return out
+
+    def act(z):
+        if act_name == "relu2":
+            return max(z, 0.0) ** 2
+        return z / (1.0 + math.exp(-z))
+
+    def proj(prefix, stem, v):
+        y = T(prefix + stem + ".weight") @ v
+        s = T(prefix + stem + ".scale")
+        return y if s is None else y * float(s[0])
+
+    emb = T("token_embd.weight")
+    xs = [emb[t] for t in tokens]
+    for L in range(md["bitnet.block_count"]):
+        p = "blk.%d." % L
+        Q, K, V = [], [], []
+        for pos, x in enumerate(xs):
+            h = rms(x, T(p + "attn_norm.weight"))
+            q, k, v = proj(p, "attn_q", h), proj(p, "attn_k", h), proj(p, "attn_v", h)
+            Q.append([rot(q[i * hd:(i + 1) * hd], pos) for i in range(n_head)])
+            K.append([rot(k[i * hd:(i + 1) * hd], pos) for i in range(n_kv)])
+            V.append([v[i * hd:(i + 1) * hd] for i in range(n_kv)])
+        new = []
+        for pos, x in enumerate(xs):
+            heads = []
+            for hh in range(n_head):
+                kv = hh * n_kv // n_head
+                sc = [float(Q[pos][hh] @ K[j][kv]) / math.sqrt(hd) for j in range(pos + 1)]
+                m = max(sc)
+                e = [math.exp(s - m) for s in sc]
+                heads.append(sum((e[j] / sum(e)) * V[j][kv] for j in range(pos + 1)))
+            a = proj(p, "attn_output", rms(np.concatenate(heads), T(p + "attn_sub_norm.weight")))
+            x = x + a
+            h = rms(x, T(p + "ffn_norm.weight"))
+            f = np.array([act(z) for z in proj(p, "ffn_gate", h)]) * proj(p, "ffn_up", h)
+            f = proj(p, "ffn_down", rms(f, T(p + "ffn_sub_norm.weight")))
+            new.append(x + f)
+        xs = new
+    onorm = T("output_norm.weight")
+    return np.stack([emb @ rms(x, onorm) for x in xs])
+
+
+class TestBitNet(TmpDirCase):
+    SHAPE = ["--dim", 256, "--ffn", 512, "--heads", 4, "--kv-heads", 2, "--layers", 2]
+    PROMPT = [1, 17, 42, 99, 250, 7, 300, 5, 6]
+    FTYPE = {"f32": 0, "f16": 1, "tq1_0": 36, "tq2_0": 37, "i2_s": 40}
+    PROJ = ("attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down")
+
+    def make(self, name, *extra):
+        return self.gen(name, "--arch", "bitnet", "--seed", 31, *(self.SHAPE + list(extra)))
+
+    def refuses(self, *args):
+        with open(os.devnull, "w") as null:
+            saved, sys.stderr = sys.stderr, null
+            try:
+                with self.assertRaises(SystemExit, msg=str(args)):
+                    mm.parse_args([self.path("refused.gguf")] + [str(a) for a in args])
+            finally:
+                sys.stderr = saved
+
+    def test_metadata_and_tensors(self):
+        for t in ("f32", "tq1_0", "tq2_0", "i2_s"):
+            with self.subTest(type=t):
+                cfg, info = self.make("meta_%s.gguf" % t, "--type", t)
+                self.assertEqual(info["fallbacks"], [])
+                g = ref.GGUFReader(self.path("meta_%s.gguf" % t))
+                md = g.metadata
+                self.assertEqual(md["general.architecture"], "bitnet")
+                self.assertEqual(md["general.file_type"], self.FTYPE[t])
+                self.assertEqual(md["tokenizer.ggml.model"], "llama")
+                self.assertEqual(md["bitnet.hidden_activation"], "relu2")
+                self.assertEqual(md["bitnet.rope.scaling.type"], "linear")
+                self.assertEqual(md["bitnet.rope.scaling.factor"], 1.0)
+                self.assertNotIn("output.weight", g.tensors)
+                self.assertEqual(sorted(g.tensors), sorted(n for n, _ in mm.make_weights(cfg)))
+                gid = {"f32": 0, "tq1_0": 34, "tq2_0": 35, "i2_s": 36}[t]
+                self.assertEqual(g.tensors["token_embd.weight"].type, 0 if t == "f32" else 1)
+                for L in range(2):
+                    b = "blk.%d." % L
+                    for proj in self.PROJ:
+                        self.assertEqual(g.tensors[b + proj + ".weight"].type, gid)
+                        self.assertNotIn(b + proj + ".scale", g.tensors)
+                    for norm, n in (("attn_norm", 256), ("attn_sub_norm", 256),
+                                    ("ffn_norm", 256), ("ffn_sub_norm", 512)):
+                        self.assertEqual(g.tensors[b + norm + ".weight"].dims, [n])
+                        self.assertEqual(g.tensors[b + norm + ".weight"].type, 0)
+                    self.assertEqual(g.tensors[b + "attn_k.weight"].dims, [256, 128])
+                    self.assertEqual(g.tensors[b + "ffn_down.weight"].dims, [512, 256])
+                m = ref.Model(self.path("meta_%s.gguf" % t))
+                self.assertEqual((m.rope_style, m.hidden_act, m.kq_div), ("neox", "relu2", 8.0))
+                self.assertIs(m.w_out, m.tok_embd)
+
+    def test_weights_are_scaled_ternary(self):
+        cfg, _ = self.make("w.gguf")
+        scales = set()
+        counts = np.zeros(3)
+        for name, w in mm.make_weights(cfg):
+            if mm.is_bitnet_projection(name):
+                s = np.abs(w).max()
+                self.assertEqual(float(np.float16(s)), float(s))
+                self.assertTrue(set(np.unique(w / s).tolist()) <= {-1.0, 0.0, 1.0}, name)
+                counts += [(w < 0).sum(), (w == 0).sum(), (w > 0).sum()]
+                scales.add(float(s))
+        self.assertEqual(len(scales), 14)            # one scale per tensor
+        frac = counts / counts.sum()
+        self.assertTrue(np.all(np.abs(frac - 1 / 3) < 0.01), frac)
+
+    def test_types_give_the_same_model(self):
+        # projections s * T and an f16 token_embd are stored exactly by f16
+        # and by every ternary type: identical logits
+        base = None
+        for t in ("f16", "tq1_0", "tq2_0", "i2_s"):
+            self.make("same_%s.gguf" % t, "--type", t)
+            lg = ref.Model(self.path("same_%s.gguf" % t)).logits(self.PROMPT)
+            if base is None:
+                base = lg
+            else:
+                self.assertTrue(np.array_equal(lg, base), t)
+        self.make("same_f32.gguf")
+        f32 = ref.Model(self.path("same_f32.gguf")).logits(self.PROMPT)
+        np.testing.assert_allclose(f32, base, rtol=0, atol=0.02)
+
+    def test_scale_tensors(self):
+        self.make("plain.gguf", "--type", "tq2_0")
+        cfg, _ = self.make("scaled.gguf", "--type", "tq2_0", "--scale-tensors")
+        g = ref.GGUFReader(self.path("scaled.gguf"))
+        plain = ref.GGUFReader(self.path("plain.gguf"))
+        for L in range(2):
+            for proj in self.PROJ:
+                b = "blk.%d.%s" % (L, proj)
+                self.assertEqual(g.tensors[b + ".scale"].dims, [1])
+                self.assertEqual(g.tensors[b + ".scale"].type, 0)
+                w = g.tensor(b + ".weight")
+                self.assertTrue(set(np.unique(w).tolist()) <= {-1.0, 0.0, 1.0})
+                s = float(g.tensor(b + ".scale")[0])
+                self.assertTrue(np.array_equal(w * np.float32(s), plain.tensor(b + ".weight")))
+        a = ref.Model(self.path("plain.gguf")).logits(self.PROMPT)
+        b = ref.Model(self.path("scaled.gguf")).logits(self.PROMPT)
+        np.testing.assert_allclose(b, a, rtol=1e-10, atol=1e-10)
+        # ... and the scales matter
+        m = ref.Model(self.path("scaled.gguf"))
+        for L in m.layers:
+            L["scale"].clear()
+        self.assertGreater(np.abs(m.logits(self.PROMPT) - a).max(), 0.1)
+
+    def test_against_loop_oracle(self):
+        small = ["--dim", 64, "--ffn", 128, "--layers", 2, "--heads", 4, "--kv-heads", 2]
+        variants = [[], ["--hidden-act", "silu"], ["--hidden-act", "none"],
+                    ["--scale-tensors"], ["--kv-heads", 1, "--rope-dims", 8],
+                    ["--type", "i2_s", "--scale-tensors", "--rope-base", 500]]
+        toks = [1, 300, 45, 45, 7, 128]
+        for i, extra in enumerate(variants):
+            with self.subTest(extra=extra):
+                name = "oracle_bn_%d.gguf" % i
+                self.gen(name, "--arch", "bitnet", "--seed", 40 + i, *(small + extra))
+                got = ref.Model(self.path(name)).logits(toks)
+                np.testing.assert_allclose(got, naive_bitnet_logits(self.path(name), toks),
+                                           rtol=1e-9, atol=1e-9)
+
+    def test_activation_key(self):
+        self.make("relu2.gguf")
+        self.make("silu.gguf", "--hidden-act", "silu")
+        self.make("none.gguf", "--hidden-act", "none")
+        self.assertNotIn("bitnet.hidden_activation",
+                         ref.GGUFReader(self.path("none.gguf")).metadata)
+        lr = ref.Model(self.path("relu2.gguf")).logits(self.PROMPT)
+        ls = ref.Model(self.path("silu.gguf")).logits(self.PROMPT)
+        ln = ref.Model(self.path("none.gguf")).logits(self.PROMPT)
+        self.assertTrue(np.array_equal(ls, ln))          # absent key: silu
+        self.assertGreater(np.abs(lr - ls).max(), 0.1)
+        self.assertEqual(ref.relu_sqr(np.array([-2.0, 0.0, 3.0])).tolist(), [0.0, 0.0, 9.0])
+
+    def test_sub_norms_matter(self):
+        self.make("sub.gguf")
+        base = ref.Model(self.path("sub.gguf")).logits(self.PROMPT)
+        for key in ("attn_sub_norm", "ffn_sub_norm"):
+            m = ref.Model(self.path("sub.gguf"))
+            for L in m.layers:
+                L[key] = L[key] * 2.0
+            self.assertGreater(np.abs(m.logits(self.PROMPT) - base).max(), 1e-3, key)
+
+    def test_incremental_equals_full(self):
+        for t, qa in (("tq2_0", False), ("tq1_0", True), ("tq2_0", True), ("i2_s", True)):
+            with self.subTest(type=t, quantize_activations=qa):
+                self.make("inc_%s.gguf" % t, "--type", t)
+                m = ref.Model(self.path("inc_%s.gguf" % t), quantize_activations=qa)
+                prompt_logits, ids = m.greedy(self.PROMPT, 5)
+                full = m.logits(self.PROMPT + ids)
+                np.testing.assert_allclose(prompt_logits, full[:9], rtol=1e-9, atol=1e-9)
+                self.assertEqual(list(full[8:-1].argmax(axis=1)), ids)
+                m.reset()
+                steps = np.concatenate([m.forward([tok]) for tok in self.PROMPT + ids])
+                np.testing.assert_allclose(steps, full, rtol=1e-9, atol=1e-9)
+                m.reset()
+                chunks = np.concatenate([m.forward(self.PROMPT[:4]), m.forward(self.PROMPT[4:])])
+                np.testing.assert_allclose(chunks, full[:9], rtol=1e-9, atol=1e-9)
+
+    def test_quantized_activations(self):
+        for t in ("tq1_0", "tq2_0", "i2_s"):
+            with self.subTest(type=t):
+                self.make("qa_%s.gguf" % t, "--type", t)
+                exact = ref.Model(self.path("qa_%s.gguf" % t)).logits(self.PROMPT)
+                m = ref.Model(self.path("qa_%s.gguf" % t), quantize_activations=True)
+                self.assertEqual(len(m.layers[0]["codes"]), 7)
+                q = m.logits(self.PROMPT)
+                self.assertFalse(np.array_equal(q, exact))
+                self.assertGreater(np.corrcoef(q.ravel(), exact.ravel())[0, 1], 0.999)
+                self.assertLess(np.abs(q - exact).max(), 0.5)
+        # TQ1_0 and TQ2_0 hold the same codes and scales: same numbers
+        a = ref.Model(self.path("qa_tq1_0.gguf"), quantize_activations=True).logits(self.PROMPT)
+        b = ref.Model(self.path("qa_tq2_0.gguf"), quantize_activations=True).logits(self.PROMPT)
+        self.assertTrue(np.array_equal(a, b))
+        # nothing to quantize in a float file
+        self.make("qa_f16.gguf", "--type", "f16")
+        m = ref.Model(self.path("qa_f16.gguf"), quantize_activations=True)
+        self.assertEqual(m.layers[0]["codes"], {})
+        self.assertTrue(np.array_equal(m.logits(self.PROMPT),
+                                       ref.Model(self.path("qa_f16.gguf")).logits(self.PROMPT)))
+
+    def test_fallback_and_refusals(self):
+        # dim 64: no projection row is a multiple of 256 -> f32, token_embd f16
+        cfg, info = self.gen("fb_bn.gguf", "--arch", "bitnet", "--type", "tq2_0")
+        self.assertEqual(len(info["fallbacks"]), 14)
+        g = ref.GGUFReader(self.path("fb_bn.gguf"))
+        self.assertEqual(g.tensors["blk.0.attn_q.weight"].type, 0)
+        self.assertEqual(g.tensors["token_embd.weight"].type, 1)
+        # i2_s needs rows % 128: ffn_down (ne0 = 128) packs, the rest fall back
+        cfg, info = self.gen("fb_i2.gguf", "--arch", "bitnet", "--type", "i2_s")
+        self.assertEqual(len(info["fallbacks"]), 12)
+        self.assertEqual(ref.GGUFReader(self.path("fb_i2.gguf")).tensors[
+            "blk.1.ffn_down.weight"].type, 36)
+        ref.Model(self.path("fb_i2.gguf"), quantize_activations=True).logits([1, 2, 3])
+        for bad in (["--arch", "llama", "--type", "tq2_0"],
+                    ["--arch", "qwen2", "--type", "i2_s"],
+                    ["--arch", "llama", "--hidden-act", "relu2"],
+                    ["--arch", "gemma", "--scale-tensors"],
+                    ["--arch", "bitnet", "--untied"],
+                    ["--arch", "bitnet", "--head-dim", 32]):
+            self.refuses(*bad)
+
+    def test_cli(self):
+        p = self.path("cli_bn.gguf")
+        r = subprocess.run([PY, MAKE, p, "--arch", "bitnet", "--type", "i2_s", "--seed", "3",
+                            "--quiet"] + [str(a) for a in self.SHAPE],
+                           capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        toks = ",".join(str(t) for t in self.PROMPT)
+        outs = {}
+        for flag in ("", "--quantize-activations"):
+            out = self.path("cli_bn%s.npy" % flag)
+            r = subprocess.run([PY, REF, p, "--tokens", toks, "--dump-logits", out, "--greedy", "3"]
+                               + ([flag] if flag else []), capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertTrue(r.stdout.startswith("ids: "))
+            outs[flag] = np.load(out)
+        want = ref.Model(p).logits(self.PROMPT).astype(np.float32)
+        np.testing.assert_array_equal(outs[""], want)
+        self.assertFalse(np.array_equal(outs[""], outs["--quantize-activations"]))
+        r = subprocess.run([PY, REF, p, "--info"], capture_output=True, text=True)
+        self.assertIn("I2_S", r.stdout)
+        self.assertIn("bitnet.hidden_activation", r.stdout)
+
+
+
 if __name__ == "__main__":
     unittest.main()

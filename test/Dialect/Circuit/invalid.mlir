@@ -890,7 +890,7 @@ circuit.graph @matmul_q8_0_activations(%x: tensor<32x!circuit.q8_0>, %w: tensor<
 // -----
 
 circuit.graph @matmul_q8_1_weight(%x: tensor<32xf32>, %w: tensor<4x32x!circuit.q8_1>) {
-  // expected-error @+1 {{'circuit.matmul' op expects weights of f32, f16, q8_0, q4_k, q6_k or i2_s, got '!circuit.q8_1'}}
+  // expected-error @+1 {{'circuit.matmul' op expects weights of f32, f16, q8_0, q4_k, q6_k, tq1_0, tq2_0 or i2_s, got '!circuit.q8_1'}}
   %y = circuit.matmul %x, %w : tensor<32xf32>, tensor<4x32x!circuit.q8_1> -> tensor<4xf32>
   circuit.output
 }
@@ -898,7 +898,7 @@ circuit.graph @matmul_q8_1_weight(%x: tensor<32xf32>, %w: tensor<4x32x!circuit.q
 // -----
 
 circuit.graph @matmul_i32_weight(%x: tensor<8xf32>, %w: tensor<4x8xi32>) {
-  // expected-error @+1 {{'circuit.matmul' op expects weights of f32, f16, q8_0, q4_k, q6_k or i2_s, got 'i32'}}
+  // expected-error @+1 {{'circuit.matmul' op expects weights of f32, f16, q8_0, q4_k, q6_k, tq1_0, tq2_0 or i2_s, got 'i32'}}
   %y = circuit.matmul %x, %w : tensor<8xf32>, tensor<4x8xi32> -> tensor<4xf32>
   circuit.output
 }
@@ -1257,7 +1257,7 @@ circuit.graph @gather_quantized_f16(%t: tensor<4x256x!circuit.q4_k>) {
 // -----
 
 circuit.graph @gather_q8_1(%t: tensor<256x!circuit.q8_1>) {
-  // expected-error @+1 {{'circuit.gather' op expects a scalar, q8_0, q4_k or q6_k source, got '!circuit.q8_1'}}
+  // expected-error @+1 {{'circuit.gather' op expects a scalar, q8_0, q4_k, q6_k, tq1_0 or tq2_0 source, got '!circuit.q8_1'}}
   %g = circuit.gather %t : tensor<256x!circuit.q8_1> -> tensor<256xf32> {
   ^bb0(%lane: i32):
     circuit.yield %lane : i32
