@@ -12,6 +12,12 @@
 //                       v = d * sc * q - dmin * m
 //   q6_k (210 B / 256): u8 ql[128], u8 qh[64], int8 scales[16], f16 d;
 //                       v = d * scale * (q - 32), q from 4 low + 2 high bits
+//   tq1_0 (54 B / 256): u8 qs[48] (five trits per byte), u8 qh[4] (four per
+//                       byte), f16 d; v = d * (t - 1), t in {0, 1, 2}
+//   tq2_0 (66 B / 256): u8 qs[64] (four 2-bit values per byte), f16 d;
+//                       v = d * (q - 1)
+//   i2_s  (32 B / 128): 2-bit codes; v = q - 1, unscaled (BitNet's
+//                       per-tensor scale lives outside the blocks)
 //
 //===----------------------------------------------------------------------===//
 
@@ -99,6 +105,50 @@ static void decodeQ6K(const uint8_t *block, float *out) {
   }
 }
 
+/// Trit `n` (0 = most significant) of a byte that holds base-3 digits as
+/// a fixed-point fraction (ggml's TQ1_0 packing: byte = ceil(value * 256 /
+/// 3^k)): multiplying by 3^n drops the first n digits (mod 256), and the
+/// top digit of what is left is (byte * 3) >> 8.
+static int tritAt(uint8_t byte, int n) {
+  static const uint8_t pow3[5] = {1, 3, 9, 27, 81};
+  uint8_t shifted = static_cast<uint8_t>(byte * pow3[n]);
+  return (static_cast<uint16_t>(shifted) * 3) >> 8;
+}
+
+/// Value order: for qs[0..31] then qs[32..47], digit n of every byte of the
+/// group before digit n + 1; then digit n of the four qh bytes.
+static void decodeTQ1(const uint8_t *block, float *out) {
+  const uint8_t *qs = block, *qh = block + 48;
+  float d = readHalf(block + 52);
+  for (int n = 0; n < 5; ++n)
+    for (int m = 0; m < 32; ++m)
+      *out++ = static_cast<float>(tritAt(qs[m], n) - 1) * d;
+  for (int n = 0; n < 5; ++n)
+    for (int m = 0; m < 16; ++m)
+      *out++ = static_cast<float>(tritAt(qs[32 + m], n) - 1) * d;
+  for (int n = 0; n < 4; ++n)
+    for (int j = 0; j < 4; ++j)
+      *out++ = static_cast<float>(tritAt(qh[j], n) - 1) * d;
+}
+
+/// Value 128h + 32l + m is bits 2l..2l+1 of qs[32h + m].
+static void decodeTQ2(const uint8_t *block, float *out) {
+  float d = readHalf(block + 64);
+  for (int h = 0; h < 2; ++h)
+    for (int l = 0; l < 4; ++l)
+      for (int m = 0; m < 32; ++m)
+        *out++ =
+            static_cast<float>(((block[32 * h + m] >> (2 * l)) & 3) - 1) * d;
+}
+
+/// Value 32k + m is bits 7-2k..6-2k of byte m; the unscaled code - 1 (the
+/// tensor's scale is not part of a block).
+static void decodeI2S(const uint8_t *block, float *out) {
+  for (int k = 0; k < 4; ++k)
+    for (int m = 0; m < 32; ++m)
+      *out++ = static_cast<float>(((block[m] >> (6 - 2 * k)) & 3) - 1);
+}
+
 LogicalResult hesper::interp::dequantizeRow(const HostTensor &tensor,
                                             int64_t row,
                                             std::vector<float> &out) {
@@ -112,7 +162,7 @@ LogicalResult hesper::interp::dequantizeRow(const HostTensor &tensor,
   }
   int64_t blockSize = getQuantBlockSize(element);
   int64_t blockBytes = getQuantBlockBytes(element);
-  if (!blockSize || isa<I2_SType>(element))
+  if (!blockSize)
     return failure();
   int64_t blocksPerRow = rowLength / blockSize;
   const uint8_t *base =
@@ -129,6 +179,12 @@ LogicalResult hesper::interp::dequantizeRow(const HostTensor &tensor,
       decodeQ8(block, /*withSum=*/true, o);
     else if (isa<Q4_KType>(element))
       decodeQ4K(block, o);
+    else if (isa<TQ1_0Type>(element))
+      decodeTQ1(block, o);
+    else if (isa<TQ2_0Type>(element))
+      decodeTQ2(block, o);
+    else if (isa<I2_SType>(element))
+      decodeI2S(block, o);
     else
       decodeQ6K(block, o);
   }

@@ -73,6 +73,10 @@ HostTensor hesper::interp::randomTensor(RankedTensorType type,
         setHalf(2);
       } else if (isa<Q6_KType>(element)) {
         setHalf(208);
+      } else if (isa<TQ1_0Type>(element)) {
+        setHalf(52);
+      } else if (isa<TQ2_0Type>(element)) {
+        setHalf(64);
       }
     }
   }

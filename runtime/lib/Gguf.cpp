@@ -139,6 +139,12 @@ const char *ggmlTypeName(GgmlType t) {
     return "q6_K";
   case GgmlType::BF16:
     return "bf16";
+  case GgmlType::TQ1_0:
+    return "tq1_0";
+  case GgmlType::TQ2_0:
+    return "tq2_0";
+  case GgmlType::I2_S:
+    return "i2_s";
   }
   return "?";
 }
@@ -155,7 +161,11 @@ int64_t ggmlBlockSize(GgmlType t) {
   case GgmlType::Q4_K:
   case GgmlType::Q5_K:
   case GgmlType::Q6_K:
+  case GgmlType::TQ1_0:
+  case GgmlType::TQ2_0:
     return 256;
+  case GgmlType::I2_S:
+    return 128;
   }
   return 0;
 }
@@ -177,8 +187,18 @@ int64_t ggmlBlockBytes(GgmlType t) {
     return 2 + 2 + 12 + 32 + 128;
   case GgmlType::Q6_K:
     return 128 + 64 + 16 + 2;
+  case GgmlType::TQ1_0:
+    return 48 + 4 + 2;
+  case GgmlType::TQ2_0:
+    return 64 + 2;
+  case GgmlType::I2_S:
+    return 32;
   }
   return 0;
+}
+
+int64_t ggmlTensorTrailerBytes(GgmlType t) {
+  return t == GgmlType::I2_S ? 32 : 0;
 }
 
 std::optional<int64_t> ggmlRowBytes(GgmlType t, int64_t n) {
@@ -202,7 +222,7 @@ const char *otherGgmlTypeName(uint32_t t) {
       "q6_K",    "q8_K",   "iq2_xxs", "iq2_xs", "iq3_xxs", "iq1_s", "iq4_nl",
       "iq3_s",   "iq2_s",  "iq4_xs",  "i8",    "i16",   "i32",   "i64",
       "f64",     "iq1_m",  "bf16",    nullptr, nullptr, nullptr, "tq1_0",
-      "tq2_0",   nullptr,  nullptr,   nullptr, "mxfp4"};
+      "tq2_0",   "i2_s",   nullptr,   nullptr, "mxfp4"};
   return t < sizeof(names) / sizeof(names[0]) ? names[t] : nullptr;
 }
 
@@ -216,6 +236,9 @@ bool isSupportedGgmlType(uint32_t t) {
   case GgmlType::Q5_K:
   case GgmlType::Q6_K:
   case GgmlType::BF16:
+  case GgmlType::TQ1_0:
+  case GgmlType::TQ2_0:
+  case GgmlType::I2_S:
     return true;
   }
   return false;
@@ -594,7 +617,7 @@ bool Parser::readTensorInfos(uint64_t count) {
                   ")");
     t.dims.assign(dims.begin(), dims.end());
     t.numElements = static_cast<int64_t>(elements);
-    t.bytes = blocks * blockBytes;
+    t.bytes = blocks * blockBytes + ggmlTensorTrailerBytes(t.type);
     tensors.push_back(std::move(t));
   }
   return true;
@@ -968,7 +991,57 @@ void dequantQ6_K(const uint8_t *block, float *y) {
   }
 }
 
+/// TQ1_0: qs[48] and qh[4] of base-3 digits, then an f16 d; each byte is a
+/// fixed-point fraction whose leading digit is (byte * 3) >> 8, the next
+/// digits appearing after multiplying by 3 (mod 256). Element 32n + m is
+/// digit n of qs[m] (m < 32), 160 + 16n + m digit n of qs[32 + m], 240 +
+/// 4n + j digit n of qh[j]; x = (digit - 1) * d.
+void dequantTQ1_0(const uint8_t *block, float *y) {
+  static const uint8_t pow3[5] = {1, 3, 9, 27, 81};
+  const float d = loadHalf(block + 52);
+  auto digit = [&](uint8_t byte, int n) {
+    uint8_t shifted = static_cast<uint8_t>(byte * pow3[n]);
+    return static_cast<int>((static_cast<uint16_t>(shifted) * 3) >> 8);
+  };
+  for (int n = 0; n < 5; ++n)
+    for (int m = 0; m < 32; ++m)
+      *y++ = static_cast<float>(digit(block[m], n) - 1) * d;
+  for (int n = 0; n < 5; ++n)
+    for (int m = 0; m < 16; ++m)
+      *y++ = static_cast<float>(digit(block[32 + m], n) - 1) * d;
+  for (int n = 0; n < 4; ++n)
+    for (int j = 0; j < 4; ++j)
+      *y++ = static_cast<float>(digit(block[48 + j], n) - 1) * d;
+}
+
+/// TQ2_0: qs[64] of 2-bit codes, then an f16 d. Element 128h + 32l + m is
+/// bits 2l..2l+1 of qs[32h + m]; x = (code - 1) * d.
+void dequantTQ2_0(const uint8_t *block, float *y) {
+  const float d = loadHalf(block + 64);
+  for (int h = 0; h < 2; ++h)
+    for (int l = 0; l < 4; ++l)
+      for (int m = 0; m < 32; ++m)
+        *y++ = static_cast<float>(((block[32 * h + m] >> (2 * l)) & 3) - 1) *
+               d;
+}
+
+/// I2_S, one 32-byte block of 128 codes: element 32k + m is bits
+/// 6-2k..7-2k of byte m; x = code - 1 (the tensor's scale is applied by
+/// whoever reads the tensor).
+void dequantI2_S(const uint8_t *block, float *y) {
+  for (int k = 0; k < 4; ++k)
+    for (int m = 0; m < 32; ++m)
+      *y++ = static_cast<float>(((block[m] >> (6 - 2 * k)) & 3) - 1);
+}
+
 } // namespace
+
+float i2sScale(const GgufTensor &t) {
+  const uint64_t packed = static_cast<uint64_t>(t.numElements) / 4;
+  if (t.type != GgmlType::I2_S || t.bytes < packed + 4)
+    return 0.0f;
+  return loadF32(t.data + packed);
+}
 
 Status dequantizeRow(GgmlType t, const uint8_t *src, float *dst, int64_t n) {
   int64_t blockSize = ggmlBlockSize(t);
@@ -1010,6 +1083,15 @@ Status dequantizeRow(GgmlType t, const uint8_t *src, float *dst, int64_t n) {
     break;
   case GgmlType::Q6_K:
     perBlock = dequantQ6_K;
+    break;
+  case GgmlType::TQ1_0:
+    perBlock = dequantTQ1_0;
+    break;
+  case GgmlType::TQ2_0:
+    perBlock = dequantTQ2_0;
+    break;
+  case GgmlType::I2_S:
+    perBlock = dequantI2_S;
     break;
   }
   for (size_t i = 0; i < blocks; ++i)

@@ -617,6 +617,8 @@ TEST(GgufTest, TypeTables) {
       {GgmlType::BF16, "bf16", 1, 2},      {GgmlType::Q4_0, "q4_0", 32, 18},
       {GgmlType::Q8_0, "q8_0", 32, 34},    {GgmlType::Q4_K, "q4_K", 256, 144},
       {GgmlType::Q5_K, "q5_K", 256, 176},  {GgmlType::Q6_K, "q6_K", 256, 210},
+      {GgmlType::TQ1_0, "tq1_0", 256, 54}, {GgmlType::TQ2_0, "tq2_0", 256, 66},
+      {GgmlType::I2_S, "i2_s", 128, 32},
   };
   for (const Row &row : rows) {
     EXPECT_STREQ(ggmlTypeName(row.t), row.name);
@@ -968,6 +970,96 @@ TEST(GgufTest, DequantizeQ6_K) {
     }
   }
   expectBitsEqual(dequant(GgmlType::Q6_K, blocks, 512), want);
+}
+
+// Ternary blocks built by hand. One byte of each holds the codes
+// (2, 0, 1, 2[, 0]) so that its elements are +d, -d, 0, +d[, -d]; every
+// other byte holds all-1 codes (zeros).
+TEST(GgufTest, DequantizeTQ2_0) {
+  // d = 0.5; qs[0] = codes 2, 0, 1, 2 in bits 0-1, 2-3, 4-5, 6-7:
+  // elements 0, 32, 64, 96. qs[33] the same: elements 128 + 1, +32, ...
+  std::vector<uint8_t> block(66, 0x55);
+  block[0] = 2 | 0 << 2 | 1 << 4 | 2 << 6;
+  block[33] = block[0];
+  putHalf(block, 64, 0x3800);
+  std::vector<float> want(256, 0.0f);
+  for (int base : {0, 129}) {
+    want[base] = 0.5f;
+    want[base + 32] = -0.5f;
+    want[base + 96] = 0.5f;
+  }
+  expectBitsEqual(dequant(GgmlType::TQ2_0, block, 256), want);
+}
+
+TEST(GgufTest, DequantizeTQ1_0) {
+  // Five digits per byte as ceil(number * 256 / 243): digits 1,1,1,1,1
+  // (121) are 0x80, digits 2,0,1,2,0 (177) are 187. qh holds four digits
+  // and a zero fifth: 1,1,1,1,0 (120) is 0x7f, 2,0,1,2,0 is again 187.
+  std::vector<uint8_t> block(54, 0x80);
+  for (int j = 48; j < 52; ++j)
+    block[j] = 0x7f;
+  block[0] = 187;  // elements 0, 32, 64, 96, 128
+  block[32] = 187; // elements 160, 176, 192, 208, 224
+  block[48] = 187; // elements 240, 244, 248, 252
+  putHalf(block, 52, 0xc000); // d = -2
+  std::vector<float> want(256, -0.0f);
+  // (digit - 1) * d with d = -2: digit 1 gives -0.
+  auto set = [&](std::initializer_list<int> at) {
+    const float pattern[5] = {-2.0f, 2.0f, -0.0f, -2.0f, 2.0f};
+    int i = 0;
+    for (int e : at)
+      want[e] = pattern[i++];
+  };
+  set({0, 32, 64, 96, 128});
+  set({160, 176, 192, 208, 224});
+  set({240, 244, 248, 252});
+  expectBitsEqual(dequant(GgmlType::TQ1_0, block, 256), want);
+  // The all-zero block.
+  std::vector<uint8_t> zeros(54, 0x80);
+  for (int j = 48; j < 52; ++j)
+    zeros[j] = 0x7f;
+  putHalf(zeros, 52, 0x3c00);
+  expectBitsEqual(dequant(GgmlType::TQ1_0, zeros, 256),
+                  std::vector<float>(256, 0.0f));
+}
+
+TEST(GgufTest, DequantizeI2_SAndItsScale) {
+  // Element 32k + m is bits 7-2k..6-2k of byte m: byte 0 = codes 2, 0, 1, 2
+  // from the top gives elements 0, 32, 64, 96 = +1, -1, 0, +1 (unscaled).
+  std::vector<uint8_t> data(32, 0x55);
+  data[0] = 2 << 6 | 0 << 4 | 1 << 2 | 2;
+  std::vector<float> want(128, 0.0f);
+  want[0] = 1.0f;
+  want[32] = -1.0f;
+  want[96] = 1.0f;
+  expectBitsEqual(dequant(GgmlType::I2_S, data, 128), want);
+  // The tensor's scale follows its blocks.
+  std::vector<uint8_t> tensorBytes = data;
+  std::vector<uint8_t> scale = f32Bytes({0.25f});
+  tensorBytes.insert(tensorBytes.end(), scale.begin(), scale.end());
+  tensorBytes.resize(64, 0);
+  GgufTensor t;
+  t.type = GgmlType::I2_S;
+  t.numElements = 128;
+  t.bytes = tensorBytes.size();
+  t.data = tensorBytes.data();
+  EXPECT_EQ(i2sScale(t), 0.25f);
+  t.bytes = 33; // too short to hold the scale
+  EXPECT_EQ(i2sScale(t), 0.0f);
+
+  // In a file an I2_S tensor of n values takes n/4 + 32 bytes: one fewer
+  // is a truncated tensor.
+  TensorSpec spec{"w", {128, 2}, typeNum(GgmlType::I2_S), {}};
+  spec.data.assign(64 + 32, 0x55);
+  std::memcpy(spec.data.data() + 64, scale.data(), 4);
+  auto r = parse(build(oneTensor(spec)).bytes);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const GgufTensor *w = (*r)->tensor("w");
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->bytes, 96u);
+  EXPECT_EQ(i2sScale(*w), 0.25f);
+  spec.data.resize(95);
+  EXPECT_FALSE(parse(build(oneTensor(spec)).bytes).ok());
 }
 
 TEST(GgufTest, DequantizeRowErrors) {

@@ -13,6 +13,7 @@
 //   Reductions.cpp        reductions, their epilogues, quantized stores
 //   Matmul.cpp            matmul, multi_matmul, gated_matmul, block decoding
 //   BlockDots.cpp         one-lane quantized dot products as vector<32> ops
+//   Ternary.cpp           tq1_0, tq2_0, i2_s dot products and decoding
 //   Attention.cpp         circuit.attention
 //
 //===----------------------------------------------------------------------===//
@@ -288,9 +289,13 @@ private:
                   ValueRange inputs, ArrayRef<int64_t> iteration, Value lane,
                   SmallVector<Value> &args, SmallVector<Value> &whole);
 
-  /// Element `index` (flat, in values) of a q8_0, q4_k or q6_k buffer of
+  /// Element `index` (flat, in values) of a q8_0, q4_k, q6_k, tq1_0 or
+  /// tq2_0 buffer of
   /// 32-bit words, dequantized to f32 (ggml's formulas).
   Value emitDequantizeElement(Value words, Type element, Value index,
+                              Location loc);
+  /// The same for tq1_0 and tq2_0 (Ternary.cpp).
+  Value emitDequantizeTernary(Value words, Type element, Value index,
                               Location loc);
   Value loadElement(Value buffer, Value index, Location loc) {
     auto type = cast<sm::BufferType>(buffer.getType());
@@ -381,6 +386,13 @@ private:
   SmallVector<Value> emitQ8_0Dot(const DotOperands &d);
   SmallVector<Value> emitQ4_KDot(const DotOperands &d);
   SmallVector<Value> emitQ6_KDot(const DotOperands &d);
+  /// Ternary weights (Ternary.cpp): tq2_0 half-blocks and tq1_0 blocks per
+  /// lane unit, decoded in registers.
+  SmallVector<Value> emitTQ2_0Dot(const DotOperands &d);
+  SmallVector<Value> emitTQ1_0Dot(const DotOperands &d);
+  /// i2_s blocks of 128 per lane unit, unscaled (the per-tensor scale is
+  /// the graph's to apply).
+  SmallVector<Value> emitI2_SDot(const DotOperands &d);
   /// One lane: whole q8_0 block pairs (K a multiple of 64) and q4_k
   /// super-blocks as vector<32> operations.
   SmallVector<Value> emitQ8_0DotVector(const DotOperands &d);

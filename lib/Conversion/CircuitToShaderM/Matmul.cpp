@@ -43,7 +43,9 @@ SmallVector<Value> GraphLowering::emitPartialDot(KernelState &ks, Value x,
         return vectorBlocks && k % 512 == 0 ? emitQ6_KDotVector(ops)
                                             : emitQ6_KDot(ops);
       })
-      .Case([&](cir::Q6_KType) { return emitQ6_KDot(ops); })
+      .Case([&](cir::TQ2_0Type) { return emitTQ2_0Dot(ops); })
+      .Case([&](cir::TQ1_0Type) { return emitTQ1_0Dot(ops); })
+      .Case([&](cir::I2_SType) { return emitI2_SDot(ops); })
       .Default([&](Type) { return emitPlainDot(ops); });
 }
 
@@ -362,13 +364,6 @@ LogicalResult GraphLowering::lowerMatmul(Operation *op, Value x,
            << xType.getElementType()
            << " activations is not supported by convert-circuit-to-shaderm "
               "yet";
-  for (Value w : weights) {
-    Type element = cast<RankedTensorType>(w.getType()).getElementType();
-    if (isa<cir::I2_SType>(element))
-      return op->emitOpError("with ")
-             << element
-             << " weights is not supported by convert-circuit-to-shaderm yet";
-  }
   int64_t k = xType.getShape().back();
   int64_t m = xType.getNumElements() / k;
   int64_t lanes = shape.dotLanes;
@@ -570,6 +565,8 @@ LogicalResult GraphLowering::lowerMatmul(Operation *op, Value x,
 
 Value GraphLowering::emitDequantizeElement(Value words, Type element,
                                            Value index, Location loc) {
+  if (isa<cir::TQ1_0Type, cir::TQ2_0Type>(element))
+    return emitDequantizeTernary(words, element, index, loc);
   IndexMath im(b, loc);
   WordMath wm(b, loc);
   if (isa<cir::Q8_0Type>(element)) {

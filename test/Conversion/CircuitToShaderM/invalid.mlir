@@ -61,31 +61,6 @@ circuit.graph @quantize_too_many_rows(%x: tensor<65536x32xf32>)
 
 // -----
 
-circuit.graph @i2_s_weights(%x: tensor<256xf32>, %w: tensor<8x256x!circuit.i2_s>)
-    -> tensor<8xf32> {
-  // expected-error @+1 {{'circuit.matmul' op with '!circuit.i2_s' weights is not supported by convert-circuit-to-shaderm yet}}
-  %y = circuit.matmul %x, %w : tensor<256xf32>, tensor<8x256x!circuit.i2_s>
-      -> tensor<8xf32>
-  circuit.output %y : tensor<8xf32>
-}
-
-// -----
-
-// One unsupported weight of a multi_matmul refuses the whole op.
-circuit.graph @multi_i2_s(%x: tensor<256xf32>, %a: tensor<8x256xf32>,
-                          %b: tensor<8x256x!circuit.i2_s>)
-    -> (tensor<8xf32>, tensor<8xf32>) {
-  // expected-error @+1 {{'circuit.multi_matmul' op with '!circuit.i2_s' weights is not supported by convert-circuit-to-shaderm yet}}
-  %p, %q = circuit.multi_matmul %x, %a, %b
-      : tensor<256xf32>, tensor<8x256xf32>, tensor<8x256x!circuit.i2_s>
-      -> tensor<8xf32>, tensor<8xf32> epilogues {
-  }, {
-  }
-  circuit.output %p, %q : tensor<8xf32>, tensor<8xf32>
-}
-
-// -----
-
 circuit.graph @q8_1_activations(%x: tensor<256x!circuit.q8_1>,
                                 %w: tensor<8x256x!circuit.q8_0>) -> tensor<8xf32> {
   // expected-error @+1 {{'circuit.matmul' op with '!circuit.q8_1' activations is not supported by convert-circuit-to-shaderm yet}}
@@ -97,14 +72,15 @@ circuit.graph @q8_1_activations(%x: tensor<256x!circuit.q8_1>,
 // -----
 
 // The refusal comes from the first unsupported op, after others lowered.
-circuit.graph @after_a_map(%x: tensor<256xf32>, %w: tensor<8x256x!circuit.i2_s>)
+circuit.graph @after_a_map(%x: tensor<256xf32>, %w: tensor<8x256x!circuit.q8_0>)
     -> tensor<8xf32> {
   %y = circuit.map ins(%x : tensor<256xf32>) -> tensor<256xf32> {
   ^bb0(%lane: i32, %v: f32):
     circuit.yield %v : f32
   }
-  // expected-error @+1 {{'circuit.matmul' op with '!circuit.i2_s' weights is not supported by convert-circuit-to-shaderm yet}}
-  %z = circuit.matmul %y, %w : tensor<256xf32>, tensor<8x256x!circuit.i2_s>
+  %q = circuit.quantize %y : tensor<256xf32> -> tensor<256x!circuit.q8_1>
+  // expected-error @+1 {{'circuit.matmul' op with '!circuit.q8_1' activations is not supported by convert-circuit-to-shaderm yet}}
+  %z = circuit.matmul %q, %w : tensor<256x!circuit.q8_1>, tensor<8x256x!circuit.q8_0>
       -> tensor<8xf32>
   circuit.output %z : tensor<8xf32>
 }

@@ -32,14 +32,16 @@ void CircuitDialect::initialize() {
 
 int64_t hesper::circuit::getQuantBlockSize(Type type) {
   return llvm::TypeSwitch<Type, int64_t>(type)
-      .Case<Q8_0Type, Q4_KType, Q6_KType, I2_SType, Q8_1Type>(
+      .Case<Q8_0Type, Q4_KType, Q6_KType, I2_SType, TQ1_0Type, TQ2_0Type,
+            Q8_1Type>(
           [](auto t) { return decltype(t)::kBlockSize; })
       .Default([](Type) { return 0; });
 }
 
 int64_t hesper::circuit::getQuantBlockBytes(Type type) {
   return llvm::TypeSwitch<Type, int64_t>(type)
-      .Case<Q8_0Type, Q4_KType, Q6_KType, I2_SType, Q8_1Type>(
+      .Case<Q8_0Type, Q4_KType, Q6_KType, I2_SType, TQ1_0Type, TQ2_0Type,
+            Q8_1Type>(
           [](auto t) { return decltype(t)::kBlockBytes; })
       .Default([](Type) { return 0; });
 }

@@ -78,6 +78,12 @@ enum class GgmlType : uint32_t {
   Q5_K = 13,
   Q6_K = 14,
   BF16 = 30,
+  TQ1_0 = 34, ///< ternary, 256 values in 54 bytes (base-3 digits)
+  TQ2_0 = 35, ///< ternary, 256 values in 66 bytes (2 bits each)
+  /// BitNet's I2_S (Microsoft's ggml fork): ternary codes, 2 bits each in
+  /// blocks of 128 values / 32 bytes, then one f32 scale for the whole
+  /// tensor and 28 bytes of padding (a tensor is n/4 + 32 bytes).
+  I2_S = 36,
 };
 const char *ggmlTypeName(GgmlType t);
 /// Elements per block (1 for F32/F16/BF16, 32 for Q4_0/Q8_0, 256 for the
@@ -87,6 +93,9 @@ int64_t ggmlBlockBytes(GgmlType t);
 /// Bytes of a row of `n` elements; nullopt when n is not a whole number of
 /// blocks.
 std::optional<int64_t> ggmlRowBytes(GgmlType t, int64_t n);
+/// Bytes after the blocks of a whole tensor: 32 for I2_S (its scale and
+/// padding), 0 for the others.
+int64_t ggmlTensorTrailerBytes(GgmlType t);
 
 struct GgufTensor {
   std::string name;
@@ -146,6 +155,9 @@ private:
 /// Converts `n` elements (a whole number of blocks) of type `t` at `src`
 /// into f32, bit for bit as ggml's reference dequantization does.
 Status dequantizeRow(GgmlType t, const uint8_t *src, float *dst, int64_t n);
+/// The per-tensor scale of an I2_S tensor (the f32 after its blocks); its
+/// rows dequantize (dequantizeRow) to the unscaled values -1, 0, 1.
+float i2sScale(const GgufTensor &t);
 
 /// IEEE half and bfloat16 to f32.
 float halfToFloat(uint16_t h);

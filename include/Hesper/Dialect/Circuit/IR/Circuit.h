@@ -45,7 +45,8 @@ int64_t getQuantBlockSize(mlir::Type elementType);
 /// Bytes of one block of a quantized element type, or 0 for a plain type.
 int64_t getQuantBlockBytes(mlir::Type elementType);
 
-/// True for the quantized block formats (q8_0, q4_k, q6_k, i2_s, q8_1).
+/// True for the quantized block formats (q8_0, q4_k, q6_k, i2_s, tq1_0,
+/// tq2_0, q8_1).
 inline bool isQuantized(mlir::Type elementType) {
   return getQuantBlockSize(elementType) != 0;
 }

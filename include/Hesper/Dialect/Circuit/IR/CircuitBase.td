@@ -72,11 +72,18 @@ def Circuit_Q6_KType : Circuit_QuantType<"Q6_K", "q6_k", 256, 210,
     "6-bit k-quant weights, super-blocks of 256 with 8-bit sub-block scales">;
 def Circuit_I2_SType : Circuit_QuantType<"I2_S", "i2_s", 128, 32,
     "BitNet b1.58 ternary weights, 2 bits each, with one f32 scale per tensor">;
+def Circuit_TQ1_0Type : Circuit_QuantType<"TQ1_0", "tq1_0", 256, 54,
+    "ternary weights (BitNet b1.58), five trits per byte in base 3 (240 "
+    "values) and four per byte (16 values), one f16 scale per block of 256">;
+def Circuit_TQ2_0Type : Circuit_QuantType<"TQ2_0", "tq2_0", 256, 66,
+    "ternary weights (BitNet b1.58), 2 bits each (q - 1 in {-1, 0, 1}), one "
+    "f16 scale per block of 256">;
 def Circuit_Q8_1Type : Circuit_QuantType<"Q8_1", "q8_1", 32, 36,
     "8-bit activations, one f16 scale and one f16 scaled sum per block of 32">;
 
 def Circuit_QuantElement : AnyTypeOf<[Circuit_Q8_0Type, Circuit_Q4_KType,
-    Circuit_Q6_KType, Circuit_I2_SType, Circuit_Q8_1Type],
+    Circuit_Q6_KType, Circuit_I2_SType, Circuit_TQ1_0Type, Circuit_TQ2_0Type,
+    Circuit_Q8_1Type],
     "quantized block format">;
 
 //===----------------------------------------------------------------------===//
@@ -86,7 +93,8 @@ def Circuit_QuantElement : AnyTypeOf<[Circuit_Q8_0Type, Circuit_Q4_KType,
 /// Values computed per lane: f32, f16 or i32 elements.
 def Circuit_ScalarElement : AnyTypeOf<[F32, F16, I32]>;
 def Circuit_Tensor : StaticShapeTensorOf<[F32, F16, I32, Circuit_Q8_0Type,
-    Circuit_Q4_KType, Circuit_Q6_KType, Circuit_I2_SType, Circuit_Q8_1Type]>;
+    Circuit_Q4_KType, Circuit_Q6_KType, Circuit_I2_SType, Circuit_TQ1_0Type,
+    Circuit_TQ2_0Type, Circuit_Q8_1Type]>;
 def Circuit_ScalarTensor : StaticShapeTensorOf<[F32, F16, I32]>;
 def Circuit_FloatTensor : StaticShapeTensorOf<[F32, F16]>;
 

@@ -1,0 +1,253 @@
+//===- Ternary.cpp - Dot products and decoding of ternary weights ---------===//
+//
+// Part of the Hesper project.
+//
+//===----------------------------------------------------------------------===//
+//
+// BitNet b1.58's ternary formats as ggml stores them (super-blocks of 256
+// values, an f16 scale d after the packed values, v = d * (q - 1) with q in
+// {0, 1, 2}):
+//
+//   tq2_0 (66 bytes): qs[64], four 2-bit values per byte: value
+//         128h + 32l + m is bits 2l..2l+1 of qs[32h + m].
+//   tq1_0 (54 bytes): qs[48] with five base-3 digits per byte and qh[4]
+//         with four, each byte a fixed-point fraction whose leading digit
+//         is (byte * 3) >> 8 and whose next ones appear after multiplying
+//         by 3 (mod 256): value 32n + m is digit n of qs[m] (m < 32), value
+//         160 + 16n + m digit n of qs[32 + m] (m < 16), value 240 + 4n + j
+//         digit n of qh[j].
+//   i2_s  (BitNet's own format): 128 codes per 32 bytes, value 32k + m in
+//         bits 7-2k..6-2k of byte m, v = code - 1; the tensor's one scale is
+//         not in the blocks (the graph multiplies it in an epilogue).
+//
+// The kernels decode the packed bytes in registers; no weight is ever
+// expanded in memory.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GraphLowering.h"
+
+namespace hesper::lowering {
+
+/// Digit `n` (a constant, 0 = leading) of a tq1_0 byte (an i32 in 0..255).
+static Value tritOf(WordMath &wm, OpBuilder &b, Location loc, Value byte,
+                    int64_t n) {
+  static const int64_t pow3[5] = {1, 3, 9, 27, 81};
+  Value shifted = wm.mask(arith::MulIOp::create(b, loc, byte, wm.c(pow3[n])),
+                          0xff);
+  return wm.shr(arith::MulIOp::create(b, loc, shifted, wm.c(3)), 8);
+}
+
+/// q - 1 as f32, for a ternary code q in 0..2.
+static Value centered(WordMath &wm, OpBuilder &b, Location loc, Value q) {
+  return wm.toF32(arith::SubIOp::create(b, loc, q, wm.c(1)));
+}
+
+SmallVector<Value> GraphLowering::emitTQ2_0Dot(const DotOperands &d) {
+  // A lane's unit is one half h of a super-block: the 32 bytes qs[32h..]
+  // (8 words), which hold its 128 values as four 2-bit planes l.
+  constexpr int64_t kValues = 256, kBytes = 66;
+  Location loc = d.loc;
+  IndexMath im(b, loc);
+  WordMath wm(b, loc);
+  int64_t blocksPerRow = d.k / kValues;
+  const size_t rows = d.xRows.size();
+  Value rowBlocks = im.mul(d.n, im.c(blocksPerRow));
+  OpBuilder::InsertionGuard guard(b);
+  scf::ForOp loop = beginUnits(d, blocksPerRow * 2, rows);
+  Value zero = loop.getInitArgs()[0];
+  Value unit = loop.getInductionVar();
+  Value blk = im.div(unit, 2), half = im.rem(unit, 2);
+  Value base = im.mul(im.add(rowBlocks, blk), im.c(kBytes));
+  Value scale = loadHalf(b, loc, d.w, im.add(base, im.c(64)));
+  Value quants = im.add(base, im.mul(half, im.c(32)));
+  Value misaligned = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::ne, im.rem(base, 4), im.c(0));
+  Value unitOffset =
+      im.add(im.mul(blk, im.c(kValues)), im.mul(half, im.c(128)));
+  auto words = scf::ForOp::create(b, loc, im.c(0), im.c(8), im.c(1),
+                                  SmallVector<Value>(rows, zero));
+  {
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(words.getBody());
+    Value w = words.getInductionVar();
+    Value word = loadWordAtEvenByte(b, loc, d.w,
+                                    im.add(quants, im.mul(w, im.c(4))),
+                                    misaligned);
+    SmallVector<Value> acc(words.getRegionIterArgs());
+    for (int64_t l = 0; l < 4; ++l) {
+      // Byte t of the word holds value 32l + 4w + t of the unit in plane l.
+      SmallVector<SmallVector<Value, 4>> xs;
+      for (size_t r = 0; r < rows; ++r)
+        xs.push_back(loadX4(
+            d, im.add(im.add(d.xRows[r], unitOffset),
+                      im.add(im.c(32 * l), im.mul(w, im.c(4))))));
+      for (int64_t t = 0; t < 4; ++t) {
+        Value q = centered(wm, b, loc, wm.mask(wm.shr(word, 8 * t + 2 * l), 3));
+        for (size_t r = 0; r < rows; ++r)
+          acc[r] = ex::FmaOp::create(b, loc, q, xs[r][t], acc[r]);
+      }
+    }
+    scf::YieldOp::create(b, loc, acc);
+  }
+  SmallVector<Value> totals;
+  for (size_t r = 0; r < rows; ++r)
+    totals.push_back(ex::FmaOp::create(b, loc, scale, words.getResult(r),
+                                       loop.getRegionIterArgs()[r]));
+  return finishUnits(loop, totals);
+}
+
+SmallVector<Value> GraphLowering::emitTQ1_0Dot(const DotOperands &d) {
+  // A lane's unit is a whole super-block: the 32 bytes qs[0..32) (8 words,
+  // five digits each), the 16 bytes qs[32..48) (4 words) and qh (1 word).
+  constexpr int64_t kValues = 256, kBytes = 54;
+  Location loc = d.loc;
+  IndexMath im(b, loc);
+  WordMath wm(b, loc);
+  int64_t blocksPerRow = d.k / kValues;
+  const size_t rows = d.xRows.size();
+  Value rowBlocks = im.mul(d.n, im.c(blocksPerRow));
+  OpBuilder::InsertionGuard guard(b);
+  scf::ForOp loop = beginUnits(d, blocksPerRow, rows);
+  Value zero = loop.getInitArgs()[0];
+  Value blk = loop.getInductionVar();
+  Value base = im.mul(im.add(rowBlocks, blk), im.c(kBytes));
+  Value scale = loadHalf(b, loc, d.w, im.add(base, im.c(52)));
+  Value misaligned = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::ne, im.rem(base, 4), im.c(0));
+  Value blockValues = im.mul(blk, im.c(kValues));
+
+  // Words of `count` bytes starting at byte `first` of the block, digits
+  // 0..digits-1 of each byte; byte 4w + t, digit n is value
+  // valueBase + stride * n + 4w + t of the block.
+  auto group = [&](int64_t first, int64_t count, int64_t digits,
+                   int64_t valueBase, int64_t stride,
+                   ValueRange init) -> SmallVector<Value> {
+    auto words = scf::ForOp::create(b, loc, im.c(0), im.c(count / 4),
+                                    im.c(1), init);
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(words.getBody());
+    Value w = words.getInductionVar();
+    Value word = loadWordAtEvenByte(
+        b, loc, d.w, im.add(base, im.add(im.c(first), im.mul(w, im.c(4)))),
+        misaligned);
+    SmallVector<Value> acc(words.getRegionIterArgs());
+    for (int64_t n = 0; n < digits; ++n) {
+      SmallVector<SmallVector<Value, 4>> xs;
+      for (size_t r = 0; r < rows; ++r)
+        xs.push_back(loadX4(
+            d, im.add(im.add(d.xRows[r], blockValues),
+                      im.add(im.c(valueBase + stride * n),
+                             im.mul(w, im.c(4))))));
+      for (int64_t t = 0; t < 4; ++t) {
+        Value q = centered(wm, b, loc,
+                           tritOf(wm, b, loc, wm.mask(wm.shr(word, 8 * t), 0xff),
+                                  n));
+        for (size_t r = 0; r < rows; ++r)
+          acc[r] = ex::FmaOp::create(b, loc, q, xs[r][t], acc[r]);
+      }
+    }
+    scf::YieldOp::create(b, loc, acc);
+    b.setInsertionPointAfter(words);
+    return SmallVector<Value>(words.getResults());
+  };
+  SmallVector<Value> acc(rows, zero);
+  acc = group(0, 32, 5, 0, 32, acc);
+  acc = group(32, 16, 5, 160, 16, acc);
+  acc = group(48, 4, 4, 240, 4, acc);
+  SmallVector<Value> totals;
+  for (size_t r = 0; r < rows; ++r)
+    totals.push_back(ex::FmaOp::create(b, loc, scale, acc[r],
+                                       loop.getRegionIterArgs()[r]));
+  return finishUnits(loop, totals);
+}
+
+SmallVector<Value> GraphLowering::emitI2_SDot(const DotOperands &d) {
+  // A lane's unit is one 32-byte block (8 words, always word-aligned) of
+  // 128 values in four 2-bit planes; the sum is of the unscaled codes - 1.
+  constexpr int64_t kValues = 128, kWords = 8;
+  Location loc = d.loc;
+  IndexMath im(b, loc);
+  WordMath wm(b, loc);
+  int64_t blocksPerRow = d.k / kValues;
+  const size_t rows = d.xRows.size();
+  Value rowBlocks = im.mul(d.n, im.c(blocksPerRow));
+  OpBuilder::InsertionGuard guard(b);
+  scf::ForOp loop = beginUnits(d, blocksPerRow, rows);
+  Value blk = loop.getInductionVar();
+  Value blockWord = im.mul(im.add(rowBlocks, blk), im.c(kWords));
+  Value unitOffset = im.mul(blk, im.c(kValues));
+  auto words = scf::ForOp::create(b, loc, im.c(0), im.c(kWords), im.c(1),
+                                  loop.getRegionIterArgs());
+  {
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(words.getBody());
+    Value w = words.getInductionVar();
+    Value word = sm::LoadOp::create(b, loc, b.getI32Type(), d.w,
+                                    im.add(blockWord, w));
+    SmallVector<Value> acc(words.getRegionIterArgs());
+    for (int64_t k = 0; k < 4; ++k) {
+      SmallVector<SmallVector<Value, 4>> xs;
+      for (size_t r = 0; r < rows; ++r)
+        xs.push_back(loadX4(
+            d, im.add(im.add(d.xRows[r], unitOffset),
+                      im.add(im.c(32 * k), im.mul(w, im.c(4))))));
+      for (int64_t t = 0; t < 4; ++t) {
+        Value q = centered(wm, b, loc,
+                           wm.mask(wm.shr(word, 8 * t + 6 - 2 * k), 3));
+        for (size_t r = 0; r < rows; ++r)
+          acc[r] = ex::FmaOp::create(b, loc, q, xs[r][t], acc[r]);
+      }
+    }
+    scf::YieldOp::create(b, loc, acc);
+  }
+  return finishUnits(loop, SmallVector<Value>(words.getResults()));
+}
+
+Value GraphLowering::emitDequantizeTernary(Value words, Type element,
+                                           Value index, Location loc) {
+  IndexMath im(b, loc);
+  WordMath wm(b, loc);
+  Value within = im.rem(index, 256);
+  if (isa<cir::TQ2_0Type>(element)) {
+    Value base = im.mul(im.div(index, 256), im.c(66));
+    Value h = im.div(within, 128), l = im.rem(im.div(within, 32), 4),
+          m = im.rem(within, 32);
+    Value byte = loadByte(b, loc, words,
+                          im.add(base, im.add(im.mul(h, im.c(32)), m)));
+    Value shift = arith::MulIOp::create(b, loc, im.toI32(l), wm.c(2));
+    Value q = centered(wm, b, loc, wm.mask(wm.shr(byte, shift), 3));
+    return ex::MulOp::create(
+        b, loc, loadHalf(b, loc, words, im.add(base, im.c(64))), q);
+  }
+  // tq1_0: the byte and the digit of the value, by its group.
+  Value base = im.mul(im.div(index, 256), im.c(54));
+  Value inFirst = im.lt(within, im.c(160));
+  Value inSecond = im.lt(within, im.c(240));
+  Value second = arith::SubIOp::create(b, loc, within, im.c(160));
+  Value third = arith::SubIOp::create(b, loc, within, im.c(240));
+  auto pick = [&](Value a, Value b2, Value c) -> Value {
+    return arith::SelectOp::create(
+        b, loc, inFirst, a, arith::SelectOp::create(b, loc, inSecond, b2, c));
+  };
+  Value offset = pick(im.rem(within, 32), im.add(im.c(32), im.rem(second, 16)),
+                      im.add(im.c(48), im.rem(third, 4)));
+  Value digit = pick(im.div(within, 32), im.div(second, 16),
+                     im.div(third, 4));
+  Value byte = loadByte(b, loc, words, im.add(base, offset));
+  // byte * 3^digit (mod 256), then its leading digit.
+  Value d32 = im.toI32(digit);
+  Value factor = wm.c(1);
+  for (int64_t n = 1; n < 5; ++n)
+    factor = wm.select(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                             d32, wm.c(n)),
+                       wm.c(int64_t(std::pow(3, n))), factor);
+  Value shifted =
+      wm.mask(arith::MulIOp::create(b, loc, byte, factor), 0xff);
+  Value q = centered(
+      wm, b, loc, wm.shr(arith::MulIOp::create(b, loc, shifted, wm.c(3)), 8));
+  return ex::MulOp::create(
+      b, loc, loadHalf(b, loc, words, im.add(base, im.c(52))), q);
+}
+
+} // namespace hesper::lowering
