@@ -9,8 +9,9 @@
 # one run on one device:
 #
 #   - kernels per layer and per token for each architecture (llama, qwen2,
-#     qwen3, gemma, gemma2, gemma3): the difference between a 2-layer and a
-#     1-layer model is one layer; the rest is the final norm and the LM head;
+#     qwen3, gemma, gemma2, gemma3, bitnet): the difference between a 2-layer
+#     and a 1-layer model is one layer; the rest is the final norm and the
+#     LM head;
 #   - for the ~29M-parameter demo model (f32 and q8_0): prefill tok/s for a
 #     128-token prompt, decode tok/s, the decode bound set by the weight
 #     bytes / the copy bandwidth measured on the same device in the same run,
@@ -139,7 +140,7 @@ def main():
               "layer):")
         print(f"{'arch':<8} {'per layer':>9} {'head':>5} "
               f"{'per token (8 layers)':>21}")
-        for arch in ["llama", "qwen2", "qwen3", "gemma", "gemma2", "gemma3"]:
+        for arch in ["llama", "qwen2", "qwen3", "gemma", "gemma2", "gemma3", "bitnet"]:
             one = kernels_per_token(opts, tmp, arch, 1)
             two = kernels_per_token(opts, tmp, arch, 2)
             layer, rest = two - one, one - (two - one)

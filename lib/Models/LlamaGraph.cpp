@@ -19,6 +19,12 @@
 //     x = x + Wdown (silu(Wgate h) * Wup h)
 //   logits = Wout (rms_norm(x) * output_norm)
 //
+// bitnet (BitNet b1.58) normalizes the attention output before Wo and the
+// FFN's activation before Wdown (attn_sub_norm, ffn_sub_norm), gates with
+// relu(gate)² (bitnet.hidden_activation "relu2"; SiLU without the key), and
+// reads ternary weights; an i2_s tensor's one scale, and a projection's
+// optional `.scale` tensor, multiply the matmul's result in its epilogue.
+//
 // The Gemma versions change: GeGLU (gelu_tanh(Wgate h) * Wup h) for the
 // FFN; gemma3's per-head Q/K norms as qwen3's; gemma2/3 normalize the
 // attention and FFN outputs before their residual adds (post_attention_norm,
@@ -56,6 +62,12 @@ Type hesper::models::elementTypeFor(MLIRContext *context, rt::GgmlType type) {
     return Q4_KType::get(context);
   case rt::GgmlType::Q6_K:
     return Q6_KType::get(context);
+  case rt::GgmlType::TQ1_0:
+    return TQ1_0Type::get(context);
+  case rt::GgmlType::TQ2_0:
+    return TQ2_0Type::get(context);
+  case rt::GgmlType::I2_S:
+    return I2_SType::get(context);
   default:
     return Type();
   }
@@ -140,6 +152,32 @@ private:
     Value v = g.external(name, shape, elementTypeFor(g.getContext(), t.type));
     weights[name] = v;
     return v;
+  }
+
+  /// x · Wᵀ for the projection `base` (its GGUF name without ".weight"),
+  /// times the scales that go with it: an i2_s tensor's own (the graph
+  /// argument "<base>.weight.i2s_scale", read from the tensor by the
+  /// session) and a "<base>.scale" tensor when the file has one.
+  Value project(Value x, const std::string &base) {
+    Value w = weight(base + ".weight");
+    SmallVector<Value> scales;
+    if (model.weight(base + ".weight").type == rt::GgmlType::I2_S) {
+      std::string name = base + ".weight.i2s_scale";
+      auto it = weights.find(name);
+      if (it == weights.end())
+        it = weights.emplace(name, g.external(name, {1}, g.f32())).first;
+      scales.push_back(it->second);
+    }
+    if (model.file().tensor(base + ".scale"))
+      scales.push_back(weight(base + ".scale"));
+    if (scales.empty())
+      return g.matmul(x, w);
+    return g.matmul(x, w, scales,
+                    [](ExpBuilder &e, Value, Value acc, ValueRange in) {
+                      for (Value scale : in)
+                        acc = e.mul(acc, scale);
+                      return acc;
+                    });
   }
 
   Value add(Value a, Value b) {
@@ -261,9 +299,9 @@ private:
   Value layer(int64_t l, Value x) {
     const std::string b = "blk." + std::to_string(l) + ".";
     Value h = g.rmsNorm(x, weight(b + "attn_norm.weight"), hp.eps);
-    Value q = g.matmul(h, weight(b + "attn_q.weight"));
-    Value k = g.matmul(h, weight(b + "attn_k.weight"));
-    Value v = g.matmul(h, weight(b + "attn_v.weight"));
+    Value q = project(h, b + "attn_q");
+    Value k = project(h, b + "attn_k");
+    Value v = project(h, b + "attn_v");
     // Biases go into the RoPE kernel, except where a head norm comes
     // between (then they are added before it).
     SmallVector<Value> biases;
@@ -296,20 +334,41 @@ private:
                                    hp.kvHeads, hp.headDim, hp.attnScale,
                                    hp.attnSoftcap,
                                    swa ? hp.slidingWindow : 0);
-    Value attnOut = g.matmul(attn, weight(b + "attn_output.weight"));
+    if (hp.subNorms)
+      attn = g.rmsNorm(attn, weight(b + "attn_sub_norm.weight"), hp.eps);
+    Value attnOut = project(attn, b + "attn_output");
     if (hp.postNorms)
       attnOut =
           g.rmsNorm(attnOut, weight(b + "post_attention_norm.weight"), hp.eps);
     x = add(x, attnOut);
 
     Value n = g.rmsNorm(x, weight(b + "ffn_norm.weight"), hp.eps);
-    Value gate = g.matmul(n, weight(b + "ffn_gate.weight"));
-    Value up = g.matmul(n, weight(b + "ffn_up.weight"));
-    const bool gelu = hp.ffnActivation == FfnActivation::GeluTanh;
+    Value gate = project(n, b + "ffn_gate");
+    Value up = project(n, b + "ffn_up");
+    const FfnActivation kind = hp.ffnActivation;
     Value act = g.zip(gate, up, [&](ExpBuilder &e, Value a, Value c) {
-      return e.mul(gelu ? e.gelu(a) : e.silu(a), c);
+      Value gated;
+      switch (kind) {
+      case FfnActivation::SiLU:
+        gated = e.silu(a);
+        break;
+      case FfnActivation::GeluTanh:
+        gated = e.gelu(a);
+        break;
+      case FfnActivation::ReluSquared: {
+        Value r = e.max(a, e.f32(0.0));
+        gated = e.mul(r, r);
+        break;
+      }
+      case FfnActivation::Relu:
+        gated = e.max(a, e.f32(0.0));
+        break;
+      }
+      return e.mul(gated, c);
     });
-    Value ffnOut = g.matmul(act, weight(b + "ffn_down.weight"));
+    if (hp.subNorms)
+      act = g.rmsNorm(act, weight(b + "ffn_sub_norm.weight"), hp.eps);
+    Value ffnOut = project(act, b + "ffn_down");
     if (hp.postNorms)
       ffnOut = g.rmsNorm(ffnOut, weight(b + "post_ffw_norm.weight"), hp.eps);
     return add(x, ffnOut);

@@ -31,13 +31,16 @@ int64_t LlamaHParams::parameterCount() const {
     perLayer += 2 * headDim;
   if (postNorms)
     perLayer += 2 * dim;
+  if (subNorms)
+    perLayer += dim + ffn;
   return layers * perLayer + vocab * dim * (tiedHead ? 1 : 2) + dim;
 }
 
 /// Weight types the matmul kernels read directly.
 static bool isKernelWeightType(GgmlType t) {
   return t == GgmlType::F32 || t == GgmlType::F16 || t == GgmlType::Q8_0 ||
-         t == GgmlType::Q4_K || t == GgmlType::Q6_K;
+         t == GgmlType::Q4_K || t == GgmlType::Q6_K || t == GgmlType::TQ1_0 ||
+         t == GgmlType::TQ2_0 || t == GgmlType::I2_S;
 }
 
 static std::string shapeString(const std::vector<int64_t> &dims) {
@@ -172,7 +175,7 @@ public:
       return fail("tensor '" + name + "' has type " +
                   rt::ggmlTypeName(t->type) +
                   ", which the matmul kernels do not read yet (supported: "
-                  "f32, f16, q8_0, q4_k, q6_k)");
+                  "f32, f16, q8_0, q4_k, q6_k, tq1_0, tq2_0, i2_s)");
     // The k-quant kernels read whole super-blocks per row.
     if (dims.size() == 2 && dims[0] % rt::ggmlBlockSize(t->type) != 0)
       return fail("tensor '" + name + "' rows of " + std::to_string(dims[0]) +
@@ -194,6 +197,11 @@ public:
     } else if (hp.arch == "qwen3") {
       hp.ropeType = RopeType::NeoX;
       hp.qkNorm = true;
+    } else if (hp.arch == "bitnet") {
+      hp.ropeType = RopeType::NeoX;
+      hp.subNorms = true;
+      if (Status s = bitnetActivation(); !s)
+        return s;
     } else if (isGemma()) {
       hp.ropeType = RopeType::NeoX;
       hp.ffnActivation = FfnActivation::GeluTanh;
@@ -202,7 +210,7 @@ public:
     } else {
       return fail("unsupported architecture '" + hp.arch +
                   "' (supported: llama, qwen2, qwen3, gemma, gemma2, "
-                  "gemma3)");
+                  "gemma3, bitnet)");
     }
 
     Status s;
@@ -273,6 +281,7 @@ public:
     // gemma and gemma2's head is the embedding table (llama.cpp ignores
     // any output.weight); gemma3 reads output.weight when there is one.
     hp.tiedHead = hp.arch == "gemma" || hp.arch == "gemma2" ||
+                  hp.arch == "bitnet" ||
                   file.tensor("output.weight") == nullptr;
     // The table is read in place by the embedding gather (and, tied, by
     // the LM head).
@@ -317,11 +326,44 @@ public:
           (!(s = expect(b + "post_attention_norm.weight", {hp.dim})) ||
            !(s = expect(b + "post_ffw_norm.weight", {hp.dim}))))
         return s;
+      if (hp.subNorms &&
+          (!(s = expect(b + "attn_sub_norm.weight", {hp.dim})) ||
+           !(s = expect(b + "ffn_sub_norm.weight", {hp.ffn}))))
+        return s;
+      // Optional per-projection scales (BitNet): one f32 each.
+      for (const char *proj : {"attn_q", "attn_k", "attn_v", "attn_output",
+                               "ffn_gate", "ffn_up", "ffn_down"})
+        if (file.tensor(b + proj + ".scale") &&
+            !(s = expect(b + proj + ".scale", {1})))
+          return s;
     }
     return Status();
   }
 
 private:
+  /// bitnet.hidden_activation, as llama.cpp's later bitnet graph reads it:
+  /// SiLU when absent (the graph was written for SiLU models), ReLU² for
+  /// "relu2" (bitnet-b1.58-2B-4T).
+  Status bitnetActivation() {
+    std::string key = hp.arch + ".hidden_activation";
+    const rt::GgufValue *value = file.find(key);
+    if (!value)
+      return Status();
+    if (value->type != rt::GgufType::String)
+      return fail("metadata key '" + key + "' is not a string");
+    const std::string &act = value->str;
+    if (act == "silu" || act == "swish" || act == "swiglu")
+      hp.ffnActivation = FfnActivation::SiLU;
+    else if (act == "relu2")
+      hp.ffnActivation = FfnActivation::ReluSquared;
+    else if (act == "relu" || act == "reglu")
+      hp.ffnActivation = FfnActivation::Relu;
+    else
+      return fail("metadata key '" + key + "' names the activation '" + act +
+                  "' (supported: silu, swish, swiglu, relu2, relu, reglu)");
+    return Status();
+  }
+
   bool isGemma() const {
     return hp.arch == "gemma" || hp.arch == "gemma2" || hp.arch == "gemma3";
   }

@@ -45,7 +45,15 @@ static double nowMs() {
 }
 
 /// Where the bytes of a graph argument come from.
-enum class ArgKind { Weight, Tokens, Position, LastRow, RopeFreqs, Cache };
+enum class ArgKind {
+  Weight,
+  Tokens,
+  Position,
+  LastRow,
+  RopeFreqs,
+  Cache,
+  I2SScale ///< "<tensor>.i2s_scale": the f32 scale after an i2_s tensor
+};
 
 static ArgKind classify(const std::string &name) {
   if (name == "tokens")
@@ -58,6 +66,8 @@ static ArgKind classify(const std::string &name) {
     return ArgKind::RopeFreqs;
   if (name.rfind("cache_", 0) == 0)
     return ArgKind::Cache;
+  if (llvm::StringRef(name).ends_with(".i2s_scale"))
+    return ArgKind::I2SScale;
   return ArgKind::Weight;
 }
 
@@ -112,12 +122,21 @@ struct Session::Impl {
     switch (classify(name)) {
     case ArgKind::Weight: {
       const rt::GgufTensor &t = model->weight(name);
-      if (t.bytes > bytes)
+      // The blocks only: an i2_s tensor's scale is an argument of its own.
+      const uint64_t blocks = t.bytes - rt::ggmlTensorTrailerBytes(t.type);
+      if (blocks > bytes)
         return Status::error("weight '" + name + "' has " +
-                             std::to_string(t.bytes) +
+                             std::to_string(blocks) +
                              " bytes, the program's buffer " +
                              std::to_string(bytes));
-      std::memcpy(out.data(), t.data, t.bytes);
+      std::memcpy(out.data(), t.data, blocks);
+      return Status();
+    }
+    case ArgKind::I2SScale: {
+      std::string tensor =
+          name.substr(0, name.size() - std::string(".i2s_scale").size());
+      float scale = rt::i2sScale(model->weight(tensor));
+      std::memcpy(out.data(), &scale, std::min(bytes, sizeof(float)));
       return Status();
     }
     case ArgKind::RopeFreqs: {

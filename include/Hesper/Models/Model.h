@@ -6,7 +6,7 @@
 //
 // A Model is a mapped GGUF file plus what the rest of the library reads from
 // it: the hyperparameters of a Llama-family architecture (llama, qwen2,
-// qwen3, gemma, gemma2, gemma3, as llama.cpp defines them) and the
+// qwen3, gemma, gemma2, gemma3, bitnet, as llama.cpp defines them) and the
 // tokenizer. The weights stay in
 // the mapping in their GGUF formats; a Session uploads them to a device.
 //
@@ -28,9 +28,10 @@ namespace hesper::models {
 /// rotates adjacent pairs (2i, 2i+1), NEOX rotates (i, i + n_rot/2).
 enum class RopeType { Norm, NeoX };
 
-/// The activation of the gated FFN: SwiGLU (silu(gate) * up) or Gemma's
-/// GeGLU with the tanh form of GELU (gelu(gate) * up).
-enum class FfnActivation { SiLU, GeluTanh };
+/// The activation of the gated FFN: SwiGLU (silu(gate) * up), Gemma's
+/// GeGLU with the tanh form of GELU (gelu(gate) * up), and BitNet's ReLU²
+/// (relu(gate)² * up) or ReLU.
+enum class FfnActivation { SiLU, GeluTanh, ReluSquared, Relu };
 
 /// The hyperparameters of a Llama-family decoder, read from
 /// `{arch}.*` metadata and checked against the tensors' shapes.
@@ -66,6 +67,10 @@ struct LlamaHParams {
   double ropeBaseSwa = 10000; ///< rope base of the sliding-window layers
   double ropeScaleSwa = 1;    ///< their linear rope scaling factor
 
+  // BitNet b1.58.
+  bool subNorms = false;      ///< attn_sub_norm before Wo, ffn_sub_norm before
+                              ///< Wdown
+
   /// Whether layer `l` attends through a sliding window.
   bool isSwa(int64_t l) const {
     return slidingWindow > 0 && l < int64_t(swaLayers.size()) && swaLayers[l];
@@ -94,7 +99,7 @@ public:
   /// Maps `path`, reads the hyperparameters and the tokenizer and checks
   /// every tensor the architecture needs (present, shape, type). Errors are
   /// one line: "m.gguf: unsupported architecture 'bert' (supported: llama,
-  /// qwen2, qwen3, gemma, gemma2, gemma3)".
+  /// qwen2, qwen3, gemma, gemma2, gemma3, bitnet)".
   static rt::Result<std::unique_ptr<Model>> load(const std::string &path);
 
   const rt::GgufFile &file() const { return *gguf; }
