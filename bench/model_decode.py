@@ -48,8 +48,9 @@ class BenchError(Exception):
 
 def run(cmd, timeout):
     try:
+        # Generated text may end inside a UTF-8 sequence.
         proc = subprocess.run(cmd, capture_output=True, text=True,
-                              timeout=timeout)
+                              errors="replace", timeout=timeout)
     except FileNotFoundError:
         raise BenchError(f"cannot run {cmd[0]}")
     except subprocess.TimeoutExpired:
@@ -127,6 +128,12 @@ def main():
                     help="runs of each model (the median is reported)")
     ap.add_argument("--copy-repeat", type=int, default=20)
     ap.add_argument("--types", default="f32,q8_0")
+    ap.add_argument("--arch-types",
+                    default="llama:q8_0,qwen2:q8_0,qwen3:q8_0,gemma:q8_0,"
+                            "gemma2:q8_0,gemma3:q8_0,bitnet:tq2_0,"
+                            "bitnet:tq1_0,bitnet:i2_s",
+                    help="arch:type pairs decoded at the demo model's size "
+                         "('' to skip)")
     ap.add_argument("--timeout", type=int, default=900)
     opts = ap.parse_args()
 
@@ -168,6 +175,27 @@ def main():
                   f"{decode:>5.1f}t/s {bound:>5.1f}t/s "
                   f"{decode / bound:>6.2f} {kernel_ms:>10.1f} "
                   f"{wall_ms:>8.1f} {host:>6.1f}%")
+        if opts.arch_types:
+            print()
+            print(f"each architecture at the demo model's size (dim 512, 8 "
+                  f"layers, 8 heads / 4 KV heads, FFN 1536, vocabulary "
+                  f"8192), median of {opts.trials}:")
+            print(f"{'arch':<8} {'type':<6} {'weights':>9} {'prefill':>9} "
+                  f"{'decode':>8} {'bound':>8} {'ratio':>6}")
+            for pair in opts.arch_types.split(","):
+                arch, t = pair.split(":")
+                model = os.path.join(tmp, f"{arch}-{t}.gguf")
+                make_model(opts, model, "--preset", "demo", "--arch", arch,
+                           "--type", t)
+                runs = [decode_run(opts, model, opts.prompt_tokens)
+                        for _ in range(opts.trials)]
+                prefill = statistics.median(r[0] for r in runs)
+                decode = statistics.median(r[1] for r in runs)
+                weights = runs[0][4]
+                bound = gbps * 1e9 / (weights * 1048576)
+                print(f"{arch:<8} {t:<6} {weights:>6.1f}MiB "
+                      f"{prefill:>6.1f}t/s {decode:>5.1f}t/s "
+                      f"{bound:>5.1f}t/s {decode / bound:>6.2f}")
         print()
         print(f"ratio = decode tok/s / (copy bandwidth / weight bytes); "
               f"target >= {TARGET}. host % = share of a token's wall time "

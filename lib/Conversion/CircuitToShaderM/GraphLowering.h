@@ -393,6 +393,10 @@ private:
   /// i2_s blocks of 128 per lane unit, unscaled (the per-tensor scale is
   /// the graph's to apply).
   SmallVector<Value> emitI2_SDot(const DotOperands &d);
+  /// One lane (the CPU target): whole ternary blocks as vector operations.
+  SmallVector<Value> emitTQ2_0DotVector(const DotOperands &d);
+  SmallVector<Value> emitTQ1_0DotVector(const DotOperands &d);
+  SmallVector<Value> emitI2_SDotVector(const DotOperands &d);
   /// One lane: whole q8_0 block pairs (K a multiple of 64) and q4_k
   /// super-blocks as vector<32> operations.
   SmallVector<Value> emitQ8_0DotVector(const DotOperands &d);

@@ -43,9 +43,15 @@ SmallVector<Value> GraphLowering::emitPartialDot(KernelState &ks, Value x,
         return vectorBlocks && k % 512 == 0 ? emitQ6_KDotVector(ops)
                                             : emitQ6_KDot(ops);
       })
-      .Case([&](cir::TQ2_0Type) { return emitTQ2_0Dot(ops); })
-      .Case([&](cir::TQ1_0Type) { return emitTQ1_0Dot(ops); })
-      .Case([&](cir::I2_SType) { return emitI2_SDot(ops); })
+      .Case([&](cir::TQ2_0Type) {
+        return vectorBlocks ? emitTQ2_0DotVector(ops) : emitTQ2_0Dot(ops);
+      })
+      .Case([&](cir::TQ1_0Type) {
+        return vectorBlocks ? emitTQ1_0DotVector(ops) : emitTQ1_0Dot(ops);
+      })
+      .Case([&](cir::I2_SType) {
+        return vectorBlocks ? emitI2_SDotVector(ops) : emitI2_SDot(ops);
+      })
       .Default([&](Type) { return emitPlainDot(ops); });
 }
 

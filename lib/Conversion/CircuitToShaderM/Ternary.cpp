@@ -204,6 +204,260 @@ SmallVector<Value> GraphLowering::emitI2_SDot(const DotOperands &d) {
   return finishUnits(loop, SmallVector<Value>(words.getResults()));
 }
 
+//===----------------------------------------------------------------------===//
+// One lane (the CPU target): whole blocks as vector operations
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Vectors of `width` codes decoded at once and accumulated per value in a
+/// vector<width x f32> per x row, summed once per row. Products and sums may
+/// be contracted and reassociated (a fixed order in the compiled code).
+struct CodeMath {
+  OpBuilder &b;
+  Location loc;
+
+  VectorType of(Type element, int64_t width) const {
+    return VectorType::get({width}, element);
+  }
+  arith::FastMathFlags flags() const {
+    return arith::FastMathFlags::contract | arith::FastMathFlags::reassoc;
+  }
+  Value splatInt(Type element, int64_t width, int64_t v) {
+    auto type = of(element, width);
+    return arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(type, IntegerAttr::get(element, v)));
+  }
+  Value zerosF32(int64_t width) {
+    return arith::ConstantOp::create(
+        b, loc, b.getZeroAttr(of(b.getF32Type(), width)));
+  }
+  /// `words` consecutive 32-bit words of `buffer` from word `at` on.
+  Value words(Value buffer, Value at, int64_t count) {
+    return sm::LoadOp::create(b, loc, of(b.getI32Type(), count), buffer, at);
+  }
+  /// The 4*count bytes that start at even byte 4*at (+2 when `misaligned`).
+  Value bytesAtEvenByte(Value buffer, Value at, int64_t count,
+                        Value misaligned) {
+    IndexMath im(b, loc);
+    Value low = words(buffer, at, count);
+    Value high = words(buffer, im.add(at, im.c(1)), count);
+    Value shifted = arith::OrIOp::create(
+        b, loc,
+        arith::ShRUIOp::create(b, loc, low,
+                               splatInt(b.getI32Type(), count, 16)),
+        arith::ShLIOp::create(b, loc, high,
+                              splatInt(b.getI32Type(), count, 16)));
+    Value chosen = arith::SelectOp::create(b, loc, misaligned, shifted, low);
+    return vector::BitCastOp::create(b, loc, of(b.getI8Type(), 4 * count),
+                                     chosen);
+  }
+  /// (code - 1) as f32 for i8 codes in 0..2.
+  Value centered(Value codes) {
+    auto type = cast<VectorType>(codes.getType());
+    int64_t width = type.getNumElements();
+    Value f = arith::UIToFPOp::create(b, loc, of(b.getF32Type(), width),
+                                      codes);
+    Value one = arith::ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(of(b.getF32Type(), width), b.getF32FloatAttr(1)));
+    return arith::SubFOp::create(b, loc, f, one, flags());
+  }
+  /// Bits `shift`..`shift`+1 of each byte.
+  Value twoBits(Value bytes, int64_t shift) {
+    int64_t width = cast<VectorType>(bytes.getType()).getNumElements();
+    Type i8 = b.getI8Type();
+    Value shifted = shift == 0 ? bytes
+                               : Value(arith::ShRUIOp::create(
+                                     b, loc, bytes, splatInt(i8, width, shift)));
+    return arith::AndIOp::create(b, loc, shifted, splatInt(i8, width, 3));
+  }
+  /// Digit `n` of each tq1_0 byte: (byte * 3^n mod 256) * 3 >> 8.
+  Value trits(Value bytes, int64_t n) {
+    static const int64_t pow3[5] = {1, 3, 9, 27, 81};
+    int64_t width = cast<VectorType>(bytes.getType()).getNumElements();
+    Type i8 = b.getI8Type(), i16 = b.getI16Type();
+    Value scaled = n == 0 ? bytes
+                          : Value(arith::MulIOp::create(
+                                b, loc, bytes, splatInt(i8, width, pow3[n])));
+    Value wide = arith::ExtUIOp::create(b, loc, of(i16, width), scaled);
+    Value top = arith::ShRUIOp::create(
+        b, loc,
+        arith::MulIOp::create(b, loc, wide, splatInt(i16, width, 3)),
+        splatInt(i16, width, 8));
+    return arith::TruncIOp::create(b, loc, of(i8, width), top);
+  }
+  Value x(Value buffer, Value at, int64_t width) {
+    return sm::LoadOp::create(b, loc, of(b.getF32Type(), width), buffer, at);
+  }
+  Value multiplyAdd(Value acc, Value w, Value xs) {
+    return arith::AddFOp::create(
+        b, loc, acc, arith::MulFOp::create(b, loc, w, xs, flags()), flags());
+  }
+  Value sum(Value v) {
+    return vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD, v,
+                                       arith::FastMathFlags::reassoc);
+  }
+};
+} // namespace
+
+SmallVector<Value> GraphLowering::emitTQ2_0DotVector(const DotOperands &d) {
+  // One super-block per iteration: its two halves of 32 bytes (loaded as
+  // words, shifted by two bytes when the block starts mid-word: 66-byte
+  // blocks alternate), four planes of 2-bit codes each, against 32
+  // consecutive x values per plane; the codes - 1 are summed per value and
+  // the block's scale multiplies the plane sums once per block.
+  constexpr int64_t kValues = 256, kBytes = 66;
+  Location loc = d.loc;
+  IndexMath im(b, loc);
+  CodeMath cm{b, loc};
+  int64_t blocks = d.k / kValues;
+  const size_t rows = d.xRows.size();
+  Value rowBlocks = im.mul(d.n, im.c(blocks));
+  OpBuilder::InsertionGuard guard(b);
+  auto loop = scf::ForOp::create(b, loc, im.c(0), im.c(blocks), im.c(1),
+                                 SmallVector<Value>(rows, cm.zerosF32(32)));
+  b.setInsertionPointToStart(loop.getBody());
+  Value blk = loop.getInductionVar();
+  Value base = im.mul(im.add(rowBlocks, blk), im.c(kBytes));
+  Value misaligned = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::ne, im.rem(base, 4), im.c(0));
+  Value word = im.div(base, 4);
+  Value scale = vector::BroadcastOp::create(
+      b, loc, cm.of(b.getF32Type(), 32),
+      loadHalf(b, loc, d.w, im.add(base, im.c(64))));
+  SmallVector<Value> acc(loop.getRegionIterArgs());
+  for (int64_t h = 0; h < 2; ++h) {
+    Value bytes =
+        cm.bytesAtEvenByte(d.w, im.add(word, im.c(8 * h)), 8, misaligned);
+    for (int64_t l = 0; l < 4; ++l) {
+      Value w = arith::MulFOp::create(
+          b, loc, scale, cm.centered(cm.twoBits(bytes, 2 * l)), cm.flags());
+      for (size_t r = 0; r < rows; ++r) {
+        Value at = im.add(im.add(d.xRows[r], im.mul(blk, im.c(kValues))),
+                          im.c(128 * h + 32 * l));
+        acc[r] = cm.multiplyAdd(acc[r], w, cm.x(d.x, at, 32));
+      }
+    }
+  }
+  scf::YieldOp::create(b, loc, acc);
+  b.setInsertionPointAfter(loop);
+  SmallVector<Value> dots;
+  for (Value sums : loop.getResults())
+    dots.push_back(cm.sum(sums));
+  return dots;
+}
+
+SmallVector<Value> GraphLowering::emitTQ1_0DotVector(const DotOperands &d) {
+  // One super-block per iteration: qs[0..32) as 32 bytes (five digits,
+  // values 32n + m), qs[32..48) as 16 bytes (five digits, values 160 + 16n
+  // + m), both loaded as words and shifted when the 54-byte block starts
+  // mid-word; qh's four bytes (values 240 + 4n + j) one by one.
+  constexpr int64_t kValues = 256, kBytes = 54;
+  Location loc = d.loc;
+  IndexMath im(b, loc);
+  WordMath wm(b, loc);
+  CodeMath cm{b, loc};
+  int64_t blocks = d.k / kValues;
+  const size_t rows = d.xRows.size();
+  Value rowBlocks = im.mul(d.n, im.c(blocks));
+  OpBuilder::InsertionGuard guard(b);
+  SmallVector<Value> init;
+  for (size_t r = 0; r < rows; ++r) {
+    init.push_back(cm.zerosF32(32));
+    init.push_back(cm.zerosF32(16));
+    init.push_back(ex::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0)));
+  }
+  auto loop = scf::ForOp::create(b, loc, im.c(0), im.c(blocks), im.c(1),
+                                 init);
+  b.setInsertionPointToStart(loop.getBody());
+  Value blk = loop.getInductionVar();
+  Value base = im.mul(im.add(rowBlocks, blk), im.c(kBytes));
+  Value misaligned = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::ne, im.rem(base, 4), im.c(0));
+  Value word = im.div(base, 4);
+  Value d32 = loadHalf(b, loc, d.w, im.add(base, im.c(52)));
+  SmallVector<Value> acc(loop.getRegionIterArgs());
+  Value blockX = im.mul(blk, im.c(kValues));
+  // 32 bytes, then 16 (the groups' widths), five digits each.
+  for (auto [group, width, firstValue] :
+       {std::tuple<int64_t, int64_t, int64_t>{0, 32, 0}, {1, 16, 160}}) {
+    Value bytes = cm.bytesAtEvenByte(d.w, im.add(word, im.c(8 * group)),
+                                     width / 4, misaligned);
+    Value scale = vector::BroadcastOp::create(
+        b, loc, cm.of(b.getF32Type(), width), d32);
+    for (int64_t n = 0; n < 5; ++n) {
+      Value w = arith::MulFOp::create(b, loc, scale,
+                                      cm.centered(cm.trits(bytes, n)),
+                                      cm.flags());
+      for (size_t r = 0; r < rows; ++r) {
+        Value at = im.add(im.add(d.xRows[r], blockX),
+                          im.c(firstValue + width * n));
+        Value &sum = acc[3 * r + group];
+        sum = cm.multiplyAdd(sum, w, cm.x(d.x, at, width));
+      }
+    }
+  }
+  // qh: byte j's digit n is value 240 + 4n + j.
+  Value qh = loadWordAtEvenByte(b, loc, d.w, im.add(base, im.c(48)),
+                                misaligned);
+  for (int64_t j = 0; j < 4; ++j) {
+    Value byte = wm.mask(wm.shr(qh, 8 * j), 0xff);
+    for (int64_t n = 0; n < 4; ++n) {
+      Value q = ex::MulOp::create(b, loc, d32,
+                                  centered(wm, b, loc, tritOf(wm, b, loc, byte, n)));
+      for (size_t r = 0; r < rows; ++r) {
+        Value at = im.add(im.add(d.xRows[r], blockX), im.c(240 + 4 * n + j));
+        acc[3 * r + 2] = ex::FmaOp::create(
+            b, loc, q, loadElement(d.x, at, loc), acc[3 * r + 2]);
+      }
+    }
+  }
+  scf::YieldOp::create(b, loc, acc);
+  b.setInsertionPointAfter(loop);
+  SmallVector<Value> dots;
+  for (size_t r = 0; r < rows; ++r) {
+    Value total = ex::AddOp::create(b, loc, cm.sum(loop.getResult(3 * r)),
+                                    cm.sum(loop.getResult(3 * r + 1)));
+    dots.push_back(ex::AddOp::create(b, loc, total, loop.getResult(3 * r + 2)));
+  }
+  return dots;
+}
+
+SmallVector<Value> GraphLowering::emitI2_SDotVector(const DotOperands &d) {
+  // One 32-byte block (word-aligned) per iteration: four planes of 2-bit
+  // codes (bits 6-2k of byte m: value 32k + m) against 32 x values each.
+  constexpr int64_t kValues = 128, kWords = 8;
+  Location loc = d.loc;
+  IndexMath im(b, loc);
+  CodeMath cm{b, loc};
+  int64_t blocks = d.k / kValues;
+  const size_t rows = d.xRows.size();
+  Value rowBlocks = im.mul(d.n, im.c(blocks));
+  OpBuilder::InsertionGuard guard(b);
+  auto loop = scf::ForOp::create(b, loc, im.c(0), im.c(blocks), im.c(1),
+                                 SmallVector<Value>(rows, cm.zerosF32(32)));
+  b.setInsertionPointToStart(loop.getBody());
+  Value blk = loop.getInductionVar();
+  Value bytes = vector::BitCastOp::create(
+      b, loc, cm.of(b.getI8Type(), 32),
+      cm.words(d.w, im.mul(im.add(rowBlocks, blk), im.c(kWords)), 8));
+  SmallVector<Value> acc(loop.getRegionIterArgs());
+  for (int64_t k = 0; k < 4; ++k) {
+    Value w = cm.centered(cm.twoBits(bytes, 6 - 2 * k));
+    for (size_t r = 0; r < rows; ++r) {
+      Value at = im.add(im.add(d.xRows[r], im.mul(blk, im.c(kValues))),
+                        im.c(32 * k));
+      acc[r] = cm.multiplyAdd(acc[r], w, cm.x(d.x, at, 32));
+    }
+  }
+  scf::YieldOp::create(b, loc, acc);
+  b.setInsertionPointAfter(loop);
+  SmallVector<Value> dots;
+  for (Value sums : loop.getResults())
+    dots.push_back(cm.sum(sums));
+  return dots;
+}
+
 Value GraphLowering::emitDequantizeTernary(Value words, Type element,
                                            Value index, Location loc) {
   IndexMath im(b, loc);
