@@ -16,8 +16,8 @@
 //                       byte), f16 d; v = d * (t - 1), t in {0, 1, 2}
 //   tq2_0 (66 B / 256): u8 qs[64] (four 2-bit values per byte), f16 d;
 //                       v = d * (q - 1)
-//   i2_s  (32 B / 128): 2-bit codes; v = q - 1, unscaled (BitNet's
-//                       per-tensor scale lives outside the blocks)
+//   i2_s  (32 B / 128): 2-bit codes; v = (q - 1) * scale, the tensor's one
+//                       f32 scale stored after all its blocks (+28 bytes)
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,6 +25,7 @@
 #include "Hesper/Support/Half.h"
 
 #include <cmath>
+#include <cstring>
 
 using namespace mlir;
 using namespace hesper;
@@ -141,12 +142,20 @@ static void decodeTQ2(const uint8_t *block, float *out) {
             static_cast<float>(((block[32 * h + m] >> (2 * l)) & 3) - 1) * d;
 }
 
-/// Value 32k + m is bits 7-2k..6-2k of byte m; the unscaled code - 1 (the
-/// tensor's scale is not part of a block).
-static void decodeI2S(const uint8_t *block, float *out) {
+/// Value 32k + m is bits 7-2k..6-2k of byte m: (code - 1) * scale.
+static void decodeI2S(const uint8_t *block, float scale, float *out) {
   for (int k = 0; k < 4; ++k)
     for (int m = 0; m < 32; ++m)
-      *out++ = static_cast<float>(((block[m] >> (6 - 2 * k)) & 3) - 1);
+      *out++ = static_cast<float>(((block[m] >> (6 - 2 * k)) & 3) - 1) * scale;
+}
+
+/// The f32 after the blocks of an i2_s tensor.
+static float i2sScaleOf(const HostTensor &tensor) {
+  size_t at = static_cast<size_t>(tensor.getNumElements() / 4);
+  float scale = 0;
+  if (at + sizeof(float) <= tensor.bytes().size())
+    std::memcpy(&scale, tensor.bytes().data() + at, sizeof(float));
+  return scale;
 }
 
 LogicalResult hesper::interp::dequantizeRow(const HostTensor &tensor,
@@ -184,7 +193,7 @@ LogicalResult hesper::interp::dequantizeRow(const HostTensor &tensor,
     else if (isa<TQ2_0Type>(element))
       decodeTQ2(block, o);
     else if (isa<I2_SType>(element))
-      decodeI2S(block, o);
+      decodeI2S(block, i2sScaleOf(tensor), o);
     else
       decodeQ6K(block, o);
   }

@@ -9,7 +9,9 @@
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 
 using namespace mlir;
 using namespace hesper;
@@ -78,6 +80,13 @@ HostTensor hesper::interp::randomTensor(RankedTensorType type,
       } else if (isa<TQ2_0Type>(element)) {
         setHalf(64);
       }
+    }
+    // An i2_s tensor's scale after its blocks, then zero padding.
+    if (isa<I2_SType>(element)) {
+      size_t at = static_cast<size_t>(n / 4);
+      float scale = 0.01f;
+      std::fill(t.bytes().begin() + at, t.bytes().end(), 0);
+      std::memcpy(t.bytes().data() + at, &scale, sizeof(scale));
     }
   }
   return t;

@@ -22,8 +22,9 @@
 // bitnet (BitNet b1.58) normalizes the attention output before Wo and the
 // FFN's activation before Wdown (attn_sub_norm, ffn_sub_norm), gates with
 // relu(gate)² (bitnet.hidden_activation "relu2"; SiLU without the key), and
-// reads ternary weights; an i2_s tensor's one scale, and a projection's
-// optional `.scale` tensor, multiply the matmul's result in its epilogue.
+// reads ternary weights (an i2_s tensor with the scale stored after its
+// blocks); a projection's optional `.scale` tensor multiplies the matmul's
+// result in its epilogue.
 //
 // The Gemma versions change: GeGLU (gelu_tanh(Wgate h) * Wup h) for the
 // FFN; gemma3's per-head Q/K norms as qwen3's; gemma2/3 normalize the
@@ -155,19 +156,11 @@ private:
   }
 
   /// x · Wᵀ for the projection `base` (its GGUF name without ".weight"),
-  /// times the scales that go with it: an i2_s tensor's own (the graph
-  /// argument "<base>.weight.i2s_scale", read from the tensor by the
-  /// session) and a "<base>.scale" tensor when the file has one.
+  /// times its "<base>.scale" tensor when the file has one. (An i2_s
+  /// tensor's own scale is part of the tensor, read by the kernel.)
   Value project(Value x, const std::string &base) {
     Value w = weight(base + ".weight");
     SmallVector<Value> scales;
-    if (model.weight(base + ".weight").type == rt::GgmlType::I2_S) {
-      std::string name = base + ".weight.i2s_scale";
-      auto it = weights.find(name);
-      if (it == weights.end())
-        it = weights.emplace(name, g.external(name, {1}, g.f32())).first;
-      scales.push_back(it->second);
-    }
     if (model.file().tensor(base + ".scale"))
       scales.push_back(weight(base + ".scale"));
     if (scales.empty())

@@ -45,15 +45,7 @@ static double nowMs() {
 }
 
 /// Where the bytes of a graph argument come from.
-enum class ArgKind {
-  Weight,
-  Tokens,
-  Position,
-  LastRow,
-  RopeFreqs,
-  Cache,
-  I2SScale ///< "<tensor>.i2s_scale": the f32 scale after an i2_s tensor
-};
+enum class ArgKind { Weight, Tokens, Position, LastRow, RopeFreqs, Cache };
 
 static ArgKind classify(const std::string &name) {
   if (name == "tokens")
@@ -66,8 +58,7 @@ static ArgKind classify(const std::string &name) {
     return ArgKind::RopeFreqs;
   if (name.rfind("cache_", 0) == 0)
     return ArgKind::Cache;
-  if (llvm::StringRef(name).ends_with(".i2s_scale"))
-    return ArgKind::I2SScale;
+
   return ArgKind::Weight;
 }
 
@@ -122,21 +113,12 @@ struct Session::Impl {
     switch (classify(name)) {
     case ArgKind::Weight: {
       const rt::GgufTensor &t = model->weight(name);
-      // The blocks only: an i2_s tensor's scale is an argument of its own.
-      const uint64_t blocks = t.bytes - rt::ggmlTensorTrailerBytes(t.type);
-      if (blocks > bytes)
+      if (t.bytes > bytes)
         return Status::error("weight '" + name + "' has " +
-                             std::to_string(blocks) +
+                             std::to_string(t.bytes) +
                              " bytes, the program's buffer " +
                              std::to_string(bytes));
-      std::memcpy(out.data(), t.data, blocks);
-      return Status();
-    }
-    case ArgKind::I2SScale: {
-      std::string tensor =
-          name.substr(0, name.size() - std::string(".i2s_scale").size());
-      float scale = rt::i2sScale(model->weight(tensor));
-      std::memcpy(out.data(), &scale, std::min(bytes, sizeof(float)));
+      std::memcpy(out.data(), t.data, t.bytes);
       return Status();
     }
     case ArgKind::RopeFreqs: {

@@ -17,8 +17,8 @@
 //         160 + 16n + m digit n of qs[32 + m] (m < 16), value 240 + 4n + j
 //         digit n of qh[j].
 //   i2_s  (BitNet's own format): 128 codes per 32 bytes, value 32k + m in
-//         bits 7-2k..6-2k of byte m, v = code - 1; the tensor's one scale is
-//         not in the blocks (the graph multiplies it in an epilogue).
+//         bits 7-2k..6-2k of byte m, v = (code - 1) * scale, the tensor's
+//         one f32 scale stored after all its blocks.
 //
 // The kernels decode the packed bytes in registers; no weight is ever
 // expanded in memory.
@@ -162,9 +162,21 @@ SmallVector<Value> GraphLowering::emitTQ1_0Dot(const DotOperands &d) {
   return finishUnits(loop, totals);
 }
 
+/// The f32 scale after the blocks of the i2_s weight buffer `w`: the
+/// first of its last 8 words (the blocks are whole words, and the scale
+/// and its padding are 32 bytes).
+static Value i2sScale(OpBuilder &b, Location loc, Value w) {
+  IndexMath im(b, loc);
+  int64_t words = cast<sm::BufferType>(w.getType()).getLength();
+  Value word = sm::LoadOp::create(b, loc, b.getI32Type(), w,
+                                  im.c(words - cir::I2_SType::kTrailerBytes / 4));
+  return arith::BitcastOp::create(b, loc, b.getF32Type(), word);
+}
+
 SmallVector<Value> GraphLowering::emitI2_SDot(const DotOperands &d) {
   // A lane's unit is one 32-byte block (8 words, always word-aligned) of
-  // 128 values in four 2-bit planes; the sum is of the unscaled codes - 1.
+  // 128 values in four 2-bit planes; the lane's sum of (code - 1) * x is
+  // scaled once at the end.
   constexpr int64_t kValues = 128, kWords = 8;
   Location loc = d.loc;
   IndexMath im(b, loc);
@@ -172,36 +184,45 @@ SmallVector<Value> GraphLowering::emitI2_SDot(const DotOperands &d) {
   int64_t blocksPerRow = d.k / kValues;
   const size_t rows = d.xRows.size();
   Value rowBlocks = im.mul(d.n, im.c(blocksPerRow));
-  OpBuilder::InsertionGuard guard(b);
-  scf::ForOp loop = beginUnits(d, blocksPerRow, rows);
-  Value blk = loop.getInductionVar();
-  Value blockWord = im.mul(im.add(rowBlocks, blk), im.c(kWords));
-  Value unitOffset = im.mul(blk, im.c(kValues));
-  auto words = scf::ForOp::create(b, loc, im.c(0), im.c(kWords), im.c(1),
-                                  loop.getRegionIterArgs());
-  {
-    OpBuilder::InsertionGuard inner(b);
-    b.setInsertionPointToStart(words.getBody());
-    Value w = words.getInductionVar();
-    Value word = sm::LoadOp::create(b, loc, b.getI32Type(), d.w,
-                                    im.add(blockWord, w));
-    SmallVector<Value> acc(words.getRegionIterArgs());
-    for (int64_t k = 0; k < 4; ++k) {
-      SmallVector<SmallVector<Value, 4>> xs;
-      for (size_t r = 0; r < rows; ++r)
-        xs.push_back(loadX4(
-            d, im.add(im.add(d.xRows[r], unitOffset),
-                      im.add(im.c(32 * k), im.mul(w, im.c(4))))));
-      for (int64_t t = 0; t < 4; ++t) {
-        Value q = centered(wm, b, loc,
-                           wm.mask(wm.shr(word, 8 * t + 6 - 2 * k), 3));
+  // The lane's unscaled sums, computed in a scope of their own so that
+  // the builder is back after the loop for the scaling.
+  SmallVector<Value> sums = [&] {
+    OpBuilder::InsertionGuard guard(b);
+    scf::ForOp loop = beginUnits(d, blocksPerRow, rows);
+    Value blk = loop.getInductionVar();
+    Value blockWord = im.mul(im.add(rowBlocks, blk), im.c(kWords));
+    Value unitOffset = im.mul(blk, im.c(kValues));
+    auto words = scf::ForOp::create(b, loc, im.c(0), im.c(kWords), im.c(1),
+                                    loop.getRegionIterArgs());
+    {
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPointToStart(words.getBody());
+      Value w = words.getInductionVar();
+      Value word = sm::LoadOp::create(b, loc, b.getI32Type(), d.w,
+                                      im.add(blockWord, w));
+      SmallVector<Value> acc(words.getRegionIterArgs());
+      for (int64_t k = 0; k < 4; ++k) {
+        SmallVector<SmallVector<Value, 4>> xs;
         for (size_t r = 0; r < rows; ++r)
-          acc[r] = ex::FmaOp::create(b, loc, q, xs[r][t], acc[r]);
+          xs.push_back(loadX4(
+              d, im.add(im.add(d.xRows[r], unitOffset),
+                        im.add(im.c(32 * k), im.mul(w, im.c(4))))));
+        for (int64_t t = 0; t < 4; ++t) {
+          Value q = centered(wm, b, loc,
+                             wm.mask(wm.shr(word, 8 * t + 6 - 2 * k), 3));
+          for (size_t r = 0; r < rows; ++r)
+            acc[r] = ex::FmaOp::create(b, loc, q, xs[r][t], acc[r]);
+        }
       }
+      scf::YieldOp::create(b, loc, acc);
     }
-    scf::YieldOp::create(b, loc, acc);
-  }
-  return finishUnits(loop, SmallVector<Value>(words.getResults()));
+    return finishUnits(loop, SmallVector<Value>(words.getResults()));
+  }();
+  // Scaled once, after the loop.
+  Value scale = i2sScale(b, loc, d.w);
+  for (Value &sum : sums)
+    sum = ex::MulOp::create(b, loc, sum, scale);
+  return sums;
 }
 
 //===----------------------------------------------------------------------===//
@@ -452,9 +473,10 @@ SmallVector<Value> GraphLowering::emitI2_SDotVector(const DotOperands &d) {
   }
   scf::YieldOp::create(b, loc, acc);
   b.setInsertionPointAfter(loop);
+  Value scale = i2sScale(b, loc, d.w);
   SmallVector<Value> dots;
   for (Value sums : loop.getResults())
-    dots.push_back(cm.sum(sums));
+    dots.push_back(ex::MulOp::create(b, loc, cm.sum(sums), scale));
   return dots;
 }
 

@@ -1,7 +1,7 @@
 // Matmuls with ternary weights (BitNet b1.58): tq2_0, tq1_0 and i2_s rows
-// of 512 values, for one token and for a chunk of 3 (GEMM-shaped), with an
-// epilogue that scales by a per-tensor factor (how the model applies an
-// i2_s tensor's scale), and an embedding row gathered from a tq1_0 table.
+// of 512 values, for one token and for a chunk of 3 (GEMM-shaped; the i2_s
+// tensor's own scale after its blocks, and a residual added in the
+// epilogue), and an embedding row gathered from a tq1_0 table.
 // The CPU and Vulkan acceptance tests compare the kernels with the
 // interpreter on random inputs; the interpreter's decoding is checked
 // against the NumPy reference by test/Models/bitnet-*.test.
@@ -13,7 +13,7 @@
 // COUNT: graph @i2s: 1 dispatches (1 matmul)
 // COUNT: graph @gather_tq1: 1 dispatches (1 gather)
 // RUN: hesper-run %s --split-input-file --backend=interp --input x=random:1 \
-// RUN:   --input w=random:2 --input s=values:0.5 --input id=values:3 \
+// RUN:   --input w=random:2 --input s=random:3 --input id=values:3 \
 // RUN:   --print-results | FileCheck %s
 // CHECK-COUNT-4: result #0
 
@@ -39,14 +39,14 @@ circuit.graph @tq1(%x: tensor<512xf32> {circuit.name = "x"},
 
 circuit.graph @i2s(%x: tensor<3x512xf32> {circuit.name = "x"},
                    %w: tensor<40x512x!circuit.i2_s> {circuit.name = "w"},
-                   %s: tensor<1xf32> {circuit.name = "s"})
+                   %res: tensor<3x40xf32> {circuit.name = "s"})
     -> tensor<3x40xf32> {
-  %y = circuit.matmul %x, %w ins(%s : tensor<1xf32>)
+  %y = circuit.matmul %x, %w ins(%res : tensor<3x40xf32>)
       : tensor<3x512xf32>, tensor<40x512x!circuit.i2_s> -> tensor<3x40xf32>
       epilogue {
-  ^bb0(%lane: i32, %acc: f32, %scale: f32):
-    %r = exp.mul %acc, %scale : f32
-    circuit.yield %r : f32
+  ^bb0(%lane: i32, %acc: f32, %r: f32):
+    %sum = exp.add %acc, %r : f32
+    circuit.yield %sum : f32
   }
   circuit.output %y : tensor<3x40xf32>
 }

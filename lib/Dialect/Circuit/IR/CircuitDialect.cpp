@@ -48,7 +48,13 @@ int64_t hesper::circuit::getQuantBlockBytes(Type type) {
 
 int64_t hesper::circuit::getStorageBytes(RankedTensorType type) {
   Type element = type.getElementType();
-  if (int64_t block = getQuantBlockSize(element))
-    return type.getNumElements() / block * getQuantBlockBytes(element);
+  if (int64_t block = getQuantBlockSize(element)) {
+    int64_t bytes = type.getNumElements() / block * getQuantBlockBytes(element);
+    // An i2_s tensor ends with its one f32 scale, padded to 32 bytes, as
+    // GGUF stores it.
+    if (isa<I2_SType>(element))
+      bytes += I2_SType::kTrailerBytes;
+    return bytes;
+  }
   return type.getNumElements() * (element.getIntOrFloatBitWidth() / 8);
 }

@@ -71,7 +71,16 @@ def Circuit_Q4_KType : Circuit_QuantType<"Q4_K", "q4_k", 256, 144,
 def Circuit_Q6_KType : Circuit_QuantType<"Q6_K", "q6_k", 256, 210,
     "6-bit k-quant weights, super-blocks of 256 with 8-bit sub-block scales">;
 def Circuit_I2_SType : Circuit_QuantType<"I2_S", "i2_s", 128, 32,
-    "BitNet b1.58 ternary weights, 2 bits each, with one f32 scale per tensor">;
+    "BitNet b1.58 ternary weights, 2 bits each, with one f32 scale per tensor "
+    "(the value is (code - 1) * scale); the tensor's storage ends with the "
+    "scale, padded to 32 bytes, after all blocks"> {
+  let extraClassDeclaration = [{
+    static constexpr int64_t kBlockSize = 128;
+    static constexpr int64_t kBlockBytes = 32;
+    /// Bytes after the blocks of a tensor: the f32 scale and padding.
+    static constexpr int64_t kTrailerBytes = 32;
+  }];
+}
 def Circuit_TQ1_0Type : Circuit_QuantType<"TQ1_0", "tq1_0", 256, 54,
     "ternary weights (BitNet b1.58), five trits per byte in base 3 (240 "
     "values) and four per byte (16 values), one f16 scale per block of 256">;
