@@ -25,7 +25,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "GraphLowering.h"
+#include "BlockMath.h"
 
 namespace hesper::lowering {
 
@@ -335,9 +335,8 @@ SmallVector<Value> GraphLowering::emitTQ2_0DotVector(const DotOperands &d) {
   const size_t rows = d.xRows.size();
   Value rowBlocks = im.mul(d.n, im.c(blocks));
   OpBuilder::InsertionGuard guard(b);
-  auto loop = scf::ForOp::create(b, loc, im.c(0), im.c(blocks), im.c(1),
-                                 SmallVector<Value>(rows, cm.zerosF32(32)));
-  b.setInsertionPointToStart(loop.getBody());
+  BlockMath vm{b, loc};
+  scf::ForOp loop = vm.beginRows(blocks, rows);
   Value blk = loop.getInductionVar();
   Value base = im.mul(im.add(rowBlocks, blk), im.c(kBytes));
   Value misaligned = arith::CmpIOp::create(
@@ -356,16 +355,11 @@ SmallVector<Value> GraphLowering::emitTQ2_0DotVector(const DotOperands &d) {
       for (size_t r = 0; r < rows; ++r) {
         Value at = im.add(im.add(d.xRows[r], im.mul(blk, im.c(kValues))),
                           im.c(128 * h + 32 * l));
-        acc[r] = cm.multiplyAdd(acc[r], w, cm.x(d.x, at, 32));
+        acc[r] = vm.multiplyAdd(acc[r], w, vm.x32(d.x, at));
       }
     }
   }
-  scf::YieldOp::create(b, loc, acc);
-  b.setInsertionPointAfter(loop);
-  SmallVector<Value> dots;
-  for (Value sums : loop.getResults())
-    dots.push_back(cm.sum(sums));
-  return dots;
+  return vm.finishRows(loop, acc);
 }
 
 SmallVector<Value> GraphLowering::emitTQ1_0DotVector(const DotOperands &d) {
@@ -455,28 +449,24 @@ SmallVector<Value> GraphLowering::emitI2_SDotVector(const DotOperands &d) {
   const size_t rows = d.xRows.size();
   Value rowBlocks = im.mul(d.n, im.c(blocks));
   OpBuilder::InsertionGuard guard(b);
-  auto loop = scf::ForOp::create(b, loc, im.c(0), im.c(blocks), im.c(1),
-                                 SmallVector<Value>(rows, cm.zerosF32(32)));
-  b.setInsertionPointToStart(loop.getBody());
+  BlockMath vm{b, loc};
+  scf::ForOp loop = vm.beginRows(blocks, rows);
   Value blk = loop.getInductionVar();
-  Value bytes = vector::BitCastOp::create(
-      b, loc, cm.of(b.getI8Type(), 32),
-      cm.words(d.w, im.mul(im.add(rowBlocks, blk), im.c(kWords)), 8));
+  Value bytes =
+      vm.bytes(vm.words(d.w, im.mul(im.add(rowBlocks, blk), im.c(kWords))));
   SmallVector<Value> acc(loop.getRegionIterArgs());
   for (int64_t k = 0; k < 4; ++k) {
     Value w = cm.centered(cm.twoBits(bytes, 6 - 2 * k));
     for (size_t r = 0; r < rows; ++r) {
       Value at = im.add(im.add(d.xRows[r], im.mul(blk, im.c(kValues))),
                         im.c(32 * k));
-      acc[r] = cm.multiplyAdd(acc[r], w, cm.x(d.x, at, 32));
+      acc[r] = vm.multiplyAdd(acc[r], w, vm.x32(d.x, at));
     }
   }
-  scf::YieldOp::create(b, loc, acc);
-  b.setInsertionPointAfter(loop);
+  SmallVector<Value> dots = vm.finishRows(loop, acc);
   Value scale = i2sScale(b, loc, d.w);
-  SmallVector<Value> dots;
-  for (Value sums : loop.getResults())
-    dots.push_back(ex::MulOp::create(b, loc, cm.sum(sums), scale));
+  for (Value &dot : dots)
+    dot = ex::MulOp::create(b, loc, dot, scale);
   return dots;
 }
 
