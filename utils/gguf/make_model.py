@@ -3,7 +3,7 @@
 
 The files follow llama.cpp's naming of metadata keys and tensors, so any
 GGUF loader that understands the llama / qwen2 / qwen3 / gemma / gemma2 /
-gemma3 / bitnet architectures can load them.  Nothing but the single .gguf
+gemma3 / gemma4 / bitnet architectures can load them.  Nothing but the single .gguf
 file is written.
 
 Examples
@@ -49,6 +49,24 @@ Gemma metadata (written only for the archs named):
                                            --rope-base-swa
 gemma3's --rope-base defaults to 1e6 (every other arch: 1e4).  These
 options are refused for archs they do not apply to.
+
+gemma4 (dense E2B/E4B style; docs/Gemma4-notes.md).  Keys beyond the
+common ones: attention.key_length/value_length (full layers, --head-dim),
+*_swa (--head-dim-swa), rope.dimension_count_swa (--rope-dims-swa),
+rope.freq_base (1e6) / rope.freq_base_swa (1e4), attention.sliding_window
+(512), attention.sliding_window_pattern as a bool array (layer i slides iff
+i % P < P - 1, --swa-pattern P, default 2), attention.shared_kv_layers
+(--shared-kv-layers, 0), embedding_length_per_layer_input (--per-layer-dim,
+16), final_logit_softcapping (30); head_count_kv / feed_forward_length
+become per-layer arrays with --kv-heads-per-layer / --ffn-per-layer.
+Tensors: per_layer_token_embd [P*L, vocab], per_layer_model_proj [dim, P*L],
+per_layer_proj_norm [P], rope_freqs [head_dim/2] (when a full layer exists:
+1, then 2/4/8 factors, 1e30 on the last rotated pair); per layer the gemma3
+set (q/k norms, post-attention/post-FFN norms) plus blk.N.inp_gate
+[dim, P], blk.N.proj [P, dim], blk.N.post_norm [dim], and with
+--layer-output-scale blk.N.layer_output_scale [1].  Shared-KV layers (the
+last N) have no attn_k / attn_v / attn_k_norm; --no-attn-v drops attn_v
+everywhere (V = K).  The head is token_embd unless --untied.
 
 BitNet b1.58 (--arch bitnet; docs/BitNet-formats.md).  llama.cpp's bitnet
 graph: the llama tensors plus blk.N.attn_sub_norm.weight [heads*head_dim]
@@ -741,7 +759,8 @@ def build_gpt2_vocab(vocab_size):
 # Model definition
 # --------------------------------------------------------------------------
 
-ARCHES = ["llama", "qwen2", "qwen3", "gemma", "gemma2", "gemma3", "bitnet"]
+ARCHES = ["llama", "qwen2", "qwen3", "gemma", "gemma2", "gemma3", "gemma4",
+          "bitnet"]
 GEMMA_ARCHES = ("gemma", "gemma2", "gemma3")
 # bitnet's ternary projections (llama.cpp's BitLinear layers), in the order
 # make_weights draws them
@@ -763,7 +782,7 @@ DEFAULTS = dict(arch="llama", type="f32", seed=1234, dim=64, layers=2, heads=4,
 def parse_args(argv=None):
     p = argparse.ArgumentParser(
         description="Write a small synthetic GGUF v3 model "
-                    "(llama/qwen2/qwen3/gemma/gemma2/gemma3/bitnet).")
+                    "(llama/qwen2/qwen3/gemma/gemma2/gemma3/gemma4/bitnet).")
     p.add_argument("out", help="output .gguf path")
     p.add_argument("--preset", choices=sorted(PRESETS))
     p.add_argument("--arch", choices=ARCHES)
@@ -832,6 +851,30 @@ def parse_args(argv=None):
                    help="bitnet: store the projections as bare ternary "
                         "{-1,0,1} and their per-tensor scale s as "
                         "blk.N.<proj>.scale [1] f32 tensors (same model)")
+    g4 = p.add_argument_group("gemma4 (dense E2B/E4B-style models)")
+    g4.add_argument("--per-layer-dim", dest="per_layer_dim", type=int,
+                    help="embedding_length_per_layer_input (default 16; 0: "
+                         "no per-layer embedding tensors)")
+    g4.add_argument("--shared-kv-layers", dest="shared_kv_layers", type=int,
+                    help="attention.shared_kv_layers: the last N layers have "
+                         "no attn_k/attn_v and read an earlier layer's KV "
+                         "cache (default 0)")
+    g4.add_argument("--head-dim-swa", dest="head_dim_swa", type=int,
+                    help="attention.key_length_swa / value_length_swa "
+                         "(default --head-dim, which is the full layers' size)")
+    g4.add_argument("--rope-dims-swa", dest="rope_dims_swa", type=int,
+                    help="rope.dimension_count_swa (default the SWA head size)")
+    g4.add_argument("--kv-heads-per-layer", dest="kv_heads_per_layer",
+                    help="comma list: attention.head_count_kv as a per-layer "
+                         "array")
+    g4.add_argument("--ffn-per-layer", dest="ffn_per_layer",
+                    help="comma list: feed_forward_length as a per-layer array")
+    g4.add_argument("--no-attn-v", dest="no_attn_v", action="store_true",
+                    default=None,
+                    help="write no attn_v (llama.cpp then uses K as V)")
+    g4.add_argument("--layer-output-scale", dest="layer_output_scale",
+                    action="store_true", default=None,
+                    help="write blk.N.layer_output_scale.weight [1]")
     p.add_argument("--name", help="general.name")
     p.add_argument("--quiet", action="store_true")
     cfg = p.parse_args(argv)
@@ -841,14 +884,16 @@ def parse_args(argv=None):
         if getattr(cfg, key) is None:
             setattr(cfg, key, preset.get(key, val))
     gemma = cfg.arch in GEMMA_ARCHES
+    G234 = ("gemma2", "gemma3", "gemma4")
     # options that only some archs understand
-    only_for = [("--sliding-window", cfg.sliding_window, ("gemma2", "gemma3")),
-                ("--swa-pattern", cfg.swa_pattern, ("gemma2", "gemma3")),
+    only_for = [("--sliding-window", cfg.sliding_window, G234),
+                ("--swa-pattern", cfg.swa_pattern, G234),
                 ("--attn-softcap", cfg.attn_softcap, ("gemma2",)),
-                ("--final-softcap", cfg.final_softcap, ("gemma2", "gemma3")),
-                ("--rope-base-swa", cfg.rope_base_swa, ("gemma2", "gemma3")),
+                ("--final-softcap", cfg.final_softcap, G234),
+                ("--rope-base-swa", cfg.rope_base_swa, G234),
                 ("--hidden-act", cfg.hidden_act, ("bitnet",)),
                 ("--scale-tensors", cfg.scale_tensors, ("bitnet",))]
+    only_for += [(flag, getattr(cfg, key), ("gemma4",)) for flag, key in GEMMA4_OPTS]
     for flag, val, archs in only_for:
         if val is not None and cfg.arch not in archs:
             p.error("%s applies to --arch %s only" % (flag, "/".join(archs)))
@@ -860,6 +905,10 @@ def parse_args(argv=None):
             p.error("--untied: llama.cpp always uses token_embd as the head "
                     "of %s; no output.weight can be written" % cfg.arch)
         cfg.tied = True
+    if cfg.arch == "gemma4":
+        # token_embd is the head unless --untied writes output.weight (which
+        # llama.cpp's gemma4 loader reads when present)
+        cfg.tied = not asked_untied
     if bitnet:
         if cfg.hidden_act is None:
             cfg.hidden_act = "relu2"
@@ -868,7 +917,7 @@ def parse_args(argv=None):
             p.error("--head-dim: llama.cpp's bitnet needs head_dim * heads "
                     "== dim (attn_q and attn_output are dim x dim)")
     if cfg.rope_base is None:
-        cfg.rope_base = 1000000.0 if cfg.arch == "gemma3" else 10000.0
+        cfg.rope_base = 1000000.0 if cfg.arch in ("gemma3", "gemma4") else 10000.0
     if cfg.arch == "gemma2":
         if cfg.sliding_window is None:
             cfg.sliding_window = 4096
@@ -890,7 +939,8 @@ def parse_args(argv=None):
         if val is not None and not val > 0:
             p.error("%s must be > 0" % flag)
     if cfg.tokenizer is None:
-        cfg.tokenizer = "llama" if cfg.arch == "llama" or gemma or bitnet else "gpt2"
+        cfg.tokenizer = ("llama" if cfg.arch in ("llama", "gemma4") or gemma or bitnet
+                         else "gpt2")
     if cfg.head_dim is None:
         if cfg.dim % cfg.heads:
             p.error("--dim must be a multiple of --heads (or give --head-dim)")
@@ -903,9 +953,107 @@ def parse_args(argv=None):
         p.error("--heads must be a multiple of --kv-heads")
     if cfg.rope_dims % 2 or not 0 < cfg.rope_dims <= cfg.head_dim:
         p.error("--rope-dims must be even and in (0, head_dim]")
+    if cfg.arch == "gemma4":
+        _gemma4_args(p, cfg, asked_untied)
     if cfg.name is None:
         cfg.name = "hesper-synthetic-%s-%s" % (cfg.arch, cfg.type)
     return cfg
+
+
+# gemma4-only command-line options: (flag, cfg attribute)
+GEMMA4_OPTS = (("--per-layer-dim", "per_layer_dim"),
+               ("--shared-kv-layers", "shared_kv_layers"),
+               ("--head-dim-swa", "head_dim_swa"),
+               ("--rope-dims-swa", "rope_dims_swa"),
+               ("--kv-heads-per-layer", "kv_heads_per_layer"),
+               ("--ffn-per-layer", "ffn_per_layer"),
+               ("--no-attn-v", "no_attn_v"),
+               ("--layer-output-scale", "layer_output_scale"))
+
+
+def _int_list(p, flag, text, n):
+    try:
+        vals = [int(v) for v in text.replace(" ", "").split(",") if v != ""]
+    except ValueError:
+        p.error("%s: a comma list of integers" % flag)
+    if len(vals) != n:
+        p.error("%s: %d values for %d layers" % (flag, len(vals), n))
+    return vals
+
+
+def gemma4_layout(cfg):
+    """Per-layer facts of a gemma4 cfg: dict of lists (swa, head_dim, n_rot,
+    kv_heads, ffn, owner).  owner[il] is the layer whose KV cache layer il
+    reads: il itself below n_layer - shared_kv_layers, else llama.cpp's
+    reuse rule n_kv_from_start - (2 if SWA else 1)."""
+    L = cfg.layers
+    P = cfg.swa_pattern
+    swa = [il % P < P - 1 for il in range(L)]
+    n_kv = L - cfg.shared_kv_layers
+    owner = [il if il < n_kv else n_kv - (2 if swa[il] else 1) for il in range(L)]
+    return dict(
+        swa=swa,
+        head_dim=[cfg.head_dim_swa if s else cfg.head_dim for s in swa],
+        n_rot=[cfg.rope_dims_swa if s else cfg.rope_dims for s in swa],
+        kv_heads=list(cfg.kv_heads_list), ffn=list(cfg.ffn_list), owner=owner,
+        n_kv=n_kv)
+
+
+def _gemma4_args(p, cfg, asked_untied):
+    """Defaults and checks of --arch gemma4 (after the common ones)."""
+    if cfg.rope_scale is not None:
+        p.error("--rope-scale: not supported for gemma4 (its full layers use "
+                "rope_freqs factors instead)")
+    if cfg.rope_base_swa is None:
+        cfg.rope_base_swa = 10000.0
+    if cfg.sliding_window is None:
+        cfg.sliding_window = 512
+    if cfg.sliding_window < 1:
+        p.error("--sliding-window must be >= 1 for gemma4")
+    if cfg.swa_pattern is None:
+        cfg.swa_pattern = 2
+    if cfg.swa_pattern < 1:
+        p.error("--swa-pattern must be >= 1 for gemma4 (1: every layer full)")
+    if cfg.final_softcap is None:
+        cfg.final_softcap = 30.0
+    if cfg.per_layer_dim is None:
+        cfg.per_layer_dim = 16
+    if cfg.per_layer_dim < 0:
+        p.error("--per-layer-dim must be >= 0")
+    if cfg.shared_kv_layers is None:
+        cfg.shared_kv_layers = 0
+    cfg.no_attn_v = bool(cfg.no_attn_v)
+    cfg.layer_output_scale = bool(cfg.layer_output_scale)
+    if cfg.head_dim_swa is None:
+        cfg.head_dim_swa = cfg.head_dim
+    if cfg.rope_dims_swa is None:
+        cfg.rope_dims_swa = cfg.head_dim_swa
+    if cfg.rope_dims_swa % 2 or not 0 < cfg.rope_dims_swa <= cfg.head_dim_swa:
+        p.error("--rope-dims-swa must be even and in (0, head_dim_swa]")
+    L = cfg.layers
+    cfg.kv_heads_list = ([cfg.kv_heads] * L if cfg.kv_heads_per_layer is None else
+                         _int_list(p, "--kv-heads-per-layer", cfg.kv_heads_per_layer, L))
+    cfg.ffn_list = ([cfg.ffn] * L if cfg.ffn_per_layer is None else
+                    _int_list(p, "--ffn-per-layer", cfg.ffn_per_layer, L))
+    for n in cfg.kv_heads_list:
+        if n < 1 or cfg.heads % n:
+            p.error("--kv-heads-per-layer: each must divide --heads")
+    if min(cfg.ffn_list) < 1:
+        p.error("--ffn-per-layer: each must be >= 1")
+    if not 0 <= cfg.shared_kv_layers < L:
+        p.error("--shared-kv-layers must be in [0, layers)")
+    lay = gemma4_layout(cfg)
+    for il in range(lay["n_kv"], L):
+        o = lay["owner"][il]
+        if o < 0 or lay["swa"][o] != lay["swa"][il]:
+            p.error("--shared-kv-layers: layer %d (%s) would read layer %d's "
+                    "cache, which is not a %s layer (llama.cpp's rule: "
+                    "n_kv - 2 for SWA, n_kv - 1 for full layers)"
+                    % (il, "SWA" if lay["swa"][il] else "full", o,
+                       "SWA" if lay["swa"][il] else "full"))
+        if lay["kv_heads"][o] != lay["kv_heads"][il]:
+            p.error("--kv-heads-per-layer: shared layer %d must have the KV "
+                    "head count of layer %d" % (il, o))
 
 
 def make_weights(cfg):
@@ -915,6 +1063,8 @@ def make_weights(cfg):
     rng = np.random.default_rng(cfg.seed)
     if cfg.arch == "bitnet":
         return _bitnet_weights(cfg, rng)
+    if cfg.arch == "gemma4":
+        return _gemma4_weights(cfg, rng)
     hd, d = cfg.head_dim, cfg.dim
 
     def mat(n_out, n_in):
@@ -1000,6 +1150,78 @@ def _bitnet_weights(cfg, rng):
     return out
 
 
+def gemma4_rope_factors(n_pairs, n_rot_pairs):
+    """rope_freqs.weight of a synthetic gemma4 file (n_pairs = full head
+    size / 2): 1 on the first half of the rotated pairs, then 2, 4, 8
+    repeating (lower frequencies, as proportional RoPE does), and 1e30 on the
+    last rotated pair (angle ~0: a pair left unrotated, as in real files)."""
+    f = np.ones(n_pairs, np.float32)
+    half = n_rot_pairs // 2
+    for j in range(half, n_rot_pairs):
+        f[j] = 2.0 ** (1 + (j - half) % 3)
+    if n_rot_pairs >= 2:
+        f[n_rot_pairs - 1] = 1e30
+    return f
+
+
+def _gemma4_weights(cfg, rng):
+    """gemma4 (dense): see the module docstring for the tensor list."""
+    d, P, L = cfg.dim, cfg.per_layer_dim, cfg.layers
+    lay = gemma4_layout(cfg)
+
+    def mat(n_out, n_in):
+        w = rng.standard_normal((n_out, n_in), dtype=np.float32)
+        w *= np.float32(1.0 / np.sqrt(n_in))
+        return w
+
+    def norm(n):
+        return (1.0 + 0.1 * rng.standard_normal(n, dtype=np.float32)).astype(np.float32)
+
+    embd = rng.standard_normal((cfg.vocab, d), dtype=np.float32)
+    embd *= np.float32(cfg.embd_std)
+    out = [("token_embd.weight", embd)]
+    if P > 0:
+        ple = rng.standard_normal((cfg.vocab, P * L), dtype=np.float32)
+        ple *= np.float32(1.0 / np.sqrt(P))
+        out.append(("per_layer_token_embd.weight", ple))
+        out.append(("per_layer_model_proj.weight", mat(P * L, d)))
+        out.append(("per_layer_proj_norm.weight", norm(P)))
+    if not all(lay["swa"]):
+        out.append(("rope_freqs.weight",
+                    gemma4_rope_factors(cfg.head_dim // 2, cfg.rope_dims // 2)))
+    for i in range(L):
+        b = "blk.%d." % i
+        hd, kvh, ff = lay["head_dim"][i], lay["kv_heads"][i], lay["ffn"][i]
+        own = lay["owner"][i] == i
+        out.append((b + "attn_norm.weight", norm(d)))
+        out.append((b + "attn_q.weight", mat(cfg.heads * hd, d)))
+        if own:
+            out.append((b + "attn_k.weight", mat(kvh * hd, d)))
+            if not cfg.no_attn_v:
+                out.append((b + "attn_v.weight", mat(kvh * hd, d)))
+        out.append((b + "attn_q_norm.weight", norm(hd)))
+        if own:
+            out.append((b + "attn_k_norm.weight", norm(hd)))
+        out.append((b + "attn_output.weight", mat(d, cfg.heads * hd)))
+        out.append((b + "post_attention_norm.weight", norm(d)))
+        out.append((b + "ffn_norm.weight", norm(d)))
+        out.append((b + "ffn_gate.weight", mat(ff, d)))
+        out.append((b + "ffn_up.weight", mat(ff, d)))
+        out.append((b + "ffn_down.weight", mat(d, ff)))
+        out.append((b + "post_ffw_norm.weight", norm(d)))
+        if P > 0:
+            out.append((b + "inp_gate.weight", mat(P, d)))
+            out.append((b + "proj.weight", mat(d, P)))
+            out.append((b + "post_norm.weight", norm(d)))
+        if cfg.layer_output_scale:
+            s = 0.5 + 0.5 * rng.random()
+            out.append((b + "layer_output_scale.weight", np.array([s], np.float32)))
+    out.append(("output_norm.weight", norm(d)))
+    if not cfg.tied:
+        out.append(("output.weight", mat(cfg.vocab, d)))
+    return out
+
+
 def is_bitnet_projection(name):
     """blk.N.<proj>.weight for one of BITNET_PROJ."""
     parts = name.split(".")
@@ -1059,18 +1281,10 @@ def build_metadata(cfg, tok):
         kv.append((a + ".rope.scaling.factor", MT_FLOAT32, rope_scale))
     if getattr(cfg, "hidden_act", None) not in (None, "none"):
         kv.append((a + ".hidden_activation", MT_STRING, cfg.hidden_act))
-    # Gemma extras; parse_args leaves these None for archs without them
-    if getattr(cfg, "rope_base_swa", None) is not None:
-        kv.append((a + ".rope.freq_base_swa", MT_FLOAT32, cfg.rope_base_swa))
-    if getattr(cfg, "sliding_window", None) is not None:
-        kv.append((a + ".attention.sliding_window", MT_UINT32, cfg.sliding_window))
-    if getattr(cfg, "swa_pattern", None) is not None:
-        kv.append((a + ".attention.sliding_window_pattern", MT_UINT32,
-                   cfg.swa_pattern))
-    if getattr(cfg, "attn_softcap", None) is not None:
-        kv.append((a + ".attn_logit_softcapping", MT_FLOAT32, cfg.attn_softcap))
-    if getattr(cfg, "final_softcap", None) is not None:
-        kv.append((a + ".final_logit_softcapping", MT_FLOAT32, cfg.final_softcap))
+    if a == "gemma4":
+        _gemma4_metadata(cfg, kv)
+    else:
+        _gemma_extras(cfg, kv)
     kv.append(("tokenizer.ggml.model", MT_STRING, tok["model"]))
     if tok["model"] == "gpt2":
         kv.append(("tokenizer.ggml.pre", MT_STRING, cfg.pre))
@@ -1097,12 +1311,61 @@ def build_metadata(cfg, tok):
     return kv
 
 
+def _gemma_extras(cfg, kv):
+    """gemma2/gemma3 keys; parse_args leaves these None for archs without
+    them."""
+    a = cfg.arch
+    if getattr(cfg, "rope_base_swa", None) is not None:
+        kv.append((a + ".rope.freq_base_swa", MT_FLOAT32, cfg.rope_base_swa))
+    if getattr(cfg, "sliding_window", None) is not None:
+        kv.append((a + ".attention.sliding_window", MT_UINT32, cfg.sliding_window))
+    if getattr(cfg, "swa_pattern", None) is not None:
+        kv.append((a + ".attention.sliding_window_pattern", MT_UINT32,
+                   cfg.swa_pattern))
+    if getattr(cfg, "attn_softcap", None) is not None:
+        kv.append((a + ".attn_logit_softcapping", MT_FLOAT32, cfg.attn_softcap))
+    if getattr(cfg, "final_softcap", None) is not None:
+        kv.append((a + ".final_logit_softcapping", MT_FLOAT32, cfg.final_softcap))
+
+
+def _gemma4_metadata(cfg, kv):
+    """gemma4 keys (llama-arch.cpp's names): per-layer arrays replace the
+    scalar head_count_kv / feed_forward_length when given; the SWA pattern is
+    a bool array (true = sliding-window layer)."""
+    a = cfg.arch
+    lay = gemma4_layout(cfg)
+    arrays = {}
+    if cfg.kv_heads_per_layer is not None:
+        arrays[a + ".attention.head_count_kv"] = lay["kv_heads"]
+    if cfg.ffn_per_layer is not None:
+        arrays[a + ".feed_forward_length"] = lay["ffn"]
+    for i, (key, vt, val) in enumerate(kv):
+        if key in arrays:
+            kv[i] = (key, MT_ARRAY, (MT_UINT32, arrays[key]))
+    have = set(k for k, _, _ in kv)
+    for key, val in ((".attention.key_length", cfg.head_dim),
+                     (".attention.value_length", cfg.head_dim)):
+        if a + key not in have:
+            kv.append((a + key, MT_UINT32, val))
+    kv += [
+        (a + ".attention.key_length_swa", MT_UINT32, cfg.head_dim_swa),
+        (a + ".attention.value_length_swa", MT_UINT32, cfg.head_dim_swa),
+        (a + ".rope.dimension_count_swa", MT_UINT32, cfg.rope_dims_swa),
+        (a + ".rope.freq_base_swa", MT_FLOAT32, cfg.rope_base_swa),
+        (a + ".attention.sliding_window", MT_UINT32, cfg.sliding_window),
+        (a + ".attention.sliding_window_pattern", MT_ARRAY, (MT_BOOL, lay["swa"])),
+        (a + ".attention.shared_kv_layers", MT_UINT32, cfg.shared_kv_layers),
+        (a + ".embedding_length_per_layer_input", MT_UINT32, cfg.per_layer_dim),
+        (a + ".final_logit_softcapping", MT_FLOAT32, cfg.final_softcap),
+    ]
+
+
 def write_model(cfg, log=None):
     """Generate and write the model described by cfg.  Returns a summary."""
     t0 = time.time()
     if log is None:
         log = (lambda msg: None) if cfg.quiet else (lambda msg: print(msg, file=sys.stderr))
-    if cfg.rope_dims != cfg.head_dim:
+    if cfg.rope_dims != cfg.head_dim and cfg.arch != "gemma4":
         log("warning: rope.dimension_count %d != head dim %d; llama.cpp itself "
             "rejects partial rotary for %s" % (cfg.rope_dims, cfg.head_dim, cfg.arch))
     tok = build_spm_vocab(cfg.vocab) if cfg.tokenizer == "llama" else build_gpt2_vocab(cfg.vocab)

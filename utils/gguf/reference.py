@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""NumPy reference forward pass for Llama-, Gemma- and BitNet-family GGUF models.
+"""NumPy reference forward pass for Llama-, Gemma- (1 to 4) and BitNet-family GGUF models.
 
 This file deliberately shares no code with make_model.py: it has its own
 GGUF reader and its own dequantizers, so it can serve as an oracle for both
@@ -80,6 +80,27 @@ round-half-even(x s) in [-128, 127], float32(sum t q) / s * scale), as
 llama.cpp's / BitNet's CPU kernels do.  Everything else (attention, the
 f16 head) stays float64: llama.cpp's f16 head also rounds the activations
 to f16, which is not mimicked.
+
+gemma4 (dense only; Gemma4Model, which Model(path) returns for such files;
+docs/Gemma4-notes.md): x = token_embd[tok] * sqrt(n_embd); with P =
+embedding_length_per_layer_input > 0 the per-layer inputs are
+    pl[il] = (rmsnorm(chunk_il(per_layer_model_proj x / sqrt(n_embd)))
+              * per_layer_proj_norm + chunk_il(per_layer_token_embd[tok]) * sqrt(P))
+             / sqrt(2)
+per layer: head count, KV head count and FFN width may be per-layer arrays;
+sliding_window_pattern is a bool array (true = SWA); SWA layers use
+key_length_swa, rope.dimension_count_swa, rope.freq_base_swa; full layers
+key_length, rope.dimension_count, rope.freq_base with angles divided by
+rope_freqs.weight.  q = rope(rmsnorm_head(Wq h) * attn_q_norm); layers
+il < n_kv = n_layer - shared_kv_layers own a cache: k = rope(rmsnorm_head(Wk h)
+* attn_k_norm), v = rmsnorm_head(Wv h) without weight (Wv h := Wk h without
+attn_v); later layers read the cache of layer n_kv - 2 (SWA) / n_kv - 1
+(full).  Scores unscaled (1.0), causal, window on SWA layers, no soft-cap;
+x += rmsnorm(Wo a) * post_attention_norm; x += rmsnorm(GeGLU FFN) *
+post_ffw_norm; x += rmsnorm(proj (gelu(inp_gate x) * pl[il])) * post_norm;
+x *= layer_output_scale when present.  Head output.weight if present, else
+token_embd; final soft-cap when final_logit_softcapping is set.  MoE files
+(ffn_gate_inp) are refused.
 
 Head sizes come from {arch}.attention.key_length / value_length when present,
 else embedding_length / head_count.  llama.cpp requires n_rot == head dim for
@@ -598,6 +619,14 @@ def softcap(v, cap):
 
 
 class Model:
+    def __new__(cls, path, *args, **kwargs):
+        # Model(path) of a gemma4 file builds a Gemma4Model (its own graph)
+        if cls is Model:
+            arch = GGUFReader(path).metadata.get("general.architecture")
+            if arch == "gemma4":
+                cls = Gemma4Model
+        return super().__new__(cls)
+
     def __init__(self, path, ignore_window=False, ignore_softcap=False,
                  quantize_activations=False):
         """ignore_window / ignore_softcap compute a deliberately wrong model
@@ -929,6 +958,242 @@ class Model:
                 break
             last = self.forward([nxt])[-1]
         return prompt_logits, out
+
+
+class Gemma4Model(Model):
+    """llama.cpp's gemma4 graph, dense models only (E2B/E4B style); see the
+    module docstring.  Per-layer head counts, head sizes, RoPE sizes and FFN
+    widths; layers at or past n_layer - shared_kv_layers own no KV cache and
+    attend over the cache of layer owner[il]."""
+
+    def __init__(self, path, ignore_window=False, ignore_softcap=False,
+                 quantize_activations=False):
+        g = GGUFReader(path)
+        self.gguf = g
+        md = g.metadata
+        arch = md["general.architecture"]
+        if arch != "gemma4":
+            raise GGUFError("Gemma4Model needs a gemma4 file, not %r" % arch)
+        self.arch = arch
+        if quantize_activations:
+            raise GGUFError("--quantize-activations applies to bitnet only")
+
+        def hp(key, default=None):
+            full = arch + "." + key
+            if full in md:
+                return md[full]
+            if default is None:
+                raise GGUFError("missing metadata key %s" % full)
+            return default
+
+        L = self.n_layer = int(hp("block_count"))
+        self.n_embd = int(hp("embedding_length"))
+        self.eps = float(hp("attention.layer_norm_rms_epsilon"))
+
+        def per_layer(key, default=None):
+            v = hp(key, default)
+            if isinstance(v, list):
+                if len(v) != L:
+                    raise GGUFError("%s.%s: %d values for %d layers" % (arch, key, len(v), L))
+                return [int(x) for x in v]
+            return [int(v)] * L
+
+        # MoE (26B-A4B style) is not implemented: refuse rather than guess
+        if int(hp("expert_count", 0)) > 0 or any(
+                n.endswith(".ffn_gate_inp.weight") for n in g.tensors):
+            raise GGUFError("gemma4 MoE layers (expert_count / blk.N.ffn_gate_inp) "
+                            "are not supported; dense gemma4 models only")
+        self.n_head = per_layer("attention.head_count")
+        self.n_head_kv = per_layer("attention.head_count_kv", self.n_head)
+        self.n_ff = per_layer("feed_forward_length")
+        hd_full = int(hp("attention.key_length", self.n_embd // self.n_head[0]))
+        hd_swa = int(hp("attention.key_length_swa", hd_full))
+        if (int(hp("attention.value_length", hd_full)) != hd_full or
+                int(hp("attention.value_length_swa", hd_swa)) != hd_swa):
+            raise GGUFError("gemma4 needs value_length == key_length (both kinds)")
+        rot_full = int(hp("rope.dimension_count", hd_full))
+        rot_swa = int(hp("rope.dimension_count_swa", rot_full))
+        base_full = float(hp("rope.freq_base", 10000.0))
+        base_swa = float(hp("rope.freq_base_swa", base_full))
+        factor = float(hp("rope.scaling.factor", 0.0))
+        if factor not in (0.0, 1.0) or hp("rope.scaling.type", "linear") not in ("linear", "none"):
+            raise GGUFError("gemma4: rope scaling is not supported here")
+        self.window = int(hp("attention.sliding_window"))
+        pattern = hp("attention.sliding_window_pattern")
+        if isinstance(pattern, list):
+            if len(pattern) != L:
+                raise GGUFError("sliding_window_pattern: %d values for %d layers"
+                                % (len(pattern), L))
+            self.swa_layers = [bool(b) for b in pattern]
+        elif isinstance(pattern, bool):
+            self.swa_layers = [pattern] * L
+        else:
+            raise GGUFError("gemma4.attention.sliding_window_pattern must be a "
+                            "bool array (true = sliding-window layer)")
+        self.ignore_window = ignore_window
+        shared = int(hp("attention.shared_kv_layers", 0))
+        n_kv = L - shared
+        # llama.cpp's KV-reuse rule (create_memory's layer_reuse_cb)
+        self.owner = [il if il < n_kv else n_kv - (2 if self.swa_layers[il] else 1)
+                      for il in range(L)]
+        self.hd = [hd_swa if s else hd_full for s in self.swa_layers]
+        self.n_rot = [rot_swa if s else rot_full for s in self.swa_layers]
+        for il in range(L):
+            o = self.owner[il]
+            if not 0 <= o < n_kv or self.swa_layers[o] != self.swa_layers[il]:
+                raise GGUFError("gemma4: layer %d would reuse the KV cache of layer "
+                                "%d, not a layer of its own kind" % (il, o))
+            if self.n_head[il] % self.n_head_kv[o]:
+                raise GGUFError("gemma4: layer %d: head_count not a multiple of "
+                                "head_count_kv" % il)
+            if self.n_rot[il] % 2 or not 0 < self.n_rot[il] <= self.hd[il]:
+                raise GGUFError("gemma4: bad rope dimension count on layer %d" % il)
+        self.n_per_layer = int(hp("embedding_length_per_layer_input"))
+        cap = md.get(arch + ".final_logit_softcapping")
+        self.final_softcap = float(cap) if cap and not ignore_softcap else None
+        self.attn_softcap = None
+
+        def W(name):
+            return g.tensor(name).astype(np.float64)
+
+        def opt(name):
+            return W(name) if name in g.tensors else None
+
+        self.tok_embd = W("token_embd.weight")
+        self.n_vocab = self.tok_embd.shape[0]
+        w_out = opt("output.weight")
+        self.w_out = self.tok_embd if w_out is None else w_out
+        self.out_norm = W("output_norm.weight")
+        P = self.n_per_layer
+        if P > 0:
+            self.ple = W("per_layer_token_embd.weight")            # (vocab, L*P)
+            self.ple_proj = W("per_layer_model_proj.weight")       # (L*P, n_embd)
+            self.ple_norm = W("per_layer_proj_norm.weight")        # (P,)
+        # one angle per rotated pair: pos * base^(-2i/n_rot) / factor_i; the
+        # factors (rope_freqs.weight, proportional RoPE) on full layers only
+        ff = None
+        if not all(self.swa_layers):
+            ff = W("rope_freqs.weight").reshape(-1)
+            if ff.size != hd_full // 2:
+                raise GGUFError("rope_freqs.weight must hold key_length / 2 values")
+        self.layer_freq = []
+        for il in range(L):
+            r = self.n_rot[il]
+            i = np.arange(r // 2, dtype=np.float64)
+            base = base_swa if self.swa_layers[il] else base_full
+            f = base ** (-2.0 * i / r)
+            if not self.swa_layers[il]:
+                f = f / ff[:r // 2]
+            self.layer_freq.append(f)
+        self.layers = []
+        for il in range(L):
+            p = "blk.%d." % il
+            own = self.owner[il] == il
+            Ld = dict(
+                attn_norm=W(p + "attn_norm.weight"), wq=W(p + "attn_q.weight"),
+                q_norm=W(p + "attn_q_norm.weight"), wo=W(p + "attn_output.weight"),
+                post_attn_norm=W(p + "post_attention_norm.weight"),
+                ffn_norm=W(p + "ffn_norm.weight"), w_gate=W(p + "ffn_gate.weight"),
+                w_up=W(p + "ffn_up.weight"), w_down=W(p + "ffn_down.weight"),
+                post_ffn_norm=W(p + "post_ffw_norm.weight"),
+                # a shared layer's own attn_k / attn_v (if any) are never read
+                wk=W(p + "attn_k.weight") if own else None,
+                wv=opt(p + "attn_v.weight") if own else None,
+                k_norm=W(p + "attn_k_norm.weight") if own else None,
+                out_scale=None)
+            s_name = p + "layer_output_scale.weight"
+            if s_name in g.tensors:
+                sv = g.tensor(s_name).reshape(-1)
+                if sv.size != 1:
+                    raise GGUFError("%s must hold one value" % s_name)
+                Ld["out_scale"] = float(sv[0])
+            if P > 0:
+                Ld.update(inp_gate=W(p + "inp_gate.weight"), proj=W(p + "proj.weight"),
+                          post_norm=W(p + "post_norm.weight"))
+            self.layers.append(Ld)
+        self.reset()
+
+    def reset(self):
+        self.cache_k = {}
+        self.cache_v = {}
+        for il in range(self.n_layer):
+            if self.owner[il] == il:
+                self.cache_k[il] = np.zeros((0, self.n_head_kv[il], self.hd[il]))
+                self.cache_v[il] = np.zeros((0, self.n_head_kv[il], self.hd[il]))
+        self.n_past = 0
+
+    def _rope_layer(self, x, pos, il):
+        """NeoX RoPE of x (n, heads, hd) on the first n_rot dims of layer il."""
+        r = self.n_rot[il]
+        ang = pos.astype(np.float64)[:, None] * self.layer_freq[il][None, :]
+        cos = np.cos(ang)[:, None, :]
+        sin = np.sin(ang)[:, None, :]
+        y = x.copy()
+        a = x[:, :, 0:r // 2]
+        b = x[:, :, r // 2:r]
+        y[:, :, 0:r // 2] = a * cos - b * sin
+        y[:, :, r // 2:r] = a * sin + b * cos
+        return y
+
+    def per_layer_inputs(self, tokens, x):
+        """(n, n_layer, P): the per-layer embedding inputs of the tokens, x the
+        scaled token embeddings."""
+        n, L, P = len(tokens), self.n_layer, self.n_per_layer
+        from_tok = self.ple[tokens].reshape(n, L, P) * np.sqrt(float(P))
+        proj = (x @ self.ple_proj.T) / np.sqrt(float(self.n_embd))
+        proj = self._rmsnorm(proj.reshape(n, L, P), self.ple_norm)
+        return (proj + from_tok) / np.sqrt(2.0)
+
+    def forward(self, tokens):
+        tokens = np.asarray(tokens, dtype=np.int64)
+        if tokens.size and (tokens.min() < 0 or tokens.max() >= self.n_vocab):
+            raise ValueError("token id out of range [0, %d)" % self.n_vocab)
+        n = tokens.size
+        pos = np.arange(self.n_past, self.n_past + n)
+        x = self.tok_embd[tokens] * np.sqrt(float(self.n_embd))
+        pli = self.per_layer_inputs(tokens, x) if self.n_per_layer > 0 else None
+        for il, L in enumerate(self.layers):
+            H, hd = self.n_head[il], self.hd[il]
+            h = self._rmsnorm(x, L["attn_norm"])
+            q = (h @ L["wq"].T).reshape(n, H, hd)
+            q = self._rope_layer(self._rmsnorm(q, L["q_norm"]), pos, il)
+            o = self.owner[il]
+            if o == il:
+                kvh = self.n_head_kv[il]
+                k = (h @ L["wk"].T).reshape(n, kvh, hd)
+                # no attn_v: V is the raw K projection (before its norm)
+                v = k if L["wv"] is None else (h @ L["wv"].T).reshape(n, kvh, hd)
+                k = self._rope_layer(self._rmsnorm(k, L["k_norm"]), pos, il)
+                v = self._rmsnorm(v, 1.0)
+                self.cache_k[il] = np.concatenate([self.cache_k[il], k], axis=0)
+                self.cache_v[il] = np.concatenate([self.cache_v[il], v], axis=0)
+            K, V = self.cache_k[o], self.cache_v[o]
+            kv_of_head = np.arange(H) // (H // K.shape[1])
+            T = K.shape[0]
+            scores = np.einsum("nhd,thd->hnt", q, K[:, kv_of_head, :])   # scale 1
+            back = pos[:, None] - np.arange(T)[None, :]
+            visible = back >= 0
+            if self.swa_layers[il] and not self.ignore_window:
+                visible &= back < self.window
+            scores = np.where(visible[None, :, :], scores, -np.inf)
+            scores = scores - scores.max(axis=-1, keepdims=True)
+            pr = np.exp(scores)
+            pr = pr / pr.sum(axis=-1, keepdims=True)
+            attn = np.einsum("hnt,thd->nhd", pr, V[:, kv_of_head, :]).reshape(n, H * hd)
+            x = x + self._rmsnorm(attn @ L["wo"].T, L["post_attn_norm"])
+            h = self._rmsnorm(x, L["ffn_norm"])
+            f = (gelu_tanh(h @ L["w_gate"].T) * (h @ L["w_up"].T)) @ L["w_down"].T
+            x = x + self._rmsnorm(f, L["post_ffn_norm"])
+            if pli is not None:
+                gte = gelu_tanh(x @ L["inp_gate"].T) * pli[:, il, :]
+                x = x + self._rmsnorm(gte @ L["proj"].T, L["post_norm"])
+            if L["out_scale"] is not None:
+                x = x * L["out_scale"]
+        self.n_past += n
+        logits = self._rmsnorm(x, self.out_norm) @ self.w_out.T
+        if self.final_softcap is not None:
+            logits = softcap(logits, self.final_softcap)
+        return logits
 
 
 # ---------------------------------------------------------------------------

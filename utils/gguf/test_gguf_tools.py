@@ -1584,5 +1584,276 @@ class TestBitNet(TmpDirCase):
 
 
 
+def naive_gemma4_logits(path, tokens, owner=None):
+    """Loop oracle for llama.cpp's gemma4 graph (dense), independent of
+    reference.Gemma4Model; owner overrides the KV-reuse map."""
+    g = ref.GGUFReader(path)
+    md = g.metadata
+
+    def hp(k, d=None):
+        return md.get("gemma4." + k, d)
+
+    def T(name):
+        return g.tensor(name).astype(np.float64) if name in g.tensors else None
+
+    def arr(v, n):
+        return list(v) if isinstance(v, list) else [v] * n
+
+    def rms(v, w):
+        return v / math.sqrt(sum(e * e for e in v) / len(v) + eps) * w
+
+    def gelu(z):
+        return 0.5 * z * (1 + math.tanh(math.sqrt(2 / math.pi) * (z + 0.044715 * z ** 3)))
+
+    L, D = hp("block_count"), hp("embedding_length")
+    eps = hp("attention.layer_norm_rms_epsilon")
+    nh = arr(hp("attention.head_count"), L)
+    nkv = arr(hp("attention.head_count_kv"), L)
+    swa = hp("attention.sliding_window_pattern")
+    W = hp("attention.sliding_window")
+    P = hp("embedding_length_per_layer_input")
+    nkv_start = L - hp("attention.shared_kv_layers", 0)
+    if owner is None:
+        owner = [i if i < nkv_start else nkv_start - (2 if swa[i] else 1) for i in range(L)]
+    emb = T("token_embd.weight")
+    out_w = T("output.weight")
+    out_w = emb if out_w is None else out_w
+    freqs = T("rope_freqs.weight")
+    cache = {}
+    n = len(tokens)
+    xs = [emb[t] * math.sqrt(D) for t in tokens]
+    pl = None
+    if P:
+        ple, pproj, pnorm = (T("per_layer_token_embd.weight"),
+                             T("per_layer_model_proj.weight"), T("per_layer_proj_norm.weight"))
+        pl = []
+        for t, x in zip(tokens, xs):
+            pr = pproj @ x / math.sqrt(D)
+            pl.append([(rms(pr[i * P:(i + 1) * P], pnorm) + ple[t][i * P:(i + 1) * P]
+                        * math.sqrt(P)) / math.sqrt(2) for i in range(L)])
+    for il in range(L):
+        b = "blk.%d." % il
+        hd = hp("attention.key_length_swa") if swa[il] else hp("attention.key_length")
+        nr = hp("rope.dimension_count_swa") if swa[il] else hp("rope.dimension_count")
+        base = hp("rope.freq_base_swa") if swa[il] else hp("rope.freq_base")
+
+        def rope(v, p):
+            v = v.copy()
+            for i in range(nr // 2):
+                th = p * base ** (-2.0 * i / nr)
+                if not swa[il]:
+                    th /= freqs[i]
+                c, s_ = math.cos(th), math.sin(th)
+                a0, a1 = v[i], v[i + nr // 2]
+                v[i], v[i + nr // 2] = a0 * c - a1 * s_, a0 * s_ + a1 * c
+            return v
+        hs = [rms(x, T(b + "attn_norm.weight")) for x in xs]
+        if owner[il] == il:
+            wk, wv, kn = T(b + "attn_k.weight"), T(b + "attn_v.weight"), T(b + "attn_k_norm.weight")
+            ks, vs = [], []
+            for p, h in enumerate(hs):
+                kr = wk @ h
+                vr = kr if wv is None else wv @ h
+                ks.append([rope(rms(kr[j * hd:(j + 1) * hd], kn), p) for j in range(nkv[il])])
+                vs.append([rms(vr[j * hd:(j + 1) * hd], 1.0) for j in range(nkv[il])])
+            cache[il] = (ks, vs)
+        ks, vs = cache[owner[il]]
+        grp = nh[il] // len(ks[0])
+        wq, qn = T(b + "attn_q.weight"), T(b + "attn_q_norm.weight")
+        new = []
+        for p, (x, h) in enumerate(zip(xs, hs)):
+            qr = wq @ h
+            att = []
+            for hh in range(nh[il]):
+                q = rope(rms(qr[hh * hd:(hh + 1) * hd], qn), p)
+                ts = [t for t in range(p + 1) if not (swa[il] and p - t >= W)]
+                sc = np.array([q @ ks[t][hh // grp] for t in ts])
+                e = np.exp(sc - sc.max())
+                e /= e.sum()
+                att.append(sum(w * vs[t][hh // grp] for w, t in zip(e, ts)))
+            a = T(b + "attn_output.weight") @ np.concatenate(att)
+            x = x + rms(a, T(b + "post_attention_norm.weight"))
+            h2 = rms(x, T(b + "ffn_norm.weight"))
+            gt = np.array([gelu(z) for z in T(b + "ffn_gate.weight") @ h2])
+            f = T(b + "ffn_down.weight") @ (gt * (T(b + "ffn_up.weight") @ h2))
+            x = x + rms(f, T(b + "post_ffw_norm.weight"))
+            if P:
+                gg = np.array([gelu(z) for z in T(b + "inp_gate.weight") @ x]) * pl[p][il]
+                x = x + rms(T(b + "proj.weight") @ gg, T(b + "post_norm.weight"))
+            sc_t = T(b + "layer_output_scale.weight")
+            if sc_t is not None:
+                x = x * sc_t[0]
+            new.append(x)
+        xs = new
+    cap = hp("final_logit_softcapping")
+    out = []
+    for x in xs:
+        lg = out_w @ rms(x, T("output_norm.weight"))
+        out.append(cap * np.tanh(lg / cap) if cap else lg)
+    return np.array(out)
+
+
+class TestGemma4(TmpDirCase):
+    """gemma4 (dense): writer metadata and names, the reference against a loop
+    oracle, incremental decoding, shared-KV layers, window, V = K."""
+
+    SHAPE = ["--dim", 64, "--layers", 6, "--heads", 4, "--kv-heads", 2,
+             "--head-dim", 16, "--head-dim-swa", 8, "--rope-dims-swa", 4,
+             "--swa-pattern", 3, "--vocab", 320, "--per-layer-dim", 8]
+    PROMPT = [1, 17, 42, 99, 250, 7, 300, 5, 6]
+
+    def make(self, name, *extra):
+        return self.gen(name, "--arch", "gemma4", "--seed", 5, *(self.SHAPE + list(extra)))
+
+    def variant(self, cfg, name, edit):
+        """cfg's weights edited by edit(list) -> list, written as f32."""
+        w = edit(mm.make_weights(cfg))
+        tensors = [(n, list(a.shape[::-1]), mm.TYPES["f32"][0], mm.encode_tensor(a, "f32"))
+                   for n, a in w]
+        mm.write_gguf(self.path(name), mm.build_metadata(cfg, mm.build_spm_vocab(cfg.vocab)),
+                      tensors)
+        return self.path(name)
+
+    def test_metadata_and_tensors(self):
+        cfg, _ = self.make("g4_meta.gguf", "--shared-kv-layers", 3,
+                           "--kv-heads-per-layer", "2,1,2,1,1,2", "--layer-output-scale",
+                           "--ffn-per-layer", "64,64,64,64,128,128")
+        g = ref.GGUFReader(self.path("g4_meta.gguf"))
+        md, ty = g.metadata, g.metadata_types
+        P = "gemma4."
+        self.assertEqual(md["general.architecture"], "gemma4")
+        self.assertEqual(md[P + "attention.sliding_window_pattern"],
+                         [True, True, False, True, True, False])
+        self.assertEqual(ty[P + "attention.sliding_window_pattern"], 9)
+        for key, val in (("attention.shared_kv_layers", 3),
+                         ("embedding_length_per_layer_input", 8),
+                         ("attention.key_length", 16), ("attention.value_length", 16),
+                         ("attention.key_length_swa", 8), ("attention.value_length_swa", 8),
+                         ("rope.dimension_count", 16), ("rope.dimension_count_swa", 4),
+                         ("attention.sliding_window", 512)):
+            self.assertEqual(md[P + key], val, key)
+            self.assertEqual(ty[P + key], 4, key)
+        self.assertEqual(md[P + "attention.head_count_kv"], [2, 1, 2, 1, 1, 2])
+        self.assertEqual(md[P + "feed_forward_length"], [64, 64, 64, 64, 128, 128])
+        self.assertEqual(md[P + "rope.freq_base"], 1e6)
+        self.assertEqual(md[P + "rope.freq_base_swa"], 1e4)
+        self.assertEqual(md[P + "final_logit_softcapping"], 30.0)
+        self.assertEqual(sorted(g.tensors), sorted(n for n, _ in mm.make_weights(cfg)))
+        for name, dims in (("per_layer_token_embd.weight", [48, 320]),
+                           ("per_layer_model_proj.weight", [64, 48]),
+                           ("per_layer_proj_norm.weight", [8]),
+                           ("rope_freqs.weight", [8]),
+                           ("blk.0.attn_q.weight", [64, 32]), ("blk.2.attn_q.weight", [64, 64]),
+                           ("blk.1.attn_k.weight", [64, 8]), ("blk.2.attn_k_norm.weight", [16]),
+                           ("blk.0.inp_gate.weight", [64, 8]), ("blk.0.proj.weight", [8, 64]),
+                           ("blk.5.post_norm.weight", [64]),
+                           ("blk.4.ffn_down.weight", [128, 64]),
+                           ("blk.3.layer_output_scale.weight", [1])):
+            self.assertEqual(g.tensors[name].dims, dims, name)
+        for il in (3, 4, 5):            # shared-KV layers: no K/V tensors
+            for stem in ("attn_k", "attn_v", "attn_k_norm"):
+                self.assertNotIn("blk.%d.%s.weight" % (il, stem), g.tensors)
+        self.assertNotIn("output.weight", g.tensors)
+        self.assertGreater(g.tensor("rope_freqs.weight").max(), 1.0)
+        m = ref.Model(self.path("g4_meta.gguf"))
+        self.assertIsInstance(m, ref.Gemma4Model)
+        self.assertEqual(m.owner, [0, 1, 2, 1, 1, 2])
+
+    def test_against_loop_oracle_and_incremental(self):
+        for name, extra in (("g4_a.gguf", []),
+                            ("g4_b.gguf", ["--shared-kv-layers", 3, "--no-attn-v",
+                                           "--layer-output-scale", "--sliding-window", 3,
+                                           "--kv-heads-per-layer", "2,1,2,1,1,2", "--untied"])):
+            with self.subTest(name=name):
+                self.make(name, *extra)
+                m = ref.Model(self.path(name))
+                full = m.logits(self.PROMPT)
+                np.testing.assert_allclose(full, naive_gemma4_logits(self.path(name), self.PROMPT),
+                                           rtol=1e-9, atol=1e-9)
+                m.reset()
+                inc = np.concatenate([m.forward(self.PROMPT[:4])] +
+                                     [m.forward([t]) for t in self.PROMPT[4:]])
+                np.testing.assert_allclose(inc, full, rtol=1e-10, atol=1e-10)
+
+    def test_shared_layers_read_owner_cache(self):
+        cfg, _ = self.make("g4_sh.gguf", "--shared-kv-layers", 3)
+        base = ref.Model(self.path("g4_sh.gguf")).logits(self.PROMPT)
+        # junk attn_k / attn_v / attn_k_norm on a shared layer are never read
+        rng = np.random.default_rng(0)
+        junk = [("blk.4.attn_k.weight", rng.standard_normal((16, 64)).astype(np.float32)),
+                ("blk.4.attn_v.weight", rng.standard_normal((16, 64)).astype(np.float32)),
+                ("blk.4.attn_k_norm.weight", np.ones(8, np.float32))]
+        p = self.variant(cfg, "g4_junk.gguf", lambda w: w + junk)
+        np.testing.assert_array_equal(ref.Model(p).logits(self.PROMPT), base)
+        # the shared layers attend over their owner's cache: the oracle agrees
+        # only with the llama.cpp map, not with another one of the same kinds
+        right = naive_gemma4_logits(self.path("g4_sh.gguf"), self.PROMPT)
+        np.testing.assert_allclose(base, right, rtol=1e-9, atol=1e-9)
+        wrong = naive_gemma4_logits(self.path("g4_sh.gguf"), self.PROMPT,
+                                    owner=[0, 1, 2, 0, 0, 2])
+        self.assertGreater(np.abs(wrong - base).max(), 1e-3)
+        # changing the owner's attn_k changes what shared layer 4 sees: with
+        # everything up to the owner unchanged, only the cache differs
+        m = ref.Model(self.path("g4_sh.gguf"))
+        m.logits(self.PROMPT)
+        self.assertEqual(sorted(m.cache_k), [0, 1, 2])
+        self.assertEqual(m.cache_k[1].shape, (len(self.PROMPT), 2, 8))
+        m2 = ref.Model(self.path("g4_sh.gguf"))
+        m2.logits(self.PROMPT)
+        m2.cache_k[1] = m2.cache_k[1] * 1.5          # only layers 1, 3, 4 read it
+        a, b = m.forward([9]), m2.forward([9])
+        self.assertGreater(np.abs(a - b).max(), 1e-6)
+
+    def test_window(self):
+        self.make("g4_w.gguf", "--sliding-window", 3)
+        real = ref.Model(self.path("g4_w.gguf")).logits(self.PROMPT)
+        wide = ref.Model(self.path("g4_w.gguf"), ignore_window=True).logits(self.PROMPT)
+        np.testing.assert_allclose(real[:3], wide[:3], rtol=1e-12, atol=1e-12)
+        self.assertGreater(np.abs(real[3:] - wide[3:]).max(), 1e-4)
+
+    def test_v_is_k_without_attn_v(self):
+        cfg, _ = self.make("g4_nov.gguf", "--no-attn-v")
+        g = ref.GGUFReader(self.path("g4_nov.gguf"))
+        self.assertFalse(any(n.endswith("attn_v.weight") for n in g.tensors))
+        no_v = ref.Model(self.path("g4_nov.gguf")).logits(self.PROMPT)
+
+        def add_v(w):
+            out = []
+            for n, a in w:
+                out.append((n, a))
+                if n.endswith("attn_k.weight"):
+                    out.append((n.replace("attn_k", "attn_v"), a.copy()))
+            return out
+        p = self.variant(cfg, "g4_vk.gguf", add_v)
+        np.testing.assert_allclose(ref.Model(p).logits(self.PROMPT), no_v, rtol=1e-12, atol=1e-12)
+
+    def test_refusals(self):
+        cfg, _ = self.make("g4_r.gguf")
+        p = self.variant(cfg, "g4_moe.gguf",
+                         lambda w: w + [("blk.0.ffn_gate_inp.weight", np.ones((4, 64), np.float32))])
+        with self.assertRaises(ref.GGUFError):
+            ref.Model(p)
+        for bad in (["--shared-kv-layers", 2],            # SWA layer 4 -> full layer 2
+                    ["--kv-heads-per-layer", "2,3,2,2,2,2"],
+                    ["--rope-scale", 2], ["--swa-pattern", 0]):
+            with open(os.devnull, "w") as null:
+                saved, sys.stderr = sys.stderr, null
+                try:
+                    with self.assertRaises(SystemExit, msg=str(bad)):
+                        mm.parse_args([self.path("x.gguf"), "--arch", "gemma4"] +
+                                      [str(a) for a in self.SHAPE + bad])
+                finally:
+                    sys.stderr = saved
+        for flag in (["--per-layer-dim", 4], ["--no-attn-v"], ["--shared-kv-layers", 1]):
+            with open(os.devnull, "w") as null:
+                saved, sys.stderr = sys.stderr, null
+                try:
+                    with self.assertRaises(SystemExit):
+                        mm.parse_args([self.path("x.gguf"), "--arch", "gemma3"] + [str(a) for a in flag])
+                finally:
+                    sys.stderr = saved
+
+
+
 if __name__ == "__main__":
     unittest.main()
