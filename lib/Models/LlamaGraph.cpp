@@ -111,7 +111,9 @@ public:
     pos = g.external("pos", {1}, g.i32());
     freqs = g.external("rope_freqs", {hp.ropeDims / 2}, g.f32());
     if (hp.swaHasOwnRope())
-      freqsSwa = g.external("rope_freqs_swa", {hp.ropeDims / 2}, g.f32());
+      freqsSwa = g.external("rope_freqs_swa", {hp.ropeDimsSwa / 2}, g.f32());
+    if (hp.perLayerDim > 0)
+      perLayerInputs = buildPerLayerInputs(tokens, x);
     Value h = x;
     for (int64_t l = 0; l < hp.layers; ++l)
       h = layer(l, h);
@@ -179,6 +181,41 @@ private:
     });
   }
 
+  /// gemma4's per-layer inputs of the chunk's tokens, [rows, P * layers]:
+  /// (per_layer_token_embd[token] · sqrt(P) + rmsnorm_P(per_layer_model_proj
+  /// · x / sqrt(dim)) · per_layer_proj_norm) / sqrt(2), the norm over each
+  /// layer's P values.
+  Value buildPerLayerInputs(Value tokens, Value x) {
+    const int64_t pl = hp.perLayerDim, all = pl * hp.layers;
+    Value table = weight("per_layer_token_embd.weight");
+    Value rowsOfTable = g.gather(
+        table, ValueRange{tokens}, vec(all),
+        [&](ExpBuilder &e, Value lane, ValueRange a) {
+          Value column = rows == 1 ? lane : e.remConst(lane, all);
+          return e.add(e.mul(a[0], e.i32(all)), column);
+        });
+    Value projected = g.matmul(x, weight("per_layer_model_proj.weight"));
+    // llama.cpp's float constants: 1/sqrtf(dim), sqrtf(P), 1/sqrtf(2).
+    const double toProj = double(1.0f / std::sqrt(float(hp.dim)));
+    Value scaled = g.map(ValueRange{projected}, {rows * hp.layers, pl},
+                         g.f32(), [&](ExpBuilder &e, Value, ValueRange a) {
+                           return e.mul(a[0], e.f32(toProj));
+                         });
+    Value normed =
+        g.rmsNorm(scaled, weight("per_layer_proj_norm.weight"), hp.eps);
+    const double tokScale = double(std::sqrt(float(pl)));
+    const double half = double(1.0f / std::sqrt(2.0f));
+    const bool f32Table =
+        cast<RankedTensorType>(rowsOfTable.getType()).getElementType().isF32();
+    return g.map(ValueRange{normed, rowsOfTable}, {true, false}, vec(all),
+                 g.f32(), [&](ExpBuilder &e, Value lane, ValueRange a) {
+                   Value tok = f32Table ? a[1] : e.toF32(a[1]);
+                   Value sum = e.add(GraphBuilder::extract(e, a[0], lane),
+                                     e.mul(tok, e.f32(tokScale)));
+                   return e.mul(sum, e.f32(half));
+                 });
+  }
+
   /// c·tanh(t/c), elementwise.
   Value softcap(Value t, double c) {
     return g.map(ValueRange{t}, cast<RankedTensorType>(t.getType()).getShape(),
@@ -198,8 +235,8 @@ private:
   /// weight [headDim] shared by the heads (qwen3's Q/K norms). The result
   /// stays [rows * heads, headDim]: the RoPE kernel reads it whole, by
   /// flat index, so no reshape (and no kernel) is needed after it.
-  Value headNorm(Value t, int64_t heads, Value w) {
-    Value perHead = reshape(t, {rows * heads, hp.headDim});
+  Value headNorm(Value t, int64_t heads, int64_t headDim, Value w) {
+    Value perHead = reshape(t, {rows * heads, headDim});
     return g.rmsNorm(perHead, w, hp.eps);
   }
 
@@ -213,12 +250,16 @@ private:
   /// q, k and v as they are read. Returns {q rotated, K cache, V cache}.
   SmallVector<Value> ropeAndCache(Value q, Value k, Value v, Value kCache,
                                   Value vCache, ArrayRef<Value> biases,
-                                  Value freqs) {
-    const int64_t hd = hp.headDim, nRot = hp.ropeDims, half = nRot / 2;
-    const int64_t qDim = hp.qDim(), kvDim = hp.kvDim();
+                                  Value freqs, const LayerShape &shape) {
+    const int64_t hd = shape.headDim, nRot = shape.ropeDims, half = nRot / 2;
+    const int64_t qDim = shape.qDim(), kvDim = shape.kvDim();
     const int64_t cacheElems = ctx * kvDim;
     const bool neox = hp.ropeType == RopeType::NeoX;
     Value qRot = g.zeros(vec(qDim), g.f32());
+    // A layer that shares another's cache (gemma4) rotates q alone.
+    const bool writesCache = bool(kCache);
+    if (!writesCache)
+      k = v = q;
     SmallVector<Value> inputs{q, k, v, pos, freqs};
     SmallVector<bool> whole{true, true, true, false, true};
     for (Value bias : biases) {
@@ -226,8 +267,11 @@ private:
       whole.push_back(true);
     }
     const bool biased = !biases.empty();
+    SmallVector<Value> destinations{qRot};
+    if (writesCache)
+      destinations.append({kCache, vCache});
     return g.scatterMulti(
-        ValueRange{qRot, kCache, vCache}, rows * qDim, inputs, whole,
+        destinations, rows * qDim, inputs, whole,
         [&](ExpBuilder &e, Value lane, ValueRange a) {
           // The token of this lane, its position and its lane in the row.
           Value r, l = lane, position = a[3];
@@ -276,6 +320,8 @@ private:
             Value xc = e.mul(self, c), ps = e.mul(partner, sn);
             return e.select(first, e.sub(xc, ps), e.add(xc, ps));
           };
+          if (!writesCache)
+            return SmallVector<Value>{lane, rotate(0, lane, qDim)};
           Value kvLane = kvDim == qDim ? l : e.min(l, e.i32(kvDim - 1));
           if (rows > 1)
             kvLane = e.add(e.mul(r, e.i32(kvDim)), kvLane);
@@ -291,10 +337,16 @@ private:
 
   Value layer(int64_t l, Value x) {
     const std::string b = "blk." + std::to_string(l) + ".";
+    const LayerShape &shape = hp.layer(l);
+    const bool ownsCache = shape.kvSource == l;
     Value h = g.rmsNorm(x, weight(b + "attn_norm.weight"), hp.eps);
     Value q = project(h, b + "attn_q");
-    Value k = project(h, b + "attn_k");
-    Value v = project(h, b + "attn_v");
+    Value k, v;
+    if (ownsCache) {
+      k = project(h, b + "attn_k");
+      // gemma4 without attn_v uses K's projection (before K's norm) as V.
+      v = shape.hasV ? project(h, b + "attn_v") : k;
+    }
     // Biases go into the RoPE kernel, except where a head norm comes
     // between (then they are added before it).
     SmallVector<Value> biases;
@@ -309,22 +361,34 @@ private:
       }
     }
     if (hp.qkNorm) {
-      q = headNorm(q, hp.heads, weight(b + "attn_q_norm.weight"));
-      k = headNorm(k, hp.kvHeads, weight(b + "attn_k_norm.weight"));
+      q = headNorm(q, shape.heads, shape.headDim,
+                   weight(b + "attn_q_norm.weight"));
+      if (ownsCache)
+        k = headNorm(k, shape.kvHeads, shape.headDim,
+                     weight(b + "attn_k_norm.weight"));
     }
-    const int64_t cacheElems = ctx * hp.kvDim();
-    Value kCache = g.external("cache_k." + std::to_string(l), {cacheElems},
-                              g.f32());
-    Value vCache = g.external("cache_v." + std::to_string(l), {cacheElems},
-                              g.f32());
-    const bool swa = hp.isSwa(l);
-    SmallVector<Value> written = ropeAndCache(
-        q, k, v, kCache, vCache, biases, swa && freqsSwa ? freqsSwa : freqs);
+    // gemma4 normalizes V per head too, without a weight.
+    if (ownsCache && hp.vNorm)
+      v = headNorm(v, shape.kvHeads, shape.headDim, Value());
+    Value kCache, vCache;
+    if (ownsCache) {
+      const int64_t cacheElems = ctx * shape.kvDim();
+      kCache = g.external("cache_k." + std::to_string(l), {cacheElems},
+                          g.f32());
+      vCache = g.external("cache_v." + std::to_string(l), {cacheElems},
+                          g.f32());
+    }
+    const bool swa = shape.slidingWindow;
+    SmallVector<Value> written =
+        ropeAndCache(q, k, v, kCache, vCache, biases,
+                     swa && freqsSwa ? freqsSwa : freqs, shape);
     q = written[0];
-    kCache = written[1];
-    vCache = written[2];
-    Value attn = g.decodeAttention(q, kCache, vCache, pos, hp.heads,
-                                   hp.kvHeads, hp.headDim, hp.attnScale,
+    if (ownsCache) {
+      caches[l] = {written[1], written[2]};
+    }
+    auto [kRead, vRead] = caches[shape.kvSource];
+    Value attn = g.decodeAttention(q, kRead, vRead, pos, shape.heads,
+                                   shape.kvHeads, shape.headDim, hp.attnScale,
                                    hp.attnSoftcap,
                                    swa ? hp.slidingWindow : 0);
     if (hp.subNorms)
@@ -364,7 +428,32 @@ private:
     Value ffnOut = project(act, b + "ffn_down");
     if (hp.postNorms)
       ffnOut = g.rmsNorm(ffnOut, weight(b + "post_ffw_norm.weight"), hp.eps);
-    return add(x, ffnOut);
+    x = add(x, ffnOut);
+
+    // gemma4's per-layer embedding: gelu(inp_gate · x) times this layer's
+    // slice of the per-layer inputs, projected back, normalized, added.
+    if (perLayerInputs) {
+      const int64_t pl = hp.perLayerDim, all = pl * hp.layers;
+      Value gate = project(x, b + "inp_gate");
+      Value gated = g.map(
+          ValueRange{gate, perLayerInputs}, {false, true}, vec(pl), g.f32(),
+          [&](ExpBuilder &e, Value lane, ValueRange a) {
+            Value r = rows > 1 ? e.divConst(lane, pl) : e.i32(0);
+            Value c = rows > 1 ? e.remConst(lane, pl) : lane;
+            Value at = e.add(e.mul(r, e.i32(all)), e.add(e.i32(l * pl), c));
+            return e.mul(e.gelu(a[0]), GraphBuilder::extract(e, a[1], at));
+          });
+      Value back = project(gated, b + "proj");
+      x = add(x, g.rmsNorm(back, weight(b + "post_norm.weight"), hp.eps));
+    }
+    if (shape.outScale) {
+      Value scale = weight(b + "layer_output_scale.weight");
+      x = g.map(ValueRange{x, scale}, vec(hp.dim), g.f32(),
+                [](ExpBuilder &e, Value, ValueRange a) {
+                  return e.mul(a[0], a[1]);
+                });
+    }
+    return x;
   }
 
   GraphBuilder &g;
@@ -375,6 +464,11 @@ private:
   bool lastRowOnly; ///< a chunk's logits for its last token only
   Value x, pos, freqs;
   Value freqsSwa; ///< the sliding-window layers' RoPE frequencies, if own
+  /// gemma4's per-layer inputs, [rows, perLayerDim * layers] (null: none).
+  Value perLayerInputs;
+  /// Each owning layer's K and V cache after its write (shared layers read
+  /// their source's).
+  std::map<int64_t, std::pair<Value, Value>> caches;
   std::map<std::string, Value> weights; ///< one argument per GGUF tensor
 };
 } // namespace

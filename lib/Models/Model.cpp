@@ -33,6 +33,17 @@ int64_t LlamaHParams::parameterCount() const {
     perLayer += 2 * dim;
   if (subNorms)
     perLayer += dim + ffn;
+  if (!layerShapes.empty() && arch == "gemma4") {
+    // Per-layer shapes: count each layer's own.
+    int64_t total = vocab * dim * (tiedHead ? 1 : 2) + dim;
+    for (const LayerShape &l : layerShapes) {
+      total += 4 * dim + 2 * l.qDim() * dim + 3 * dim * l.ffn + l.headDim;
+      if (l.kvSource == &l - layerShapes.data())
+        total += (l.hasV ? 2 : 1) * dim * l.kvDim() + l.headDim;
+    }
+    return total + perLayerDim * layers * (vocab + dim) + perLayerDim +
+           layers * (2 * dim * perLayerDim + dim);
+  }
   return layers * perLayer + vocab * dim * (tiedHead ? 1 : 2) + dim;
 }
 
@@ -202,23 +213,26 @@ public:
       hp.subNorms = true;
       if (Status s = bitnetActivation(); !s)
         return s;
-    } else if (isGemma()) {
+    } else if (isGemma() || hp.arch == "gemma4") {
       hp.ropeType = RopeType::NeoX;
       hp.ffnActivation = FfnActivation::GeluTanh;
       hp.postNorms = hp.arch != "gemma";
-      hp.qkNorm = hp.arch == "gemma3";
+      hp.qkNorm = hp.arch == "gemma3" || hp.arch == "gemma4";
     } else {
       return fail("unsupported architecture '" + hp.arch +
                   "' (supported: llama, qwen2, qwen3, gemma, gemma2, "
-                  "gemma3, bitnet)");
+                  "gemma3, gemma4, bitnet)");
     }
 
     Status s;
+    // gemma4 may give head counts and FFN widths per layer.
+    std::vector<int64_t> headsPerLayer, kvHeadsPerLayer, ffnPerLayer;
     if (!(s = integer("embedding_length", hp.dim, 0)) ||
         !(s = integer("block_count", hp.layers, 0)) ||
-        !(s = integer("feed_forward_length", hp.ffn, 0)) ||
-        !(s = integer("attention.head_count", hp.heads, 0)) ||
-        !(s = integer("attention.head_count_kv", hp.kvHeads, hp.heads)) ||
+        !(s = perLayer("feed_forward_length", hp.ffn, 0, ffnPerLayer)) ||
+        !(s = perLayer("attention.head_count", hp.heads, 0, headsPerLayer)) ||
+        !(s = perLayer("attention.head_count_kv", hp.kvHeads, hp.heads,
+                       kvHeadsPerLayer)) ||
         !(s = integer("context_length", hp.contextLength, 2048)))
       return s;
     if (hp.dim % hp.heads != 0 &&
@@ -267,7 +281,23 @@ public:
         return s;
 
     hp.attnScale = 1.0 / std::sqrt(double(hp.headDim));
+    hp.ropeDimsSwa = hp.ropeDims;
     if (isGemma() && !(s = gemma()))
+      return s;
+    // Every layer's shape; gemma4 then changes its own.
+    hp.layerShapes.clear();
+    for (int64_t l = 0; l < hp.layers; ++l) {
+      LayerShape shape;
+      shape.heads = headsPerLayer.empty() ? hp.heads : headsPerLayer[l];
+      shape.kvHeads = kvHeadsPerLayer.empty() ? hp.kvHeads : kvHeadsPerLayer[l];
+      shape.headDim = hp.headDim;
+      shape.ropeDims = hp.ropeDims;
+      shape.ffn = ffnPerLayer.empty() ? hp.ffn : ffnPerLayer[l];
+      shape.slidingWindow = hp.isSwa(l);
+      shape.kvSource = l;
+      hp.layerShapes.push_back(shape);
+    }
+    if (hp.arch == "gemma4" && !(s = gemma4()))
       return s;
 
     const rt::GgufTensor *embd = file.tensor("token_embd.weight");
@@ -283,6 +313,8 @@ public:
     hp.tiedHead = hp.arch == "gemma" || hp.arch == "gemma2" ||
                   hp.arch == "bitnet" ||
                   file.tensor("output.weight") == nullptr;
+    if (hp.arch == "gemma4")
+      return gemma4Tensors();
     // The table is read in place by the embedding gather (and, tied, by
     // the LM head).
     if (!(s = expect("token_embd.weight", {hp.dim, hp.vocab})))
@@ -341,6 +373,177 @@ public:
   }
 
 private:
+  /// `{arch}.key` as a positive integer, or, when it is an array of one per
+  /// layer, `out` = the first and `perLayerValues` = all of them.
+  Status perLayer(const std::string &key, int64_t &out, int64_t fallback,
+                  std::vector<int64_t> &perLayerValues) {
+    std::string full = hp.arch + "." + key;
+    const rt::GgufValue *value = file.find(full);
+    if (!value || value->type != rt::GgufType::Array)
+      return integer(key, out, fallback);
+    if (int64_t(value->array.size()) != hp.layers)
+      return fail("metadata key '" + full + "' has " +
+                  std::to_string(value->array.size()) +
+                  " entries, expected one per layer (" +
+                  std::to_string(hp.layers) + ")");
+    for (const rt::GgufValue &v : value->array) {
+      if (!v.isInteger() || v.i <= 0 || v.i > (int64_t(1) << 31))
+        return fail("metadata key '" + full +
+                    "' has an entry that is not an integer from 1 to 2^31");
+      perLayerValues.push_back(v.i);
+    }
+    out = perLayerValues.front();
+    return Status();
+  }
+
+  /// gemma4's own hyperparameters (dense models): sliding-window layers
+  /// with their own head size, rotary size and RoPE base; layers sharing an
+  /// earlier layer's KV cache; per-layer embeddings.
+  Status gemma4() {
+    Status s;
+    hp.embedScale = double(std::sqrt(float(hp.dim)));
+    hp.attnScale = 1.0; // the Q/K norms take the place of 1/sqrt(d)
+    hp.vNorm = true;
+    if (file.find(hp.arch + ".expert_count") &&
+        file.getInt(hp.arch + ".expert_count").value_or(0) > 0)
+      return fail("gemma4 with mixture-of-experts layers is not supported "
+                  "(dense models only)");
+    if (hp.ropeScale != 1)
+      return fail("gemma4 with rope.scaling is not supported");
+    if (!(s = integer("attention.sliding_window", hp.slidingWindow, 0)))
+      return s;
+    std::string patternKey = hp.arch + ".attention.sliding_window_pattern";
+    const rt::GgufValue *pattern = file.find(patternKey);
+    if (!pattern)
+      return fail("missing metadata key '" + patternKey + "'");
+    hp.swaLayers.assign(hp.layers, false);
+    if (pattern->type == rt::GgufType::Array) {
+      if (int64_t(pattern->array.size()) != hp.layers)
+        return fail("metadata key '" + patternKey + "' has " +
+                    std::to_string(pattern->array.size()) +
+                    " entries, expected one per layer (" +
+                    std::to_string(hp.layers) + ")");
+      for (int64_t l = 0; l < hp.layers; ++l)
+        hp.swaLayers[l] = pattern->array[l].i != 0;
+    } else {
+      hp.swaLayers.assign(hp.layers, pattern->i != 0);
+    }
+    int64_t headDimSwa = 0, valueSwa = 0;
+    if (!(s = integer("attention.key_length_swa", headDimSwa, hp.headDim)) ||
+        !(s = integer("attention.value_length_swa", valueSwa, headDimSwa)) ||
+        !(s = integer("rope.dimension_count_swa", hp.ropeDimsSwa,
+                      hp.ropeDims)))
+      return s;
+    if (valueSwa != headDimSwa)
+      return fail("attention.value_length_swa differs from key_length_swa "
+                  "(not supported)");
+    if (headDimSwa % 2 || hp.ropeDimsSwa % 2 || hp.ropeDimsSwa > headDimSwa)
+      return fail("rope.dimension_count_swa " +
+                  std::to_string(hp.ropeDimsSwa) +
+                  " must be even and at most key_length_swa " +
+                  std::to_string(headDimSwa));
+    hp.ropeBaseSwa = hp.ropeBase;
+    if (!(s = real("rope.freq_base_swa", hp.ropeBaseSwa)))
+      return s;
+    hp.ropeScaleSwa = 1;
+    int64_t shared = 0;
+    if (!(s = count("attention.shared_kv_layers", shared, 0)) ||
+        !(s = count("embedding_length_per_layer_input", hp.perLayerDim, 0)))
+      return s;
+    if (shared >= hp.layers)
+      return fail("attention.shared_kv_layers " + std::to_string(shared) +
+                  " leaves no layer with a KV cache of its own");
+    if (auto cap = file.find(hp.arch + ".final_logit_softcapping"))
+      if (cap->asNumber().value_or(0) != 0 &&
+          !(s = real("final_logit_softcapping", hp.finalSoftcap)))
+        return s;
+
+    const int64_t ownKv = hp.layers - shared;
+    for (int64_t l = 0; l < hp.layers; ++l) {
+      LayerShape &shape = hp.layerShapes[l];
+      shape.slidingWindow = hp.swaLayers[l];
+      shape.headDim = shape.slidingWindow ? headDimSwa : hp.headDim;
+      shape.ropeDims = shape.slidingWindow ? hp.ropeDimsSwa : hp.ropeDims;
+      if (shape.heads % shape.kvHeads)
+        return fail("layer " + std::to_string(l) + ": head_count " +
+                    std::to_string(shape.heads) +
+                    " is not a multiple of head_count_kv " +
+                    std::to_string(shape.kvHeads));
+      // A shared layer reads the cache of the last own layer of its kind
+      // (llama.cpp: n_kv_from_start - 2 for sliding-window layers, - 1
+      // for the others).
+      shape.kvSource = l;
+      if (l >= ownKv) {
+        int64_t source = ownKv - (shape.slidingWindow ? 2 : 1);
+        if (source < 0 || hp.swaLayers[source] != shape.slidingWindow ||
+            hp.layerShapes[source].kvHeads != shape.kvHeads)
+          return fail("layer " + std::to_string(l) +
+                      " shares the KV cache of layer " +
+                      std::to_string(source) +
+                      ", which is not a layer of its kind");
+        shape.kvSource = source;
+      }
+      std::string b = "blk." + std::to_string(l) + ".";
+      shape.hasV = file.tensor(b + "attn_v.weight") != nullptr;
+      shape.outScale = file.tensor(b + "layer_output_scale.weight") != nullptr;
+    }
+    return Status();
+  }
+
+  /// The tensors gemma4 needs, with each layer's shapes.
+  Status gemma4Tensors() {
+    Status s;
+    if (!(s = expect("token_embd.weight", {hp.dim, hp.vocab})) ||
+        (!hp.tiedHead && !(s = expect("output.weight", {hp.dim, hp.vocab}))) ||
+        !(s = expect("output_norm.weight", {hp.dim})))
+      return s;
+    bool anyGlobal = false;
+    for (const LayerShape &shape : hp.layerShapes)
+      anyGlobal |= !shape.slidingWindow;
+    hp.ropeFreqFactors = file.tensor("rope_freqs.weight") != nullptr;
+    if ((anyGlobal || hp.ropeFreqFactors) &&
+        !(s = expect("rope_freqs.weight", {hp.ropeDims / 2})))
+      return s;
+    const int64_t pl = hp.perLayerDim, all = hp.perLayerDim * hp.layers;
+    if (pl > 0 &&
+        (!(s = expect("per_layer_token_embd.weight", {all, hp.vocab})) ||
+         !(s = expect("per_layer_model_proj.weight", {hp.dim, all})) ||
+         !(s = expect("per_layer_proj_norm.weight", {pl}))))
+      return s;
+    for (int64_t l = 0; l < hp.layers; ++l) {
+      const LayerShape &shape = hp.layerShapes[l];
+      std::string b = "blk." + std::to_string(l) + ".";
+      if (!(s = expect(b + "attn_norm.weight", {hp.dim})) ||
+          !(s = expect(b + "attn_q.weight", {hp.dim, shape.qDim()})) ||
+          !(s = expect(b + "attn_q_norm.weight", {shape.headDim})) ||
+          !(s = expect(b + "attn_output.weight", {shape.qDim(), hp.dim})) ||
+          !(s = expect(b + "post_attention_norm.weight", {hp.dim})) ||
+          !(s = expect(b + "ffn_norm.weight", {hp.dim})) ||
+          !(s = expect(b + "ffn_gate.weight", {hp.dim, shape.ffn})) ||
+          !(s = expect(b + "ffn_up.weight", {hp.dim, shape.ffn})) ||
+          !(s = expect(b + "ffn_down.weight", {shape.ffn, hp.dim})) ||
+          !(s = expect(b + "post_ffw_norm.weight", {hp.dim})))
+        return s;
+      if (file.tensor(b + "ffn_gate_inp.weight"))
+        return fail("gemma4 with mixture-of-experts layers is not supported "
+                    "(dense models only)");
+      if (shape.kvSource == l &&
+          (!(s = expect(b + "attn_k.weight", {hp.dim, shape.kvDim()})) ||
+           !(s = expect(b + "attn_k_norm.weight", {shape.headDim})) ||
+           (shape.hasV &&
+            !(s = expect(b + "attn_v.weight", {hp.dim, shape.kvDim()})))))
+        return s;
+      if (shape.outScale &&
+          !(s = expect(b + "layer_output_scale.weight", {1})))
+        return s;
+      if (pl > 0 && (!(s = expect(b + "inp_gate.weight", {hp.dim, pl})) ||
+                     !(s = expect(b + "proj.weight", {pl, hp.dim})) ||
+                     !(s = expect(b + "post_norm.weight", {hp.dim}))))
+        return s;
+    }
+    return Status();
+  }
+
   /// bitnet.hidden_activation, as llama.cpp's later bitnet graph reads it:
   /// SiLU when absent (the graph was written for SiLU models), ReLU² for
   /// "relu2" (bitnet-b1.58-2B-4T).
@@ -485,7 +688,8 @@ const rt::GgufTensor &Model::weight(const std::string &name) const {
 }
 
 std::vector<float> Model::ropeFrequencies(bool slidingWindowLayers) const {
-  int64_t pairs = hp.ropeDims / 2;
+  const int64_t dims = slidingWindowLayers ? hp.ropeDimsSwa : hp.ropeDims;
+  int64_t pairs = dims / 2;
   std::vector<float> factors(pairs, 1.0f);
   if (hp.ropeFreqFactors && !slidingWindowLayers)
     std::memcpy(factors.data(), weight("rope_freqs.weight").data,
@@ -496,7 +700,7 @@ std::vector<float> Model::ropeFrequencies(bool slidingWindowLayers) const {
   for (int64_t i = 0; i < pairs; ++i)
     freqs[i] = static_cast<float>(
         std::pow(base, -2.0 * static_cast<double>(i) /
-                           static_cast<double>(hp.ropeDims)) /
+                           static_cast<double>(dims)) /
         scale / factors[i]);
   return freqs;
 }

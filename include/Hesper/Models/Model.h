@@ -6,8 +6,8 @@
 //
 // A Model is a mapped GGUF file plus what the rest of the library reads from
 // it: the hyperparameters of a Llama-family architecture (llama, qwen2,
-// qwen3, gemma, gemma2, gemma3, bitnet, as llama.cpp defines them) and the
-// tokenizer. The weights stay in
+// qwen3, gemma, gemma2, gemma3, gemma4 (dense), bitnet, as llama.cpp defines
+// them) and the tokenizer. The weights stay in
 // the mapping in their GGUF formats; a Session uploads them to a device.
 //
 //   auto model = models::Model::load("model.gguf");
@@ -32,6 +32,20 @@ enum class RopeType { Norm, NeoX };
 /// GeGLU with the tanh form of GELU (gelu(gate) * up), and BitNet's ReLU²
 /// (relu(gate)² * up) or ReLU.
 enum class FfnActivation { SiLU, GeluTanh, ReluSquared, Relu };
+
+/// The shape of one layer. gemma4 varies it from layer to layer; the other
+/// architectures repeat the model's.
+struct LayerShape {
+  int64_t heads = 0, kvHeads = 0, headDim = 0, ropeDims = 0, ffn = 0;
+  bool slidingWindow = false; ///< attends through the window (SWA layer)
+  /// The layer whose KV cache this one attends over: itself, or (gemma4's
+  /// shared-KV layers) an earlier layer of the same kind.
+  int64_t kvSource = 0;
+  bool hasV = true;      ///< attn_v exists (gemma4 without it: V is Wk h)
+  bool outScale = false; ///< gemma4's layer_output_scale
+  int64_t qDim() const { return heads * headDim; }
+  int64_t kvDim() const { return kvHeads * headDim; }
+};
 
 /// The hyperparameters of a Llama-family decoder, read from
 /// `{arch}.*` metadata and checked against the tensors' shapes.
@@ -71,6 +85,14 @@ struct LlamaHParams {
   bool subNorms = false;      ///< attn_sub_norm before Wo, ffn_sub_norm before
                               ///< Wdown
 
+  // gemma4.
+  int64_t ropeDimsSwa = 0;    ///< rope.dimension_count_swa (default ropeDims)
+  int64_t perLayerDim = 0;    ///< embedding_length_per_layer_input (0: none)
+  bool vNorm = false;         ///< V is RMS-normalized per head, no weight
+  /// Every layer's shape (filled by the loader for every architecture).
+  std::vector<LayerShape> layerShapes;
+  const LayerShape &layer(int64_t l) const { return layerShapes[l]; }
+
   /// Whether layer `l` attends through a sliding window.
   bool isSwa(int64_t l) const {
     return slidingWindow > 0 && l < int64_t(swaLayers.size()) && swaLayers[l];
@@ -80,7 +102,7 @@ struct LlamaHParams {
   bool swaHasOwnRope() const {
     return slidingWindow > 0 &&
            (ropeBaseSwa != ropeBase || ropeScaleSwa != ropeScale ||
-            ropeFreqFactors);
+            ropeFreqFactors || ropeDimsSwa != ropeDims);
   }
 
   /// The KV cache a session gets when none is asked for: the training
@@ -99,7 +121,7 @@ public:
   /// Maps `path`, reads the hyperparameters and the tokenizer and checks
   /// every tensor the architecture needs (present, shape, type). Errors are
   /// one line: "m.gguf: unsupported architecture 'bert' (supported: llama,
-  /// qwen2, qwen3, gemma, gemma2, gemma3, bitnet)".
+  /// qwen2, qwen3, gemma, gemma2, gemma3, gemma4, bitnet)".
   static rt::Result<std::unique_ptr<Model>> load(const std::string &path);
 
   const rt::GgufFile &file() const { return *gguf; }

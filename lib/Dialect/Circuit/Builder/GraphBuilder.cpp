@@ -328,6 +328,11 @@ Value GraphBuilder::rmsNorm(Value x, Value weight, double eps) {
   Value scale = map(mean, [&](ExpBuilder &e, Value m) {
     return e.rsqrt(e.add(m, e.f32(eps)));
   });
+  if (!weight)
+    return map(ValueRange{x, scale}, type.getShape(), element,
+               [&](ExpBuilder &e, Value, ValueRange args) {
+                 return narrow(e, e.mul(widen(e, args[0]), args[1]), element);
+               });
   return map(ValueRange{x, scale, weight}, type.getShape(), element,
              [&](ExpBuilder &e, Value, ValueRange args) {
                Value y = e.mul(e.mul(widen(e, args[0]), args[1]),

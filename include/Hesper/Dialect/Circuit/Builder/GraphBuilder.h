@@ -149,7 +149,7 @@ public:
   //===--------------------------------------------------------------------===//
 
   /// x * rsqrt(mean(x²) + eps) * w over the last axis: a reduce and three
-  /// maps.
+  /// maps. A null `weight` normalizes only.
   Value rmsNorm(Value x, Value weight, double eps);
   /// Two-pass layer norm ((x - mean) * rsqrt(var + eps) * w + b); the
   /// variance is the mean of squared deviations, never E[x²] - mean².
