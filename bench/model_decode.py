@@ -130,7 +130,7 @@ def main():
     ap.add_argument("--types", default="f32,q8_0")
     ap.add_argument("--arch-types",
                     default="llama:q8_0,qwen2:q8_0,qwen3:q8_0,gemma:q8_0,"
-                            "gemma2:q8_0,gemma3:q8_0,bitnet:tq2_0,"
+                            "gemma2:q8_0,gemma3:q8_0,gemma4:q8_0,bitnet:tq2_0,"
                             "bitnet:tq1_0,bitnet:i2_s",
                     help="arch:type pairs decoded at the demo model's size "
                          "('' to skip)")
@@ -147,7 +147,8 @@ def main():
               "layer):")
         print(f"{'arch':<8} {'per layer':>9} {'head':>5} "
               f"{'per token (8 layers)':>21}")
-        for arch in ["llama", "qwen2", "qwen3", "gemma", "gemma2", "gemma3", "bitnet"]:
+        for arch in ["llama", "qwen2", "qwen3", "gemma", "gemma2", "gemma3",
+                     "gemma4", "bitnet"]:
             one = kernels_per_token(opts, tmp, arch, 1)
             two = kernels_per_token(opts, tmp, arch, 2)
             layer, rest = two - one, one - (two - one)
