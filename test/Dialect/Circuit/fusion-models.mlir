@@ -4,7 +4,7 @@
 // What Gemma and BitNet add to the Llama graph goes through the same
 // fusion passes (hesper-fuse): GeGLU and ReLU² gates into gated_matmul,
 // soft-capping into the LM head's epilogue, ternary matvecs with
-// epilogues, post-norms with the residual add, and the attention's
+// epilogues, gemma4's per-layer embedding gate, and the attention's
 // sliding window and soft-cap kept on the fused op. Every case is also
 // validated in the reference interpreter against the unfused graph
 // (VALID); the negative cases show what must not fuse.
@@ -144,4 +144,37 @@ circuit.graph @gate_other_x(%x: tensor<256xf32>, %x2: tensor<256xf32>, %wg: tens
 circuit.graph @swa_attention(%q: tensor<64xf32>, %k: tensor<1024xf32>, %v: tensor<1024xf32>, %pos: tensor<1xi32>) -> tensor<64xf32> {
   %o = circuit.attention %q, %k, %v, %pos {heads = 4 : i64, kv_heads = 2 : i64, head_dim = 16 : i64, scale = 0.25 : f32, softcap = 50.0 : f32, window = 8 : i64} : tensor<64xf32>, tensor<1024xf32>, tensor<1024xf32>, tensor<1xi32> -> tensor<64xf32>
   circuit.output %o : tensor<64xf32>
+}
+
+// -----
+
+// gemma4's per-layer embedding gate: gelu(inp_gate · x) times this layer's
+// slice of the per-layer inputs (read whole, by index) lands in the gate
+// matmul's epilogue; the projection back and its residual add fuse too.
+// CHECK-LABEL: circuit.graph @per_layer_embedding(
+// CHECK:         %[[G:.*]] = circuit.matmul %{{.*}}, %{{.*}} ins(%{{.*}} : tensor<48xf32>) : tensor<64xf32>, tensor<16x64x!circuit.q8_0> -> tensor<16xf32> epilogue {
+// CHECK:           circuit.extract
+// CHECK:           exp.gelu
+// CHECK:         %[[P:.*]] = circuit.matmul %[[G]], %{{.*}} ins(%{{.*}} : tensor<64xf32>) : tensor<16xf32>, tensor<64x16xf32> -> tensor<64xf32> epilogue {
+// CHECK-NOT:     circuit.map
+// CHECK:         circuit.output %[[P]]
+// VALID: graph @per_layer_embedding: 4 -> 2 dispatches, {{[0-9]+}} values compared, max error {{.*}}: ok
+circuit.graph @per_layer_embedding(%x: tensor<64xf32>, %wg: tensor<16x64x!circuit.q8_0>, %pl: tensor<48xf32>, %wp: tensor<64x16xf32>) -> tensor<64xf32> {
+  %g = circuit.matmul %x, %wg : tensor<64xf32>, tensor<16x64x!circuit.q8_0> -> tensor<16xf32>
+  %h = circuit.map ins(%g, %pl : tensor<16xf32>, tensor<48xf32>) -> tensor<16xf32> {
+  ^bb0(%lane: i32, %a: f32, %inputs: tensor<48xf32>):
+    %c16 = exp.constant 16 : i32
+    %at = exp.add %lane, %c16 : i32
+    %v = circuit.extract %inputs[%at] : tensor<48xf32>
+    %ge = exp.gelu %a : f32
+    %r = exp.mul %ge, %v : f32
+    circuit.yield %r : f32
+  }
+  %p = circuit.matmul %h, %wp : tensor<16xf32>, tensor<64x16xf32> -> tensor<64xf32>
+  %y = circuit.map ins(%x, %p : tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32> {
+  ^bb0(%lane: i32, %a: f32, %b: f32):
+    %r = exp.add %a, %b : f32
+    circuit.yield %r : f32
+  }
+  circuit.output %y : tensor<64xf32>
 }
