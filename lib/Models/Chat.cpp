@@ -136,7 +136,10 @@ Conversation::say(const std::string &text, const GenerateOptions &options,
   auto isEnd = [&](int32_t id) { return tokenizer.isEog(id); };
   auto result = generate(session, fresh, options, onToken, isEnd);
   if (!result) {
+    // The cache holds the common prefix and whatever was fed past it.
     history.pop_back();
+    session.rewind(common);
+    cached.resize(common);
     return result.status();
   }
   turn.result = std::move(*result);

@@ -21,7 +21,8 @@
 //
 // bitnet (BitNet b1.58) normalizes the attention output before Wo and the
 // FFN's activation before Wdown (attn_sub_norm, ffn_sub_norm), gates with
-// relu(gate)² (bitnet.hidden_activation "relu2"; SiLU without the key), and
+// relu(gate)² (bitnet.hidden_activation "relu2", which Microsoft's 2B-4T
+// model needs and later llama.cpp versions read; SiLU without the key), and
 // reads ternary weights (an i2_s tensor with the scale stored after its
 // blocks); a projection's optional `.scale` tensor multiplies the matmul's
 // result in its epilogue.
@@ -31,8 +32,10 @@
 // attention and FFN outputs before their residual adds (post_attention_norm,
 // post_ffw_norm); their sliding-window layers attend to the last W
 // positions only and rotate with their own RoPE base (`rope_freqs_swa`);
-// gemma2 soft-caps the attention scores and the logits (c·tanh(s/c)). The
-// head is always the embedding table.
+// gemma2 soft-caps the attention scores and the logits (c·tanh(s/c)).
+// gemma4 adds per-layer shapes, layers that attend over an earlier layer's
+// KV cache, V normalized without a weight, per-layer embeddings and layer
+// output scales (docs/Gemma4-notes.md).
 //
 // The graph is written primitive by primitive; hesper-fuse merges it into
 // kernels (Q/K/V into one multi-matmul, residuals into matmul epilogues, ...).

@@ -4,8 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Reads the hyperparameters of a Llama-family model the way llama.cpp does
-// (llama_model::load_hparams for LLM_ARCH_LLAMA, QWEN2 and QWEN3) and checks
+// Reads the hyperparameters of a model the way llama.cpp does (its loaders
+// for llama, qwen2, qwen3, gemma, gemma2, gemma3, gemma4 and bitnet) and checks
 // that every tensor the decode graph will bind exists with the shape and a
 // type the kernels read, so that problems in a file surface at load time as
 // one line, never later inside the compiler or a kernel.
@@ -15,6 +15,7 @@
 #include "Hesper/Models/Model.h"
 
 #include <cmath>
+#include <limits>
 #include <cstring>
 
 using namespace hesper;
@@ -41,8 +42,10 @@ int64_t LlamaHParams::parameterCount() const {
       if (l.kvSource == &l - layerShapes.data())
         total += (l.hasV ? 2 : 1) * dim * l.kvDim() + l.headDim;
     }
-    return total + perLayerDim * layers * (vocab + dim) + perLayerDim +
-           layers * (2 * dim * perLayerDim + dim);
+    if (perLayerDim > 0)
+      total += perLayerDim * layers * (vocab + dim) + perLayerDim +
+               layers * (2 * dim * perLayerDim + dim);
+    return total;
   }
   return layers * perLayer + vocab * dim * (tiedHead ? 1 : 2) + dim;
 }
@@ -170,6 +173,21 @@ public:
     return Status();
   }
 
+  /// A table rows are looked up from by token id (circuit.gather): a type
+  /// the gather decodes, and element indices that fit its 32-bit lanes.
+  Status lookupTable(const std::string &name) {
+    const rt::GgufTensor *t = file.tensor(name);
+    if (t->type == GgmlType::I2_S)
+      return fail("tensor '" + name +
+                  "' is i2_s, which the embedding lookup does not read");
+    if (t->numElements > std::numeric_limits<int32_t>::max())
+      return fail("tensor '" + name + "' has " +
+                  std::to_string(t->numElements) +
+                  " values, more than the embedding lookup's 32-bit "
+                  "indices reach (2^31 - 1)");
+    return Status();
+  }
+
   /// Checks that tensor `name` exists with ggml dims `dims` (row length
   /// first) and, for a matrix, a type the kernels read.
   Status expect(const std::string &name, std::vector<int64_t> dims) {
@@ -235,6 +253,14 @@ public:
                        kvHeadsPerLayer)) ||
         !(s = integer("context_length", hp.contextLength, 2048)))
       return s;
+    if (hp.arch != "gemma4" &&
+        (headsPerLayer.size() || kvHeadsPerLayer.size() || ffnPerLayer.size()))
+      return fail("per-layer head counts or FFN widths are supported for "
+                  "gemma4 only");
+    // As llama.cpp: without head_count_kv, every layer's is its head count.
+    if (kvHeadsPerLayer.empty() && !headsPerLayer.empty() &&
+        !file.find(hp.arch + ".attention.head_count_kv"))
+      kvHeadsPerLayer = headsPerLayer;
     if (hp.dim % hp.heads != 0 &&
         !file.find(hp.arch + ".attention.key_length"))
       return fail("embedding_length " + std::to_string(hp.dim) +
@@ -317,13 +343,17 @@ public:
       return gemma4Tensors();
     // The table is read in place by the embedding gather (and, tied, by
     // the LM head).
-    if (!(s = expect("token_embd.weight", {hp.dim, hp.vocab})))
+    if (!(s = expect("token_embd.weight", {hp.dim, hp.vocab})) ||
+        !(s = lookupTable("token_embd.weight")))
       return s;
     if (!hp.tiedHead && !(s = expect("output.weight", {hp.dim, hp.vocab})))
       return s;
     if (!(s = expect("output_norm.weight", {hp.dim})))
       return s;
-    if (file.tensor("rope_freqs.weight")) {
+    // llama.cpp passes rope_freqs to the llama and qwen graphs only.
+    const bool takesFreqFactors = hp.arch == "llama" ||
+                                  hp.arch == "qwen2" || hp.arch == "qwen3";
+    if (takesFreqFactors && file.tensor("rope_freqs.weight")) {
       hp.ropeFreqFactors = true;
       if (!(s = expect("rope_freqs.weight", {hp.ropeDims / 2})))
         return s;
@@ -396,6 +426,10 @@ private:
     return Status();
   }
 
+  static bool isFlag(const rt::GgufValue &v) {
+    return v.type == rt::GgufType::Bool || v.isInteger();
+  }
+
   /// gemma4's own hyperparameters (dense models): sliding-window layers
   /// with their own head size, rotary size and RoPE base; layers sharing an
   /// earlier layer's KV cache; per-layer embeddings.
@@ -423,10 +457,17 @@ private:
                     std::to_string(pattern->array.size()) +
                     " entries, expected one per layer (" +
                     std::to_string(hp.layers) + ")");
-      for (int64_t l = 0; l < hp.layers; ++l)
+      for (int64_t l = 0; l < hp.layers; ++l) {
+        if (!isFlag(pattern->array[l]))
+          return fail("metadata key '" + patternKey +
+                      "' has an entry that is not a bool");
         hp.swaLayers[l] = pattern->array[l].i != 0;
-    } else {
+      }
+    } else if (isFlag(*pattern)) {
       hp.swaLayers.assign(hp.layers, pattern->i != 0);
+    } else {
+      return fail("metadata key '" + patternKey +
+                  "' is neither a bool nor an array of bools");
     }
     int64_t headDimSwa = 0, valueSwa = 0;
     if (!(s = integer("attention.key_length_swa", headDimSwa, hp.headDim)) ||
@@ -442,7 +483,7 @@ private:
                   std::to_string(hp.ropeDimsSwa) +
                   " must be even and at most key_length_swa " +
                   std::to_string(headDimSwa));
-    hp.ropeBaseSwa = hp.ropeBase;
+    hp.ropeBaseSwa = 10000.0; // llama.cpp's default for gemma4
     if (!(s = real("rope.freq_base_swa", hp.ropeBaseSwa)))
       return s;
     hp.ropeScaleSwa = 1;
@@ -453,10 +494,9 @@ private:
     if (shared >= hp.layers)
       return fail("attention.shared_kv_layers " + std::to_string(shared) +
                   " leaves no layer with a KV cache of its own");
-    if (auto cap = file.find(hp.arch + ".final_logit_softcapping"))
-      if (cap->asNumber().value_or(0) != 0 &&
-          !(s = real("final_logit_softcapping", hp.finalSoftcap)))
-        return s;
+    hp.finalSoftcap = 30.0; // llama.cpp's default; 0 in the file: none
+    if (!(s = softcap("final_logit_softcapping", hp.finalSoftcap)))
+      return s;
 
     const int64_t ownKv = hp.layers - shared;
     for (int64_t l = 0; l < hp.layers; ++l) {
@@ -494,6 +534,7 @@ private:
   Status gemma4Tensors() {
     Status s;
     if (!(s = expect("token_embd.weight", {hp.dim, hp.vocab})) ||
+        !(s = lookupTable("token_embd.weight")) ||
         (!hp.tiedHead && !(s = expect("output.weight", {hp.dim, hp.vocab}))) ||
         !(s = expect("output_norm.weight", {hp.dim})))
       return s;
@@ -502,11 +543,12 @@ private:
       anyGlobal |= !shape.slidingWindow;
     hp.ropeFreqFactors = file.tensor("rope_freqs.weight") != nullptr;
     if ((anyGlobal || hp.ropeFreqFactors) &&
-        !(s = expect("rope_freqs.weight", {hp.ropeDims / 2})))
+        !(s = expect("rope_freqs.weight", {hp.headDim / 2})))
       return s;
     const int64_t pl = hp.perLayerDim, all = hp.perLayerDim * hp.layers;
     if (pl > 0 &&
         (!(s = expect("per_layer_token_embd.weight", {all, hp.vocab})) ||
+         !(s = lookupTable("per_layer_token_embd.weight")) ||
          !(s = expect("per_layer_model_proj.weight", {hp.dim, all})) ||
          !(s = expect("per_layer_proj_norm.weight", {pl}))))
       return s;
@@ -544,9 +586,9 @@ private:
     return Status();
   }
 
-  /// bitnet.hidden_activation, as llama.cpp's later bitnet graph reads it:
-  /// SiLU when absent (the graph was written for SiLU models), ReLU² for
-  /// "relu2" (bitnet-b1.58-2B-4T).
+  /// bitnet.hidden_activation: SiLU when absent (what llama.cpp's bitnet
+  /// graph was written for), ReLU² for "relu2" (bitnet-b1.58-2B-4T, which
+  /// needs it; later llama.cpp versions and Microsoft's fork read it).
   Status bitnetActivation() {
     std::string key = hp.arch + ".hidden_activation";
     const rt::GgufValue *value = file.find(key);
@@ -627,22 +669,34 @@ private:
       hp.attnSoftcap = 50.0;
       hp.finalSoftcap = 30.0;
       if (!(s = real("attn_logit_softcapping", hp.attnSoftcap)) ||
-          !(s = real("final_logit_softcapping", hp.finalSoftcap)))
+          !(s = softcap("final_logit_softcapping", hp.finalSoftcap)))
         return s;
       hp.ropeBaseSwa = hp.ropeBase;
       hp.ropeScaleSwa = hp.ropeScale;
     } else {
-      // gemma3's local layers rotate with base 10000 and no scaling; a
-      // model without sliding-window layers soft-caps its logits.
+      // gemma3's local layers rotate with base 10000 and no scaling; its
+      // logits are soft-capped only when the file says so.
       hp.ropeBaseSwa = 10000.0;
       hp.ropeScaleSwa = 1.0;
-      if (hp.slidingWindow == 0) {
-        hp.finalSoftcap = 30.0;
-        if (!(s = real("final_logit_softcapping", hp.finalSoftcap)))
-          return s;
-      }
+      if (!(s = softcap("final_logit_softcapping", hp.finalSoftcap)))
+        return s;
     }
     return real("rope.freq_base_swa", hp.ropeBaseSwa);
+  }
+
+  /// `{arch}.key` as a soft-cap: a positive number, or 0 for none; `out`
+  /// keeps its default when the key is absent.
+  Status softcap(const std::string &key, double &out) {
+    std::string full = hp.arch + "." + key;
+    const rt::GgufValue *value = file.find(full);
+    if (!value)
+      return Status();
+    std::optional<double> number = value->asNumber();
+    if (!number || !std::isfinite(*number) || *number < 0)
+      return fail("metadata key '" + full +
+                  "' is not a non-negative number");
+    out = *number;
+    return Status();
   }
 
   const rt::GgufFile &file;

@@ -58,7 +58,6 @@ static ArgKind classify(const std::string &name) {
     return ArgKind::RopeFreqs;
   if (name.rfind("cache_", 0) == 0)
     return ArgKind::Cache;
-
   return ArgKind::Weight;
 }
 

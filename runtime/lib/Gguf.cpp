@@ -1037,6 +1037,8 @@ void dequantI2_S(const uint8_t *block, float *y) {
 } // namespace
 
 float i2sScale(const GgufTensor &t) {
+  // The reader sized the tensor as its blocks and the 32-byte trailer; a
+  // tensor built by hand may not have one.
   const uint64_t packed = static_cast<uint64_t>(t.numElements) / 4;
   if (t.type != GgmlType::I2_S || t.bytes < packed + 4)
     return 0.0f;

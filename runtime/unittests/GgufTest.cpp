@@ -1052,7 +1052,8 @@ TEST(GgufTest, DequantizeI2_SAndItsScale) {
   TensorSpec spec{"w", {128, 2}, typeNum(GgmlType::I2_S), {}};
   spec.data.assign(64 + 32, 0x55);
   std::memcpy(spec.data.data() + 64, scale.data(), 4);
-  auto r = parse(build(oneTensor(spec)).bytes);
+  Image image = build(oneTensor(spec)); // the file parse() points into
+  auto r = parse(image.bytes);
   ASSERT_TRUE(r.ok()) << r.status().message();
   const GgufTensor *w = (*r)->tensor("w");
   ASSERT_TRUE(w);

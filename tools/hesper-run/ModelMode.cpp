@@ -295,8 +295,10 @@ static int runChat(Session &s, const Model &model, const GenerateOptions &g,
                  << turn->promptIds.size() - turn->reusedTokens << " fed in "
                  << llvm::format("%.1f", r.promptMs) << " ms, "
                  << r.generated.size() << " generated ("
-                 << llvm::format("%.1f",
-                                 r.generated.size() / (r.decodeMs / 1000.0))
+                 << llvm::format("%.1f", r.decodeMs > 0
+                                             ? r.generated.size() /
+                                                   (r.decodeMs / 1000.0)
+                                             : 0.0)
                  << " tok/s)"
                  << (r.stoppedAtEnd ? ", end of turn" : "") << "\n";
   }

@@ -60,7 +60,8 @@ llama_model_rope_type); bitnet's differences are listed after this one:
     logits = Wout (rmsnorm(x) * output_norm)     Wout = token_embd if no output.weight
         (gemma, gemma2: always token_embd, as llama.cpp ignores output.weight)
     gemma2: logits = c tanh(logits / c), c = final_logit_softcapping (30)
-    gemma3: the same, but only when sliding_window is absent or 0 (default 30)
+    gemma3: the same when final_logit_softcapping is given (default: none);
+    a cap of 0 means none
 
 bitnet (llama.cpp's "bitnet", src/models/bitnet.cpp): NEOX RoPE, head always
 token_embd, scores / sqrt(head_dim), and per layer
@@ -99,7 +100,7 @@ attn_v); later layers read the cache of layer n_kv - 2 (SWA) / n_kv - 1
 x += rmsnorm(Wo a) * post_attention_norm; x += rmsnorm(GeGLU FFN) *
 post_ffw_norm; x += rmsnorm(proj (gelu(inp_gate x) * pl[il])) * post_norm;
 x *= layer_output_scale when present.  Head output.weight if present, else
-token_embd; final soft-cap when final_logit_softcapping is set.  MoE files
+token_embd; final soft-cap final_logit_softcapping (default 30, 0: none).  MoE files
 (ffn_gate_inp) are refused.
 
 Head sizes come from {arch}.attention.key_length / value_length when present,
@@ -723,9 +724,10 @@ class Model:
         self.final_softcap = None
         if arch == "gemma2":
             self.attn_softcap = float(hp("attn_logit_softcapping", 50.0))
-            self.final_softcap = float(hp("final_logit_softcapping", 30.0))
-        elif arch == "gemma3" and self.window is None:
-            self.final_softcap = float(hp("final_logit_softcapping", 30.0))
+            self.final_softcap = float(hp("final_logit_softcapping", 30.0)) or None
+        elif arch == "gemma3":
+            # llama.cpp's gemma3 loader: 0 unless the file gives a cap
+            self.final_softcap = float(md.get(arch + ".final_logit_softcapping", 0.0)) or None
         self.ignore_window = ignore_window
         if ignore_softcap:
             self.attn_softcap = None
@@ -1014,7 +1016,7 @@ class Gemma4Model(Model):
         rot_full = int(hp("rope.dimension_count", hd_full))
         rot_swa = int(hp("rope.dimension_count_swa", rot_full))
         base_full = float(hp("rope.freq_base", 10000.0))
-        base_swa = float(hp("rope.freq_base_swa", base_full))
+        base_swa = float(hp("rope.freq_base_swa", 10000.0))
         factor = float(hp("rope.scaling.factor", 0.0))
         if factor not in (0.0, 1.0) or hp("rope.scaling.type", "linear") not in ("linear", "none"):
             raise GGUFError("gemma4: rope scaling is not supported here")
@@ -1049,8 +1051,9 @@ class Gemma4Model(Model):
             if self.n_rot[il] % 2 or not 0 < self.n_rot[il] <= self.hd[il]:
                 raise GGUFError("gemma4: bad rope dimension count on layer %d" % il)
         self.n_per_layer = int(hp("embedding_length_per_layer_input"))
-        cap = md.get(arch + ".final_logit_softcapping")
-        self.final_softcap = float(cap) if cap and not ignore_softcap else None
+        # llama.cpp's default cap is 30; 0 in the file means none
+        cap = float(md.get(arch + ".final_logit_softcapping", 30.0))
+        self.final_softcap = cap if cap and not ignore_softcap else None
         self.attn_softcap = None
 
         def W(name):

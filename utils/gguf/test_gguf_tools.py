@@ -109,8 +109,10 @@ def naive_logits(path, tokens):
             layer_rope.append((base, factor))
     attn_cap = md.get(P + "attn_logit_softcapping", 50.0) if arch == "gemma2" else None
     final_cap = None
-    if arch == "gemma2" or (arch == "gemma3" and window == 0):
-        final_cap = md.get(P + "final_logit_softcapping", 30.0)
+    if arch == "gemma2":
+        final_cap = md.get(P + "final_logit_softcapping", 30.0) or None
+    elif arch == "gemma3":
+        final_cap = md.get(P + "final_logit_softcapping", 0.0) or None
     big = (arch, n_layer) in (("gemma2", 46), ("gemma3", 62))
     kq_scale = 1.0 / math.sqrt(n_embd // n_head if big else hd)
 
@@ -838,12 +840,13 @@ class TestGemma(TmpDirCase):
         np.testing.assert_allclose(fin, 0.5 * np.tanh(a0 / 0.5), rtol=0, atol=0.05)
 
     def test_gemma3_softcap_and_rope(self):
-        # final soft-capping only without sliding-window layers
+        # final soft-capping exactly when the file gives a cap (llama.cpp's
+        # gemma3 loader: 0 by default), window or not
         self.make("g3cap.gguf", "gemma3", "--final-softcap", 0.5)
-        self.assertIsNone(self.model("g3cap.gguf").final_softcap)
+        self.assertEqual(self.model("g3cap.gguf").final_softcap, 0.5)
         self.make("g3nocap.gguf", "gemma3", "--sliding-window", 0)
         m = self.model("g3nocap.gguf")
-        self.assertEqual((m.window, m.swa_layers, m.final_softcap), (None, [False] * 3, 30.0))
+        self.assertEqual((m.window, m.swa_layers, m.final_softcap), (None, [False] * 3, None))
         self.make("g3capb.gguf", "gemma3", "--sliding-window", 0, "--final-softcap", 0.5)
         capped = self.model("g3capb.gguf").logits(self.PROMPT)
         self.assertLess(np.abs(capped).max(), 0.5)

@@ -4,8 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Emits one decode step of a Llama-family model (llama, qwen2, qwen3, and
-// the Gemma versions gemma, gemma2, gemma3) as a Circuit graph, from the
+// Emits one decode step of a Llama-family model (llama, qwen2, qwen3, the
+// Gemma versions gemma to gemma4, and bitnet) as a Circuit graph, from the
 // hyperparameters and tensor types of its GGUF file.
 // The graph's arguments are named buffers the session binds:
 //
@@ -18,7 +18,9 @@
 //   <GGUF tensor name> the weights, in their GGUF element types ([rows,
 //                                   row length], weights never dequantized)
 //   cache_k.L, cache_v.L [ctx * kvHeads * headDim] f32 KV cache of layer L,
-//                                   written in place at row `pos`
+//                                   written in place at row `pos` (none
+//                                   for gemma4's layers that share another
+//                                   layer's cache)
 //
 // and its one result is the logits [vocab] of the token.
 //
