@@ -94,13 +94,7 @@ public:
     if (rows > 1)
       tokenShape = {rows, 1};
     Value tokens = g.external("tokens", tokenShape, g.i32());
-    Value table = weight("token_embd.weight");
-    const int64_t dim = hp.dim;
-    x = g.gather(table, ValueRange{tokens}, vec(hp.dim),
-                 [&](ExpBuilder &e, Value lane, ValueRange a) {
-                   Value column = rows == 1 ? lane : e.remConst(lane, dim);
-                   return e.add(e.mul(a[0], e.i32(dim)), column);
-                 });
+    x = lookupRows("token_embd.weight", tokens);
     const bool isF32 =
         cast<RankedTensorType>(x.getType()).getElementType().isF32();
     if (!isF32 || hp.embedScale != 1) {
@@ -184,19 +178,59 @@ private:
     });
   }
 
+  /// The rows of lookup table `name` for the step's tokens ([rows, width],
+  /// the table's element type, f32 for a quantized one). A table past the
+  /// gather's 32-bit indices is bound as row ranges "<name>@<k>": each
+  /// range's gather reads zeros for tokens outside it (an index past its
+  /// end), and the ranges' rows are added.
+  Value lookupRows(const std::string &name, Value tokens) {
+    const rt::GgufTensor &t = model.weight(name);
+    const int64_t width = t.dims[0];
+    Model::TableChunks c = model.lookupChunks(name);
+    auto gatherRange = [&](Value table, int64_t first, int64_t count) {
+      return g.gather(table, ValueRange{tokens}, vec(width),
+                      [&](ExpBuilder &e, Value lane, ValueRange a) {
+                        Value column =
+                            rows == 1 ? lane : e.remConst(lane, width);
+                        if (c.chunks == 1)
+                          return e.add(e.mul(a[0], e.i32(width)), column);
+                        Value row = e.sub(a[0], e.i32(first));
+                        Value inside = e.cmp(
+                            CmpPredicate::ult, row, e.i32(count));
+                        return e.select(
+                            inside, e.add(e.mul(row, e.i32(width)), column),
+                            e.i32(count * width));
+                      });
+    };
+    if (c.chunks == 1)
+      return gatherRange(weight(name), 0, c.rows);
+    Type element = elementTypeFor(g.getContext(), t.type);
+    SmallVector<Value> parts;
+    for (int64_t k = 0; k < c.chunks; ++k) {
+      const int64_t first = k * c.rowsPerChunk;
+      const int64_t count = std::min(c.rowsPerChunk, c.rows - first);
+      std::string argName = name + "@" + std::to_string(k);
+      Value range = g.external(argName, {count, width}, element);
+      parts.push_back(gatherRange(range, first, count));
+    }
+    const bool f32 =
+        cast<RankedTensorType>(parts[0].getType()).getElementType().isF32();
+    return g.map(ValueRange(parts), vec(width), g.f32(),
+                 [&](ExpBuilder &e, Value, ValueRange a) {
+                   Value sum = f32 ? a[0] : e.toF32(a[0]);
+                   for (Value v : a.drop_front())
+                     sum = e.add(sum, f32 ? v : e.toF32(v));
+                   return sum;
+                 });
+  }
+
   /// gemma4's per-layer inputs of the chunk's tokens, [rows, P * layers]:
   /// (per_layer_token_embd[token] · sqrt(P) + rmsnorm_P(per_layer_model_proj
   /// · x / sqrt(dim)) · per_layer_proj_norm) / sqrt(2), the norm over each
   /// layer's P values.
   Value buildPerLayerInputs(Value tokens, Value x) {
     const int64_t pl = hp.perLayerDim, all = pl * hp.layers;
-    Value table = weight("per_layer_token_embd.weight");
-    Value rowsOfTable = g.gather(
-        table, ValueRange{tokens}, vec(all),
-        [&](ExpBuilder &e, Value lane, ValueRange a) {
-          Value column = rows == 1 ? lane : e.remConst(lane, all);
-          return e.add(e.mul(a[0], e.i32(all)), column);
-        });
+    Value rowsOfTable = lookupRows("per_layer_token_embd.weight", tokens);
     Value projected = g.matmul(x, weight("per_layer_model_proj.weight"));
     // llama.cpp's float constants: 1/sqrtf(dim), sqrtf(P), 1/sqrtf(2).
     const double toProj = double(1.0f / std::sqrt(float(hp.dim)));

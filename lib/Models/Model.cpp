@@ -15,6 +15,7 @@
 #include "Hesper/Models/Model.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <cstring>
 
@@ -180,11 +181,13 @@ public:
     if (t->type == GgmlType::I2_S)
       return fail("tensor '" + name +
                   "' is i2_s, which the embedding lookup does not read");
-    if (t->numElements > std::numeric_limits<int32_t>::max())
-      return fail("tensor '" + name + "' has " +
-                  std::to_string(t->numElements) +
+    // Larger tables are bound as row ranges; a row must fit in one.
+    if (t->dims[0] > hp.maxLookupValues)
+      return fail("tensor '" + name + "' has rows of " +
+                  std::to_string(t->dims[0]) +
                   " values, more than the embedding lookup's 32-bit "
-                  "indices reach (2^31 - 1)");
+                  "indices reach (" + std::to_string(hp.maxLookupValues) +
+                  ")");
     return Status();
   }
 
@@ -710,6 +713,15 @@ rt::Result<std::unique_ptr<Model>> Model::load(const std::string &path) {
     return file.status();
   std::unique_ptr<Model> model(new Model());
   model->gguf = std::move(*file);
+  if (const char *limit = std::getenv("HESPER_MAX_LOOKUP_VALUES")) {
+    char *end = nullptr;
+    long long v = std::strtoll(limit, &end, 10);
+    if (end == limit || *end || v < 1 ||
+        v > std::numeric_limits<int32_t>::max())
+      return Status::error("HESPER_MAX_LOOKUP_VALUES='" + std::string(limit) +
+                           "' is not a number from 1 to 2^31 - 1");
+    model->hp.maxLookupValues = v;
+  }
   if (Status s = Loader(*model->gguf, model->hp).run(); !s)
     return s;
 
@@ -739,6 +751,38 @@ uint64_t Model::weightBytes() const {
 
 const rt::GgufTensor &Model::weight(const std::string &name) const {
   return *gguf->tensor(name);
+}
+
+Model::TableChunks Model::lookupChunks(const std::string &name) const {
+  const rt::GgufTensor &t = weight(name);
+  TableChunks c;
+  c.rows = t.dims.size() > 1 ? t.dims[1] : 1;
+  c.rowsPerChunk = std::max<int64_t>(1, hp.maxLookupValues / t.dims[0]);
+  c.chunks = (c.rows + c.rowsPerChunk - 1) / c.rowsPerChunk;
+  if (c.chunks <= 1)
+    c.rowsPerChunk = c.rows;
+  return c;
+}
+
+bool Model::chunkBytes(const std::string &argument, std::string &table,
+                       const uint8_t *&data, uint64_t &bytes) const {
+  size_t at = argument.rfind('@');
+  if (at == std::string::npos)
+    return false;
+  table = argument.substr(0, at);
+  const rt::GgufTensor *t = gguf->tensor(table);
+  if (!t)
+    return false;
+  int64_t k = std::strtoll(argument.c_str() + at + 1, nullptr, 10);
+  TableChunks c = lookupChunks(table);
+  if (k < 0 || k >= c.chunks)
+    return false;
+  const uint64_t rowBytes = t->bytes / uint64_t(c.rows);
+  const int64_t first = k * c.rowsPerChunk;
+  const int64_t count = std::min(c.rowsPerChunk, c.rows - first);
+  data = t->data + uint64_t(first) * rowBytes;
+  bytes = uint64_t(count) * rowBytes;
+  return true;
 }
 
 std::vector<float> Model::ropeFrequencies(bool slidingWindowLayers) const {

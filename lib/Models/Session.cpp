@@ -111,6 +111,19 @@ struct Session::Impl {
     out.assign(bytes, 0);
     switch (classify(name)) {
     case ArgKind::Weight: {
+      // A row range of a large lookup table ("<table>@<k>").
+      std::string table;
+      const uint8_t *chunk = nullptr;
+      uint64_t chunkBytes = 0;
+      if (model->chunkBytes(name, table, chunk, chunkBytes)) {
+        if (chunkBytes > bytes)
+          return Status::error("rows '" + name + "' have " +
+                               std::to_string(chunkBytes) +
+                               " bytes, the program's buffer " +
+                               std::to_string(bytes));
+        std::memcpy(out.data(), chunk, chunkBytes);
+        return Status();
+      }
       const rt::GgufTensor &t = model->weight(name);
       if (t.bytes > bytes)
         return Status::error("weight '" + name + "' has " +

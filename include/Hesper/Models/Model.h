@@ -91,6 +91,12 @@ struct LlamaHParams {
   bool vNorm = false;         ///< V is RMS-normalized per head, no weight
   /// Every layer's shape (filled by the loader for every architecture).
   std::vector<LayerShape> layerShapes;
+  /// The most values one lookup-table argument may hold: the gather's
+  /// element index is 32-bit, so larger tables (gemma4 E2B/E4B's
+  /// per_layer_token_embd) are bound as row ranges "<name>@<k>". 2^31 - 1
+  /// unless the environment variable HESPER_MAX_LOOKUP_VALUES lowers it
+  /// (tests split small tables that way).
+  int64_t maxLookupValues = 2147483647;
   const LayerShape &layer(int64_t l) const { return layerShapes[l]; }
 
   /// Whether layer `l` attends through a sliding window.
@@ -134,6 +140,19 @@ public:
 
   /// A weight tensor by GGUF name (it was checked at load time).
   const rt::GgufTensor &weight(const std::string &name) const;
+
+  /// How the lookup table `name` (rows of ggml dims[0] values) is split
+  /// into graph arguments: `chunks` row ranges of `rowsPerChunk` rows (the
+  /// last may be shorter), each within hparams().maxLookupValues. One
+  /// chunk: the table is bound whole, under its own name.
+  struct TableChunks {
+    int64_t rows = 0, rowsPerChunk = 0, chunks = 1;
+  };
+  TableChunks lookupChunks(const std::string &name) const;
+  /// The bytes of graph argument `argument` when it names a row range
+  /// "<table>@<k>", with the table's name in `table`; false otherwise.
+  bool chunkBytes(const std::string &argument, std::string &table,
+                  const uint8_t *&data, uint64_t &bytes) const;
   /// The RoPE frequency of each rotated pair (ropeDims/2 values): base^(-2i
   /// / ropeDims), divided by the linear scale factor and by rope_freqs when
   /// the file has them. With `slidingWindowLayers`, those of the

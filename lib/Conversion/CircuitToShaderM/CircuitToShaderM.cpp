@@ -84,10 +84,21 @@ SmallVector<Value> GraphLowering::inlineBody(KernelState &ks, Region &body,
       break;
     }
     if (auto extract = dyn_cast<cir::ExtractOp>(op)) {
+      // circuit.extract yields 0 for an index out of range (a gather fused
+      // into its user relies on it): the load reads a clamped index and
+      // the result is selected. The comparison is unsigned, so negative
+      // indices are out of range too.
+      Location loc = extract.getLoc();
       Value buffer = wholeArg.lookup(extract.getOperand(0));
       Value index = im.toIndex(mapping.lookupOrDefault(extract.getOperand(1)));
+      int64_t size =
+          cast<RankedTensorType>(extract.getTensor().getType()).getNumElements();
+      Value valid = im.lt(index, im.c(size));
+      Value safe = arith::SelectOp::create(b, loc, valid, index, im.c(0));
+      Value v = loadElement(buffer, safe, loc);
       mapping.map(extract.getResult(),
-                  loadElement(buffer, index, extract.getLoc()));
+                  arith::SelectOp::create(b, loc, valid, v,
+                                          zeroOf(b, loc, v.getType())));
       continue;
     }
     b.clone(op, mapping);
