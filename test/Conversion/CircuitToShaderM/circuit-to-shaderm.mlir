@@ -168,14 +168,21 @@ circuit.graph @warp(%x: tensor<96xf32>) -> tensor<96xf32> {
 // -----
 
 // A whole-tensor input is bound as a buffer; circuit.extract loads from it
-// at the body's index.
+// at the body's index, clamped into the buffer, and yields 0 for an index
+// out of range (unsigned comparison: negative indices too).
 
 // CHECK-LABEL: shaderm.kernel @whole_k0_map(
 // CHECK-SAME:    %[[X:.*]]: !shaderm.buffer<64xf32, read_only>, %[[C:.*]]: !shaderm.buffer<512xf32, read_only>, %[[Y:.*]]: !shaderm.buffer<64xf32>)
 // CHECK:         %[[LANE:.*]] = arith.index_cast %{{.*}} : index to i32
 // CHECK:         %[[I:.*]] = exp.mul %[[LANE]], %{{.*}} : i32
 // CHECK-NEXT:    %[[II:.*]] = arith.index_cast %[[I]] : i32 to index
-// CHECK-NEXT:    %[[E:.*]] = shaderm.load %[[C]][%[[II]]] : !shaderm.buffer<512xf32, read_only> -> f32
+// CHECK-NEXT:    %[[N:.*]] = arith.constant 512 : index
+// CHECK-NEXT:    %[[OK:.*]] = arith.cmpi ult, %[[II]], %[[N]] : index
+// CHECK-NEXT:    %[[Z:.*]] = arith.constant 0 : index
+// CHECK-NEXT:    %[[SAFE:.*]] = arith.select %[[OK]], %[[II]], %[[Z]] : index
+// CHECK-NEXT:    %[[L:.*]] = shaderm.load %[[C]][%[[SAFE]]] : !shaderm.buffer<512xf32, read_only> -> f32
+// CHECK-NEXT:    %[[F0:.*]] = exp.constant 0.000000e+00 : f32
+// CHECK-NEXT:    %[[E:.*]] = arith.select %[[OK]], %[[L]], %[[F0]] : f32
 // CHECK-NEXT:    exp.add %{{.*}}, %[[E]] : f32
 // CHECK-NOT:     circuit.extract
 circuit.graph @whole(%x: tensor<64xf32>, %cache: tensor<512xf32>) -> tensor<64xf32> {
