@@ -41,6 +41,11 @@ float HostTensor::getFloat(int64_t i) const {
     std::memcpy(&h, storage.data() + 2 * i, 2);
     return halfBitsToFloat(h);
   }
+  if (getElementType().isBF16()) {
+    uint16_t h;
+    std::memcpy(&h, storage.data() + 2 * i, 2);
+    return bfloat16BitsToFloat(h);
+  }
   float v;
   std::memcpy(&v, storage.data() + 4 * i, 4);
   return v;
@@ -49,6 +54,11 @@ float HostTensor::getFloat(int64_t i) const {
 void HostTensor::setFloat(int64_t i, float v) {
   if (getElementType().isF16()) {
     uint16_t h = floatToHalfBits(v);
+    std::memcpy(storage.data() + 2 * i, &h, 2);
+    return;
+  }
+  if (getElementType().isBF16()) {
+    uint16_t h = floatToBFloat16Bits(v);
     std::memcpy(storage.data() + 2 * i, &h, 2);
     return;
   }

@@ -7,9 +7,15 @@
 // Block layouts, as GGUF stores them (little-endian):
 //   q8_0  (34 B / 32):  f16 d, int8 q[32];                 v = d * q
 //   q8_1  (36 B / 32):  f16 d, f16 s (= d * sum q), int8 q[32]
+//   q4_0  (18 B / 32):  f16 d, u8 qs[16]; value j (< 16) the low nibble
+//                       of qs[j], value j + 16 its high one; v = d * (q - 8)
 //   q4_k (144 B / 256): f16 d, f16 dmin, u8 scales[12], u8 qs[128]
 //                       eight 32-value sub-blocks with 6-bit scale and min;
 //                       v = d * sc * q - dmin * m
+//   q5_k (176 B / 256): f16 d, f16 dmin, u8 scales[12], u8 qh[32],
+//                       u8 qs[128]: q4_k's values plus 16 where bit 2c
+//                       (low nibbles) or 2c + 1 (high ones) of qh[l] is set
+//   bf16  (2 B / 1):    the top 16 bits of an f32
 //   q6_k (210 B / 256): u8 ql[128], u8 qh[64], int8 scales[16], f16 d;
 //                       v = d * scale * (q - 32), q from 4 low + 2 high bits
 //   tq1_0 (54 B / 256): u8 qs[48] (five trits per byte), u8 qh[4] (four per
@@ -79,6 +85,38 @@ static void decodeQ4K(const uint8_t *block, float *out) {
       *out++ = d2 * static_cast<float>(qs[l] >> 4) - m2;
     qs += 32;
     is += 2;
+  }
+}
+
+static void decodeQ4_0(const uint8_t *block, float *out) {
+  float d = readHalf(block);
+  const uint8_t *qs = block + 2;
+  for (int j = 0; j < 16; ++j) {
+    out[j] = d * static_cast<float>((qs[j] & 0xf) - 8);
+    out[j + 16] = d * static_cast<float>((qs[j] >> 4) - 8);
+  }
+}
+
+static void decodeQ5K(const uint8_t *block, float *out) {
+  float d = readHalf(block), dmin = readHalf(block + 2);
+  const uint8_t *scales = block + 4;
+  const uint8_t *qh = block + 16;
+  const uint8_t *qs = block + 48;
+  for (int c = 0; c < 4; ++c) {
+    uint8_t sc, m;
+    q4kScaleMin(2 * c, scales, sc, m);
+    float d1 = d * sc, m1 = dmin * m;
+    q4kScaleMin(2 * c + 1, scales, sc, m);
+    float d2 = d * sc, m2 = dmin * m;
+    for (int l = 0; l < 32; ++l) {
+      int high = (qh[l] >> (2 * c)) & 1;
+      *out++ = d1 * static_cast<float>((qs[l] & 0xf) + 16 * high) - m1;
+    }
+    for (int l = 0; l < 32; ++l) {
+      int high = (qh[l] >> (2 * c + 1)) & 1;
+      *out++ = d2 * static_cast<float>((qs[l] >> 4) + 16 * high) - m2;
+    }
+    qs += 32;
   }
 }
 
@@ -182,8 +220,14 @@ LogicalResult hesper::interp::dequantizeRow(const HostTensor &tensor,
   for (int64_t b = 0; b < blocksPerRow; ++b) {
     const uint8_t *block = base + b * blockBytes;
     float *o = dst + b * blockSize;
-    if (isa<Q8_0Type>(element))
+    if (element.isBF16())
+      *o = bfloat16BitsToFloat(static_cast<uint16_t>(block[0] | (block[1] << 8)));
+    else if (isa<Q8_0Type>(element))
       decodeQ8(block, /*withSum=*/false, o);
+    else if (isa<Q4_0Type>(element))
+      decodeQ4_0(block, o);
+    else if (isa<Q5_KType>(element))
+      decodeQ5K(block, o);
     else if (isa<Q8_1Type>(element))
       decodeQ8(block, /*withSum=*/true, o);
     else if (isa<Q4_KType>(element))

@@ -49,7 +49,7 @@ HostTensor hesper::interp::randomTensor(RankedTensorType type,
   if (element.isInteger(32)) {
     for (int64_t i = 0; i < n; ++i)
       t.setInt(i, static_cast<int32_t>(rng.next() % 16));
-  } else if (element.isF32() || element.isF16()) {
+  } else if (element.isF32() || element.isF16() || element.isBF16()) {
     for (int64_t i = 0; i < n; ++i)
       t.setFloat(i, rng.uniform(-2.0f, 2.0f));
   } else if (isa<Q8_0Type, Q8_1Type>(element)) {
@@ -70,7 +70,9 @@ HostTensor hesper::interp::randomTensor(RankedTensorType type,
         block[offset] = scale & 0xff;
         block[offset + 1] = scale >> 8;
       };
-      if (isa<Q4_KType>(element)) {
+      if (isa<Q4_0Type>(element)) {
+        setHalf(0);
+      } else if (isa<Q4_KType, Q5_KType>(element)) {
         setHalf(0);
         setHalf(2);
       } else if (isa<Q6_KType>(element)) {

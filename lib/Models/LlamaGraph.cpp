@@ -60,10 +60,16 @@ Type hesper::models::elementTypeFor(MLIRContext *context, rt::GgmlType type) {
     return Float32Type::get(context);
   case rt::GgmlType::F16:
     return Float16Type::get(context);
+  case rt::GgmlType::BF16:
+    return BFloat16Type::get(context);
   case rt::GgmlType::Q8_0:
     return Q8_0Type::get(context);
+  case rt::GgmlType::Q4_0:
+    return Q4_0Type::get(context);
   case rt::GgmlType::Q4_K:
     return Q4_KType::get(context);
+  case rt::GgmlType::Q5_K:
+    return Q5_KType::get(context);
   case rt::GgmlType::Q6_K:
     return Q6_KType::get(context);
   case rt::GgmlType::TQ1_0:

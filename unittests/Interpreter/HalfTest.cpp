@@ -11,6 +11,7 @@
 #include "gtest/gtest.h"
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 using namespace hesper;
@@ -59,6 +60,31 @@ TEST(HalfTest, EveryHalfRoundTrips) {
     if (std::isnan(v))
       continue;
     ASSERT_EQ(floatToHalfBits(v), h) << "half 0x" << std::hex << h;
+  }
+}
+
+/// bfloat16: known values, round-to-nearest-even against APFloat, NaN.
+TEST(HalfTest, BFloat16) {
+  EXPECT_EQ(floatToBFloat16Bits(1.0f), 0x3f80);
+  EXPECT_EQ(floatToBFloat16Bits(-2.5f), 0xc020);
+  EXPECT_EQ(bfloat16BitsToFloat(0x3f80), 1.0f);
+  EXPECT_EQ(floatToBFloat16Bits(1.0f + std::ldexp(1.0f, -8)), 0x3f80); // tie
+  EXPECT_EQ(floatToBFloat16Bits(1.0f + 3 * std::ldexp(1.0f, -8)), 0x3f82);
+  EXPECT_TRUE(std::isnan(bfloat16BitsToFloat(floatToBFloat16Bits(NAN))));
+  uint32_t state = 12345;
+  for (int i = 0; i < 100000; ++i) {
+    state = state * 1664525u + 1013904223u;
+    float v;
+    std::memcpy(&v, &state, sizeof(v));
+    if (std::isnan(v))
+      continue;
+    llvm::APFloat f(v);
+    bool losesInfo = false;
+    f.convert(llvm::APFloat::BFloat(), llvm::APFloat::rmNearestTiesToEven,
+              &losesInfo);
+    ASSERT_EQ(floatToBFloat16Bits(v),
+              static_cast<uint16_t>(f.bitcastToAPInt().getZExtValue()))
+        << v;
   }
 }
 

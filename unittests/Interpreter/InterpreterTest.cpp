@@ -472,6 +472,71 @@ TEST_F(InterpreterTest, DecodesQ8_0AndQ4_KBlocks) {
   }
 }
 
+TEST_F(InterpreterTest, DecodesQ4_0Q5_KAndBF16) {
+  // q4_0: d = -0.5; byte j holds value j (low nibble j % 16) and value
+  // j + 16 (high nibble 15 - j % 16); v = d * (q - 8).
+  HostTensor q4(RankedTensorType::get({2, 32}, Q4_0Type::get(&context)));
+  ASSERT_EQ(q4.bytes().size(), 36u);
+  for (int b = 0; b < 2; ++b) {
+    uint8_t *block = q4.bytes().data() + 18 * b;
+    uint16_t d = floatToHalfBits(b == 0 ? -0.5f : 2.0f);
+    block[0] = d & 0xff;
+    block[1] = d >> 8;
+    for (int j = 0; j < 16; ++j)
+      block[2 + j] = static_cast<uint8_t>(j | ((15 - j) << 4));
+  }
+  std::vector<float> v = q4.toFloats();
+  ASSERT_EQ(v.size(), 64u);
+  for (int i = 0; i < 64; ++i) {
+    int j = i % 32;
+    int q = j < 16 ? j : 15 - (j - 16);
+    ASSERT_EQ(v[i], (i < 32 ? -0.5f : 2.0f) * (q - 8)) << i;
+  }
+
+  // q5_k: q4_k's header (d = 1, dmin = 0.5, every scale 3 and min 2), then
+  // qh[32]: qh[l] = l, so value 64c + p (p < 32: low nibble, else high)
+  // gets 16 when bit 2c (+1 for the high nibble) of l = p % 32 is set;
+  // nibbles: low l % 16, high 15 - l % 16 of quant byte 32c + l.
+  HostTensor q5(RankedTensorType::get({1, 256}, Q5_KType::get(&context)));
+  std::vector<uint8_t> &bytes = q5.bytes();
+  ASSERT_EQ(bytes.size(), 176u);
+  uint16_t one = floatToHalfBits(1.0f), half = floatToHalfBits(0.5f);
+  bytes[0] = one & 0xff;
+  bytes[1] = one >> 8;
+  bytes[2] = half & 0xff;
+  bytes[3] = half >> 8;
+  for (int j = 0; j < 4; ++j) {
+    bytes[4 + j] = 3;
+    bytes[8 + j] = 2;
+  }
+  for (int j = 12; j < 16; ++j)
+    bytes[j] = 3 | (2 << 4);
+  for (int l = 0; l < 32; ++l)
+    bytes[16 + l] = static_cast<uint8_t>(l);
+  for (int l = 0; l < 128; ++l)
+    bytes[48 + l] = static_cast<uint8_t>((l % 16) | ((15 - l % 16) << 4));
+  v = q5.toFloats();
+  ASSERT_EQ(v.size(), 256u);
+  for (int i = 0; i < 256; ++i) {
+    int c = i / 64, p = i % 64, l = p % 32;
+    bool high = p >= 32;
+    int q = high ? 15 - l % 16 : l % 16;
+    if ((l >> (2 * c + (high ? 1 : 0))) & 1)
+      q += 16;
+    ASSERT_EQ(v[i], 3.0f * q - 0.5f * 2.0f) << i;
+  }
+
+  // bf16: the top halves of f32 values.
+  HostTensor bf(RankedTensorType::get({3}, BFloat16Type::get(&context)));
+  const uint16_t bits[3] = {0x3f80, 0xc020, 0x7f80}; // 1, -2.5, infinity
+  std::memcpy(bf.bytes().data(), bits, sizeof(bits));
+  v = bf.toFloats();
+  ASSERT_EQ(v.size(), 3u);
+  EXPECT_EQ(v[0], 1.0f);
+  EXPECT_EQ(v[1], -2.5f);
+  EXPECT_EQ(v[2], std::numeric_limits<float>::infinity());
+}
+
 TEST_F(InterpreterTest, RunsAreBitIdentical) {
   GraphBuilder g(&context, "det");
   Value x = g.external("x", {4, 96}, g.f32());

@@ -146,6 +146,7 @@ GGML_I2_S = 36                      # microsoft/BitNet's fork of ggml only
 TYPES = {
     "f32":  (GGML_F32, 1, 4, 0),
     "f16":  (GGML_F16, 1, 2, 1),
+    "bf16": (GGML_BF16, 1, 2, 32),      # LLAMA_FTYPE_MOSTLY_BF16
     "q4_0": (GGML_Q4_0, 32, 18, 2),
     "q8_0": (GGML_Q8_0, 32, 34, 7),
     "q4_k": (GGML_Q4_K, 256, 144, 15),   # LLAMA_FTYPE_MOSTLY_Q4_K_M
@@ -461,12 +462,24 @@ TERNARY_QUANTIZERS = {
 }
 
 
+def to_bf16(arr):
+    """The top 16 bits of each f32, rounded to nearest even as ggml's
+    GGML_FP32_TO_BF16 rounds (a NaN keeps its sign and becomes quiet)."""
+    u = np.ascontiguousarray(arr, "<f4").view("<u4").astype(np.uint64)
+    rounded = (u + 0x7FFF + ((u >> 16) & 1)) >> 16
+    nan = (u & 0x7FFFFFFF) > 0x7F800000
+    rounded = np.where(nan, (u >> 16) | 64, rounded)
+    return rounded.astype("<u2")
+
+
 def encode_tensor(arr, type_name):
     """Return raw bytes of `arr` (numpy shape = reversed ggml dims) as type."""
     if type_name == "f32":
         return np.ascontiguousarray(arr, "<f4").tobytes()
     if type_name == "f16":
         return np.ascontiguousarray(arr).astype("<f2").tobytes()
+    if type_name == "bf16":
+        return to_bf16(arr).tobytes()
     fn = QUANTIZERS.get(type_name) or TERNARY_QUANTIZERS[type_name]
     return fn(np.ascontiguousarray(arr, np.float32)).tobytes()
 

@@ -339,6 +339,20 @@ class TestHandBuiltBlocks(unittest.TestCase):
         y = ref.dequantize(np.frombuffer(bf.tobytes(), np.uint8), 30, 7)
         self.assertTrue(np.array_equal(y.view(np.uint32), (bf.astype(np.uint32) << 16)))
 
+    def test_bf16_writer_rounds_to_nearest_even(self):
+        # 1 + 2^-8 is halfway between two bf16 values and rounds to the even
+        # one (1.0); 1 + 3*2^-8 is halfway too and rounds up to 1 + 2^-6;
+        # 1 + 2^-8 + 2^-20 is past halfway and rounds up.
+        vals = np.array([1.0 + 2**-8, 1.0 + 3 * 2**-8, 1.0 + 2**-8 + 2**-20,
+                         -2.5, 0.0], np.float32)
+        want = np.array([1.0, 1.0 + 2**-6, 1.0 + 2**-7, -2.5, 0.0], np.float32)
+        raw = np.frombuffer(mm.encode_tensor(vals, "bf16"), np.uint8)
+        self.assertEqual(raw.size, 2 * vals.size)
+        got = ref.dequantize(raw, 30, vals.size)
+        self.assertTrue(np.array_equal(got, want), got)
+        nan = np.frombuffer(mm.to_bf16(np.array([np.nan], np.float32)).tobytes(), np.uint8)
+        self.assertTrue(np.isnan(ref.dequantize(nan, 30, 1)[0]))
+
 
 class TestQuantizers(unittest.TestCase):
     def arrays(self):

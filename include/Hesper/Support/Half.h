@@ -4,9 +4,9 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Conversions between float and IEEE 754 half precision bit patterns, rounding
-// to nearest even, with subnormals, infinities and NaN. Header-only and free
-// of LLVM/MLIR so that the runtime can use it too.
+// Conversions between float and IEEE 754 half precision (and bfloat16) bit
+// patterns, rounding to nearest even, with subnormals, infinities and NaN.
+// Header-only and free of LLVM/MLIR so that the runtime can use it too.
 //
 //===----------------------------------------------------------------------===//
 
@@ -84,6 +84,25 @@ inline float halfBitsToFloat(uint16_t h) {
 /// Rounds a float to the nearest value representable as a half.
 inline float roundToHalf(float value) {
   return halfBitsToFloat(floatToHalfBits(value));
+}
+
+/// bfloat16 bits (the top half of an f32) to float (exact).
+inline float bfloat16BitsToFloat(uint16_t h) {
+  uint32_t bits = static_cast<uint32_t>(h) << 16;
+  float value;
+  std::memcpy(&value, &bits, sizeof(value));
+  return value;
+}
+
+/// Float to the nearest bfloat16 (ties to even), as bits; a NaN stays a
+/// quiet NaN of the same sign.
+inline uint16_t floatToBFloat16Bits(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof(bits));
+  if ((bits & 0x7fffffffu) > 0x7f800000u)
+    return static_cast<uint16_t>((bits >> 16) | 0x40u);
+  bits += 0x7fffu + ((bits >> 16) & 1u);
+  return static_cast<uint16_t>(bits >> 16);
 }
 
 } // namespace hesper

@@ -4,7 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The one-lane (CPU target) dot products of q8_0, q4_k and q6_k weights:
+// The one-lane (CPU target) dot products of q8_0, q4_k (and q5_k) and q6_k
+// weights:
 // whole blocks decoded with vector operations, 32 values at a time, and
 // accumulated per value in a vector<32xf32> that is summed once per row.
 // The GPU kernels' versions, which spread a block over lanes, are in
@@ -57,13 +58,19 @@ SmallVector<Value> GraphLowering::emitQ8_0DotVector(const DotOperands &d) {
   return vm.finishRows(loop, acc);
 }
 
-SmallVector<Value> GraphLowering::emitQ4_KDotVector(const DotOperands &d) {
+SmallVector<Value> GraphLowering::emitQ4_KDotVector(const DotOperands &d,
+                                                    bool fifthBits) {
   // One super-block (36 words) per iteration: per quarter c, the 32 quant
   // bytes at word 4 + 8c hold sub-block 2c in their low nibbles and 2c + 1
   // in their high ones, each against 32 consecutive values of x. The 64
   // values d*sc*q - dmin*m are decoded once and multiplied with every x
-  // row (a prompt chunk's up to 8 rows share the decoding).
-  constexpr int64_t kValues = 256, kWords = 36;
+  // row (a prompt chunk's up to 8 rows share the decoding). q5_k
+  // (`fifthBits`, 44 words): the 32 bytes qh at word 4 give each quarter
+  // c a fifth bit (bit 2c for the low nibbles, 2c + 1 for the high ones)
+  // and the quants start at word 12.
+  constexpr int64_t kValues = 256;
+  const int64_t kWords = fifthBits ? 44 : 36;
+  const int64_t quantWord = fifthBits ? 12 : 4;
   Location loc = d.loc;
   IndexMath im(b, loc);
   WordMath wm(b, loc);
@@ -83,13 +90,27 @@ SmallVector<Value> GraphLowering::emitQ4_KDotVector(const DotOperands &d) {
                     im.add(im.mul(blockWord, im.c(4)), im.add(im.c(4), i)));
   };
   SmallVector<Value> acc(loop.getRegionIterArgs());
+  Value qh;
+  if (fifthBits)
+    qh = vm.bytes(vm.words(d.w, im.add(blockWord, im.c(4))));
+  // Bit `bit` of every qh byte, moved to bit 4.
+  auto fifth = [&](int64_t bit) -> Value {
+    Value one = arith::AndIOp::create(
+        b, loc, arith::ShRUIOp::create(b, loc, qh, vm.i8Splat(bit)),
+        vm.i8Splat(1));
+    return arith::ShLIOp::create(b, loc, one, vm.i8Splat(4));
+  };
   for (int64_t c = 0; c < 4; ++c) {
-    Value quants =
-        vm.bytes(vm.words(d.w, im.add(blockWord, im.c(4 + 8 * c))));
-    Value qLo = vm.unsignedToF32(
-        arith::AndIOp::create(b, loc, quants, vm.i8Splat(0xf)));
-    Value qHi = vm.unsignedToF32(
-        arith::ShRUIOp::create(b, loc, quants, vm.i8Splat(4)));
+    Value quants = vm.bytes(
+        vm.words(d.w, im.add(blockWord, im.c(quantWord + 8 * c))));
+    Value lo = arith::AndIOp::create(b, loc, quants, vm.i8Splat(0xf));
+    Value hi = arith::ShRUIOp::create(b, loc, quants, vm.i8Splat(4));
+    if (fifthBits) {
+      lo = arith::OrIOp::create(b, loc, lo, fifth(2 * c));
+      hi = arith::OrIOp::create(b, loc, hi, fifth(2 * c + 1));
+    }
+    Value qLo = vm.unsignedToF32(lo);
+    Value qHi = vm.unsignedToF32(hi);
     auto [scLo, mnLo] = unpackQ4_KScaleMin(im, wm, im.c(2 * c), scaleByte);
     auto [scHi, mnHi] =
         unpackQ4_KScaleMin(im, wm, im.c(2 * c + 1), scaleByte);

@@ -14,6 +14,7 @@
 //   Matmul.cpp            matmul, multi_matmul, gated_matmul, block decoding
 //   BlockDots.cpp         one-lane quantized dot products as vector<32> ops
 //   Ternary.cpp           tq1_0, tq2_0, i2_s dot products and decoding
+//   WeightFormats.cpp     q4_0 and bf16 dot products and decoding
 //   Attention.cpp         circuit.attention
 //
 //===----------------------------------------------------------------------===//
@@ -289,14 +290,17 @@ private:
                   ValueRange inputs, ArrayRef<int64_t> iteration, Value lane,
                   SmallVector<Value> &args, SmallVector<Value> &whole);
 
-  /// Element `index` (flat, in values) of a q8_0, q4_k, q6_k, tq1_0 or
-  /// tq2_0 buffer of
+  /// Element `index` (flat, in values) of a block-stored buffer (every
+  /// quantized weight format, and bf16) of
   /// 32-bit words, dequantized to f32 (ggml's formulas).
   Value emitDequantizeElement(Value words, Type element, Value index,
                               Location loc);
   /// The same for tq1_0 and tq2_0 (Ternary.cpp).
   Value emitDequantizeTernary(Value words, Type element, Value index,
                               Location loc);
+  /// The same for q4_0 and bf16 (WeightFormats.cpp).
+  Value emitDequantizeQ4_0OrBF16(Value words, Type element, Value index,
+                                 Location loc);
   Value loadElement(Value buffer, Value index, Location loc) {
     auto type = cast<sm::BufferType>(buffer.getType());
     return sm::LoadOp::create(b, loc, type.getElementType(), buffer, index);
@@ -384,7 +388,12 @@ private:
   SmallVector<Value, 4> loadX4(const DotOperands &d, Value index);
   SmallVector<Value> emitPlainDot(const DotOperands &d);
   SmallVector<Value> emitQ8_0Dot(const DotOperands &d);
-  SmallVector<Value> emitQ4_KDot(const DotOperands &d);
+  /// q4_k, or q5_k with `fifthBits` (q4_k's layout with a plane of fifth
+  /// bits after the scales).
+  SmallVector<Value> emitQ4_KDot(const DotOperands &d, bool fifthBits = false);
+  /// q4_0 and bf16 weights (WeightFormats.cpp).
+  SmallVector<Value> emitQ4_0Dot(const DotOperands &d);
+  SmallVector<Value> emitBF16Dot(const DotOperands &d);
   SmallVector<Value> emitQ6_KDot(const DotOperands &d);
   /// Ternary weights (Ternary.cpp): tq2_0 half-blocks and tq1_0 blocks per
   /// lane unit, decoded in registers.
@@ -400,7 +409,12 @@ private:
   /// One lane: whole q8_0 block pairs (K a multiple of 64) and q4_k
   /// super-blocks as vector<32> operations.
   SmallVector<Value> emitQ8_0DotVector(const DotOperands &d);
-  SmallVector<Value> emitQ4_KDotVector(const DotOperands &d);
+  SmallVector<Value> emitQ4_KDotVector(const DotOperands &d,
+                                       bool fifthBits = false);
+  /// One lane: q4_0 block pairs (K a multiple of 64) and bf16 (K a
+  /// multiple of 32) as vector<32> operations (WeightFormats.cpp).
+  SmallVector<Value> emitQ4_0DotVector(const DotOperands &d);
+  SmallVector<Value> emitBF16DotVector(const DotOperands &d);
   /// One lane: q6_k super-block pairs (K a multiple of 512).
   SmallVector<Value> emitQ6_KDotVector(const DotOperands &d);
   /// Emits the shared-memory tree combining every lane's `value`; returns

@@ -36,8 +36,20 @@ SmallVector<Value> GraphLowering::emitPartialDot(KernelState &ks, Value x,
         return vectorBlocks && k % 64 == 0 ? emitQ8_0DotVector(ops)
                                            : emitQ8_0Dot(ops);
       })
+      .Case([&](cir::Q4_0Type) {
+        return vectorBlocks && k % 64 == 0 ? emitQ4_0DotVector(ops)
+                                           : emitQ4_0Dot(ops);
+      })
       .Case([&](cir::Q4_KType) {
         return vectorBlocks ? emitQ4_KDotVector(ops) : emitQ4_KDot(ops);
+      })
+      .Case([&](cir::Q5_KType) {
+        return vectorBlocks ? emitQ4_KDotVector(ops, /*fifthBits=*/true)
+                            : emitQ4_KDot(ops, /*fifthBits=*/true);
+      })
+      .Case([&](BFloat16Type) {
+        return vectorBlocks && k % 32 == 0 ? emitBF16DotVector(ops)
+                                           : emitBF16Dot(ops);
       })
       .Case([&](cir::Q6_KType) {
         return vectorBlocks && k % 512 == 0 ? emitQ6_KDotVector(ops)
@@ -185,14 +197,20 @@ SmallVector<Value> GraphLowering::emitQ8_0Dot(const DotOperands &d) {
   return finishUnits(loop, acc);
 }
 
-SmallVector<Value> GraphLowering::emitQ4_KDot(const DotOperands &d) {
+SmallVector<Value> GraphLowering::emitQ4_KDot(const DotOperands &d,
+                                              bool fifthBits) {
   // Super-blocks of 144 bytes (36 words, so every block is word-aligned)
   // for 256 values: f16 d and dmin, 12 bytes of packed 6-bit scales and
   // mins for eight 32-value sub-blocks, 128 bytes of 4-bit quants. A lane's
   // unit is one quarter p of a super-block: the 32 quant bytes at 16 + 32p,
   // whose low nibbles are sub-block 2p and high nibbles sub-block 2p + 1.
   // Per sub-block, sum(x * (d*sc*q - dmin*m)) = d*sc*sum(q*x) - dmin*m*sum(x).
-  constexpr int64_t kValues = 256, kWords = 36;
+  // q5_k (`fifthBits`, 176 bytes, 44 words) puts 32 bytes qh between the
+  // scales and the quants: bit 2p of qh[l] adds 16 to the low nibble of
+  // quant byte l of quarter p, bit 2p + 1 to its high nibble.
+  constexpr int64_t kValues = 256;
+  const int64_t kWords = fifthBits ? 44 : 36;
+  const int64_t quantWord = fifthBits ? 12 : 4;
   Location loc = d.loc;
   IndexMath im(b, loc);
   WordMath wm(b, loc);
@@ -233,7 +251,10 @@ SmallVector<Value> GraphLowering::emitQ4_KDot(const DotOperands &d) {
 
   // Eight quant words; byte t of word w holds values 4w + t (low nibble)
   // and 32 + 4w + t (high nibble) of the unit.
-  Value quants = im.add(blockWord, im.add(im.c(4), im.mul(quarter, im.c(8))));
+  Value quants =
+      im.add(blockWord, im.add(im.c(quantWord), im.mul(quarter, im.c(8))));
+  // The quarter's two bits of every qh byte, shifted to bits 0 and 1.
+  Value qhShift = arith::MulIOp::create(b, loc, im.toI32(quarter), wm.c(2));
   Value unitOffset =
       im.add(im.mul(blk, im.c(kValues)), im.mul(quarter, im.c(64)));
   // Per x row: sum(q*x) and sum(x) of the low and of the high nibbles.
@@ -246,6 +267,11 @@ SmallVector<Value> GraphLowering::emitQ4_KDot(const DotOperands &d) {
     SmallVector<Value> acc(words.getRegionIterArgs());
     Value word = sm::LoadOp::create(b, loc, b.getI32Type(), d.w,
                                     im.add(quants, w));
+    Value qh;
+    if (fifthBits)
+      qh = wm.shr(sm::LoadOp::create(b, loc, b.getI32Type(), d.w,
+                                     im.add(blockWord, im.add(im.c(4), w))),
+                  qhShift);
     // x of the low nibbles at xWord, of the high ones 32 later (both
     // multiples of 4: K is a multiple of 256), for every row.
     SmallVector<SmallVector<Value, 4>> xsLo, xsHi;
@@ -256,8 +282,13 @@ SmallVector<Value> GraphLowering::emitQ4_KDot(const DotOperands &d) {
       xsHi.push_back(loadX4(d, im.add(xWord, im.c(32))));
     }
     for (int64_t t = 0; t < 4; ++t) {
-      Value qLo = wm.toF32(wm.mask(wm.shr(word, 8 * t), 0xf));
-      Value qHi = wm.toF32(wm.mask(wm.shr(word, 8 * t + 4), 0xf));
+      Value lo = wm.mask(wm.shr(word, 8 * t), 0xf);
+      Value hi = wm.mask(wm.shr(word, 8 * t + 4), 0xf);
+      if (fifthBits) {
+        lo = wm.bitOr(lo, wm.shl(wm.mask(wm.shr(qh, 8 * t), 1), 4));
+        hi = wm.bitOr(hi, wm.shl(wm.mask(wm.shr(qh, 8 * t + 1), 1), 4));
+      }
+      Value qLo = wm.toF32(lo), qHi = wm.toF32(hi);
       for (size_t r = 0; r < rows; ++r) {
         Value *a = &acc[4 * r];
         a[0] = ex::FmaOp::create(b, loc, qLo, xsLo[r][t], a[0]);
@@ -573,6 +604,8 @@ Value GraphLowering::emitDequantizeElement(Value words, Type element,
                                            Value index, Location loc) {
   if (isa<cir::TQ1_0Type, cir::TQ2_0Type>(element))
     return emitDequantizeTernary(words, element, index, loc);
+  if (isa<cir::Q4_0Type, BFloat16Type>(element))
+    return emitDequantizeQ4_0OrBF16(words, element, index, loc);
   IndexMath im(b, loc);
   WordMath wm(b, loc);
   if (isa<cir::Q8_0Type>(element)) {
@@ -583,11 +616,14 @@ Value GraphLowering::emitDequantizeElement(Value words, Type element,
     return ex::MulOp::create(b, loc, loadHalf(b, loc, words, base), wm.toF32(q));
   }
   Value within = im.rem(index, 256);
-  if (isa<cir::Q4_KType>(element)) {
+  if (isa<cir::Q4_KType, cir::Q5_KType>(element)) {
     // 144-byte blocks: f16 d, f16 dmin, 12 bytes of 6-bit scales/mins,
     // 128 bytes of nibbles; value 64c + p: byte 16 + 32c + p%32, the low
-    // nibble for p < 32, sub-block j = 2c + (p >= 32).
-    Value base = im.mul(im.div(index, 256), im.c(144));
+    // nibble for p < 32, sub-block j = 2c + (p >= 32). q5_k's 176-byte
+    // blocks have qh[32] at byte 16 (the nibbles at 48): bit j of
+    // qh[p % 32] adds 16.
+    bool fifthBits = isa<cir::Q5_KType>(element);
+    Value base = im.mul(im.div(index, 256), im.c(fifthBits ? 176 : 144));
     Value c = im.div(within, 64), p = im.rem(within, 64);
     Value high = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, p,
                                        im.c(32));
@@ -595,9 +631,16 @@ Value GraphLowering::emitDequantizeElement(Value words, Type element,
                      arith::SelectOp::create(b, loc, high, im.c(1), im.c(0)));
     Value byte = loadByte(
         b, loc, words,
-        im.add(base, im.add(im.add(im.c(16), im.mul(c, im.c(32))),
+        im.add(base, im.add(im.add(im.c(fifthBits ? 48 : 16),
+                                   im.mul(c, im.c(32))),
                             im.rem(p, 32))));
     Value q = wm.select(high, wm.shr(byte, 4), wm.mask(byte, 0xf));
+    if (fifthBits) {
+      Value qh = loadByte(b, loc, words,
+                          im.add(base, im.add(im.c(16), im.rem(p, 32))));
+      Value bit = wm.mask(wm.shr(qh, im.toI32(j)), 1);
+      q = wm.bitOr(q, wm.shl(bit, 4));
+    }
     auto [sc, mn] = unpackQ4_KScaleMin(im, wm, j, [&](Value k) {
       return loadByte(b, loc, words, im.add(base, im.add(im.c(4), k)));
     });

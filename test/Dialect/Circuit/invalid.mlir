@@ -64,6 +64,20 @@ circuit.graph @i2_s_result_shape() -> tensor<64x!circuit.i2_s> {
 
 // -----
 
+// expected-error @+1 {{'circuit.graph' op expects the last dimension of argument 'tensor<2x48x!circuit.q4_0>' to be a multiple of the block size 32}}
+circuit.graph @q4_0_argument_shape(%w: tensor<2x48x!circuit.q4_0>) {
+  circuit.output
+}
+
+// -----
+
+// expected-error @+1 {{'circuit.graph' op expects the last dimension of argument 'tensor<2x128x!circuit.q5_k>' to be a multiple of the block size 256}}
+circuit.graph @q5_k_argument_shape(%w: tensor<2x128x!circuit.q5_k>) {
+  circuit.output
+}
+
+// -----
+
 // GraphOp::verify's block-argument check is preceded by the same check of
 // FunctionOpInterface, whose diagnostic is the one seen.
 // expected-error @+1 {{'circuit.graph' op type of entry block argument #0('tensor<8xf32>') must match the type of the corresponding argument in function signature('tensor<4xf32>')}}
@@ -890,7 +904,7 @@ circuit.graph @matmul_q8_0_activations(%x: tensor<32x!circuit.q8_0>, %w: tensor<
 // -----
 
 circuit.graph @matmul_q8_1_weight(%x: tensor<32xf32>, %w: tensor<4x32x!circuit.q8_1>) {
-  // expected-error @+1 {{'circuit.matmul' op expects weights of f32, f16, q8_0, q4_k, q6_k, tq1_0, tq2_0 or i2_s, got '!circuit.q8_1'}}
+  // expected-error @+1 {{'circuit.matmul' op expects weights of f32, f16, bf16, q8_0, q4_0, q4_k, q5_k, q6_k, tq1_0, tq2_0 or i2_s, got '!circuit.q8_1'}}
   %y = circuit.matmul %x, %w : tensor<32xf32>, tensor<4x32x!circuit.q8_1> -> tensor<4xf32>
   circuit.output
 }
@@ -898,7 +912,7 @@ circuit.graph @matmul_q8_1_weight(%x: tensor<32xf32>, %w: tensor<4x32x!circuit.q
 // -----
 
 circuit.graph @matmul_i32_weight(%x: tensor<8xf32>, %w: tensor<4x8xi32>) {
-  // expected-error @+1 {{'circuit.matmul' op expects weights of f32, f16, q8_0, q4_k, q6_k, tq1_0, tq2_0 or i2_s, got 'i32'}}
+  // expected-error @+1 {{'circuit.matmul' op expects weights of f32, f16, bf16, q8_0, q4_0, q4_k, q5_k, q6_k, tq1_0, tq2_0 or i2_s, got 'i32'}}
   %y = circuit.matmul %x, %w : tensor<8xf32>, tensor<4x8xi32> -> tensor<4xf32>
   circuit.output
 }
@@ -1256,8 +1270,19 @@ circuit.graph @gather_quantized_f16(%t: tensor<4x256x!circuit.q4_k>) {
 
 // -----
 
+circuit.graph @gather_bf16_bf16(%t: tensor<4x8xbf16>) {
+  // expected-error @+1 {{'circuit.gather' op result #0 must be statically shaped tensor of 32-bit float or 16-bit float or 32-bit signless integer values, but got 'tensor<8xbf16>'}}
+  %g = circuit.gather %t : tensor<4x8xbf16> -> tensor<8xbf16> {
+  ^bb0(%lane: i32):
+    circuit.yield %lane : i32
+  }
+  circuit.output
+}
+
+// -----
+
 circuit.graph @gather_q8_1(%t: tensor<256x!circuit.q8_1>) {
-  // expected-error @+1 {{'circuit.gather' op expects a scalar, q8_0, q4_k, q6_k, tq1_0 or tq2_0 source, got '!circuit.q8_1'}}
+  // expected-error @+1 {{'circuit.gather' op expects a scalar, bf16, q8_0, q4_0, q4_k, q5_k, q6_k, tq1_0 or tq2_0 source, got '!circuit.q8_1'}}
   %g = circuit.gather %t : tensor<256x!circuit.q8_1> -> tensor<256xf32> {
   ^bb0(%lane: i32):
     circuit.yield %lane : i32

@@ -13,6 +13,7 @@
 // CHECK-SAME:    %[[A:.*]]: tensor<4x8xf32>, %[[B:.*]]: tensor<16xf16>, %[[C:.*]]: tensor<2x2x2xi32>,
 // CHECK-SAME:    %{{.*}}: tensor<64x32x!circuit.q8_0>, %{{.*}}: tensor<8x256x!circuit.q4_k>,
 // CHECK-SAME:    %{{.*}}: tensor<8x512x!circuit.q6_k>, %{{.*}}: tensor<4x128x!circuit.i2_s>,
+// CHECK-SAME:    %{{.*}}: tensor<4x64x!circuit.q4_0>, %{{.*}}: tensor<2x256x!circuit.q5_k>, %{{.*}}: tensor<3x5xbf16>,
 // CHECK-SAME:    %[[Q:.*]]: tensor<2x64x!circuit.q8_1>)
 // CHECK-SAME:    -> (tensor<4x8xf32>, tensor<2x64x!circuit.q8_1>, tensor<16xf16>, tensor<2x2x2xi32>)
 // CHECK-NEXT:    circuit.output %[[A]], %[[Q]], %[[B]], %[[C]] : tensor<4x8xf32>, tensor<2x64x!circuit.q8_1>, tensor<16xf16>, tensor<2x2x2xi32>
@@ -23,6 +24,9 @@ circuit.graph @signature(%a: tensor<4x8xf32>, %b: tensor<16xf16>,
                          %w1: tensor<8x256x!circuit.q4_k>,
                          %w2: tensor<8x512x!circuit.q6_k>,
                          %w3: tensor<4x128x!circuit.i2_s>,
+                         %w4: tensor<4x64x!circuit.q4_0>,
+                         %w5: tensor<2x256x!circuit.q5_k>,
+                         %w6: tensor<3x5xbf16>,
                          %q: tensor<2x64x!circuit.q8_1>)
     -> (tensor<4x8xf32>, tensor<2x64x!circuit.q8_1>, tensor<16xf16>,
         tensor<2x2x2xi32>) {

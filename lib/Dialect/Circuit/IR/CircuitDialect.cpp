@@ -30,19 +30,24 @@ void CircuitDialect::initialize() {
       >();
 }
 
+// bf16 counts as a block format of one value in two bytes: like the
+// quantized formats it is only stored (matmul weights, gather sources) and
+// decoded to f32 where it is read.
 int64_t hesper::circuit::getQuantBlockSize(Type type) {
   return llvm::TypeSwitch<Type, int64_t>(type)
-      .Case<Q8_0Type, Q4_KType, Q6_KType, I2_SType, TQ1_0Type, TQ2_0Type,
-            Q8_1Type>(
+      .Case<Q8_0Type, Q4_0Type, Q4_KType, Q5_KType, Q6_KType, I2_SType,
+            TQ1_0Type, TQ2_0Type, Q8_1Type>(
           [](auto t) { return decltype(t)::kBlockSize; })
+      .Case([](BFloat16Type) { return 1; })
       .Default([](Type) { return 0; });
 }
 
 int64_t hesper::circuit::getQuantBlockBytes(Type type) {
   return llvm::TypeSwitch<Type, int64_t>(type)
-      .Case<Q8_0Type, Q4_KType, Q6_KType, I2_SType, TQ1_0Type, TQ2_0Type,
-            Q8_1Type>(
+      .Case<Q8_0Type, Q4_0Type, Q4_KType, Q5_KType, Q6_KType, I2_SType,
+            TQ1_0Type, TQ2_0Type, Q8_1Type>(
           [](auto t) { return decltype(t)::kBlockBytes; })
+      .Case([](BFloat16Type) { return 2; })
       .Default([](Type) { return 0; });
 }
 

@@ -39,14 +39,15 @@ namespace hesper {
 namespace circuit {
 
 /// Block size (values per block) of a quantized element type, or 0 for a
-/// plain element type.
+/// plain element type. bf16 is a block of one value: it is a storage
+/// format like the quantized ones (read by matmuls and gathers only).
 int64_t getQuantBlockSize(mlir::Type elementType);
 
 /// Bytes of one block of a quantized element type, or 0 for a plain type.
 int64_t getQuantBlockBytes(mlir::Type elementType);
 
-/// True for the quantized block formats (q8_0, q4_k, q6_k, i2_s, tq1_0,
-/// tq2_0, q8_1).
+/// True for the block-stored formats (q8_0, q4_0, q4_k, q5_k, q6_k, i2_s,
+/// tq1_0, tq2_0, q8_1, and bf16).
 inline bool isQuantized(mlir::Type elementType) {
   return getQuantBlockSize(elementType) != 0;
 }

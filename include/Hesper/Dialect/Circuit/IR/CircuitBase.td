@@ -19,7 +19,8 @@ def Circuit_Dialect : Dialect {
   let description = [{
     A `circuit.graph` is a dataflow graph over statically shaped tensors
     (builtin `tensor<...>` of `f32`, `f16`, `i32`, or one of the quantized
-    block formats of this dialect). Graph arguments are external buffers
+    block formats of this dialect; `bf16` is a storage format like those:
+    matmul weights and gather sources, decoded to f32 where read). Graph arguments are external buffers
     bound at run time. Each primitive (map, gather, scatter, reduce, matmul,
     quantize, ...) is one candidate kernel; its per-lane behaviour is a
     region of `exp` ops. Fusion passes merge primitives so that one
@@ -66,8 +67,13 @@ class Circuit_QuantType<string name, string typeMnemonic, int block,
 
 def Circuit_Q8_0Type : Circuit_QuantType<"Q8_0", "q8_0", 32, 34,
     "8-bit weights, one f16 scale per block of 32">;
+def Circuit_Q4_0Type : Circuit_QuantType<"Q4_0", "q4_0", 32, 18,
+    "4-bit weights, one f16 scale per block of 32 (value = d * (q - 8))">;
 def Circuit_Q4_KType : Circuit_QuantType<"Q4_K", "q4_k", 256, 144,
     "4-bit k-quant weights, super-blocks of 256 with 6-bit sub-block scales">;
+def Circuit_Q5_KType : Circuit_QuantType<"Q5_K", "q5_k", 256, 176,
+    "5-bit k-quant weights, super-blocks of 256 with 6-bit sub-block scales "
+    "(q4_k's layout plus a plane of fifth bits)">;
 def Circuit_Q6_KType : Circuit_QuantType<"Q6_K", "q6_k", 256, 210,
     "6-bit k-quant weights, super-blocks of 256 with 8-bit sub-block scales">;
 def Circuit_I2_SType : Circuit_QuantType<"I2_S", "i2_s", 128, 32,
@@ -90,8 +96,8 @@ def Circuit_TQ2_0Type : Circuit_QuantType<"TQ2_0", "tq2_0", 256, 66,
 def Circuit_Q8_1Type : Circuit_QuantType<"Q8_1", "q8_1", 32, 36,
     "8-bit activations, one f16 scale and one f16 scaled sum per block of 32">;
 
-def Circuit_QuantElement : AnyTypeOf<[Circuit_Q8_0Type, Circuit_Q4_KType,
-    Circuit_Q6_KType, Circuit_I2_SType, Circuit_TQ1_0Type, Circuit_TQ2_0Type,
+def Circuit_QuantElement : AnyTypeOf<[Circuit_Q8_0Type, Circuit_Q4_0Type,
+    Circuit_Q4_KType, Circuit_Q5_KType, Circuit_Q6_KType, Circuit_I2_SType, Circuit_TQ1_0Type, Circuit_TQ2_0Type,
     Circuit_Q8_1Type],
     "quantized block format">;
 
@@ -101,8 +107,9 @@ def Circuit_QuantElement : AnyTypeOf<[Circuit_Q8_0Type, Circuit_Q4_KType,
 
 /// Values computed per lane: f32, f16 or i32 elements.
 def Circuit_ScalarElement : AnyTypeOf<[F32, F16, I32]>;
-def Circuit_Tensor : StaticShapeTensorOf<[F32, F16, I32, Circuit_Q8_0Type,
-    Circuit_Q4_KType, Circuit_Q6_KType, Circuit_I2_SType, Circuit_TQ1_0Type,
+def Circuit_Tensor : StaticShapeTensorOf<[F32, F16, BF16, I32,
+    Circuit_Q8_0Type, Circuit_Q4_0Type, Circuit_Q4_KType, Circuit_Q5_KType,
+    Circuit_Q6_KType, Circuit_I2_SType, Circuit_TQ1_0Type,
     Circuit_TQ2_0Type, Circuit_Q8_1Type]>;
 def Circuit_ScalarTensor : StaticShapeTensorOf<[F32, F16, I32]>;
 def Circuit_FloatTensor : StaticShapeTensorOf<[F32, F16]>;
