@@ -18,6 +18,11 @@ using namespace hesper;
 
 Target::~Target() = default;
 
+bool Target::buildGpuKernelPipeline(OpPassManager &, std::string &whyNot) const {
+  whyNot = "the " + str() + " target does not compile gpu dialect kernels";
+  return false;
+}
+
 FailureOr<TargetBinary> Target::extractBinary(ModuleOp lowered) const {
   auto binaries = lowered.getOps<gpu::BinaryOp>();
   if (binaries.empty())

@@ -24,10 +24,12 @@
 
 #include "Hesper/Execution/GraphRun.h"
 #include "ModelMode.h"
+#include "ProgramMode.h"
 
 #include "Hesper/Dialect/Circuit/Builder/GraphBuilder.h"
 #include "Hesper/Dialect/Circuit/Transforms/Passes.h"
 #include "Hesper/Execution/Execution.h"
+#include "Hesper/Execution/GpuProgram.h"
 #include "Hesper/Interpreter/Interpreter.h"
 #include "Hesper/Interpreter/Validate.h"
 #include "Hesper/InitAllDialects.h"
@@ -732,6 +734,22 @@ static LogicalResult processBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
       parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
     return failure();
+  if (hesper::exec::isGpuProgram(*module)) {
+    if (backendChoice == BackendChoice::Interp || validateFusion ||
+        !compileTarget.empty()) {
+      llvm::errs() << "error: --backend=interp, --validate-fusion and "
+                      "--target apply to Circuit graphs; this file is a gpu "
+                      "dialect program\n";
+      return failure();
+    }
+    return hesper::run::runProgramMode(*module, device, deviceOptions(), os);
+  }
+  if (module->getOps<hesper::circuit::GraphOp>().empty()) {
+    llvm::errs() << "error: the file holds neither a circuit.graph nor a "
+                    "func.func entry point: hesper-run runs Circuit graphs "
+                    "and gpu dialect programs\n";
+    return failure();
+  }
   if (validateFusion)
     return validateFusionMode(*module, os);
   if (!compileTarget.empty())
@@ -769,6 +787,7 @@ static void hideLlvmOptions() {
   static const llvm::StringRef shown[] = {
       "Running Circuit graphs", "Devices, targets and bundles",
       "Example graphs (--example)", "Model mode (GGUF files)",
+      "Running gpu dialect programs (as mlir-runner)",
       "Generic Options"};
   for (auto &entry : llvm::cl::getRegisteredOptions()) {
     llvm::cl::Option *option = entry.second;

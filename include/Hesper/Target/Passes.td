@@ -80,6 +80,38 @@ def SerializeSPIRVPass : Pass<"hesper-serialize-spirv", "::mlir::ModuleOp"> {
   }];
 }
 
+def NormalizeGpuKernelsPass
+    : Pass<"hesper-normalize-gpu-kernels", "::mlir::ModuleOp"> {
+  let summary = "Bring gpu.func kernels written by hand to Hesper's ABI";
+  let description = [{
+    For gpu dialect programs (`hesper-run prog.mlir` with `func @main`):
+    before a kernel pipeline, every kernel of every `gpu.module`
+    - takes a buffer per argument: a scalar argument becomes a
+      `memref<1xT>` read at the kernel's entry (`index` travels as i64,
+      `i1` as i8), the layout Hesper's runtime binds;
+    - has its `gpu.all_reduce` ops (with an operation or a region) lowered
+      to a tree over a workgroup buffer with barriers, in a fixed order, so
+      results do not depend on the device's subgroup size;
+    - with `attributions-as-alloc` (SPIR-V, whose conversion takes no
+      memory attributions), has its workgroup and private attributions
+      turned into `memref.alloc` in memory space 3 and `memref.alloca` in
+      memory space 6 (Workgroup and Function storage).
+    A kernel needs a known block size (`known_block_size`, which
+    `gpu-kernel-outlining` sets, or the constant block size every launch
+    of it uses). `gpu.printf` with `allow-printf=false` and
+    `gpu.dynamic_shared_memory` are errors naming the op.
+  }];
+  let options = [
+    Option<"attributionsAsAlloc", "attributions-as-alloc", "bool", "false",
+           "Turn memory attributions into memref.alloc/alloca (SPIR-V)">,
+    Option<"allowPrintf", "allow-printf", "bool", "true",
+           "Accept gpu.printf (the target lowers it)">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
+}
 
 def GpuToCPUPass : Pass<"hesper-gpu-to-cpu", "::mlir::ModuleOp"> {
   let summary = "Turn one-lane gpu.func kernels into workgroup functions";

@@ -59,6 +59,14 @@ public:
   /// and serialized kernels.
   virtual void buildPipeline(mlir::OpPassManager &pm,
                              const TargetPipelineOptions &options) const = 0;
+  /// Appends the passes that take a module whose gpu.modules hold kernels
+  /// written in the gpu dialect (a gpu dialect program's, after outlining)
+  /// to gpu.binary ops in this target's format; each kernel takes one
+  /// buffer per argument (hesper-normalize-gpu-kernels). Returns false,
+  /// with the reason in `whyNot`, for a target that cannot run such
+  /// kernels.
+  virtual bool buildGpuKernelPipeline(mlir::OpPassManager &pm,
+                                      std::string &whyNot) const;
   /// The serialized kernels of a module the pipeline lowered: the first
   /// object of its gpu.binary, in the format its `format` property names,
   /// else binaryFormat().

@@ -40,10 +40,10 @@ std::string hesper::findLibdevice() {
   return "";
 }
 
-void hesper::buildHesperToPTXPipeline(OpPassManager &pm,
-                                      const PTXPipelineOptions &options) {
-  buildHesperToGPUPipeline(pm, options.fuse, /*sharedMemoryAsAlloc=*/false,
-                           /*subgroupSize=*/kWarpSize);
+/// From gpu.func kernels (with Hesper's ABI) to a gpu.binary of PTX: the
+/// steps after hesper-to-gpu, shared with gpu dialect programs. Memrefs
+/// are passed as bare pointers, the CUDA driver's binding ABI.
+static std::string ptxKernelSteps(const PTXPipelineOptions &options) {
   std::string libdevice = options.libdevice;
   if (libdevice.empty())
     libdevice = findLibdevice();
@@ -55,10 +55,18 @@ void hesper::buildHesperToPTXPipeline(OpPassManager &pm,
           " features=" + options.features;
   if (!libdevice.empty())
     text += " l=" + libdevice;
-  text += "},gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm),"
+  text += "},gpu.module(convert-scf-to-cf,"
+          "convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=true}),"
           "reconcile-unrealized-casts,gpu-module-to-binary{format=" +
           options.format + "}";
-  addPipeline(pm, text);
+  return text;
+}
+
+void hesper::buildHesperToPTXPipeline(OpPassManager &pm,
+                                      const PTXPipelineOptions &options) {
+  buildHesperToGPUPipeline(pm, options.fuse, /*sharedMemoryAsAlloc=*/false,
+                           /*subgroupSize=*/kWarpSize);
+  addPipeline(pm, ptxKernelSteps(options));
 }
 
 namespace {
@@ -74,6 +82,13 @@ public:
     ptx.fuse = options.fuse;
     ptx.chip = chip;
     buildHesperToPTXPipeline(pm, ptx);
+  }
+  bool buildGpuKernelPipeline(OpPassManager &pm,
+                              std::string &) const override {
+    PTXPipelineOptions ptx;
+    ptx.chip = chip;
+    addPipeline(pm, "hesper-normalize-gpu-kernels," + ptxKernelSteps(ptx));
+    return true;
   }
   /// PTX text as ptxas reads it; the CUDA driver adds the NUL its loader
   /// needs.

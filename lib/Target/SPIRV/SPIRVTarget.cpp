@@ -18,10 +18,9 @@
 using namespace mlir;
 using namespace hesper;
 
-void hesper::buildHesperToSPIRVPipeline(OpPassManager &pm,
-                                        const SPIRVPipelineOptions &options) {
-  buildHesperToGPUPipeline(pm, options.fuse, /*sharedMemoryAsAlloc=*/true,
-                           options.subgroupSize);
+/// From gpu.func kernels (with Hesper's ABI) to a gpu.binary of SPIR-V:
+/// the steps after hesper-to-gpu, shared with gpu dialect programs.
+static std::string spirvKernelSteps(const SPIRVPipelineOptions &options) {
   // Everything the device offers is declared; spirv-update-vce then keeps
   // only the capabilities and extensions the kernels use.
   std::string caps = "Shader,Int64,GroupNonUniform,GroupNonUniformArithmetic,"
@@ -43,7 +42,14 @@ void hesper::buildHesperToSPIRVPipeline(OpPassManager &pm,
   text += "gpu.module(convert-math-to-spirv),convert-gpu-to-spirv,"
           "spirv.module(spirv-lower-abi-attrs,"
           "spirv-update-vce),hesper-serialize-spirv";
-  addPipeline(pm, text);
+  return text;
+}
+
+void hesper::buildHesperToSPIRVPipeline(OpPassManager &pm,
+                                        const SPIRVPipelineOptions &options) {
+  buildHesperToGPUPipeline(pm, options.fuse, /*sharedMemoryAsAlloc=*/true,
+                           options.subgroupSize);
+  addPipeline(pm, spirvKernelSteps(options));
 }
 
 namespace {
@@ -64,6 +70,18 @@ public:
     spirv.float16 = float16;
     spirv.int8 = int8;
     buildHesperToSPIRVPipeline(pm, spirv);
+  }
+  bool buildGpuKernelPipeline(OpPassManager &pm,
+                              std::string &) const override {
+    SPIRVPipelineOptions spirv;
+    spirv.subgroupSize = subgroupSize;
+    spirv.float16 = float16;
+    spirv.int8 = int8;
+    // Vulkan kernels take no memory attributions and print nothing.
+    addPipeline(pm, "hesper-normalize-gpu-kernels{attributions-as-alloc=true "
+                    "allow-printf=false}," +
+                        spirvKernelSteps(spirv));
+    return true;
   }
   StringRef binaryFormat() const override { return "spirv"; }
   std::string binaryFileName(const TargetBinary &) const override {

@@ -1,0 +1,72 @@
+//===- GpuProgram.h - Run gpu dialect programs on any backend ---*- C++ -*-===//
+//
+// Part of the Hesper project.
+//
+//===----------------------------------------------------------------------===//
+//
+// What mlir-runner does for a GPU program, on every Hesper backend: a
+// module with a host entry function (func.func @main) whose code launches
+// gpu dialect kernels (gpu.launch, outlined here, or gpu.launch_func) is
+//   1. compiled: kernels outlined, each gpu.module lowered by the device's
+//      Target (buildGpuKernelPipeline) and replaced by a gpu.binary whose
+//      object is a GpuModuleImage (hesper/runtime/Mgpu.h); the host code
+//      lowered to the llvm dialect by upstream's passes (gpu-to-llvm and
+//      friends);
+//   2. run: JIT-compiled by MLIR's ExecutionEngine, its mgpu* calls bound to
+//      Hesper's runtime on the device, the runner utilities
+//      (printMemrefF32, ...) loaded from MLIR's shared libraries as
+//      mlir-runner loads them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HESPER_EXECUTION_GPUPROGRAM_H
+#define HESPER_EXECUTION_GPUPROGRAM_H
+
+#include "Hesper/Target/Target.h"
+#include "hesper/runtime/Runtime.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <string>
+#include <vector>
+
+namespace hesper::exec {
+
+/// True when `module` is a program to run, not Circuit graphs: it has a
+/// func.func and no circuit.graph.
+bool isGpuProgram(mlir::ModuleOp module);
+
+struct GpuProgramOptions {
+  /// The host function to call (mlir-runner's -e).
+  std::string entryPoint = "main";
+  /// Its result type, printed after it returns: void, i32, i64 or f32
+  /// (mlir-runner's --entry-point-result).
+  std::string entryResult = "void";
+  /// LLVM optimization level of the host code, 0-3.
+  unsigned optLevel = 2;
+  /// Shared libraries whose symbols the host code may call (mlir-runner's
+  /// --shared-libs). MLIR's runner utilities are added when they are not
+  /// named and exist where MLIR is installed.
+  std::vector<std::string> sharedLibs;
+  /// When set, the kernels' binary is written here under the target's file
+  /// name, and the host module as host.mlir.
+  std::string dumpDir;
+};
+
+/// Compiles the kernels of `module` for `target` and lowers its host code
+/// to the llvm dialect, in place. Errors are diagnostics on the module's
+/// ops.
+mlir::LogicalResult compileGpuProgram(mlir::ModuleOp module,
+                                      const Target &target,
+                                      const GpuProgramOptions &options);
+
+/// JIT-compiles a module compileGpuProgram lowered and calls its entry
+/// point, with every kernel running on `device`; prints the entry's result
+/// (unless void) on `os`. Errors are printed as one line on stderr.
+mlir::LogicalResult runGpuProgram(mlir::ModuleOp module, rt::Device &device,
+                                  const GpuProgramOptions &options,
+                                  llvm::raw_ostream &os);
+
+} // namespace hesper::exec
+
+#endif // HESPER_EXECUTION_GPUPROGRAM_H

@@ -1,0 +1,363 @@
+//===- GpuProgram.cpp - Run gpu dialect programs on any backend -----------===//
+//
+// Part of the Hesper project.
+//
+//===----------------------------------------------------------------------===//
+//
+// See GpuProgram.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Hesper/Execution/GpuProgram.h"
+#include "Hesper/Dialect/Circuit/IR/Circuit.h"
+#include "hesper/runtime/Mgpu.h"
+
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
+#include "mlir/Conversion/GPUCommon/GPUCommonPass.h"
+#include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVMPass.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+
+#include "llvm/ExecutionEngine/Orc/Mangling.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace hesper;
+
+bool exec::isGpuProgram(ModuleOp module) {
+  return !module.getOps<func::FuncOp>().empty() &&
+         module.getOps<circuit::GraphOp>().empty();
+}
+
+//===----------------------------------------------------------------------===//
+// Compiling
+//===----------------------------------------------------------------------===//
+
+/// Gives every kernel without a known block size the one all its launches
+/// use, when that is a constant.
+static LogicalResult inferBlockSizes(ModuleOp module) {
+  DenseMap<Operation *, SmallVector<gpu::LaunchFuncOp>> launches;
+  module.walk([&](gpu::LaunchFuncOp launch) {
+    if (auto func = SymbolTable::lookupNearestSymbolFrom<gpu::GPUFuncOp>(
+            module, launch.getKernel()))
+      launches[func].push_back(launch);
+  });
+  bool failedAny = false;
+  module.walk([&](gpu::GPUFuncOp func) {
+    if (!func.isKernel() || func.getKnownBlockSizeAttr())
+      return;
+    std::optional<SmallVector<int32_t, 3>> size;
+    for (gpu::LaunchFuncOp launch : launches.lookup(func)) {
+      gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
+      SmallVector<int32_t, 3> these;
+      for (Value v : {block.x, block.y, block.z}) {
+        APInt c;
+        if (!matchPattern(v, m_ConstantInt(&c))) {
+          these.clear();
+          break;
+        }
+        these.push_back(static_cast<int32_t>(c.getSExtValue()));
+      }
+      if (these.empty() || (size && *size != these)) {
+        InFlightDiagnostic diag = launch.emitOpError(
+            "launches kernel '")
+            << func.getName()
+            << "' with a block size that is not one compile-time constant "
+               "across its launches; Hesper compiles a kernel for one block "
+               "size";
+        diag.attachNote(func.getLoc()) << "kernel defined here";
+        failedAny = true;
+        return;
+      }
+      size = these;
+    }
+    if (!size) {
+      func.emitOpError("is never launched and has no known_block_size");
+      failedAny = true;
+      return;
+    }
+    func.setKnownBlockSizeAttr(
+        DenseI32ArrayAttr::get(func.getContext(), *size));
+  });
+  return failure(failedAny);
+}
+
+/// The signature of a kernel as its launches pass it.
+static FailureOr<rt::GpuKernelImage> describeKernel(gpu::GPUFuncOp func) {
+  rt::GpuKernelImage kernel;
+  kernel.name = func.getName().str();
+  ArrayRef<int32_t> block = func.getKnownBlockSizeAttr().asArrayRef();
+  for (int i = 0; i < 3; ++i)
+    kernel.workgroupSize[i] = static_cast<uint32_t>(block[i]);
+  for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
+    rt::GpuKernelArg arg;
+    Type element = type;
+    if (auto memref = dyn_cast<MemRefType>(type)) {
+      arg.kind = rt::GpuKernelArg::MemRef;
+      arg.rank = memref.getRank();
+      element = memref.getElementType();
+    } else {
+      arg.kind = rt::GpuKernelArg::Scalar;
+    }
+    // Host values as gpu-to-llvm passes them: index as i64, i1 as a byte.
+    unsigned bits = element.isIndex() ? 64
+                    : element.isIntOrFloat()
+                        ? element.getIntOrFloatBitWidth()
+                        : 0;
+    if (bits == 0 || (isa<MemRefType>(type) && bits % 8 != 0 && bits != 1))
+      return func.emitOpError("has argument #")
+             << i << " of type " << type
+             << ", which Hesper cannot pass to a kernel";
+    arg.bytes = std::max(1u, bits / 8);
+    kernel.args.push_back(arg);
+  }
+  return kernel;
+}
+
+/// Replaces `gpuModule` by a gpu.binary holding its kernels compiled for
+/// `target`, as a GpuModuleImage.
+static LogicalResult compileKernelModule(gpu::GPUModuleOp gpuModule,
+                                         const Target &target,
+                                         const std::string &dumpDir) {
+  MLIRContext *context = gpuModule.getContext();
+  rt::GpuModuleImage image;
+  for (auto func : gpuModule.getOps<gpu::GPUFuncOp>()) {
+    if (!func.isKernel())
+      continue;
+    FailureOr<rt::GpuKernelImage> kernel = describeKernel(func);
+    if (failed(kernel))
+      return failure();
+    image.kernels.push_back(std::move(*kernel));
+  }
+
+  // The kernels are lowered in a module of their own, so that the host
+  // code never meets the target's passes.
+  OpBuilder b(context);
+  OwningOpRef<ModuleOp> kernels = ModuleOp::create(gpuModule.getLoc());
+  (*kernels)->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                      b.getUnitAttr());
+  b.setInsertionPointToStart(kernels->getBody());
+  b.clone(*gpuModule);
+  PassManager pm(context);
+  std::string whyNot;
+  if (!target.buildGpuKernelPipeline(pm, whyNot))
+    return gpuModule.emitOpError("cannot be compiled: ") << whyNot;
+  if (failed(pm.run(*kernels)))
+    return failure();
+  FailureOr<TargetBinary> binary = target.extractBinary(*kernels);
+  if (failed(binary))
+    return failure();
+  auto compiled = *kernels->getOps<gpu::BinaryOp>().begin();
+  auto compiledObject = cast<gpu::ObjectAttr>(compiled.getObjects()[0]);
+  image.format = binary->format;
+  image.binary = binary->bytes;
+
+  if (!dumpDir.empty()) {
+    SmallString<128> path(dumpDir);
+    llvm::sys::path::append(path, gpuModule.getName().str() + "." +
+                                      target.binaryFileName(*binary));
+    std::error_code ec;
+    llvm::raw_fd_ostream out(path, ec);
+    if (!ec)
+      out.write(reinterpret_cast<const char *>(binary->bytes.data()),
+                binary->bytes.size());
+  }
+
+  std::vector<uint8_t> encoded = rt::encodeGpuModuleImage(image);
+  auto object = gpu::ObjectAttr::get(
+      context, compiledObject.getTarget(), gpu::CompilationTarget::Binary,
+      b.getStringAttr(StringRef(reinterpret_cast<const char *>(encoded.data()),
+                                encoded.size())),
+      nullptr, nullptr);
+  b.setInsertionPoint(gpuModule);
+  gpu::BinaryOp::create(b, gpuModule.getLoc(), gpuModule.getName(),
+                        Attribute(), b.getArrayAttr({object}));
+  gpuModule.erase();
+  return success();
+}
+
+LogicalResult exec::compileGpuProgram(ModuleOp module, const Target &target,
+                                      const GpuProgramOptions &options) {
+  MLIRContext *context = module.getContext();
+  auto entry = module.lookupSymbol<func::FuncOp>(options.entryPoint);
+  if (!entry || entry.isExternal())
+    return module.emitError("the program has no function '")
+           << options.entryPoint << "' to run (set one with --entry-point)";
+  if (entry.getNumArguments() != 0)
+    return entry.emitOpError("takes arguments; the entry point takes none");
+  std::string returns = "void";
+  if (entry.getNumResults() == 1) {
+    llvm::raw_string_ostream s(returns);
+    returns.clear();
+    s << entry.getResultTypes()[0];
+  } else if (entry.getNumResults() > 1) {
+    returns = "several values";
+  }
+  if (returns != options.entryResult)
+    return entry.emitOpError("returns ")
+           << returns << ", but the entry point result is "
+           << options.entryResult << " (--entry-point-result)";
+
+  // gpu.launch bodies become kernels of their own gpu.module.
+  {
+    PassManager pm(context);
+    pm.addPass(createGpuKernelOutliningPass());
+    if (failed(pm.run(module)))
+      return failure();
+  }
+  if (failed(inferBlockSizes(module)))
+    return failure();
+  SmallVector<gpu::GPUModuleOp> gpuModules(module.getOps<gpu::GPUModuleOp>());
+  for (gpu::GPUModuleOp gpuModule : gpuModules)
+    if (failed(compileKernelModule(gpuModule, target, options.dumpDir)))
+      return failure();
+
+  // The host code, as upstream's GPU pipelines lower it.
+  PassManager pm(context);
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createGpuToLLVMConversionPass());
+  pm.addPass(createConvertVectorToLLVMPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  if (failed(pm.run(module)))
+    return failure();
+  if (!options.dumpDir.empty()) {
+    SmallString<128> path(options.dumpDir);
+    llvm::sys::path::append(path, "host.mlir");
+    std::error_code ec;
+    llvm::raw_fd_ostream out(path, ec);
+    if (!ec)
+      module.print(out);
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Running
+//===----------------------------------------------------------------------===//
+
+/// MLIR's runner utilities where MLIR is installed (the printMemref*
+/// functions mlir-runner programs call).
+static std::vector<std::string> defaultSharedLibs() {
+  std::vector<std::string> libs;
+#ifdef HESPER_MLIR_LIBRARY_DIR
+  for (const char *name : {"libmlir_runner_utils.so", "libmlir_c_runner_utils.so"}) {
+    SmallString<128> path(HESPER_MLIR_LIBRARY_DIR);
+    llvm::sys::path::append(path, name);
+    if (llvm::sys::fs::exists(path))
+      libs.push_back(std::string(path));
+  }
+#endif
+  return libs;
+}
+
+LogicalResult exec::runGpuProgram(ModuleOp module, rt::Device &device,
+                                  const GpuProgramOptions &options,
+                                  llvm::raw_ostream &os) {
+  auto fail = [](const llvm::Twine &message) {
+    llvm::errs() << "error: " << message << "\n";
+    return failure();
+  };
+  static const char *const results[] = {"void", "i32", "i64", "f32"};
+  if (!llvm::is_contained(results, options.entryResult))
+    return fail("--entry-point-result takes void, i32, i64 or f32, got '" +
+                options.entryResult + "'");
+  if (options.optLevel > 3)
+    return fail("the optimization level is 0 to 3");
+
+  DialectRegistry registry;
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  registerGPUDialectTranslation(registry);
+  gpu::registerOffloadingLLVMTranslationInterfaceExternalModels(registry);
+  module.getContext()->appendDialectRegistry(registry);
+
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+
+  std::vector<std::string> libs = options.sharedLibs;
+  for (const std::string &lib : defaultSharedLibs()) {
+    StringRef name = llvm::sys::path::filename(lib);
+    if (llvm::none_of(libs, [&](const std::string &given) {
+          return llvm::sys::path::filename(given) == name;
+        }))
+      libs.push_back(lib);
+  }
+  for (const std::string &lib : libs)
+    if (!llvm::sys::fs::exists(lib))
+      return fail("shared library '" + lib + "' does not exist");
+  SmallVector<StringRef> libRefs(libs.begin(), libs.end());
+
+  auto transformer = makeOptimizingTransformer(options.optLevel, 0, nullptr);
+  ExecutionEngineOptions engineOptions;
+  engineOptions.transformer = transformer;
+  engineOptions.jitCodeGenOptLevel =
+      static_cast<llvm::CodeGenOptLevel>(options.optLevel);
+  engineOptions.sharedLibPaths = libRefs;
+  auto engine = ExecutionEngine::create(module, engineOptions);
+  if (!engine)
+    return fail("cannot JIT-compile the host code: " +
+                llvm::toString(engine.takeError()));
+  (*engine)->registerSymbols([](llvm::orc::MangleAndInterner interner) {
+    llvm::orc::SymbolMap symbols;
+    for (auto [name, address] : rt::mgpuSymbols())
+      symbols[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(address),
+                                 llvm::JITSymbolFlags::Exported};
+    return symbols;
+  });
+
+  rt::setMgpuDevice(&device);
+  os.flush();
+  llvm::Error error = llvm::Error::success();
+  int32_t i32 = 0;
+  int64_t i64 = 0;
+  float f32 = 0;
+  void *result = options.entryResult == "i32"   ? static_cast<void *>(&i32)
+                 : options.entryResult == "i64" ? static_cast<void *>(&i64)
+                 : options.entryResult == "f32" ? static_cast<void *>(&f32)
+                                                : nullptr;
+  SmallVector<void *, 1> args;
+  if (result)
+    args.push_back(result);
+  error = (*engine)->invokePacked(options.entryPoint, args);
+  // The module's destructors (kernel modules unloaded) run with the device
+  // still set.
+  engine->reset();
+  rt::setMgpuDevice(nullptr);
+  if (error)
+    return fail("running '" + options.entryPoint +
+                "': " + llvm::toString(std::move(error)));
+  if (options.entryResult == "i32")
+    os << i32 << "\n";
+  else if (options.entryResult == "i64")
+    os << i64 << "\n";
+  else if (options.entryResult == "f32")
+    os << f32 << "\n";
+  return success();
+}

@@ -1,0 +1,288 @@
+//===- NormalizeGpuKernels.cpp - Hand-written kernels to Hesper's ABI -----===//
+//
+// Part of the Hesper project.
+//
+//===----------------------------------------------------------------------===//
+//
+// hesper-normalize-gpu-kernels: see Passes.td. The kernels of a gpu dialect
+// program come as their authors wrote them, for CUDA or for Vulkan; after
+// this pass every target's kernel pipeline sees the same shape: one buffer
+// per argument, a fixed block size, no all_reduce, and (for SPIR-V) no
+// memory attributions.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Hesper/Target/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+
+namespace hesper {
+#define GEN_PASS_DEF_NORMALIZEGPUKERNELSPASS
+#include "Hesper/Target/Passes.h.inc"
+} // namespace hesper
+
+using namespace mlir;
+using namespace hesper;
+
+namespace {
+
+/// Memory spaces convert-gpu-to-spirv maps to Workgroup and Function
+/// storage (its numeric mapping for Vulkan).
+constexpr unsigned kWorkgroupSpace = 3;
+constexpr unsigned kFunctionSpace = 6;
+
+/// Scalar arguments become one-element buffers of this element type.
+Type bufferElementFor(Type type) {
+  if (type.isIndex())
+    return IntegerType::get(type.getContext(), 64);
+  if (type.isInteger(1))
+    return IntegerType::get(type.getContext(), 8);
+  return type;
+}
+
+LogicalResult scalarArgumentsToBuffers(gpu::GPUFuncOp func) {
+  OpBuilder b(func.getContext());
+  Block &entry = func.getBody().front();
+  b.setInsertionPointToStart(&entry);
+  SmallVector<Type> inputs(func.getArgumentTypes());
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    BlockArgument arg = func.getArgument(i);
+    Type type = arg.getType();
+    if (isa<MemRefType>(type))
+      continue;
+    if (!type.isIntOrIndexOrFloat())
+      return func.emitOpError("has argument #")
+             << i << " of type " << type
+             << ", which Hesper cannot pass to a kernel (memrefs, integers, "
+                "floats and index can be)";
+    Type element = bufferElementFor(type);
+    auto bufferType = MemRefType::get({1}, element);
+    arg.setType(bufferType);
+    inputs[i] = bufferType;
+    Value zero = arith::ConstantIndexOp::create(b, func.getLoc(), 0);
+    auto load = memref::LoadOp::create(b, func.getLoc(), arg, zero);
+    Value value = load;
+    if (type.isIndex())
+      value = arith::IndexCastOp::create(b, func.getLoc(), type, value);
+    else if (type.isInteger(1))
+      value = arith::TruncIOp::create(b, func.getLoc(), type, value);
+    arg.replaceAllUsesExcept(value, load);
+  }
+  func.setFunctionTypeAttr(TypeAttr::get(
+      b.getFunctionType(inputs, func.getFunctionType().getResults())));
+  return success();
+}
+
+/// The combining op of an all_reduce: its operation attribute, or its
+/// region inlined.
+Value combine(OpBuilder &b, Location loc, gpu::AllReduceOp op, Value lhs,
+              Value rhs) {
+  if (std::optional<gpu::AllReduceOperation> kind = op.getOp()) {
+    bool isFloat = isa<FloatType>(lhs.getType());
+    using K = gpu::AllReduceOperation;
+    switch (*kind) {
+    case K::ADD:
+      return isFloat ? Value(arith::AddFOp::create(b, loc, lhs, rhs))
+                     : Value(arith::AddIOp::create(b, loc, lhs, rhs));
+    case K::MUL:
+      return isFloat ? Value(arith::MulFOp::create(b, loc, lhs, rhs))
+                     : Value(arith::MulIOp::create(b, loc, lhs, rhs));
+    case K::MINUI:
+      return arith::MinUIOp::create(b, loc, lhs, rhs);
+    case K::MINSI:
+      return arith::MinSIOp::create(b, loc, lhs, rhs);
+    case K::MINNUMF:
+      return arith::MinNumFOp::create(b, loc, lhs, rhs);
+    case K::MAXUI:
+      return arith::MaxUIOp::create(b, loc, lhs, rhs);
+    case K::MAXSI:
+      return arith::MaxSIOp::create(b, loc, lhs, rhs);
+    case K::MAXNUMF:
+      return arith::MaxNumFOp::create(b, loc, lhs, rhs);
+    case K::AND:
+      return arith::AndIOp::create(b, loc, lhs, rhs);
+    case K::OR:
+      return arith::OrIOp::create(b, loc, lhs, rhs);
+    case K::XOR:
+      return arith::XOrIOp::create(b, loc, lhs, rhs);
+    case K::MINIMUMF:
+      return arith::MinimumFOp::create(b, loc, lhs, rhs);
+    case K::MAXIMUMF:
+      return arith::MaximumFOp::create(b, loc, lhs, rhs);
+    }
+  }
+  // The region: ^bb0(%lhs, %rhs): ... gpu.yield %result, in one block.
+  Region &body = op.getBody();
+  IRMapping map;
+  map.map(body.getArgument(0), lhs);
+  map.map(body.getArgument(1), rhs);
+  Value result;
+  for (Operation &nested : body.front()) {
+    if (auto yield = dyn_cast<gpu::YieldOp>(nested)) {
+      result = map.lookup(yield.getValues()[0]);
+      break;
+    }
+    b.clone(nested, map);
+  }
+  return result;
+}
+
+/// Lowers one all_reduce over the block's `threads` threads: each thread
+/// stores its value at its linear id, then halving steps combine element
+/// i with element i + s (s a power of two, elements past the block
+/// skipped), one barrier per step; every thread reads element 0. The order
+/// of the combinations is fixed by the block size alone.
+LogicalResult lowerAllReduce(gpu::GPUFuncOp func, gpu::AllReduceOp op,
+                             ArrayRef<int32_t> block) {
+  Location loc = op.getLoc();
+  if (!op.getOp() && (op.getBody().empty() ||
+                      !op.getBody().hasOneBlock()))
+    return op.emitOpError("with a region of more than one block is not "
+                          "supported by Hesper");
+  int64_t threads = int64_t(block[0]) * block[1] * block[2];
+  Type type = op.getType();
+  auto memoryType = MemRefType::get(
+      {threads}, type, MemRefLayoutAttrInterface(),
+      gpu::AddressSpaceAttr::get(func.getContext(),
+                                 gpu::AddressSpace::Workgroup));
+  Value memory = func.addWorkgroupAttribution(memoryType, loc);
+
+  OpBuilder b(op);
+  auto c = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  Value x = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  Value y = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::y);
+  Value z = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::z);
+  Value tid = arith::AddIOp::create(
+      b, loc, x,
+      arith::MulIOp::create(
+          b, loc, c(block[0]),
+          arith::AddIOp::create(b, loc, y,
+                                arith::MulIOp::create(b, loc, c(block[1]), z))));
+  memref::StoreOp::create(b, loc, op.getValue(), memory, tid);
+  gpu::BarrierOp::create(b, loc);
+  int64_t span = 1;
+  while (span < threads)
+    span *= 2;
+  for (int64_t s = span / 2; s >= 1; s /= 2) {
+    Value partner = arith::AddIOp::create(b, loc, tid, c(s));
+    Value active = arith::AndIOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, tid, c(s)),
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, partner,
+                              c(threads)));
+    auto ifOp = scf::IfOp::create(b, loc, active, /*withElse=*/false);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      Value lhs = memref::LoadOp::create(b, loc, memory, tid);
+      Value rhs = memref::LoadOp::create(b, loc, memory, partner);
+      Value combined = combine(b, loc, op, lhs, rhs);
+      if (!combined)
+        return op.emitOpError("has a region that yields nothing");
+      memref::StoreOp::create(b, loc, combined, memory, tid);
+    }
+    gpu::BarrierOp::create(b, loc);
+  }
+  Value result = memref::LoadOp::create(b, loc, memory, c(0));
+  // No thread may store the next reduction's value (in a loop) before
+  // every thread has read this one.
+  gpu::BarrierOp::create(b, loc);
+  op.replaceAllUsesWith(result);
+  op.erase();
+  return success();
+}
+
+/// Replaces a memory attribution by an allocation of the same shape in
+/// `space`, at the kernel's entry.
+void attributionToAlloc(OpBuilder &b, BlockArgument attribution,
+                        unsigned space, bool stack) {
+  auto type = cast<MemRefType>(attribution.getType());
+  auto newType = MemRefType::get(type.getShape(), type.getElementType(),
+                                 type.getLayout(),
+                                 b.getI64IntegerAttr(space));
+  Location loc = attribution.getLoc();
+  Value memory = stack ? Value(memref::AllocaOp::create(b, loc, newType))
+                       : Value(memref::AllocOp::create(b, loc, newType));
+  // Loads and stores take any memref type; the attribution's other users
+  // see the new type.
+  attribution.replaceAllUsesWith(memory);
+}
+
+struct NormalizeGpuKernelsPass
+    : hesper::impl::NormalizeGpuKernelsPassBase<NormalizeGpuKernelsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    SmallVector<gpu::GPUFuncOp> kernels;
+    getOperation().walk([&](gpu::GPUFuncOp func) {
+      if (func.isKernel())
+        kernels.push_back(func);
+    });
+    for (gpu::GPUFuncOp func : kernels)
+      if (failed(normalize(func)))
+        return signalPassFailure();
+  }
+
+  LogicalResult normalize(gpu::GPUFuncOp func) {
+    WalkResult refused = func.walk([&](Operation *op) {
+      if (isa<gpu::DynamicSharedMemoryOp>(op)) {
+        op->emitOpError("is not supported by Hesper's backends: declare the "
+                        "memory as a workgroup attribution of the kernel");
+        return WalkResult::interrupt();
+      }
+      if (!allowPrintf && isa<gpu::PrintfOp>(op)) {
+        op->emitOpError("cannot be lowered for this target (Vulkan kernels "
+                        "have no printf)");
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (refused.wasInterrupted())
+      return failure();
+    DenseI32ArrayAttr known = func.getKnownBlockSizeAttr();
+    if (!known)
+      return func.emitOpError("has no known block size: launch it with a "
+                              "constant block size, or give it "
+                              "known_block_size");
+    ArrayRef<int32_t> block = known.asArrayRef();
+
+    SmallVector<gpu::AllReduceOp> reductions;
+    func.walk([&](gpu::AllReduceOp op) { reductions.push_back(op); });
+    for (gpu::AllReduceOp op : reductions)
+      if (failed(lowerAllReduce(func, op, block)))
+        return failure();
+
+    if (failed(scalarArgumentsToBuffers(func)))
+      return failure();
+
+    if (attributionsAsAlloc) {
+      OpBuilder b(func.getContext());
+      b.setInsertionPointToStart(&func.getBody().front());
+      for (BlockArgument a : func.getWorkgroupAttributions())
+        attributionToAlloc(b, a, kWorkgroupSpace, /*stack=*/false);
+      for (BlockArgument a : func.getPrivateAttributions())
+        attributionToAlloc(b, a, kFunctionSpace, /*stack=*/true);
+      // The attributions are unused now; drop them from the signature.
+      Block &entry = func.getBody().front();
+      unsigned first = func.getFirstWorkgroupAttributionIndex();
+      unsigned count = func.getNumWorkgroupAttributions() +
+                       func.getNumPrivateAttributions();
+      for (unsigned i = 0; i < count; ++i)
+        entry.eraseArgument(first);
+      func->setAttr(gpu::GPUFuncOp::getNumWorkgroupAttributionsAttrName(),
+                    b.getI64IntegerAttr(0));
+      func.removeWorkgroupAttribAttrsAttr();
+      func.removePrivateAttribAttrsAttr();
+    }
+    return success();
+  }
+};
+
+} // namespace

@@ -1,0 +1,90 @@
+//===- Mgpu.h - Upstream MLIR's GPU runtime calls on the Hesper HAL -*- C++ -*-===//
+//
+// Part of the Hesper project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Host code that upstream MLIR lowers from the gpu dialect (`gpu-to-llvm`
+// and the gpu.binary translation) calls C functions named mgpu*:
+// mgpuModuleLoad, mgpuModuleGetFunction, mgpuLaunchKernel, mgpuMemAlloc,
+// mgpuMemcpy, mgpuMemHostRegisterMemRef, ... Upstream implements them per
+// vendor (the CUDA and ROCm runtime wrappers, which Debian does not ship).
+// This file implements them once, on a Hesper rt::Device, so that a program
+// written for CUDA runs on Vulkan and the reverse.
+//
+// The kernels a gpu.binary object holds are a GpuModuleImage: the backend's
+// binary (SPIR-V words or PTX) and, per kernel, its workgroup size and the
+// signature of its arguments as the host passes them (a memref of rank r is
+// 3 + 2r parameters: allocated and aligned pointers, offset, sizes,
+// strides). The kernels themselves take one buffer per argument: a memref's
+// data, or a scalar's value (the compiler turns scalar arguments into
+// one-element buffers).
+//
+// Memory:
+//   gpu.alloc            a device buffer; the pointer the host gets is a
+//                        host shadow of the same size that names it (and,
+//                        for host_shared allocations, holds its contents).
+//   gpu.host_register    host memory mirrored by a device buffer: uploaded
+//                        before every launch that uses it, read back after,
+//                        so the host's copy is current between launches.
+//   gpu.memcpy/memset    between any of these and plain host memory.
+// Every call runs to completion before it returns (a stream or event is a
+// token with nothing to wait for), so results are as deterministic as the
+// kernels.
+//
+// A call that cannot be carried out prints `error: ...` and exits with
+// status 1: the generated host code has no way to receive an error.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HESPER_RUNTIME_MGPU_H
+#define HESPER_RUNTIME_MGPU_H
+
+#include "hesper/runtime/Runtime.h"
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace hesper::rt {
+
+/// One kernel argument as the host passes it.
+struct GpuKernelArg {
+  enum Kind : uint32_t { MemRef = 0, Scalar = 1 };
+  Kind kind = MemRef;
+  /// MemRef: its rank; Scalar: 0.
+  uint32_t rank = 0;
+  /// MemRef: bytes per element; Scalar: bytes of the value.
+  uint32_t bytes = 0;
+};
+
+struct GpuKernelImage {
+  std::string name;
+  uint32_t workgroupSize[3] = {1, 1, 1};
+  std::vector<GpuKernelArg> args;
+};
+
+/// The contents of one gpu.binary object.
+struct GpuModuleImage {
+  /// KernelDesc::format of `binary` ("spirv", "ptx").
+  std::string format;
+  std::vector<uint8_t> binary;
+  std::vector<GpuKernelImage> kernels;
+};
+
+std::vector<uint8_t> encodeGpuModuleImage(const GpuModuleImage &image);
+Result<GpuModuleImage> decodeGpuModuleImage(const uint8_t *data, size_t size);
+
+/// The device the mgpu* functions run on (not owned; must outlive every
+/// call, the JIT'd module's destructors included). Null: none, and every
+/// call is an error.
+void setMgpuDevice(Device *device);
+
+/// Every mgpu* function this runtime implements, by name, for a JIT's
+/// symbol table.
+std::vector<std::pair<const char *, void *>> mgpuSymbols();
+
+} // namespace hesper::rt
+
+#endif // HESPER_RUNTIME_MGPU_H

@@ -1,0 +1,580 @@
+//===- Mgpu.cpp - Upstream MLIR's GPU runtime calls on the Hesper HAL -----===//
+//
+// Part of the Hesper project.
+//
+//===----------------------------------------------------------------------===//
+//
+// See Mgpu.h. The signatures are those upstream's `gpu-to-llvm` and the
+// gpu.binary translation emit calls to (LLVM 22).
+//
+//===----------------------------------------------------------------------===//
+
+#include "hesper/runtime/Mgpu.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+
+using namespace hesper::rt;
+
+//===----------------------------------------------------------------------===//
+// Module images
+//===----------------------------------------------------------------------===//
+
+namespace {
+constexpr char kMagic[8] = {'H', 'S', 'P', 'G', 'P', 'U', '0', '1'};
+
+struct Writer {
+  std::vector<uint8_t> out;
+  void u32(uint32_t v) {
+    for (int i = 0; i < 4; ++i)
+      out.push_back(static_cast<uint8_t>(v >> (8 * i)));
+  }
+  void bytes(const void *data, size_t size) {
+    u32(static_cast<uint32_t>(size));
+    auto *p = static_cast<const uint8_t *>(data);
+    out.insert(out.end(), p, p + size);
+  }
+};
+
+struct Reader {
+  const uint8_t *p, *end;
+  bool failed = false;
+  uint32_t u32() {
+    if (end - p < 4) {
+      failed = true;
+      return 0;
+    }
+    uint32_t v = 0;
+    for (int i = 0; i < 4; ++i)
+      v |= static_cast<uint32_t>(p[i]) << (8 * i);
+    p += 4;
+    return v;
+  }
+  std::vector<uint8_t> bytes() {
+    uint32_t size = u32();
+    if (failed || static_cast<size_t>(end - p) < size) {
+      failed = true;
+      return {};
+    }
+    std::vector<uint8_t> v(p, p + size);
+    p += size;
+    return v;
+  }
+};
+} // namespace
+
+std::vector<uint8_t>
+hesper::rt::encodeGpuModuleImage(const GpuModuleImage &image) {
+  Writer w;
+  w.out.assign(kMagic, kMagic + sizeof(kMagic));
+  w.bytes(image.format.data(), image.format.size());
+  w.bytes(image.binary.data(), image.binary.size());
+  w.u32(static_cast<uint32_t>(image.kernels.size()));
+  for (const GpuKernelImage &k : image.kernels) {
+    w.bytes(k.name.data(), k.name.size());
+    for (uint32_t s : k.workgroupSize)
+      w.u32(s);
+    w.u32(static_cast<uint32_t>(k.args.size()));
+    for (const GpuKernelArg &a : k.args) {
+      w.u32(a.kind);
+      w.u32(a.rank);
+      w.u32(a.bytes);
+    }
+  }
+  return std::move(w.out);
+}
+
+Result<GpuModuleImage> hesper::rt::decodeGpuModuleImage(const uint8_t *data,
+                                                        size_t size) {
+  if (size < sizeof(kMagic) || std::memcmp(data, kMagic, sizeof(kMagic)) != 0)
+    return Status::error("not a Hesper GPU module image (bad magic)");
+  Reader r{data + sizeof(kMagic), data + size};
+  GpuModuleImage image;
+  std::vector<uint8_t> format = r.bytes();
+  image.format.assign(format.begin(), format.end());
+  image.binary = r.bytes();
+  uint32_t kernels = r.u32();
+  for (uint32_t i = 0; i < kernels && !r.failed; ++i) {
+    GpuKernelImage k;
+    std::vector<uint8_t> name = r.bytes();
+    k.name.assign(name.begin(), name.end());
+    for (uint32_t &s : k.workgroupSize)
+      s = r.u32();
+    uint32_t args = r.u32();
+    if (args > 4096)
+      r.failed = true;
+    for (uint32_t j = 0; j < args && !r.failed; ++j) {
+      GpuKernelArg a;
+      uint32_t kind = r.u32();
+      a.kind = kind == 1 ? GpuKernelArg::Scalar : GpuKernelArg::MemRef;
+      a.rank = r.u32();
+      a.bytes = r.u32();
+      if (kind > 1 || a.rank > 64 || a.bytes == 0 || a.bytes > 64)
+        r.failed = true;
+      k.args.push_back(a);
+    }
+    image.kernels.push_back(std::move(k));
+  }
+  if (r.failed || r.p != r.end)
+    return Status::error("truncated or malformed Hesper GPU module image");
+  return image;
+}
+
+//===----------------------------------------------------------------------===//
+// State
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// A range of host addresses and the device buffer that holds (or mirrors)
+/// it.
+struct Allocation {
+  std::unique_ptr<Buffer> buffer;
+  uint8_t *host = nullptr;
+  size_t bytes = 0;
+  /// The host's copy is the current one between launches (host-registered
+  /// memory, host_shared allocations): uploaded before each launch that
+  /// binds it, read back after.
+  bool hostIsCurrent = false;
+  /// `host` was allocated here (gpu.alloc's shadow) and is freed here.
+  bool ownsHost = false;
+  /// Host registrations of this range not yet undone.
+  unsigned registrations = 0;
+};
+
+struct KernelHandle {
+  GpuKernelImage image;
+  std::unique_ptr<Kernel> kernel;
+};
+
+struct ModuleHandle {
+  GpuModuleImage image;
+  std::vector<std::unique_ptr<KernelHandle>> kernels;
+};
+
+struct State {
+  std::mutex mutex;
+  Device *device = nullptr;
+  /// Keyed by start address.
+  std::map<uintptr_t, Allocation> allocations;
+};
+
+State &state() {
+  static State s;
+  return s;
+}
+
+[[noreturn]] void fail(const std::string &message) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "error: %s\n", message.c_str());
+  std::exit(1);
+}
+
+Device &device() {
+  if (!state().device)
+    fail("a GPU runtime call ran with no device open");
+  return *state().device;
+}
+
+void check(const Status &status, const char *what) {
+  if (!status.ok())
+    fail(std::string(what) + ": " + status.message());
+}
+
+/// The allocation that contains `p`, or null.
+Allocation *find(const void *p) {
+  auto &all = state().allocations;
+  auto address = reinterpret_cast<uintptr_t>(p);
+  auto it = all.upper_bound(address);
+  if (it == all.begin())
+    return nullptr;
+  --it;
+  if (address >= it->first + it->second.bytes)
+    return nullptr;
+  return &it->second;
+}
+
+/// Device buffers are made whole 32-bit words (Vulkan's fill and copy
+/// work in words).
+size_t bufferBytes(size_t bytes) { return bytes == 0 ? 4 : (bytes + 3) & ~size_t(3); }
+
+std::unique_ptr<Buffer> newBuffer(size_t bytes) {
+  auto buffer = device().createBuffer(bufferBytes(bytes));
+  if (!buffer.ok())
+    fail("cannot allocate " + std::to_string(bytes) +
+         " bytes of device memory: " + buffer.status().message());
+  check(device().fill(**buffer, 0), "clearing device memory");
+  return std::move(*buffer);
+}
+
+/// Writes `bytes` bytes at byte `offset` of a device buffer, keeping the
+/// whole words around a range that is not word-aligned.
+void writeDevice(Allocation &a, size_t offset, const void *src, size_t bytes) {
+  if (bytes == 0)
+    return;
+  size_t first = offset & ~size_t(3);
+  size_t last = bufferBytes(offset + bytes);
+  if (first == offset && last == offset + bytes) {
+    check(device().upload(*a.buffer, src, bytes, offset), "copying to the device");
+    return;
+  }
+  std::vector<uint8_t> words(last - first);
+  check(device().download(*a.buffer, words.data(), words.size(), first),
+        "reading device memory");
+  std::memcpy(words.data() + (offset - first), src, bytes);
+  check(device().upload(*a.buffer, words.data(), words.size(), first),
+        "copying to the device");
+}
+
+void readDevice(Allocation &a, size_t offset, void *dst, size_t bytes) {
+  if (bytes == 0)
+    return;
+  size_t first = offset & ~size_t(3);
+  size_t last = bufferBytes(offset + bytes);
+  std::vector<uint8_t> words(last - first);
+  check(device().download(*a.buffer, words.data(), words.size(), first),
+        "copying from the device");
+  std::memcpy(dst, words.data() + (offset - first), bytes);
+}
+
+/// Device memory whose device copy is the current one.
+bool onDevice(const Allocation *a) { return a && !a->hostIsCurrent; }
+
+void registerRange(uint8_t *host, size_t bytes) {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  if (Allocation *existing = find(host)) {
+    if (existing->host == host && existing->bytes == bytes) {
+      ++existing->registrations;
+      return;
+    }
+    fail("gpu.host_register of memory that overlaps memory already "
+         "registered or allocated");
+  }
+  if (bytes && find(host + bytes - 1))
+    fail("gpu.host_register of memory that overlaps memory already "
+         "registered or allocated");
+  Allocation a;
+  a.buffer = newBuffer(bytes);
+  a.host = host;
+  a.bytes = bytes;
+  a.hostIsCurrent = true;
+  a.registrations = 1;
+  state().allocations[reinterpret_cast<uintptr_t>(host)] = std::move(a);
+}
+
+void unregisterRange(uint8_t *host) {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  auto it = state().allocations.find(reinterpret_cast<uintptr_t>(host));
+  if (it == state().allocations.end() || it->second.ownsHost)
+    fail("gpu.host_unregister of memory that is not registered");
+  if (--it->second.registrations == 0)
+    state().allocations.erase(it);
+}
+
+/// The memref descriptor upstream passes: allocated and aligned pointers,
+/// offset, then `rank` sizes and `rank` strides.
+struct Descriptor {
+  void *allocated;
+  void *aligned;
+  int64_t offset;
+  int64_t sizesAndStrides[1];
+};
+
+/// Bytes a contiguous memref of `rank` covers, from its descriptor.
+size_t memrefBytes(int64_t rank, const Descriptor *d, int64_t elementBytes) {
+  int64_t elements = 1;
+  for (int64_t i = 0; i < rank; ++i)
+    elements *= d->sizesAndStrides[i];
+  return static_cast<size_t>(elements * elementBytes);
+}
+
+/// gpu.memset of `count` values.
+template <typename T> void fillMemory(void *dst, T value, size_t count) {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  std::vector<T> values(count, value);
+  size_t bytes = count * sizeof(T);
+  Allocation *d = find(dst);
+  if (d && static_cast<uint8_t *>(dst) + bytes > d->host + d->bytes)
+    fail("gpu.memset past the end of an allocation");
+  if (onDevice(d))
+    writeDevice(*d, static_cast<uint8_t *>(dst) - d->host, values.data(), bytes);
+  else
+    std::memcpy(dst, values.data(), bytes);
+}
+
+} // namespace
+
+void hesper::rt::setMgpuDevice(Device *device) {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  state().device = device;
+  if (!device)
+    state().allocations.clear();
+}
+
+//===----------------------------------------------------------------------===//
+// The C functions
+//===----------------------------------------------------------------------===//
+
+extern "C" {
+
+static void *mgpuModuleLoad(void *data, size_t size) {
+  auto image = decodeGpuModuleImage(static_cast<const uint8_t *>(data), size);
+  if (!image.ok())
+    fail("loading a kernel module: " + image.status().message());
+  auto module = std::make_unique<ModuleHandle>();
+  module->image = std::move(*image);
+  return module.release();
+}
+
+static void *mgpuModuleLoadJIT(void *, int, size_t) {
+  fail("kernel modules in assembly form are not loaded by Hesper's runtime; "
+       "hesper-run compiles the kernels itself");
+}
+
+static void mgpuModuleUnload(void *module) {
+  delete static_cast<ModuleHandle *>(module);
+}
+
+static void *mgpuModuleGetFunction(void *module, const char *name) {
+  auto *m = static_cast<ModuleHandle *>(module);
+  for (const GpuKernelImage &k : m->image.kernels) {
+    if (k.name != name)
+      continue;
+    auto handle = std::make_unique<KernelHandle>();
+    handle->image = k;
+    KernelDesc desc;
+    desc.name = k.name;
+    desc.binary = m->image.binary;
+    desc.format = m->image.format;
+    desc.numBindings = static_cast<uint32_t>(k.args.size());
+    for (int i = 0; i < 3; ++i)
+      desc.workgroupSize[i] = k.workgroupSize[i];
+    auto kernel = device().createKernel(desc);
+    if (!kernel.ok())
+      fail("creating kernel '" + k.name + "': " + kernel.status().message());
+    handle->kernel = std::move(*kernel);
+    m->kernels.push_back(std::move(handle));
+    return m->kernels.back().get();
+  }
+  fail(std::string("the kernel module has no kernel named '") + name + "'");
+}
+
+static void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
+                             intptr_t gridZ, intptr_t blockX, intptr_t blockY,
+                             intptr_t blockZ, int32_t sharedBytes, void *,
+                             void **params, void **, size_t paramCount) {
+  auto *k = static_cast<KernelHandle *>(function);
+  const GpuKernelImage &image = k->image;
+  const intptr_t block[3] = {blockX, blockY, blockZ};
+  for (int i = 0; i < 3; ++i)
+    if (block[i] != static_cast<intptr_t>(image.workgroupSize[i]))
+      fail("kernel '" + image.name + "' was compiled for a block of " +
+           std::to_string(image.workgroupSize[0]) + "x" +
+           std::to_string(image.workgroupSize[1]) + "x" +
+           std::to_string(image.workgroupSize[2]) +
+           " threads and launched with " + std::to_string(blockX) + "x" +
+           std::to_string(blockY) + "x" + std::to_string(blockZ));
+  if (sharedBytes != 0)
+    fail("kernel '" + image.name +
+         "' is launched with dynamic shared memory, which Hesper's "
+         "backends do not provide; use a workgroup memory attribution");
+  const intptr_t grid[3] = {gridX, gridY, gridZ};
+  const DeviceInfo &info = device().info();
+  for (int i = 0; i < 3; ++i)
+    if (grid[i] < 1 || static_cast<uint64_t>(grid[i]) > info.maxWorkgroupCount[i])
+      fail("kernel '" + image.name + "' is launched with " +
+           std::to_string(grid[i]) + " blocks in dimension " +
+           std::to_string(i) + ", outside 1.." +
+           std::to_string(info.maxWorkgroupCount[i]) + " on this device");
+
+  std::lock_guard<std::mutex> lock(state().mutex);
+  Dispatch dispatch;
+  dispatch.kernel = k->kernel.get();
+  for (int i = 0; i < 3; ++i)
+    dispatch.grid[i] = static_cast<uint32_t>(grid[i]);
+  std::vector<Allocation *> mirrored;
+  std::vector<std::unique_ptr<Buffer>> scalars;
+  size_t p = 0;
+  for (size_t index = 0; index < image.args.size(); ++index) {
+    const GpuKernelArg &arg = image.args[index];
+    size_t count = arg.kind == GpuKernelArg::MemRef ? 3 + 2 * arg.rank : 1;
+    if (p + count > paramCount)
+      fail("kernel '" + image.name + "' was launched with " +
+           std::to_string(paramCount) + " parameters, fewer than its "
+           "arguments take");
+    std::string what =
+        "argument #" + std::to_string(index) + " of kernel '" + image.name + "'";
+    if (arg.kind == GpuKernelArg::Scalar) {
+      scalars.push_back(newBuffer(arg.bytes));
+      check(device().upload(*scalars.back(), params[p], arg.bytes, 0),
+            "passing a scalar argument");
+      dispatch.bindings.push_back(scalars.back().get());
+      p += count;
+      continue;
+    }
+    auto *aligned = *static_cast<uint8_t **>(params[p + 1]);
+    int64_t offset = *static_cast<int64_t *>(params[p + 2]);
+    uint8_t *data = aligned + offset * static_cast<int64_t>(arg.bytes);
+    Allocation *a = find(data);
+    if (!a)
+      fail(what + " is not in device memory: allocate it with gpu.alloc or "
+                  "register it with gpu.host_register");
+    if (a->host != data)
+      fail(what + " starts " + std::to_string(data - a->host) +
+           " bytes into its allocation; Hesper binds whole allocations, so "
+           "pass the allocation itself");
+    // The bytes the view reaches must lie in the allocation.
+    int64_t last = 0;
+    bool empty = false;
+    for (uint32_t d = 0; d < arg.rank; ++d) {
+      int64_t size = *static_cast<int64_t *>(params[p + 3 + d]);
+      int64_t stride = *static_cast<int64_t *>(params[p + 3 + arg.rank + d]);
+      if (size <= 0)
+        empty = true;
+      else
+        last += (size - 1) * stride;
+    }
+    if (!empty && (last + 1) * static_cast<int64_t>(arg.bytes) >
+                      static_cast<int64_t>(a->bytes))
+      fail(what + " reaches past the end of its allocation");
+    if (a->hostIsCurrent &&
+        std::find(mirrored.begin(), mirrored.end(), a) == mirrored.end()) {
+      writeDevice(*a, 0, a->host, a->bytes);
+      mirrored.push_back(a);
+    }
+    dispatch.bindings.push_back(a->buffer.get());
+    p += count;
+  }
+  if (p != paramCount)
+    fail("kernel '" + image.name + "' was launched with " +
+         std::to_string(paramCount) + " parameters, its arguments take " +
+         std::to_string(p));
+  auto list = device().createCommandList();
+  if (!list.ok())
+    fail("launching kernel '" + image.name + "': " + list.status().message());
+  check((*list)->record({dispatch}), "recording a kernel launch");
+  check((*list)->submit(), "running a kernel");
+  for (Allocation *a : mirrored)
+    readDevice(*a, 0, a->host, a->bytes);
+}
+
+// Streams and events: every call above completes before it returns.
+static void *mgpuStreamCreate() { return reinterpret_cast<void *>(1); }
+static void mgpuStreamDestroy(void *) {}
+static void mgpuStreamSynchronize(void *) {}
+static void mgpuStreamWaitEvent(void *, void *) {}
+static void *mgpuEventCreate() { return reinterpret_cast<void *>(1); }
+static void mgpuEventDestroy(void *) {}
+static void mgpuEventSynchronize(void *) {}
+static void mgpuEventRecord(void *, void *) {}
+static void mgpuSetDefaultDevice(int32_t) {}
+
+static void *mgpuMemAlloc(uint64_t bytes, void *, bool hostShared) {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  Allocation a;
+  a.buffer = newBuffer(bytes);
+  a.bytes = bytes;
+  a.host = static_cast<uint8_t *>(std::calloc(bufferBytes(bytes), 1));
+  if (!a.host)
+    fail("cannot allocate " + std::to_string(bytes) + " bytes of host memory");
+  a.ownsHost = true;
+  a.hostIsCurrent = hostShared;
+  uint8_t *host = a.host;
+  state().allocations[reinterpret_cast<uintptr_t>(host)] = std::move(a);
+  return host;
+}
+
+static void mgpuMemFree(void *ptr, void *) {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  auto it = state().allocations.find(reinterpret_cast<uintptr_t>(ptr));
+  if (it == state().allocations.end() || !it->second.ownsHost)
+    fail("gpu.dealloc of memory that gpu.alloc did not return");
+  std::free(it->second.host);
+  state().allocations.erase(it);
+}
+
+static void mgpuMemcpy(void *dst, void *src, size_t bytes, void *) {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  Allocation *d = find(dst), *s = find(src);
+  if ((d && static_cast<uint8_t *>(dst) + bytes > d->host + d->bytes) ||
+      (s && static_cast<uint8_t *>(src) + bytes > s->host + s->bytes))
+    fail("gpu.memcpy of " + std::to_string(bytes) +
+         " bytes past the end of an allocation");
+  if (onDevice(d) && onDevice(s)) {
+    std::vector<uint8_t> staging(bytes);
+    readDevice(*s, static_cast<uint8_t *>(src) - s->host, staging.data(), bytes);
+    writeDevice(*d, static_cast<uint8_t *>(dst) - d->host, staging.data(), bytes);
+  } else if (onDevice(d)) {
+    writeDevice(*d, static_cast<uint8_t *>(dst) - d->host, src, bytes);
+  } else if (onDevice(s)) {
+    readDevice(*s, static_cast<uint8_t *>(src) - s->host, dst, bytes);
+  } else {
+    std::memmove(dst, src, bytes);
+  }
+}
+
+static void mgpuMemset32(void *dst, unsigned value, size_t count, void *) {
+  fillMemory<uint32_t>(dst, value, count);
+}
+
+static void mgpuMemset16(void *dst, unsigned short value, size_t count,
+                         void *) {
+  fillMemory<uint16_t>(dst, value, count);
+}
+
+static void mgpuMemHostRegister(void *ptr, uint64_t bytes) {
+  registerRange(static_cast<uint8_t *>(ptr), bytes);
+}
+
+static void mgpuMemHostRegisterMemRef(int64_t rank, void *descriptor,
+                                      int64_t elementBytes) {
+  auto *d = static_cast<const Descriptor *>(descriptor);
+  registerRange(static_cast<uint8_t *>(d->aligned) + d->offset * elementBytes,
+                memrefBytes(rank, d, elementBytes));
+}
+
+static void mgpuMemHostUnregister(void *ptr) {
+  unregisterRange(static_cast<uint8_t *>(ptr));
+}
+
+static void mgpuMemHostUnregisterMemRef(int64_t, void *descriptor,
+                                        int64_t elementBytes) {
+  auto *d = static_cast<const Descriptor *>(descriptor);
+  unregisterRange(static_cast<uint8_t *>(d->aligned) + d->offset * elementBytes);
+}
+
+} // extern "C"
+
+std::vector<std::pair<const char *, void *>> hesper::rt::mgpuSymbols() {
+  auto fn = [](auto *f) { return reinterpret_cast<void *>(f); };
+  return {
+      {"mgpuModuleLoad", fn(mgpuModuleLoad)},
+      {"mgpuModuleLoadJIT", fn(mgpuModuleLoadJIT)},
+      {"mgpuModuleUnload", fn(mgpuModuleUnload)},
+      {"mgpuModuleGetFunction", fn(mgpuModuleGetFunction)},
+      {"mgpuLaunchKernel", fn(mgpuLaunchKernel)},
+      {"mgpuStreamCreate", fn(mgpuStreamCreate)},
+      {"mgpuStreamDestroy", fn(mgpuStreamDestroy)},
+      {"mgpuStreamSynchronize", fn(mgpuStreamSynchronize)},
+      {"mgpuStreamWaitEvent", fn(mgpuStreamWaitEvent)},
+      {"mgpuEventCreate", fn(mgpuEventCreate)},
+      {"mgpuEventDestroy", fn(mgpuEventDestroy)},
+      {"mgpuEventSynchronize", fn(mgpuEventSynchronize)},
+      {"mgpuEventRecord", fn(mgpuEventRecord)},
+      {"mgpuSetDefaultDevice", fn(mgpuSetDefaultDevice)},
+      {"mgpuMemAlloc", fn(mgpuMemAlloc)},
+      {"mgpuMemFree", fn(mgpuMemFree)},
+      {"mgpuMemcpy", fn(mgpuMemcpy)},
+      {"mgpuMemset32", fn(mgpuMemset32)},
+      {"mgpuMemset16", fn(mgpuMemset16)},
+      {"mgpuMemHostRegister", fn(mgpuMemHostRegister)},
+      {"mgpuMemHostRegisterMemRef", fn(mgpuMemHostRegisterMemRef)},
+      {"mgpuMemHostUnregister", fn(mgpuMemHostUnregister)},
+      {"mgpuMemHostUnregisterMemRef", fn(mgpuMemHostUnregisterMemRef)},
+  };
+}

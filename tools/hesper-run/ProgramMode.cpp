@@ -1,0 +1,104 @@
+//===- ProgramMode.cpp - hesper-run on a gpu dialect program ---------------===//
+//
+// Part of the Hesper project.
+//
+//===----------------------------------------------------------------------===//
+//
+// mlir-runner's flags (-e/--entry-point, --entry-point-result,
+// --shared-libs, -O0..-O3) over exec::compileGpuProgram and
+// exec::runGpuProgram.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ProgramMode.h"
+
+#include "Hesper/Execution/GpuProgram.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/CommandLine.h"
+
+using namespace mlir;
+using namespace hesper;
+
+static llvm::cl::OptionCategory
+    programCategory("Running gpu dialect programs (as mlir-runner)");
+
+static llvm::cl::opt<std::string>
+    entryPoint("entry-point",
+               llvm::cl::desc("The host function to run (default main)"),
+               llvm::cl::init("main"), llvm::cl::cat(programCategory));
+static llvm::cl::alias entryPointAlias("e", llvm::cl::aliasopt(entryPoint),
+                                       llvm::cl::desc("Alias of --entry-point"),
+                                       llvm::cl::cat(programCategory));
+static llvm::cl::opt<std::string> entryPointResult(
+    "entry-point-result",
+    llvm::cl::desc("The entry point's result type, printed after it "
+                   "returns: void, i32, i64 or f32"),
+    llvm::cl::init("void"), llvm::cl::cat(programCategory));
+static llvm::cl::list<std::string>
+    sharedLibs("shared-libs",
+               llvm::cl::desc("Libraries the host code calls into "
+                              "(comma-separated); MLIR's runner utilities "
+                              "are loaded when not named"),
+               llvm::cl::CommaSeparated, llvm::cl::cat(programCategory));
+static llvm::cl::opt<bool> optO0("O0", llvm::cl::desc("Host code at -O0"),
+                                 llvm::cl::cat(programCategory));
+static llvm::cl::opt<bool> optO1("O1", llvm::cl::desc("Host code at -O1"),
+                                 llvm::cl::cat(programCategory));
+static llvm::cl::opt<bool> optO2("O2",
+                                 llvm::cl::desc("Host code at -O2 (default)"),
+                                 llvm::cl::cat(programCategory));
+static llvm::cl::opt<bool> optO3("O3", llvm::cl::desc("Host code at -O3"),
+                                 llvm::cl::cat(programCategory));
+
+/// True when the device's target compiles gpu dialect kernels.
+static bool compilesGpuKernels(const rt::DeviceInfo &info) {
+  std::unique_ptr<Target> target = targetForDevice(info);
+  OpPassManager scratch("builtin.module");
+  std::string whyNot;
+  return target && target->buildGpuKernelPipeline(scratch, whyNot);
+}
+
+LogicalResult run::runProgramMode(ModuleOp module,
+                                  std::unique_ptr<rt::Device> &device,
+                                  const exec::DeviceModeOptions &opts,
+                                  llvm::raw_ostream &os) {
+  auto fail = [](const llvm::Twine &message) {
+    llvm::errs() << "error: " << message << "\n";
+    return failure();
+  };
+  if (!opts.backend && (!device || !compilesGpuKernels(device->info()))) {
+    // Auto: the CPU target runs Circuit graphs only; take a Vulkan device
+    // (lavapipe on a machine without a GPU).
+    rt::DeviceOptions vulkan;
+    vulkan.index = opts.deviceIndex;
+    vulkan.validation = opts.validation;
+    auto opened = rt::openDevice(rt::Backend::Vulkan, vulkan);
+    if (!opened)
+      return fail("no device runs gpu dialect programs here (the CPU target "
+                  "runs Circuit graphs only): " +
+                  opened.status().message());
+    device = std::move(*opened);
+  }
+  if (!device)
+    return fail("gpu dialect programs need a device; --backend=interp runs "
+                "Circuit graphs only");
+
+  exec::GpuProgramOptions options;
+  options.entryPoint = entryPoint;
+  options.entryResult = entryPointResult;
+  options.sharedLibs.assign(sharedLibs.begin(), sharedLibs.end());
+  options.dumpDir = opts.dumpDir;
+  int levels = int(optO0) + int(optO1) + int(optO2) + int(optO3);
+  if (levels > 1)
+    return fail("give at most one of -O0, -O1, -O2, -O3");
+  options.optLevel = optO0 ? 0 : optO1 ? 1 : optO3 ? 3 : 2;
+
+  std::unique_ptr<Target> target = targetForDevice(device->info());
+  if (!target)
+    return fail("no compilation target for device '" + device->info().name +
+                "'");
+  if (failed(exec::compileGpuProgram(module, *target, options)))
+    return failure();
+  return exec::runGpuProgram(module, *device, options, os);
+}

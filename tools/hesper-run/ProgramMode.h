@@ -1,0 +1,28 @@
+//===- ProgramMode.h - hesper-run on a gpu dialect program ------*- C++ -*-===//
+//
+// Part of the Hesper project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HESPER_TOOLS_HESPER_RUN_PROGRAMMODE_H
+#define HESPER_TOOLS_HESPER_RUN_PROGRAMMODE_H
+
+#include "Hesper/Execution/GraphRun.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+namespace hesper::run {
+
+/// Runs a gpu dialect program (func.func @main launching gpu kernels) as
+/// mlir-runner would, with its kernels on `device` (opened for `opts`; with
+/// the automatic backend, a device whose target cannot compile gpu dialect
+/// kernels is exchanged for a Vulkan one). Errors are diagnostics or one
+/// `error:` line.
+mlir::LogicalResult runProgramMode(mlir::ModuleOp module,
+                                   std::unique_ptr<rt::Device> &device,
+                                   const exec::DeviceModeOptions &opts,
+                                   llvm::raw_ostream &os);
+
+} // namespace hesper::run
+
+#endif // HESPER_TOOLS_HESPER_RUN_PROGRAMMODE_H
