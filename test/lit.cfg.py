@@ -100,3 +100,10 @@ config.substitutions.append(("%gguf_tools", gguf_tools))
 # hesper-run's path, for scripts that run it themselves.
 config.substitutions.append(
     ("%hesper_run", os.path.join(config.hesper_tools_dir, "hesper-run")))
+
+# MLIR's runner utilities (printMemrefF32, ...), for gpu dialect programs'
+# --shared-libs, named as mlir-runner's own tests name them.
+for name in ["mlir_runner_utils", "mlir_c_runner_utils"]:
+    path = os.path.join(config.mlir_lib_dir, "lib" + name + ".so")
+    if os.path.exists(path):
+        config.substitutions.append(("%" + name, path))

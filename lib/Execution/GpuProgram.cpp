@@ -102,6 +102,56 @@ static LogicalResult inferBlockSizes(ModuleOp module) {
   return failure(failedAny);
 }
 
+/// Upstream's gpu-to-llvm lowers gpu.alloc (unless host_shared),
+/// gpu.dealloc, gpu.memcpy and gpu.memset only in their async form; the
+/// synchronous forms, which a program may well use, become the async op
+/// between a gpu.wait async and a gpu.wait on its token.
+static void makeMemoryOpsAsync(ModuleOp module) {
+  SmallVector<Operation *> ops;
+  module.walk([&](Operation *op) {
+    if (op->getParentOfType<gpu::GPUModuleOp>())
+      return;
+    auto async = dyn_cast<gpu::AsyncOpInterface>(op);
+    if (!async || async.getAsyncToken())
+      return;
+    if (auto alloc = dyn_cast<gpu::AllocOp>(op); alloc && alloc.getHostShared())
+      return;
+    if (isa<gpu::AllocOp, gpu::DeallocOp, gpu::MemcpyOp, gpu::MemsetOp>(op))
+      ops.push_back(op);
+  });
+  for (Operation *op : ops) {
+    OpBuilder b(op);
+    Location loc = op->getLoc();
+    Type tokenType = gpu::AsyncTokenType::get(op->getContext());
+    auto deps = cast<gpu::AsyncOpInterface>(op).getAsyncDependencies();
+    SmallVector<Value> waitOn(deps.begin(), deps.end());
+    Value start = gpu::WaitOp::create(b, loc, tokenType, waitOn).getAsyncToken();
+    Value done;
+    if (auto alloc = dyn_cast<gpu::AllocOp>(op)) {
+      auto async = gpu::AllocOp::create(
+          b, loc, alloc.getMemref().getType(), tokenType, ValueRange{start},
+          alloc.getDynamicSizes(), alloc.getSymbolOperands(), UnitAttr());
+      alloc.getMemref().replaceAllUsesWith(async.getMemref());
+      done = async.getAsyncToken();
+    } else if (auto dealloc = dyn_cast<gpu::DeallocOp>(op)) {
+      done = gpu::DeallocOp::create(b, loc, tokenType, ValueRange{start},
+                                    dealloc.getMemref())
+                 .getAsyncToken();
+    } else if (auto copy = dyn_cast<gpu::MemcpyOp>(op)) {
+      done = gpu::MemcpyOp::create(b, loc, tokenType, ValueRange{start},
+                                   copy.getDst(), copy.getSrc())
+                 .getAsyncToken();
+    } else {
+      auto set = cast<gpu::MemsetOp>(op);
+      done = gpu::MemsetOp::create(b, loc, tokenType, ValueRange{start},
+                                   set.getDst(), set.getValue())
+                 .getAsyncToken();
+    }
+    gpu::WaitOp::create(b, loc, Type(), ValueRange{done});
+    op->erase();
+  }
+}
+
 /// The signature of a kernel as its launches pass it.
 static FailureOr<rt::GpuKernelImage> describeKernel(gpu::GPUFuncOp func) {
   rt::GpuKernelImage kernel;
@@ -227,6 +277,7 @@ LogicalResult exec::compileGpuProgram(ModuleOp module, const Target &target,
   }
   if (failed(inferBlockSizes(module)))
     return failure();
+  makeMemoryOpsAsync(module);
   SmallVector<gpu::GPUModuleOp> gpuModules(module.getOps<gpu::GPUModuleOp>());
   for (gpu::GPUModuleOp gpuModule : gpuModules)
     if (failed(compileKernelModule(gpuModule, target, options.dumpDir)))

@@ -62,8 +62,14 @@ def PrepareSPIRVKernelsPass
     `spirv.target_env` attribute, which passes such as
     `convert-math-to-spirv` look up. Vector loads and stores of buffers
     (which upstream lowers through a pointer cast that Vulkan's logical
-    addressing forbids) become one access per element.
+    addressing forbids) become one access per element. With
+    `subgroup-size`, the target's resource limits state that subgroup size
+    (the `gpu.shuffle` conversion requires a width equal to it).
   }];
+  let options = [
+    Option<"subgroupSize", "subgroup-size", "unsigned", "0",
+           "Lanes per subgroup of the device (0: keep the target's limit)">
+  ];
   let dependentDialects = ["::mlir::spirv::SPIRVDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::vector::VectorDialect"];

@@ -36,15 +36,39 @@ namespace {
 
 struct PrepareSPIRVKernelsPass
     : hesper::impl::PrepareSPIRVKernelsPassBase<PrepareSPIRVKernelsPass> {
+  using Base::Base;
   void runOnOperation() override {
     MLIRContext *context = &getContext();
     // Passes that look the target up by attribute (convert-math-to-spirv)
     // see the gpu.module's SPIR-V target, not the default one.
     getOperation().walk([&](gpu::GPUModuleOp gpuModule) {
-      if (ArrayAttr targets = gpuModule.getTargetsAttr())
-        for (Attribute t : targets)
-          if (auto env = dyn_cast<spirv::TargetEnvAttr>(t))
-            gpuModule->setAttr(spirv::getTargetEnvAttrName(), env);
+      ArrayAttr targets = gpuModule.getTargetsAttr();
+      if (!targets)
+        return;
+      SmallVector<Attribute> updated;
+      for (Attribute t : targets) {
+        if (auto env = dyn_cast<spirv::TargetEnvAttr>(t)) {
+          // The device's subgroup size in the resource limits, where the
+          // gpu.shuffle conversion checks a shuffle's width.
+          if (subgroupSize) {
+            spirv::ResourceLimitsAttr limits = env.getResourceLimits();
+            limits = spirv::ResourceLimitsAttr::get(
+                context, limits.getMaxComputeSharedMemorySize(),
+                limits.getMaxComputeWorkgroupInvocations(),
+                limits.getMaxComputeWorkgroupSize(), subgroupSize,
+                limits.getMinSubgroupSize(), limits.getMaxSubgroupSize(),
+                limits.getCooperativeMatrixPropertiesKhr(),
+                limits.getCooperativeMatrixPropertiesNv());
+            env = spirv::TargetEnvAttr::get(
+                env.getTripleAttr(), limits, env.getClientAPI(),
+                env.getVendorID(), env.getDeviceType(), env.getDeviceID());
+          }
+          gpuModule->setAttr(spirv::getTargetEnvAttrName(), env);
+          t = env;
+        }
+        updated.push_back(t);
+      }
+      gpuModule.setTargetsAttr(ArrayAttr::get(context, updated));
     });
     getOperation().walk([&](gpu::GPUFuncOp func) {
       if (!func.isKernel())

@@ -24,7 +24,8 @@ static std::string spirvKernelSteps(const SPIRVPipelineOptions &options) {
   // Everything the device offers is declared; spirv-update-vce then keeps
   // only the capabilities and extensions the kernels use.
   std::string caps = "Shader,Int64,GroupNonUniform,GroupNonUniformArithmetic,"
-                     "GroupNonUniformShuffle,GroupNonUniformBallot,"
+                     "GroupNonUniformShuffle,GroupNonUniformShuffleRelative,"
+                     "GroupNonUniformBallot,"
                      "GroupNonUniformVote";
   std::string exts = "SPV_KHR_storage_buffer_storage_class";
   if (options.float16) {
@@ -38,7 +39,8 @@ static std::string spirvKernelSteps(const SPIRVPipelineOptions &options) {
   std::string text = "hesper-specialize-subgroup-size{size=" +
                      std::to_string(options.subgroupSize) + "},canonicalize,";
   text += "spirv-attach-target{ver=v1.3 client_api=Vulkan caps=" + caps +
-          " exts=" + exts + "},hesper-prepare-spirv-kernels,";
+          " exts=" + exts + "},hesper-prepare-spirv-kernels{subgroup-size=" +
+          std::to_string(options.subgroupSize) + "},";
   text += "gpu.module(convert-math-to-spirv),convert-gpu-to-spirv,"
           "spirv.module(spirv-lower-abi-attrs,"
           "spirv-update-vce),hesper-serialize-spirv";
