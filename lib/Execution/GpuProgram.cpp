@@ -268,6 +268,11 @@ LogicalResult exec::compileGpuProgram(ModuleOp module, const Target &target,
            << returns << ", but the entry point result is "
            << options.entryResult << " (--entry-point-result)";
 
+  if (!options.dumpDir.empty())
+    if (std::error_code ec =
+            llvm::sys::fs::create_directories(options.dumpDir))
+      return module.emitError("cannot create the dump directory '")
+             << options.dumpDir << "': " << ec.message();
   // gpu.launch bodies become kernels of their own gpu.module.
   {
     PassManager pm(context);

@@ -14,6 +14,7 @@
 
 #include "Hesper/Execution/GpuProgram.h"
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/CommandLine.h"
 
@@ -59,6 +60,44 @@ static bool compilesGpuKernels(const rt::DeviceInfo &info) {
   return target && target->buildGpuKernelPipeline(scratch, whyNot);
 }
 
+/// The options the flags give.
+static FailureOr<exec::GpuProgramOptions> programOptions() {
+  exec::GpuProgramOptions options;
+  options.entryPoint = entryPoint;
+  options.entryResult = entryPointResult;
+  options.sharedLibs.assign(sharedLibs.begin(), sharedLibs.end());
+  int levels = int(optO0) + int(optO1) + int(optO2) + int(optO3);
+  if (levels > 1) {
+    llvm::errs() << "error: give at most one of -O0, -O1, -O2, -O3\n";
+    return failure();
+  }
+  options.optLevel = optO0 ? 0 : optO1 ? 1 : optO3 ? 3 : 2;
+  return options;
+}
+
+LogicalResult run::compileProgramOnly(ModuleOp module, StringRef targetSpec,
+                                      const std::string &dumpDir,
+                                      llvm::raw_ostream &os) {
+  std::string error;
+  std::unique_ptr<Target> target = parseTarget(targetSpec, error);
+  if (!target) {
+    llvm::errs() << "error: " << error << "\n";
+    return failure();
+  }
+  FailureOr<exec::GpuProgramOptions> options = programOptions();
+  if (failed(options))
+    return failure();
+  options->dumpDir = dumpDir;
+  size_t modules = llvm::range_size(module.getOps<gpu::GPUModuleOp>());
+  if (failed(exec::compileGpuProgram(module, *target, *options)))
+    return failure();
+  size_t binaries = llvm::range_size(module.getOps<gpu::BinaryOp>());
+  os << "compiled " << binaries << " kernel module(s) ("
+     << (binaries - modules) << " outlined from gpu.launch) for "
+     << target->str() << "\n";
+  return success();
+}
+
 LogicalResult run::runProgramMode(ModuleOp module,
                                   std::unique_ptr<rt::Device> &device,
                                   const exec::DeviceModeOptions &opts,
@@ -84,15 +123,11 @@ LogicalResult run::runProgramMode(ModuleOp module,
     return fail("gpu dialect programs need a device; --backend=interp runs "
                 "Circuit graphs only");
 
-  exec::GpuProgramOptions options;
-  options.entryPoint = entryPoint;
-  options.entryResult = entryPointResult;
-  options.sharedLibs.assign(sharedLibs.begin(), sharedLibs.end());
+  FailureOr<exec::GpuProgramOptions> parsed = programOptions();
+  if (failed(parsed))
+    return failure();
+  exec::GpuProgramOptions options = *parsed;
   options.dumpDir = opts.dumpDir;
-  int levels = int(optO0) + int(optO1) + int(optO2) + int(optO3);
-  if (levels > 1)
-    return fail("give at most one of -O0, -O1, -O2, -O3");
-  options.optLevel = optO0 ? 0 : optO1 ? 1 : optO3 ? 3 : 2;
 
   std::unique_ptr<Target> target = targetForDevice(device->info());
   if (!target)

@@ -23,6 +23,14 @@ mlir::LogicalResult runProgramMode(mlir::ModuleOp module,
                                    const exec::DeviceModeOptions &opts,
                                    llvm::raw_ostream &os);
 
+/// Compiles a gpu dialect program for `targetSpec` (as --target names it)
+/// without running it; with a dump directory, the kernels' binaries and the
+/// lowered host module are written there.
+mlir::LogicalResult compileProgramOnly(mlir::ModuleOp module,
+                                       llvm::StringRef targetSpec,
+                                       const std::string &dumpDir,
+                                       llvm::raw_ostream &os);
+
 } // namespace hesper::run
 
 #endif // HESPER_TOOLS_HESPER_RUN_PROGRAMMODE_H

@@ -735,11 +735,13 @@ static LogicalResult processBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
   if (!module)
     return failure();
   if (hesper::exec::isGpuProgram(*module)) {
-    if (backendChoice == BackendChoice::Interp || validateFusion ||
-        !compileTarget.empty()) {
-      llvm::errs() << "error: --backend=interp, --validate-fusion and "
-                      "--target apply to Circuit graphs; this file is a gpu "
-                      "dialect program\n";
+    if (!compileTarget.empty())
+      return hesper::run::compileProgramOnly(*module, compileTarget, dumpDir,
+                                             os);
+    if (backendChoice == BackendChoice::Interp || validateFusion) {
+      llvm::errs() << "error: --backend=interp and --validate-fusion apply "
+                      "to Circuit graphs; this file is a gpu dialect "
+                      "program\n";
       return failure();
     }
     return hesper::run::runProgramMode(*module, device, deviceOptions(), os);

@@ -21,6 +21,7 @@
 #include "mlir/Dialect/SPIRV/IR/TargetAndABI.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Target/SPIRV/Serialization.h"
 
 namespace hesper {
@@ -70,6 +71,25 @@ struct PrepareSPIRVKernelsPass
       }
       gpuModule.setTargetsAttr(ArrayAttr::get(context, updated));
     });
+    // A shuffle's width must be the subgroup size (the SPIR-V ops shuffle
+    // whole subgroups): a program written for 32-lane warps says which op
+    // does not fit the device, rather than failing to legalize.
+    if (subgroupSize) {
+      WalkResult wrongWidth = getOperation().walk([&](gpu::ShuffleOp op) {
+        APInt width;
+        if (matchPattern(op.getWidth(), m_ConstantInt(&width)) &&
+            width.getZExtValue() != subgroupSize) {
+          op.emitOpError("has width ")
+              << width.getZExtValue() << ", but the device's subgroups have "
+              << static_cast<unsigned>(subgroupSize)
+              << " lanes; use gpu.subgroup_size as the width";
+          return WalkResult::interrupt();
+        }
+        return WalkResult::advance();
+      });
+      if (wrongWidth.wasInterrupted())
+        return signalPassFailure();
+    }
     getOperation().walk([&](gpu::GPUFuncOp func) {
       if (!func.isKernel())
         return;
