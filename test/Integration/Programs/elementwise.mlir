@@ -15,6 +15,9 @@
 // CHECK-NEXT: [0, 5, 10, 15, 20, 25, 30, 35]
 // CHECK: Unranked Memref
 // CHECK-NEXT: [0, 1, 2, 3, 4, 5, 6, 7]
+// The scalar printers of the C runner utilities: c[7] as f32, then 8 as
+// i64, separated by a comma.
+// CHECK-NEXT: 35, 8
 
 module attributes {gpu.container_module} {
   gpu.module @kernels {
@@ -57,6 +60,13 @@ module attributes {gpu.container_module} {
     call @printMemrefF32(%uc) : (memref<*xf32>) -> ()
     // The inputs are unchanged.
     call @printMemrefF32(%ua) : (memref<*xf32>) -> ()
+    %c7 = arith.constant 7 : index
+    %last = memref.load %c[%c7] : memref<8xf32>
+    call @printF32(%last) : (f32) -> ()
+    call @printComma() : () -> ()
+    %eight = arith.constant 8 : i64
+    call @printI64(%eight) : (i64) -> ()
+    call @printNewline() : () -> ()
     gpu.host_unregister %ua : memref<*xf32>
     gpu.host_unregister %ub : memref<*xf32>
     gpu.host_unregister %uc : memref<*xf32>
@@ -66,4 +76,8 @@ module attributes {gpu.container_module} {
     return
   }
   func.func private @printMemrefF32(memref<*xf32>) attributes { llvm.emit_c_interface }
+  func.func private @printF32(f32)
+  func.func private @printI64(i64)
+  func.func private @printComma()
+  func.func private @printNewline()
 }
