@@ -18,37 +18,46 @@
 namespace hesper::lowering {
 
 
-SmallVector<Value> GraphLowering::emitQ8_0DotVector(const DotOperands &d) {
-  // Pairs of q8_0 blocks: 68 bytes, 17 words, word-aligned when a row has
-  // an even number of blocks (K a multiple of 64). Block A: its f16 scale
-  // is the low half of word 0 and its values bytes 2..33, the words
-  // (w[i] >> 16) | (w[i+1] << 16) for i = 0..7. Block B: its scale is the
-  // high half of word 8, its values words 9..16.
+SmallVector<Value> GraphLowering::emitHalfScaledBlockPairDotVector(
+    const DotOperands &d, int64_t valueWords,
+    llvm::function_ref<Value(Value words)> decode) {
+  // Pairs of blocks of 2 + 4V bytes (V = valueWords): 2V + 1 words,
+  // word-aligned when a row has an even number of blocks (K a multiple of
+  // 64). Block A: its f16 scale is the low half of word 0 and its values
+  // start two bytes in, the words (w[i] >> 16) | (w[i+1] << 16) for
+  // i = 0..V-1. Block B: its scale is the high half of word V, its values
+  // words V+1..2V.
   Location loc = d.loc;
   IndexMath im(b, loc);
   BlockMath vm{b, loc};
+  int64_t pairWords = 2 * valueWords + 1;
   int64_t pairs = d.k / 64;
   const size_t rows = d.xRows.size();
-  Value rowWord = im.mul(d.n, im.c(pairs * 17));
+  Value rowWord = im.mul(d.n, im.c(pairs * pairWords));
+  auto wordsType = VectorType::get({valueWords}, b.getI32Type());
+  Value sixteen = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(wordsType, b.getI32IntegerAttr(16)));
   OpBuilder::InsertionGuard guard(b);
   scf::ForOp loop = vm.beginRows(pairs, rows);
   Value pair = loop.getInductionVar();
-  Value base = im.add(rowWord, im.mul(pair, im.c(17)));
-  auto load8 = [&](int64_t word) {
-    return vm.words(d.w, im.add(base, im.c(word)));
+  Value base = im.add(rowWord, im.mul(pair, im.c(pairWords)));
+  auto load = [&](int64_t word) -> Value {
+    return sm::LoadOp::create(b, loc, wordsType, d.w, im.add(base, im.c(word)));
   };
-  Value qA = vm.signedToF32(vm.bytesAfterHalfWord(load8(0), load8(1)));
-  Value qB = vm.signedToF32(vm.bytes(load8(9)));
+  Value valuesA = arith::OrIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, load(0), sixteen),
+      arith::ShLIOp::create(b, loc, load(1), sixteen));
   Value scaleA = ex::UnpackF16x2Op::create(
       b, loc, b.getF32Type(),
       sm::LoadOp::create(b, loc, b.getI32Type(), d.w, base), 0);
   Value scaleB = ex::UnpackF16x2Op::create(
       b, loc, b.getF32Type(),
       sm::LoadOp::create(b, loc, b.getI32Type(), d.w,
-                         im.add(base, im.c(8))),
+                         im.add(base, im.c(valueWords))),
       1);
   // The blocks' values, decoded once for every x row.
-  Value wA = vm.mul(vm.splat(scaleA), qA), wB = vm.mul(vm.splat(scaleB), qB);
+  Value wA = vm.mul(vm.splat(scaleA), decode(valuesA));
+  Value wB = vm.mul(vm.splat(scaleB), decode(load(valueWords + 1)));
   SmallVector<Value> acc(loop.getRegionIterArgs());
   for (size_t r = 0; r < rows; ++r) {
     Value at = im.add(d.xRows[r], im.mul(pair, im.c(64)));
@@ -56,6 +65,13 @@ SmallVector<Value> GraphLowering::emitQ8_0DotVector(const DotOperands &d) {
                             vm.x32(d.x, im.add(at, im.c(32))));
   }
   return vm.finishRows(loop, acc);
+}
+
+SmallVector<Value> GraphLowering::emitQ8_0DotVector(const DotOperands &d) {
+  // q8_0: 8 words of 32 signed bytes per block.
+  BlockMath vm{b, d.loc};
+  return emitHalfScaledBlockPairDotVector(
+      d, 8, [&](Value words) { return vm.signedToF32(vm.bytes(words)); });
 }
 
 SmallVector<Value> GraphLowering::emitQ4_KDotVector(const DotOperands &d,

@@ -387,6 +387,23 @@ private:
   /// The four f32 values of x at `index`, a multiple of 4: one vector load.
   SmallVector<Value, 4> loadX4(const DotOperands &d, Value index);
   SmallVector<Value> emitPlainDot(const DotOperands &d);
+  /// Blocks of `blockValues` values in `blockBytes` bytes that start with
+  /// an f16 scale (q8_0, q4_0): a lane per block, its value bytes read a
+  /// word at a time; `addWord(word, w, xBlocks, acc)` adds word w's
+  /// products to each x row's accumulator (xBlocks: where each row's
+  /// values of the block start). The block's sums are scaled once.
+  SmallVector<Value> emitHalfScaledBlockDot(
+      const DotOperands &d, int64_t blockValues, int64_t blockBytes,
+      llvm::function_ref<void(Value word, Value w, ArrayRef<Value> xBlocks,
+                              MutableArrayRef<Value> acc)>
+          addWord);
+  /// One lane: pairs of such blocks of 32 values (K a multiple of 64)
+  /// whose values take `valueWords` words (8: q8_0, 4: q4_0), as
+  /// vector<32> operations; `decode` turns a block's value words into its
+  /// 32 unscaled values.
+  SmallVector<Value> emitHalfScaledBlockPairDotVector(
+      const DotOperands &d, int64_t valueWords,
+      llvm::function_ref<Value(Value words)> decode);
   SmallVector<Value> emitQ8_0Dot(const DotOperands &d);
   /// q4_k, or q5_k with `fifthBits` (q4_k's layout with a plane of fifth
   /// bits after the scales).

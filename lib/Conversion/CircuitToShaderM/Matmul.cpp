@@ -142,52 +142,43 @@ SmallVector<Value> GraphLowering::emitPlainDot(const DotOperands &d) {
   return finishUnits(loop, acc);
 }
 
-SmallVector<Value> GraphLowering::emitQ8_0Dot(const DotOperands &d) {
-  // Blocks of 34 bytes (f16 scale, 32 signed bytes); lanes stride over the
-  // blocks of the row, each block's dot product is scaled once. The 32
-  // values are read as 8 words; a block starts at an even byte, so when its
-  // values are not word-aligned a word is assembled from the two aligned
-  // words around it.
-  constexpr int64_t kBlock = 32, kBlockBytes = 34;
+SmallVector<Value> GraphLowering::emitHalfScaledBlockDot(
+    const DotOperands &d, int64_t blockValues, int64_t blockBytes,
+    llvm::function_ref<void(Value word, Value w, ArrayRef<Value> xBlocks,
+                            MutableArrayRef<Value> acc)>
+        addWord) {
+  // Lanes stride over the blocks of the row; each block's dot product is
+  // scaled once. The values are read as words; a block starts at an even
+  // byte, so when its values are not word-aligned a word is assembled from
+  // the two aligned words around it.
   Location loc = d.loc;
   IndexMath im(b, loc);
-  WordMath wm(b, loc);
-  int64_t blocksPerRow = d.k / kBlock;
+  int64_t blocksPerRow = d.k / blockValues;
   const size_t rows = d.xRows.size();
   Value rowBlocks = im.mul(d.n, im.c(blocksPerRow));
   OpBuilder::InsertionGuard guard(b);
   scf::ForOp loop = beginUnits(d, blocksPerRow, rows);
   Value zero = loop.getInitArgs()[0];
   Value blk = loop.getInductionVar();
-  Value base = im.mul(im.add(rowBlocks, blk), im.c(kBlockBytes));
+  Value base = im.mul(im.add(rowBlocks, blk), im.c(blockBytes));
   Value scale = loadHalf(b, loc, d.w, base);
   Value values = im.add(base, im.c(2)); // first value byte
   Value misaligned = arith::CmpIOp::create(
       b, loc, arith::CmpIPredicate::ne, im.rem(values, 4), im.c(0));
   SmallVector<Value> xBlocks;
   for (size_t r = 0; r < rows; ++r)
-    xBlocks.push_back(im.add(d.xRows[r], im.mul(blk, im.c(kBlock))));
-  auto inner = scf::ForOp::create(b, loc, im.c(0), im.c(kBlock / 4), im.c(1),
-                                  SmallVector<Value>(rows, zero));
+    xBlocks.push_back(im.add(d.xRows[r], im.mul(blk, im.c(blockValues))));
+  auto inner = scf::ForOp::create(b, loc, im.c(0), im.c((blockBytes - 2) / 4),
+                                  im.c(1), SmallVector<Value>(rows, zero));
   {
     OpBuilder::InsertionGuard innerGuard(b);
     b.setInsertionPointToStart(inner.getBody());
     Value w = inner.getInductionVar();
-    Value offset = im.mul(w, im.c(4));
-    Value word =
-        loadWordAtEvenByte(b, loc, d.w, im.add(values, offset), misaligned);
-    SmallVector<SmallVector<Value, 4>> xs;
-    for (size_t r = 0; r < rows; ++r)
-      xs.push_back(loadX4(d, im.add(xBlocks[r], offset)));
+    Value word = loadWordAtEvenByte(b, loc, d.w,
+                                    im.add(values, im.mul(w, im.c(4))),
+                                    misaligned);
     SmallVector<Value> acc(inner.getRegionIterArgs());
-    for (int64_t t = 0; t < 4; ++t) {
-      // Byte t, sign-extended: shifted to the top, then arithmetically down.
-      Value q = arith::ShRSIOp::create(b, loc, wm.shl(word, 24 - 8 * t),
-                                       wm.c(24));
-      Value qf = wm.toF32(q);
-      for (size_t r = 0; r < rows; ++r)
-        acc[r] = ex::FmaOp::create(b, loc, qf, xs[r][t], acc[r]);
-    }
+    addWord(word, w, xBlocks, acc);
     scf::YieldOp::create(b, loc, acc);
   }
   SmallVector<Value> acc;
@@ -195,6 +186,30 @@ SmallVector<Value> GraphLowering::emitQ8_0Dot(const DotOperands &d) {
     acc.push_back(ex::FmaOp::create(b, loc, scale, inner.getResult(r),
                                     loop.getRegionIterArgs()[r]));
   return finishUnits(loop, acc);
+}
+
+SmallVector<Value> GraphLowering::emitQ8_0Dot(const DotOperands &d) {
+  // Blocks of 34 bytes: an f16 scale, 32 signed bytes (8 words); byte t of
+  // word w is value 4w + t.
+  return emitHalfScaledBlockDot(
+      d, 32, 34,
+      [&](Value word, Value w, ArrayRef<Value> xBlocks,
+          MutableArrayRef<Value> acc) {
+        IndexMath im(b, d.loc);
+        WordMath wm(b, d.loc);
+        SmallVector<SmallVector<Value, 4>> xs;
+        for (Value xBlock : xBlocks)
+          xs.push_back(loadX4(d, im.add(xBlock, im.mul(w, im.c(4)))));
+        for (int64_t t = 0; t < 4; ++t) {
+          // Byte t, sign-extended: shifted to the top, then arithmetically
+          // down.
+          Value q = arith::ShRSIOp::create(b, d.loc, wm.shl(word, 24 - 8 * t),
+                                           wm.c(24));
+          Value qf = wm.toF32(q);
+          for (size_t r = 0; r < xs.size(); ++r)
+            acc[r] = ex::FmaOp::create(b, d.loc, qf, xs[r][t], acc[r]);
+        }
+      });
 }
 
 SmallVector<Value> GraphLowering::emitQ4_KDot(const DotOperands &d,

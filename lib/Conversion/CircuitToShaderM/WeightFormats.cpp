@@ -46,62 +46,32 @@ static Value bf16Half(OpBuilder &b, Location loc, Value word, bool high) {
 //===----------------------------------------------------------------------===//
 
 SmallVector<Value> GraphLowering::emitQ4_0Dot(const DotOperands &d) {
-  // A lane's unit is one block: its 16 value bytes as 4 words (assembled
-  // from two aligned words when the block's values start mid-word), byte t
-  // of word w holding values 4w + t (low nibble) and 16 + 4w + t (high).
-  // The block's sum of (q - 8) * x is scaled once.
-  constexpr int64_t kValues = 32, kBytes = 18;
-  Location loc = d.loc;
-  IndexMath im(b, loc);
-  WordMath wm(b, loc);
-  int64_t blocksPerRow = d.k / kValues;
-  const size_t rows = d.xRows.size();
-  Value rowBlocks = im.mul(d.n, im.c(blocksPerRow));
-  OpBuilder::InsertionGuard guard(b);
-  scf::ForOp loop = beginUnits(d, blocksPerRow, rows);
-  Value zero = loop.getInitArgs()[0];
-  Value blk = loop.getInductionVar();
-  Value base = im.mul(im.add(rowBlocks, blk), im.c(kBytes));
-  Value scale = loadHalf(b, loc, d.w, base);
-  Value values = im.add(base, im.c(2));
-  Value misaligned = arith::CmpIOp::create(
-      b, loc, arith::CmpIPredicate::ne, im.rem(values, 4), im.c(0));
-  SmallVector<Value> xBlocks;
-  for (size_t r = 0; r < rows; ++r)
-    xBlocks.push_back(im.add(d.xRows[r], im.mul(blk, im.c(kValues))));
-  auto inner = scf::ForOp::create(b, loc, im.c(0), im.c(4), im.c(1),
-                                  SmallVector<Value>(rows, zero));
-  {
-    OpBuilder::InsertionGuard innerGuard(b);
-    b.setInsertionPointToStart(inner.getBody());
-    Value w = inner.getInductionVar();
-    Value offset = im.mul(w, im.c(4));
-    Value word =
-        loadWordAtEvenByte(b, loc, d.w, im.add(values, offset), misaligned);
-    SmallVector<SmallVector<Value, 4>> xsLo, xsHi;
-    for (size_t r = 0; r < rows; ++r) {
-      xsLo.push_back(loadX4(d, im.add(xBlocks[r], offset)));
-      xsHi.push_back(loadX4(d, im.add(xBlocks[r], im.add(offset, im.c(16)))));
-    }
-    SmallVector<Value> acc(inner.getRegionIterArgs());
-    for (int64_t t = 0; t < 4; ++t) {
-      auto centered = [&](int64_t shift) {
-        return wm.toF32(arith::SubIOp::create(
-            b, loc, wm.mask(wm.shr(word, shift), 0xf), wm.c(8)));
-      };
-      Value qLo = centered(8 * t), qHi = centered(8 * t + 4);
-      for (size_t r = 0; r < rows; ++r) {
-        acc[r] = ex::FmaOp::create(b, loc, qLo, xsLo[r][t], acc[r]);
-        acc[r] = ex::FmaOp::create(b, loc, qHi, xsHi[r][t], acc[r]);
-      }
-    }
-    scf::YieldOp::create(b, loc, acc);
-  }
-  SmallVector<Value> totals;
-  for (size_t r = 0; r < rows; ++r)
-    totals.push_back(ex::FmaOp::create(b, loc, scale, inner.getResult(r),
-                                       loop.getRegionIterArgs()[r]));
-  return finishUnits(loop, totals);
+  // Blocks of 18 bytes: an f16 scale, 16 value bytes (4 words); byte t of
+  // word w holds values 4w + t (low nibble) and 16 + 4w + t (high).
+  return emitHalfScaledBlockDot(
+      d, 32, 18,
+      [&](Value word, Value w, ArrayRef<Value> xBlocks,
+          MutableArrayRef<Value> acc) {
+        IndexMath im(b, d.loc);
+        WordMath wm(b, d.loc);
+        Value offset = im.mul(w, im.c(4));
+        SmallVector<SmallVector<Value, 4>> xsLo, xsHi;
+        for (Value xBlock : xBlocks) {
+          xsLo.push_back(loadX4(d, im.add(xBlock, offset)));
+          xsHi.push_back(loadX4(d, im.add(xBlock, im.add(offset, im.c(16)))));
+        }
+        auto centered = [&](int64_t shift) {
+          return wm.toF32(arith::SubIOp::create(
+              b, d.loc, wm.mask(wm.shr(word, shift), 0xf), wm.c(8)));
+        };
+        for (int64_t t = 0; t < 4; ++t) {
+          Value qLo = centered(8 * t), qHi = centered(8 * t + 4);
+          for (size_t r = 0; r < xBlocks.size(); ++r) {
+            acc[r] = ex::FmaOp::create(b, d.loc, qLo, xsLo[r][t], acc[r]);
+            acc[r] = ex::FmaOp::create(b, d.loc, qHi, xsHi[r][t], acc[r]);
+          }
+        }
+      });
 }
 
 SmallVector<Value> GraphLowering::emitBF16Dot(const DotOperands &d) {
@@ -149,67 +119,25 @@ SmallVector<Value> GraphLowering::emitBF16Dot(const DotOperands &d) {
 //===----------------------------------------------------------------------===//
 
 SmallVector<Value> GraphLowering::emitQ4_0DotVector(const DotOperands &d) {
-  // Pairs of blocks, 36 bytes = 9 words, word-aligned when a row has an
-  // even number of blocks (K a multiple of 64). Block A: d is the low half
-  // of word 0, its 16 value bytes are bytes 2..17 (the high halves of
-  // words 0..3 joined with the low halves of words 1..4). Block B: d is
-  // the high half of word 4, its value bytes are words 5..8. Each block's
-  // low nibbles, then its high ones, make 32 values in order.
+  // q4_0: 4 words of 16 bytes per block; the low nibbles, then the high
+  // ones, are its 32 values in order, minus 8.
   Location loc = d.loc;
-  IndexMath im(b, loc);
   BlockMath vm{b, loc};
-  int64_t pairs = d.k / 64;
-  const size_t rows = d.xRows.size();
-  Value rowWord = im.mul(d.n, im.c(pairs * 9));
-  auto words4 = VectorType::get({4}, b.getI32Type());
   auto bytes16 = VectorType::get({16}, b.getI8Type());
-  auto splat4 = [&](int64_t v) -> Value {
-    return arith::ConstantOp::create(
-        b, loc, DenseElementsAttr::get(words4, b.getI32IntegerAttr(v)));
-  };
-  auto splat16 = [&](int64_t v) -> Value {
-    return arith::ConstantOp::create(
-        b, loc, DenseElementsAttr::get(bytes16, b.getI8IntegerAttr(v)));
-  };
+  Value fifteen = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(bytes16, b.getI8IntegerAttr(0xf)));
+  Value four = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(bytes16, b.getI8IntegerAttr(4)));
   SmallVector<int64_t> inOrder;
   for (int64_t i = 0; i < 32; ++i)
     inOrder.push_back(i);
-  OpBuilder::InsertionGuard guard(b);
-  scf::ForOp loop = vm.beginRows(pairs, rows);
-  Value pair = loop.getInductionVar();
-  Value base = im.add(rowWord, im.mul(pair, im.c(9)));
-  auto load4 = [&](int64_t word) -> Value {
-    return sm::LoadOp::create(b, loc, words4, d.w,
-                              im.add(base, im.c(word)));
-  };
-  // The 32 values (q - 8) * d of a block from its 16 value bytes.
-  auto decode = [&](Value words, Value scale) -> Value {
+  return emitHalfScaledBlockPairDotVector(d, 4, [&](Value words) {
     Value bytes = vector::BitCastOp::create(b, loc, bytes16, words);
-    Value lo = arith::AndIOp::create(b, loc, bytes, splat16(0xf));
-    Value hi = arith::ShRUIOp::create(b, loc, bytes, splat16(4));
+    Value lo = arith::AndIOp::create(b, loc, bytes, fifteen);
+    Value hi = arith::ShRUIOp::create(b, loc, bytes, four);
     Value q = vector::ShuffleOp::create(b, loc, lo, hi, inOrder);
-    q = arith::SubIOp::create(b, loc, q, vm.i8Splat(8));
-    return vm.mul(vm.splat(scale), vm.signedToF32(q));
-  };
-  Value valuesA = arith::OrIOp::create(
-      b, loc, arith::ShRUIOp::create(b, loc, load4(0), splat4(16)),
-      arith::ShLIOp::create(b, loc, load4(1), splat4(16)));
-  Value scaleA = ex::UnpackF16x2Op::create(
-      b, loc, b.getF32Type(),
-      sm::LoadOp::create(b, loc, b.getI32Type(), d.w, base), 0);
-  Value scaleB = ex::UnpackF16x2Op::create(
-      b, loc, b.getF32Type(),
-      sm::LoadOp::create(b, loc, b.getI32Type(), d.w, im.add(base, im.c(4))),
-      1);
-  // The blocks' values, decoded once for every x row.
-  Value wA = decode(valuesA, scaleA), wB = decode(load4(5), scaleB);
-  SmallVector<Value> acc(loop.getRegionIterArgs());
-  for (size_t r = 0; r < rows; ++r) {
-    Value at = im.add(d.xRows[r], im.mul(pair, im.c(64)));
-    acc[r] = vm.multiplyAdd(vm.multiplyAdd(acc[r], wA, vm.x32(d.x, at)), wB,
-                            vm.x32(d.x, im.add(at, im.c(32))));
-  }
-  return vm.finishRows(loop, acc);
+    return vm.signedToF32(arith::SubIOp::create(b, loc, q, vm.i8Splat(8)));
+  });
 }
 
 SmallVector<Value> GraphLowering::emitBF16DotVector(const DotOperands &d) {
