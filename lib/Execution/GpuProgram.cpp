@@ -217,6 +217,13 @@ static LogicalResult compileKernelModule(gpu::GPUModuleOp gpuModule,
   FailureOr<TargetBinary> binary = target.extractBinary(*kernels);
   if (failed(binary))
     return failure();
+  // Workgroup memory the runtime provides, where the target says so in
+  // the kernels' ABI (the CPU target).
+  if (auto abis = (*kernels)->getAttrOfType<DictionaryAttr>("hesper.kernels"))
+    for (rt::GpuKernelImage &kernel : image.kernels)
+      if (auto abi = abis.getAs<DictionaryAttr>(kernel.name))
+        if (auto bytes = abi.getAs<IntegerAttr>("shared_bytes"))
+          kernel.sharedBytes = static_cast<uint32_t>(bytes.getInt());
   auto compiled = *kernels->getOps<gpu::BinaryOp>().begin();
   auto compiledObject = cast<gpu::ObjectAttr>(compiled.getObjects()[0]);
   image.format = binary->format;

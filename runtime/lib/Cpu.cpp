@@ -26,6 +26,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CpuFibers.h"
 #include "CpuThreadPool.h"
 #include "Drivers.h"
 
@@ -55,6 +56,12 @@ namespace {
 /// The C signature of a CPU kernel (see KernelDesc).
 using KernelFn = void (*)(void *const *bindings, const void *pushConstants,
                           const uint32_t *grid, uint64_t begin, uint64_t end);
+/// The C signature of one thread of a kernel whose workgroups have several
+/// threads (see KernelDesc).
+using ThreadFn = void (*)(void *const *bindings, const void *pushConstants,
+                          const uint32_t *grid, uint64_t workgroup,
+                          const uint32_t *thread, void *shared,
+                          void (*barrier)(void *), void *barrierState);
 
 /// A shared object loaded from a kernel binary.
 struct LoadedObject {
@@ -132,14 +139,16 @@ public:
 
 class CpuKernel final : public Kernel {
 public:
-  CpuKernel(std::shared_ptr<CpuContext> c, KernelDesc d, KernelFn f)
-      : ctx(std::move(c)), kernelDesc(std::move(d)), fn(f) {}
+  CpuKernel(std::shared_ptr<CpuContext> c, KernelDesc d, KernelFn f,
+            ThreadFn t)
+      : ctx(std::move(c)), kernelDesc(std::move(d)), fn(f), threadFn(t) {}
   ~CpuKernel() override { ctx->remove(static_cast<const Kernel *>(this)); }
   const KernelDesc &desc() const override { return kernelDesc; }
 
   std::shared_ptr<CpuContext> ctx;
   KernelDesc kernelDesc; ///< without the binary, held by the context
-  KernelFn fn;
+  KernelFn fn;          ///< one call per range of workgroups, or
+  ThreadFn threadFn;    ///< one call per thread of a workgroup
 };
 
 //===----------------------------------------------------------------------===//
@@ -149,16 +158,48 @@ public:
 /// One recorded dispatch in the form the threads run.
 struct PreparedDispatch {
   KernelFn fn = nullptr;
+  ThreadFn threadFn = nullptr;
+  uint32_t threads[3] = {1, 1, 1}; ///< of a workgroup, for threadFn
+  uint32_t sharedBytes = 0;        ///< of a workgroup, for threadFn
   std::vector<void *> bindings;
   const void *pushConstants = nullptr;
   uint32_t grid[3] = {1, 1, 1};
   uint64_t workgroups = 0;
 };
 
-/// The pool's task: workgroups [begin, end) of one dispatch.
+/// One workgroup of a kernel with several threads per workgroup.
+struct ThreadedWorkgroup {
+  const PreparedDispatch *dispatch;
+  uint64_t workgroup;
+  void *shared;
+};
+
+void runThread(void *arg, uint32_t thread) {
+  const auto *w = static_cast<const ThreadedWorkgroup *>(arg);
+  const PreparedDispatch *d = w->dispatch;
+  uint32_t id[3] = {thread % d->threads[0],
+                    thread / d->threads[0] % d->threads[1],
+                    thread / (d->threads[0] * d->threads[1])};
+  d->threadFn(d->bindings.data(), d->pushConstants, d->grid, w->workgroup,
+              id, w->shared, fiberBarrier, fiberState());
+}
+
+/// The pool's task: workgroups [begin, end) of one dispatch. A workgroup of
+/// several threads runs them as fibers on this OS thread, with workgroup
+/// memory of its own, zeroed.
 void runWorkgroups(void *arg, uint64_t begin, uint64_t end) {
   const auto *d = static_cast<const PreparedDispatch *>(arg);
-  d->fn(d->bindings.data(), d->pushConstants, d->grid, begin, end);
+  if (!d->threadFn) {
+    d->fn(d->bindings.data(), d->pushConstants, d->grid, begin, end);
+    return;
+  }
+  thread_local std::vector<uint64_t> shared;
+  uint32_t count = d->threads[0] * d->threads[1] * d->threads[2];
+  for (uint64_t w = begin; w < end; ++w) {
+    shared.assign((d->sharedBytes + 7) / 8, 0);
+    ThreadedWorkgroup workgroup{d, w, shared.data()};
+    runFibers(count, runThread, &workgroup);
+  }
 }
 
 uint64_t steadyNs() {
@@ -280,7 +321,12 @@ private:
     for (size_t i = 0; i < list.size(); ++i) {
       const Dispatch &d = list[i];
       PreparedDispatch &p = prepared[i];
-      p.fn = static_cast<CpuKernel *>(d.kernel)->fn;
+      auto *kernel = static_cast<CpuKernel *>(d.kernel);
+      p.fn = kernel->fn;
+      p.threadFn = kernel->threadFn;
+      std::copy(kernel->kernelDesc.workgroupSize,
+                kernel->kernelDesc.workgroupSize + 3, p.threads);
+      p.sharedBytes = kernel->kernelDesc.sharedMemoryBytes;
       for (Buffer *b : d.bindings)
         p.bindings.push_back(static_cast<CpuBuffer *>(b)->data);
       p.pushConstants =
@@ -575,13 +621,22 @@ Status CpuDevice::checkDesc(const KernelDesc &d) const {
                          " bytes of push constants (a multiple of 4 up to " +
                          std::to_string(info.maxPushConstantBytes) +
                          " is needed)");
-  // A CPU workgroup is one call of the kernel: its size is 1.
-  for (int i = 0; i < 3; ++i)
-    if (d.workgroupSize[i] != 1)
+  // Threads per workgroup: one (a workgroup is one call), or, for a
+  // kernel that exports a thread entry, up to the device's limits.
+  uint64_t threads = 1;
+  for (int i = 0; i < 3; ++i) {
+    if (d.workgroupSize[i] < 1 || d.workgroupSize[i] > info.maxWorkgroupSize[i])
       return Status::error(what + "workgroup size " +
                            std::to_string(d.workgroupSize[i]) +
                            " in dimension " + std::to_string(i) +
-                           " is not 1 (a CPU workgroup is one call)");
+                           " is outside 1.." +
+                           std::to_string(info.maxWorkgroupSize[i]));
+    threads *= d.workgroupSize[i];
+  }
+  if (threads > info.maxWorkgroupInvocations)
+    return Status::error(what + std::to_string(threads) +
+                         " threads per workgroup exceed the device's " +
+                         std::to_string(info.maxWorkgroupInvocations));
   if (d.sharedMemoryBytes > info.maxSharedMemoryBytes)
     return Status::error(what + std::to_string(d.sharedMemoryBytes) +
                          " bytes of shared memory exceed the device's " +
@@ -614,15 +669,23 @@ Result<std::unique_ptr<Kernel>> CpuDevice::createKernel(const KernelDesc &d) {
   if (!handle)
     return Status::error(what + ": " + handle.status().message());
   dlerror(); // clear any earlier error
-  void *symbol = dlsym(*handle, d.name.c_str());
-  if (!symbol)
+  std::string threadName = std::string(kCpuThreadEntryPrefix) + d.name;
+  void *threadSymbol = dlsym(*handle, threadName.c_str());
+  void *symbol = threadSymbol ? nullptr : dlsym(*handle, d.name.c_str());
+  if (!symbol && !threadSymbol)
     return Status::error(what + ": the shared object has no symbol '" + d.name +
                          "'");
+  if (symbol && (d.workgroupSize[0] != 1 || d.workgroupSize[1] != 1 ||
+                 d.workgroupSize[2] != 1))
+    return Status::error(what + ": workgroups of more than one thread need "
+                                "a thread entry point ('" +
+                         threadName + "')");
   KernelDesc kept = d;
   kept.binary.clear();
   kept.binary.shrink_to_fit();
-  auto kernel = std::make_unique<CpuKernel>(ctx, std::move(kept),
-                                            reinterpret_cast<KernelFn>(symbol));
+  auto kernel = std::make_unique<CpuKernel>(
+      ctx, std::move(kept), reinterpret_cast<KernelFn>(symbol),
+      reinterpret_cast<ThreadFn>(threadSymbol));
   ctx->add(static_cast<const Kernel *>(kernel.get()));
   return std::unique_ptr<Kernel>(std::move(kernel));
 }
@@ -659,6 +722,10 @@ DeviceInfo describeCpu(unsigned threads) {
   info.maxWorkgroupCount[0] = UINT32_MAX;
   info.maxWorkgroupCount[1] = 65535;
   info.maxWorkgroupCount[2] = 65535;
+  // Kernels with a thread entry run up to 1024 threads per workgroup.
+  info.maxWorkgroupSize[0] = info.maxWorkgroupSize[1] = 1024;
+  info.maxWorkgroupSize[2] = 64;
+  info.maxWorkgroupInvocations = 1024;
   info.maxSharedMemoryBytes = 65536;
   info.maxBindingBytes = 0;
   info.maxPushConstantBytes = 256;

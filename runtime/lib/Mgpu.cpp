@@ -26,7 +26,7 @@ using namespace hesper::rt;
 //===----------------------------------------------------------------------===//
 
 namespace {
-constexpr char kMagic[8] = {'H', 'S', 'P', 'G', 'P', 'U', '0', '1'};
+constexpr char kMagic[8] = {'H', 'S', 'P', 'G', 'P', 'U', '0', '2'};
 
 struct Writer {
   std::vector<uint8_t> out;
@@ -79,6 +79,7 @@ hesper::rt::encodeGpuModuleImage(const GpuModuleImage &image) {
     w.bytes(k.name.data(), k.name.size());
     for (uint32_t s : k.workgroupSize)
       w.u32(s);
+    w.u32(k.sharedBytes);
     w.u32(static_cast<uint32_t>(k.args.size()));
     for (const GpuKernelArg &a : k.args) {
       w.u32(a.kind);
@@ -105,6 +106,7 @@ Result<GpuModuleImage> hesper::rt::decodeGpuModuleImage(const uint8_t *data,
     k.name.assign(name.begin(), name.end());
     for (uint32_t &s : k.workgroupSize)
       s = r.u32();
+    k.sharedBytes = r.u32();
     uint32_t args = r.u32();
     if (args > 4096)
       r.failed = true;
@@ -352,6 +354,7 @@ static void *mgpuModuleGetFunction(void *module, const char *name) {
     desc.binary = m->image.binary;
     desc.format = m->image.format;
     desc.numBindings = static_cast<uint32_t>(k.args.size());
+    desc.sharedMemoryBytes = k.sharedBytes;
     for (int i = 0; i < 3; ++i)
       desc.workgroupSize[i] = k.workgroupSize[i];
     auto kernel = device().createKernel(desc);

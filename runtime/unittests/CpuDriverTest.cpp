@@ -119,6 +119,39 @@ KERNEL(alignment) {
   out[1] = (uint32_t)((uintptr_t)b[2] % 64);
 }
 
+/* A workgroup of threads meeting at barriers (the thread entry): each of
+   the workgroup's threads stores in[64 w + t] into workgroup memory, then a
+   tree of halving steps with a barrier after each sums it; thread 0 writes
+   the workgroup's sum, and every thread writes the order in which it
+   passed the first barrier relative to the others (all threads must have
+   stored before any continues). */
+typedef void (*Barrier)(void *);
+void __hesper_threads_tree_sum(void *const *b, const void *pc,
+                               const uint32_t *grid, uint64_t w,
+                               const uint32_t *thread, void *shared,
+                               Barrier barrier, void *state) {
+  const float *in = b[0];
+  float *out = b[1];
+  float *sums = shared;
+  uint32_t t = thread[0];
+  sums[t] = in[64 * w + t];
+  barrier(state);
+  /* Every thread sees every store of the workgroup here. */
+  int all = 1;
+  for (int i = 0; i < 64; ++i)
+    all &= sums[i] == in[64 * w + i];
+  barrier(state);
+  for (uint32_t s = 32; s > 0; s /= 2) {
+    if (t < s)
+      sums[t] += sums[t + s];
+    barrier(state);
+  }
+  if (t == 0)
+    out[2 * w] = sums[0];
+  if (t == 1)
+    out[2 * w + 1] = (float)all;
+}
+
 /* A counter private to one loaded copy of the object. */
 static uint64_t calls;
 KERNEL(bump) { calls += end - begin; }
@@ -259,7 +292,8 @@ TEST(CpuDriver, ListsOneDevice) {
   EXPECT_EQ(info.type, DeviceType::Cpu);
   EXPECT_GE(info.threads, 1u);
   EXPECT_EQ(info.subgroupSize, 1u);
-  EXPECT_EQ(info.maxWorkgroupInvocations, 1u);
+  EXPECT_EQ(info.maxWorkgroupInvocations, 1024u); // kernels with a thread entry
+  EXPECT_EQ(info.maxWorkgroupSize[2], 64u);
   EXPECT_EQ(info.maxPushConstantBytes, 256u);
   EXPECT_EQ(info.maxBindingBytes, 0u);
   EXPECT_EQ(info.timestampPeriodNs, 1.0);
@@ -413,6 +447,39 @@ TEST(CpuDriver, AddArraysOnAnyNumberOfThreads) {
     for (uint32_t i = 0; i < kW; ++i)
       ASSERT_EQ(z[i], x[i] + y[i])
           << "at " << i << ", " << threads << " threads";
+  }
+}
+
+TEST(CpuDriver, WorkgroupsOfThreadsMeetAtBarriers) {
+  REQUIRE_KERNELS();
+  // 1000 workgroups of 64 threads each; in[i] = i % 97 + 0.25.
+  constexpr uint32_t kW = 1000;
+  std::vector<float> in(64 * kW);
+  for (uint32_t i = 0; i < in.size(); ++i)
+    in[i] = static_cast<float>(i % 97) + 0.25f;
+  std::vector<float> first;
+  for (unsigned threads : {1u, 2u, 3u}) {
+    OPEN_CPU(dev, threads);
+    KernelDesc d = kernelDesc("tree_sum", 2);
+    d.workgroupSize[0] = 64;
+    d.sharedMemoryBytes = 64 * 4;
+    auto k = makeKernel(dev, d);
+    auto bin = makeBuffer(dev, in.size() * 4), bout = makeBuffer(dev, kW * 8);
+    ASSERT_TRUE(k && bin && bout);
+    ASSERT_TRUE(dev.upload(*bin, in.data(), in.size() * 4).ok());
+    Status st = runOnce(dev, {dispatch(k.get(), {bin.get(), bout.get()}, kW)});
+    ASSERT_TRUE(st.ok()) << st.message();
+    std::vector<float> out = download<float>(dev, *bout);
+    for (uint32_t w = 0; w < kW; ++w) {
+      double want = 0;
+      for (uint32_t t = 0; t < 64; ++t)
+        want += in[64 * w + t];
+      ASSERT_EQ(out[2 * w], static_cast<float>(want)) << "workgroup " << w;
+      ASSERT_EQ(out[2 * w + 1], 1.0f) << "workgroup " << w;
+    }
+    if (first.empty())
+      first = out;
+    EXPECT_EQ(first, out) << threads << " threads";
   }
 }
 
@@ -659,9 +726,20 @@ TEST(CpuDriver, KernelErrors) {
   EXPECT_EQ(message(missing), "kernel 'no_such_kernel': the shared object has "
                               "no symbol 'no_such_kernel'");
 
+  // Workgroups of several threads need a thread entry point; and at most
+  // 1024 threads, 64 in z.
   KernelDesc wide = kernelDesc("empty", 0);
   wide.workgroupSize[0] = 64;
-  EXPECT_TRUE(contains(message(wide), "workgroup size 64 in dimension 0"));
+  EXPECT_EQ(message(wide), "kernel 'empty': workgroups of more than one "
+                           "thread need a thread entry point "
+                           "('__hesper_threads_empty')");
+  KernelDesc huge = kernelDesc("tree_sum", 2);
+  huge.workgroupSize[0] = 64;
+  huge.workgroupSize[1] = 32;
+  EXPECT_TRUE(contains(message(huge), "2048 threads per workgroup exceed"));
+  huge.workgroupSize[1] = 1;
+  huge.workgroupSize[2] = 65;
+  EXPECT_TRUE(contains(message(huge), "workgroup size 65 in dimension 2"));
   KernelDesc odd = kernelDesc("empty", 0, 6);
   EXPECT_TRUE(contains(message(odd), "6 bytes of push constants"));
   KernelDesc big = kernelDesc("empty", 0, 260);

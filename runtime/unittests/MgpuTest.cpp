@@ -31,6 +31,7 @@ GpuModuleImage sampleImage() {
   k.name = "axpb";
   k.workgroupSize[0] = 8;
   k.workgroupSize[1] = 2;
+  k.sharedBytes = 96;
   k.args = {{GpuKernelArg::MemRef, 2, 4}, {GpuKernelArg::Scalar, 0, 8}};
   image.kernels.push_back(k);
   k.name = "other";
@@ -51,6 +52,7 @@ TEST(MgpuImage, RoundTrip) {
   EXPECT_EQ(k.workgroupSize[0], 8u);
   EXPECT_EQ(k.workgroupSize[1], 2u);
   EXPECT_EQ(k.workgroupSize[2], 1u);
+  EXPECT_EQ(k.sharedBytes, 96u);
   ASSERT_EQ(k.args.size(), 2u);
   EXPECT_EQ(k.args[0].kind, GpuKernelArg::MemRef);
   EXPECT_EQ(k.args[0].rank, 2u);

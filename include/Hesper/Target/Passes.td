@@ -135,9 +135,24 @@ def GpuToCPUPass : Pass<"hesper-gpu-to-cpu", "::mlir::ModuleOp"> {
     approximations (plain arithmetic the loop vectorizer widens). The functions land in a `builtin.module` marked
     `hesper.cpu_kernels`. Kernels of more than one lane, memory
     attributions and other gpu ops are errors.
+
+    With `threads` (hand-written kernels of gpu dialect programs, after
+    `hesper-normalize-gpu-kernels`): every kernel keeps its block size and
+    becomes a function that runs one thread: its buffers, workgroup and
+    grid x/y/z, thread x/y/z, the workgroup memory (`memref<Sxi8>`: the
+    workgroup attributions are views of it at 16-byte aligned offsets,
+    private ones stack arrays), and the barrier function and its state
+    (`!llvm.ptr`), which `gpu.barrier` calls; subgroups have one lane.
+    Arithmetic is left as written. The module's `hesper.kernels` states
+    each kernel's workgroup memory bytes.
   }];
+  let options = [
+    Option<"threads", "threads", "bool", "false",
+           "Kernels of several threads per workgroup (gpu dialect programs)">
+  ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::func::FuncDialect",
+                           "::mlir::LLVM::LLVMDialect",
                            "::mlir::math::MathDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::vector::VectorDialect"];

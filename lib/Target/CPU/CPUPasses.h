@@ -32,6 +32,9 @@ inline constexpr llvm::StringLiteral kCPUKernelsAttr = "hesper.cpu_kernels";
 
 /// The function that runs one workgroup of kernel `kernel`.
 std::string kernelBodyName(llvm::StringRef kernel);
+/// The function that runs one thread of a kernel with several threads per
+/// workgroup (hesper-gpu-to-cpu{threads=true}).
+std::string threadBodyName(llvm::StringRef kernel);
 
 /// What the compiled code may use: the LLVM CPU name and features, and the
 /// features the runtime must find on the host (GCC's names).

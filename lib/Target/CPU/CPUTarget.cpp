@@ -22,21 +22,28 @@
 using namespace mlir;
 using namespace hesper;
 
-void hesper::buildHesperToCPUPipeline(OpPassManager &pm,
-                                      const CPUPipelineOptions &options) {
-  buildHesperToGPUPipeline(pm, options.fuse, /*sharedMemoryAsAlloc=*/true,
-                           /*subgroupSize=*/1, /*singleLane=*/true);
-  std::string text =
-      "hesper-gpu-to-cpu,builtin.module(convert-scf-to-cf,"
-      "convert-math-to-llvm,convert-math-to-libm,convert-vector-to-llvm,"
-      "finalize-memref-to-llvm,convert-arith-to-llvm,convert-cf-to-llvm,"
-      "convert-func-to-llvm{use-bare-ptr-memref-call-conv=true},"
-      "reconcile-unrealized-casts)";
-  addPipeline(pm, text);
+/// From the modules of workgroup or thread functions hesper-gpu-to-cpu
+/// wrote to a gpu.binary holding a shared object.
+static void addCPUCodeSteps(OpPassManager &pm, const CPUPipelineOptions &options) {
+  addPipeline(pm, "builtin.module(convert-scf-to-cf,"
+                  "convert-math-to-llvm,convert-math-to-libm,"
+                  "convert-vector-to-llvm,"
+                  "finalize-memref-to-llvm,convert-arith-to-llvm,"
+                  "convert-cf-to-llvm,"
+                  "convert-func-to-llvm{use-bare-ptr-memref-call-conv=true},"
+                  "reconcile-unrealized-casts)");
   SerializeCPUPassOptions serialize;
   serialize.isaName = options.isa;
   serialize.dumpDir = options.dumpDir;
   pm.addPass(createSerializeCPUPass(serialize));
+}
+
+void hesper::buildHesperToCPUPipeline(OpPassManager &pm,
+                                      const CPUPipelineOptions &options) {
+  buildHesperToGPUPipeline(pm, options.fuse, /*sharedMemoryAsAlloc=*/true,
+                           /*subgroupSize=*/1, /*singleLane=*/true);
+  addPipeline(pm, "hesper-gpu-to-cpu");
+  addCPUCodeSteps(pm, options);
 }
 
 namespace {
@@ -53,6 +60,18 @@ public:
     cpu.isa = isa;
     cpu.dumpDir = options.dumpDir;
     buildHesperToCPUPipeline(pm, cpu);
+  }
+  /// Hand-written kernels keep their threads: each runs as a fiber of its
+  /// workgroup's OS thread, subgroups of one lane.
+  bool buildGpuKernelPipeline(OpPassManager &pm,
+                              std::string &) const override {
+    addPipeline(pm, "hesper-normalize-gpu-kernels{allow-printf=false},"
+                    "hesper-specialize-subgroup-size{size=1},canonicalize,"
+                    "hesper-gpu-to-cpu{threads=true}");
+    CPUPipelineOptions cpu;
+    cpu.isa = isa;
+    addCPUCodeSteps(pm, cpu);
+    return true;
   }
   std::string binaryFileName(const TargetBinary &) const override {
     return "hesper_kernels.so";

@@ -26,7 +26,9 @@
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -41,6 +43,10 @@ namespace hesper::cpu {
 
 std::string kernelBodyName(llvm::StringRef kernel) {
   return ("__hesper_body_" + kernel).str();
+}
+
+std::string threadBodyName(llvm::StringRef kernel) {
+  return ("__hesper_thread_body_" + kernel).str();
 }
 
 namespace {
@@ -141,8 +147,187 @@ LogicalResult rewriteBody(func::FuncOp func, unsigned numBuffers) {
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// Kernels of several threads per workgroup (gpu dialect programs)
+//===----------------------------------------------------------------------===//
+
+/// Workgroup attributions are placed in the workgroup memory block at
+/// offsets of this alignment.
+constexpr int64_t kSharedAlign = 16;
+
+/// Rewrites a hand-written kernel's body moved into `func`, whose arguments
+/// are its buffers, then workgroup x/y/z, grid x/y/z, thread x/y/z, the
+/// workgroup memory (memref<Sxi8>), the barrier function and its state
+/// (!llvm.ptr). Floating-point semantics are left as written: no
+/// reassociation, no approximations.
+LogicalResult rewriteThreadBody(func::FuncOp func, unsigned numBuffers,
+                                ArrayRef<int32_t> block,
+                                ArrayRef<int64_t> sharedOffsets,
+                                unsigned numWorkgroup) {
+  Block &entry = func.getBody().front();
+  OpBuilder b(func.getContext());
+  unsigned first = numBuffers;
+  auto arg = [&](unsigned i) -> Value { return entry.getArgument(i); };
+  Value shared = arg(first + 9), barrier = arg(first + 10),
+        state = arg(first + 11);
+  auto index = [&](Location loc, int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  // Attributions: workgroup ones as views of the workgroup memory, private
+  // ones on the stack. They are the block arguments after the 12 above.
+  b.setInsertionPointToStart(&entry);
+  unsigned attribution = first + 12;
+  for (unsigned i = attribution; i < entry.getNumArguments(); ++i) {
+    BlockArgument a = entry.getArgument(i);
+    auto type = cast<MemRefType>(a.getType());
+    auto plain = MemRefType::get(type.getShape(), type.getElementType());
+    Value memory;
+    if (i - attribution < numWorkgroup)
+      memory = memref::ViewOp::create(
+          b, a.getLoc(), plain, shared,
+          index(a.getLoc(), sharedOffsets[i - attribution]), ValueRange{});
+    else
+      memory = memref::AllocaOp::create(b, a.getLoc(), plain);
+    a.replaceAllUsesWith(memory);
+  }
+  while (entry.getNumArguments() > attribution)
+    entry.eraseArgument(attribution);
+
+  auto dim = [](gpu::Dimension d) { return static_cast<unsigned>(d); };
+  auto threadCount = int64_t(block[0]) * block[1] * block[2];
+  SmallVector<Operation *> ops;
+  func.walk([&](Operation *op) { ops.push_back(op); });
+  for (Operation *op : ops) {
+    b.setInsertionPoint(op);
+    Location loc = op->getLoc();
+    auto linearThread = [&]() -> Value {
+      Value yz = arith::AddIOp::create(
+          b, loc, arg(first + 7),
+          arith::MulIOp::create(b, loc, index(loc, block[1]), arg(first + 8)));
+      return arith::AddIOp::create(
+          b, loc, arg(first + 6),
+          arith::MulIOp::create(b, loc, index(loc, block[0]), yz));
+    };
+    Value replacement;
+    if (auto id = dyn_cast<gpu::ThreadIdOp>(op))
+      replacement = arg(first + 6 + dim(id.getDimension()));
+    else if (auto id = dyn_cast<gpu::BlockIdOp>(op))
+      replacement = arg(first + dim(id.getDimension()));
+    else if (auto grid = dyn_cast<gpu::GridDimOp>(op))
+      replacement = arg(first + 3 + dim(grid.getDimension()));
+    else if (auto bd = dyn_cast<gpu::BlockDimOp>(op))
+      replacement = index(loc, block[dim(bd.getDimension())]);
+    else if (auto id = dyn_cast<gpu::GlobalIdOp>(op)) {
+      unsigned d = dim(id.getDimension());
+      replacement = arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, arg(first + d),
+                                        index(loc, block[d])),
+          arg(first + 6 + d));
+    } else if (isa<gpu::LaneIdOp>(op))
+      replacement = index(loc, 0);
+    else if (isa<gpu::SubgroupIdOp>(op))
+      replacement = linearThread();
+    else if (isa<gpu::NumSubgroupsOp>(op))
+      replacement = index(loc, threadCount);
+    else if (isa<gpu::SubgroupSizeOp>(op))
+      replacement = index(loc, 1);
+    else if (auto reduce = dyn_cast<gpu::SubgroupReduceOp>(op))
+      replacement = reduce.getValue();
+    else if (auto broadcast = dyn_cast<gpu::SubgroupBroadcastOp>(op))
+      replacement = broadcast.getSrc();
+    else if (auto shuffle = dyn_cast<gpu::ShuffleOp>(op)) {
+      // One-lane subgroups: a shuffle of width 1 reads lane 0 (itself)
+      // only when its offset leaves the lane where it is.
+      APInt width;
+      if (!matchPattern(shuffle.getWidth(), m_ConstantInt(&width)) ||
+          width != 1)
+        return op->emitOpError("needs a width of 1 on the CPU target, "
+                               "whose subgroups have one lane; use "
+                               "gpu.subgroup_size as the width");
+      Value zero = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0);
+      Value valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                          shuffle.getOffset(), zero);
+      shuffle.getResult(0).replaceAllUsesWith(shuffle.getValue());
+      shuffle.getResult(1).replaceAllUsesWith(valid);
+      op->erase();
+      continue;
+    } else if (isa<gpu::BarrierOp>(op)) {
+      auto ptr = LLVM::LLVMPointerType::get(b.getContext());
+      auto type = LLVM::LLVMFunctionType::get(
+          LLVM::LLVMVoidType::get(b.getContext()), {ptr});
+      LLVM::CallOp::create(b, loc, type, ValueRange{barrier, state});
+      op->erase();
+      continue;
+    } else if (isa<gpu::ReturnOp>(op)) {
+      func::ReturnOp::create(b, loc);
+      op->erase();
+      continue;
+    } else if (op->getDialect() && isa<gpu::GPUDialect>(op->getDialect())) {
+      return op->emitOpError("is not supported by the CPU target");
+    } else {
+      continue;
+    }
+    op->getResult(0).replaceAllUsesWith(replacement);
+    op->erase();
+  }
+  return success();
+}
+
+/// Turns a hand-written kernel into its thread body; records its
+/// workgroup memory bytes in `abis`.
+LogicalResult convertThreadedKernel(OpBuilder &b, gpu::GPUFuncOp kernel,
+                                    NamedAttrList &abis) {
+  DenseI32ArrayAttr known = kernel.getKnownBlockSizeAttr();
+  if (!known)
+    return kernel.emitOpError("has no known block size");
+  int64_t sharedBytes = 0;
+  SmallVector<int64_t> offsets;
+  for (BlockArgument a : kernel.getWorkgroupAttributions()) {
+    auto type = cast<MemRefType>(a.getType());
+    if (!type.hasStaticShape() || !type.getLayout().isIdentity())
+      return kernel.emitOpError("has a workgroup attribution of type ")
+             << type << "; the CPU target needs a static shape";
+    sharedBytes = llvm::alignTo(sharedBytes, kSharedAlign);
+    offsets.push_back(sharedBytes);
+    sharedBytes += type.getNumElements() *
+                   llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+  }
+  for (BlockArgument a : kernel.getPrivateAttributions())
+    if (!cast<MemRefType>(a.getType()).hasStaticShape())
+      return kernel.emitOpError("has a private attribution of dynamic shape");
+  unsigned numBuffers = kernel.getNumArguments();
+  unsigned numWorkgroup = kernel.getNumWorkgroupAttributions();
+  MLIRContext *context = kernel.getContext();
+  auto ptr = LLVM::LLVMPointerType::get(context);
+  SmallVector<Type> inputs(kernel.getArgumentTypes());
+  inputs.append(9, b.getIndexType());
+  inputs.push_back(MemRefType::get({std::max<int64_t>(sharedBytes, 1)},
+                                   b.getI8Type()));
+  inputs.append({ptr, ptr});
+  auto func = func::FuncOp::create(b, kernel.getLoc(),
+                                   threadBodyName(kernel.getName()),
+                                   b.getFunctionType(inputs, {}));
+  func.getBody().takeBody(kernel.getBody());
+  Block &entry = func.getBody().front();
+  // The new arguments go between the kernel's and its attributions.
+  for (unsigned i = 0; i < 12; ++i)
+    entry.insertArgument(numBuffers + i, inputs[numBuffers + i],
+                         kernel.getLoc());
+  if (failed(rewriteThreadBody(func, numBuffers, known.asArrayRef(), offsets,
+                               numWorkgroup)))
+    return failure();
+  abis.set(kernel.getName(),
+           b.getDictionaryAttr(
+               {b.getNamedAttr("shared_bytes", b.getI64IntegerAttr(sharedBytes)),
+                b.getNamedAttr("workgroup_size", known)}));
+  return success();
+}
+
 struct GpuToCPUPass : hesper::impl::GpuToCPUPassBase<GpuToCPUPass> {
+  using Base::Base;
   void runOnOperation() override {
+    if (threads)
+      return runOnThreadedKernels();
     ModuleOp module = getOperation();
     OpBuilder b(&getContext());
     SmallVector<gpu::GPUModuleOp> gpuModules(
@@ -196,6 +381,29 @@ struct GpuToCPUPass : hesper::impl::GpuToCPUPassBase<GpuToCPUPass> {
       if (failed(applyPatternsGreedily(kernels, std::move(patterns))))
         return signalPassFailure();
     }
+  }
+
+  void runOnThreadedKernels() {
+    ModuleOp module = getOperation();
+    OpBuilder b(&getContext());
+    NamedAttrList abis;
+    SmallVector<gpu::GPUModuleOp> gpuModules(
+        module.getOps<gpu::GPUModuleOp>());
+    for (gpu::GPUModuleOp gpuModule : gpuModules) {
+      b.setInsertionPoint(gpuModule);
+      auto kernels = ModuleOp::create(b, gpuModule.getLoc(),
+                                      gpuModule.getName());
+      kernels->setAttr(kCPUKernelsAttr, b.getUnitAttr());
+      b.setInsertionPointToEnd(kernels.getBody());
+      SmallVector<gpu::GPUFuncOp> funcs(gpuModule.getOps<gpu::GPUFuncOp>());
+      for (gpu::GPUFuncOp kernel : funcs)
+        if (failed(convertThreadedKernel(b, kernel, abis)))
+          return signalPassFailure();
+      gpuModule.erase();
+    }
+    // Each kernel's workgroup memory, as Hesper's other kernels state their
+    // ABI.
+    module->setAttr("hesper.kernels", abis.getDictionary(&getContext()));
   }
 };
 } // namespace

@@ -192,6 +192,49 @@ void addEntryPoint(llvm::Module &module, llvm::Function *body,
   b.CreateRetVoid();
 }
 
+/// Defines the thread entry point of kernel `name` (see rt::KernelDesc)
+/// around its thread body: the buffers from the bindings, the workgroup's
+/// x, y, z from its linear index, the thread's from `thread`.
+void addThreadEntryPoint(llvm::Module &module, llvm::Function *body,
+                         llvm::StringRef name) {
+  llvm::LLVMContext &ctx = module.getContext();
+  auto *ptr = llvm::PointerType::getUnqual(ctx);
+  auto *i64 = llvm::Type::getInt64Ty(ctx);
+  auto *i32 = llvm::Type::getInt32Ty(ctx);
+  // Buffers, then 9 indices, the workgroup memory, barrier and state.
+  unsigned numBuffers = body->arg_size() - 12;
+  body->setLinkage(llvm::GlobalValue::InternalLinkage);
+  body->addFnAttr(llvm::Attribute::AlwaysInline);
+
+  auto *type = llvm::FunctionType::get(
+      llvm::Type::getVoidTy(ctx), {ptr, ptr, ptr, i64, ptr, ptr, ptr, ptr},
+      false);
+  auto *entry = llvm::Function::Create(
+      type, llvm::GlobalValue::ExternalLinkage,
+      std::string(rt::kCpuThreadEntryPrefix) + name.str(), module);
+  llvm::Value *bindings = entry->getArg(0), *grid = entry->getArg(2),
+              *workgroup = entry->getArg(3), *thread = entry->getArg(4);
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", entry));
+  SmallVector<llvm::Value *> args;
+  for (unsigned i = 0; i < numBuffers; ++i)
+    args.push_back(b.CreateLoad(
+        ptr, b.CreateConstInBoundsGEP1_64(ptr, bindings, i), "buffer"));
+  llvm::Value *dims[3], *ids[3];
+  for (int d = 0; d < 3; ++d) {
+    dims[d] = b.CreateZExt(
+        b.CreateLoad(i32, b.CreateConstInBoundsGEP1_64(i32, grid, d)), i64);
+    ids[d] = b.CreateZExt(
+        b.CreateLoad(i32, b.CreateConstInBoundsGEP1_64(i32, thread, d)), i64);
+  }
+  llvm::Value *x = b.CreateURem(workgroup, dims[0]);
+  llvm::Value *rest = b.CreateUDiv(workgroup, dims[0]);
+  args.append({x, b.CreateURem(rest, dims[1]), b.CreateUDiv(rest, dims[1]),
+               dims[0], dims[1], dims[2], ids[0], ids[1], ids[2],
+               entry->getArg(5), entry->getArg(6), entry->getArg(7)});
+  b.CreateCall(body, args);
+  b.CreateRetVoid();
+}
+
 //===----------------------------------------------------------------------===//
 // Code generation and linking
 //===----------------------------------------------------------------------===//
@@ -350,14 +393,20 @@ struct SerializeCPUPass
       return nested.emitError("cannot translate the CPU kernels to LLVM IR");
     ir->setTargetTriple(machine->getTargetTriple());
     ir->setDataLayout(machine->createDataLayout());
-    SmallVector<std::pair<llvm::Function *, std::string>> bodies;
+    SmallVector<std::pair<llvm::Function *, std::string>> bodies, threads;
     for (llvm::Function &f : *ir) {
       StringRef name = f.getName();
-      if (!f.isDeclaration() && name.consume_front(kernelBodyName("")))
+      if (f.isDeclaration())
+        continue;
+      if (name.consume_front(kernelBodyName("")))
         bodies.push_back({&f, name.str()});
+      else if (name.consume_front(threadBodyName("")))
+        threads.push_back({&f, name.str()});
     }
     for (auto &[body, name] : bodies)
       addEntryPoint(*ir, body, name);
+    for (auto &[body, name] : threads)
+      addThreadEntryPoint(*ir, body, name);
     if (llvm::verifyModule(*ir, &llvm::errs()))
       return nested.emitError("the CPU kernels' LLVM IR does not verify");
     optimize(*ir, *machine);

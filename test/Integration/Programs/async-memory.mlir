@@ -8,6 +8,9 @@
 //
 // REQUIRES: vulkan
 // RUN: hesper-run %s --backend=vulkan --validation | FileCheck %s
+// The same on the CPU target (the threads of a workgroup as fibers,
+// subgroups of one lane):
+// RUN: %if cpu-target %{ hesper-run %s --backend=cpu | FileCheck %s %}
 
 // CHECK: data =
 // CHECK-NEXT: [0.5, 2.5, 4.5, 6.5, 8.5, 10.5, 12.5, 14.5]

@@ -10,6 +10,9 @@
 // The runner utilities are loaded by default, and -O levels are accepted.
 // RUN: hesper-run %s --backend=vulkan -O0 | FileCheck %s
 // RUN: hesper-run %s --backend=vulkan -O3 -e main --entry-point-result=void | FileCheck %s
+// The same on the CPU target (the threads of a workgroup as fibers,
+// subgroups of one lane):
+// RUN: %if cpu-target %{ hesper-run %s --backend=cpu | FileCheck %s %}
 
 // CHECK: Unranked Memref base@ = {{.*}} rank = 1 offset = 0 sizes = [8] strides = [1] data =
 // CHECK-NEXT: [0, 5, 10, 15, 20, 25, 30, 35]

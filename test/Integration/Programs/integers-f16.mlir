@@ -12,6 +12,9 @@
 //
 // REQUIRES: vulkan
 // RUN: hesper-run %s --backend=vulkan --validation | FileCheck %s
+// The same on the CPU target (the threads of a workgroup as fibers,
+// subgroups of one lane):
+// RUN: %if cpu-target %{ hesper-run %s --backend=cpu | FileCheck %s %}
 
 // CHECK: data =
 // CHECK-NEXT: {{\[\[}}-56, 93, -29, 103],

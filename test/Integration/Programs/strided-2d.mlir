@@ -7,6 +7,9 @@
 //
 // REQUIRES: vulkan
 // RUN: hesper-run %s --backend=vulkan --validation --entry-point-result=i32 | FileCheck %s
+// The same on the CPU target (the threads of a workgroup as fibers,
+// subgroups of one lane):
+// RUN: %if cpu-target %{ hesper-run %s --backend=cpu --entry-point-result=i32 | FileCheck %s %}
 
 // CHECK: sizes = [4, 8] strides = [8, 1] data =
 // CHECK-NEXT: {{\[\[}}0, 1, 2, 3, 4, 5, -1, -1],

@@ -1,7 +1,9 @@
 // Subgroup operations in a block of 32 threads, written for any subgroup
 // size: the shuffle width is gpu.subgroup_size (which hesper-run fixes to
-// the device's: 8 on lavapipe, 32 on NVIDIA). Thread t, lane l = t mod S.
-//   out[0][t]: shuffle xor 1 of t             -> t ^ 1
+// the device's: 8 on lavapipe, 32 on NVIDIA, 1 on the CPU target). Thread
+// t, lane l = t mod S. Every row is all ones on every device.
+//   out[0][t]: shuffle xor 1: 1 where the result is valid exactly when
+//              l ^ 1 < S and then equals t ^ 1, else 0
 //   out[1][t]: shuffle idx 0 of t equals t - l, the subgroup's first
 //              lane (1 if so)
 //   out[2][t]: shuffle down 1: 1 where the result is valid exactly when
@@ -13,9 +15,12 @@
 //
 // REQUIRES: vulkan
 // RUN: hesper-run %s --backend=vulkan --validation | FileCheck %s
+// The same on the CPU target (the threads of a workgroup as fibers,
+// subgroups of one lane):
+// RUN: %if cpu-target %{ hesper-run %s --backend=cpu | FileCheck %s %}
 
 // CHECK: sizes = [6, 32] strides = [32, 1] data =
-// CHECK-NEXT: {{\[\[}}1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14, 17, 16, 19, 18, 21, 20, 23, 22, 25, 24, 27, 26, 29, 28, 31, 30],
+// CHECK-NEXT: {{\[\[}}1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1],
 // CHECK-NEXT: [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1],
 // CHECK-NEXT: [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1],
 // CHECK-NEXT: [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1],
@@ -41,7 +46,15 @@ module attributes {gpu.container_module} {
       %one = arith.constant 1 : i32
 
       %x, %xv = gpu.shuffle xor %t, %one, %s : i32
-      memref.store %x, %out[%c0, %tid] : memref<6x32xi32>
+      %lx = arith.xori %l, %one : i32
+      %xexp = arith.cmpi ult, %lx, %s : i32
+      %tx = arith.xori %t, %one : i32
+      %xsame = arith.cmpi eq, %x, %tx : i32
+      %xok1 = arith.cmpi eq, %xv, %xexp : i1
+      %xvalue = arith.select %xv, %xsame, %xok1 : i1
+      %xok = arith.andi %xok1, %xvalue : i1
+      %xflag = arith.extui %xok : i1 to i32
+      memref.store %xflag, %out[%c0, %tid] : memref<6x32xi32>
       %i, %iv = gpu.shuffle idx %t, %zero, %s : i32
       %iok = arith.cmpi eq, %i, %first : i32
       %iflag = arith.extui %iok : i1 to i32

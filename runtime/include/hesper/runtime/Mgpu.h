@@ -62,6 +62,9 @@ struct GpuKernelArg {
 struct GpuKernelImage {
   std::string name;
   uint32_t workgroupSize[3] = {1, 1, 1};
+  /// Workgroup memory the runtime provides (KernelDesc::sharedMemoryBytes;
+  /// 0 where the kernel declares its own, as SPIR-V and PTX do).
+  uint32_t sharedBytes = 0;
   std::vector<GpuKernelArg> args;
 };
 

@@ -128,6 +128,19 @@ struct DeviceInfo {
 /// [begin, end) of the grid {gx, gy, gz}; `pushConstants` is null when the
 /// kernel takes none. Workgroups are independent (each writes only its own
 /// outputs), so any split of the grid over threads gives the same result.
+///
+/// A CPU kernel whose workgroups have several threads (workgroupSize, up to
+/// 1024 in all) that meet at barriers (gpu dialect kernels) exports instead
+/// one function per thread, named kCpuThreadEntryPrefix + `name`:
+///   void t(void *const *bindings, const void *pushConstants,
+///          const uint32_t *grid, uint64_t workgroup,
+///          const uint32_t thread[3], void *shared,
+///          void (*barrier)(void *), void *barrierState);
+/// The driver runs a workgroup's threads as fibers on one OS thread, each
+/// to its next barrier (a call of barrier(barrierState)) in thread order,
+/// with `sharedMemoryBytes` of zeroed workgroup memory at `shared`.
+inline constexpr const char *kCpuThreadEntryPrefix = "__hesper_threads_";
+
 struct KernelDesc {
   std::string name;              ///< entry point
   std::vector<uint8_t> binary;   ///< SPIR-V words, PTX text, cubin or ELF

@@ -1,0 +1,143 @@
+//===- CpuFibers.cpp - A workgroup's threads as fibers --------------------===//
+//
+// Part of the Hesper project.
+//
+//===----------------------------------------------------------------------===//
+//
+// ucontext fibers (glibc's makecontext/swapcontext), with the
+// AddressSanitizer fiber annotations when it is on, so that the sanitizer
+// follows the stack switches.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CpuFibers.h"
+
+#include <memory>
+#include <ucontext.h>
+#include <vector>
+
+#if defined(__SANITIZE_ADDRESS__)
+#define HESPER_ASAN_FIBERS 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define HESPER_ASAN_FIBERS 1
+#endif
+#endif
+
+#ifdef HESPER_ASAN_FIBERS
+extern "C" {
+void __sanitizer_start_switch_fiber(void **fakeStackSave, const void *bottom,
+                                    size_t size);
+void __sanitizer_finish_switch_fiber(void *fakeStackSave,
+                                     const void **bottomOld, size_t *sizeOld);
+}
+#endif
+
+using namespace hesper::rt::detail;
+
+namespace {
+
+/// Stack of one fiber: generous for kernel code, which keeps its private
+/// arrays on it.
+constexpr size_t kStackBytes = 256 * 1024;
+
+struct Fiber {
+  ucontext_t context;
+  std::unique_ptr<char[]> stack;
+  bool done = false;
+};
+
+/// The fibers of the calling OS thread (one workgroup at a time).
+struct Team {
+  ucontext_t scheduler;
+  std::vector<Fiber> fibers;
+  uint32_t count = 0;
+  uint32_t current = 0;
+  FiberBody body = nullptr;
+  void *arg = nullptr;
+#ifdef HESPER_ASAN_FIBERS
+  const void *schedulerBottom = nullptr;
+  size_t schedulerSize = 0;
+#endif
+};
+
+thread_local Team team;
+
+/// Switches from the scheduler to fiber `i`, and back when it yields or
+/// ends.
+void enter(uint32_t i) {
+  team.current = i;
+  Fiber &f = team.fibers[i];
+#ifdef HESPER_ASAN_FIBERS
+  void *fake = nullptr;
+  __sanitizer_start_switch_fiber(&fake, f.stack.get(), kStackBytes);
+#endif
+  swapcontext(&team.scheduler, &f.context);
+#ifdef HESPER_ASAN_FIBERS
+  __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
+#endif
+}
+
+/// Switches from the current fiber to the scheduler (`ending`: for good).
+void leave(bool ending) {
+  Fiber &f = team.fibers[team.current];
+#ifdef HESPER_ASAN_FIBERS
+  void *fake = nullptr;
+  __sanitizer_start_switch_fiber(ending ? nullptr : &fake,
+                                 team.schedulerBottom, team.schedulerSize);
+#endif
+  if (ending) {
+    f.done = true;
+    setcontext(&team.scheduler);
+  }
+  swapcontext(&f.context, &team.scheduler);
+#ifdef HESPER_ASAN_FIBERS
+  __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
+#endif
+}
+
+void trampoline() {
+#ifdef HESPER_ASAN_FIBERS
+  __sanitizer_finish_switch_fiber(nullptr, &team.schedulerBottom,
+                                  &team.schedulerSize);
+#endif
+  team.body(team.arg, team.current);
+  leave(/*ending=*/true);
+}
+
+} // namespace
+
+void *hesper::rt::detail::fiberState() { return &team; }
+
+void hesper::rt::detail::fiberBarrier(void *) { leave(/*ending=*/false); }
+
+void hesper::rt::detail::runFibers(uint32_t count, FiberBody body, void *arg) {
+  if (team.fibers.size() < count)
+    team.fibers.resize(count);
+  team.count = count;
+  team.body = body;
+  team.arg = arg;
+  for (uint32_t i = 0; i < count; ++i) {
+    Fiber &f = team.fibers[i];
+    if (!f.stack)
+      f.stack.reset(new char[kStackBytes]);
+    f.done = false;
+    getcontext(&f.context);
+    f.context.uc_stack.ss_sp = f.stack.get();
+    f.context.uc_stack.ss_size = kStackBytes;
+    f.context.uc_link = nullptr;
+    makecontext(&f.context, trampoline, 0);
+  }
+  // Rounds: each unfinished fiber runs, in order, to its next barrier or
+  // its end.
+  for (uint32_t running = count; running > 0;) {
+    running = 0;
+    for (uint32_t i = 0; i < count; ++i) {
+      if (team.fibers[i].done)
+        continue;
+      enter(i);
+      if (!team.fibers[i].done)
+        ++running;
+    }
+  }
+}
