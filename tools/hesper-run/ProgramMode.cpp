@@ -107,15 +107,14 @@ LogicalResult run::runProgramMode(ModuleOp module,
     return failure();
   };
   if (!opts.backend && (!device || !compilesGpuKernels(device->info()))) {
-    // Auto: the CPU target runs Circuit graphs only; take a Vulkan device
-    // (lavapipe on a machine without a GPU).
+    // Auto, on a device whose target does not compile gpu dialect kernels:
+    // take a Vulkan device instead.
     rt::DeviceOptions vulkan;
     vulkan.index = opts.deviceIndex;
     vulkan.validation = opts.validation;
     auto opened = rt::openDevice(rt::Backend::Vulkan, vulkan);
     if (!opened)
-      return fail("no device runs gpu dialect programs here (the CPU target "
-                  "runs Circuit graphs only): " +
+      return fail("no device here compiles gpu dialect kernels: " +
                   opened.status().message());
     device = std::move(*opened);
   }

@@ -16,7 +16,7 @@ namespace hesper::run {
 /// Runs a gpu dialect program (func.func @main launching gpu kernels) as
 /// mlir-runner would, with its kernels on `device` (opened for `opts`; with
 /// the automatic backend, a device whose target cannot compile gpu dialect
-/// kernels is exchanged for a Vulkan one). Errors are diagnostics or one
+/// kernels would be exchanged for a Vulkan one). Errors are diagnostics or one
 /// `error:` line.
 mlir::LogicalResult runProgramMode(mlir::ModuleOp module,
                                    std::unique_ptr<rt::Device> &device,
