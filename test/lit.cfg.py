@@ -52,7 +52,8 @@ if "cuda 0:" in devices:
 if "cpu 0:" in devices and shutil.which("cc"):
     config.available_features.add("cpu-target")
 # Validation-layer messages fail the Vulkan tests (hesper-run --validation).
-for var in ["VK_ICD_FILENAMES", "VK_LAYER_PATH", "HESPER_CACHE_DIR"]:
+for var in ["VK_ICD_FILENAMES", "VK_LAYER_PATH", "HESPER_CACHE_DIR",
+            "HESPER_VULKAN_KEEP_DRIVERS_LOADED"]:
     if var in os.environ:
         config.environment[var] = os.environ[var]
 

@@ -314,8 +314,14 @@ template <typename T> void fillMemory(void *dst, T value, size_t count) {
 void hesper::rt::setMgpuDevice(Device *device) {
   std::lock_guard<std::mutex> lock(state().mutex);
   state().device = device;
-  if (!device)
-    state().allocations.clear();
+  if (device)
+    return;
+  // The program has ended: what it allocated and never freed goes, as a
+  // driver frees a context's memory when the context is destroyed.
+  for (auto &entry : state().allocations)
+    if (entry.second.ownsHost)
+      std::free(entry.second.host);
+  state().allocations.clear();
 }
 
 //===----------------------------------------------------------------------===//

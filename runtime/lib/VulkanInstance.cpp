@@ -16,12 +16,15 @@
 #include "VulkanInternal.h"
 
 #include <dlfcn.h>
+#include <link.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <string>
+#include <vector>
 
 namespace hesper::rt::detail::vk {
 
@@ -240,6 +243,33 @@ static VkDebugUtilsMessengerCreateInfoEXT messengerCreateInfo() {
 
 /// Whether `name` is among the instance extensions of the loader, or of
 /// `layer` when given.
+/// With HESPER_VULKAN_KEEP_DRIVERS_LOADED=1, every shared object loaded so
+/// far (the loader's drivers and what they depend on, such as Mesa's LLVM)
+/// stays loaded until the process exits, though vkDestroyInstance lets the
+/// loader unload them. For leak checkers: memory that a driver library
+/// keeps in its globals is reachable while the library is loaded, and
+/// once it is unloaded neither reachable nor attributable to it
+/// (`make check-sanitized` sets the variable).
+static void keepDriversLoadedIfAsked() {
+  const char *keep = std::getenv("HESPER_VULKAN_KEEP_DRIVERS_LOADED");
+  if (!keep || std::strcmp(keep, "1") != 0)
+    return;
+  std::vector<std::string> names;
+  dl_iterate_phdr(
+      [](dl_phdr_info *info, size_t, void *out) {
+        if (info->dlpi_name && *info->dlpi_name)
+          static_cast<std::vector<std::string> *>(out)->push_back(
+              info->dlpi_name);
+        return 0;
+      },
+      &names);
+  // Outside the iteration, which holds the dynamic linker's lock.
+  for (const std::string &name : names)
+    if (void *handle =
+            dlopen(name.c_str(), RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE))
+      dlclose(handle); // RTLD_NODELETE stays
+}
+
 static bool hasInstanceExtension(const Loader &loader, const char *layer,
                                  const char *name) {
   uint32_t count = 0;
@@ -326,6 +356,8 @@ Result<std::unique_ptr<Instance>> createInstance(bool validation) {
     return Status::error("Vulkan unavailable: " +
                          vkFailure("vkCreateInstance", result).message());
   }
+
+  keepDriversLoadedIfAsked();
 
   InstanceFunctions &fn = instance->fn;
   VkInstance handle = instance->handle;

@@ -103,6 +103,10 @@ module {
     }
     call @printMemrefF32(%uf) : (memref<*xf32>) -> ()
     call @printMemrefI32(%ui) : (memref<*xi32>) -> ()
+    gpu.host_unregister %uf : memref<*xf32>
+    gpu.host_unregister %ui : memref<*xi32>
+    memref.dealloc %f : memref<7xf32>
+    memref.dealloc %i : memref<10xi32>
     return
   }
   func.func private @printMemrefF32(memref<*xf32>) attributes { llvm.emit_c_interface }

@@ -73,6 +73,10 @@ module attributes {gpu.container_module} {
     gpu.dealloc %d : memref<16xi32>
     %ud = memref.cast %hd : memref<16xi32> to memref<*xi32>
     call @printMemrefI32(%ud) : (memref<*xi32>) -> ()
+    memref.dealloc %host : memref<8xf32>
+    memref.dealloc %outB : memref<8xf32>
+    memref.dealloc %outC : memref<8xf32>
+    memref.dealloc %hd : memref<16xi32>
     return
   }
   func.func private @printMemrefF32(memref<*xf32>) attributes { llvm.emit_c_interface }

@@ -152,6 +152,15 @@ module attributes {gpu.container_module} {
     gpu.launch_func @kernels::@halves blocks in (%c1, %c1, %c1)
         threads in (%c4, %c1, %c1) args(%x : memref<4xf16>, %y : memref<4xf16>)
     call @printMemrefF16(%uy) : (memref<*xf16>) -> ()
+    memref.dealloc %a : memref<4xi8>
+    memref.dealloc %sum : memref<4xi8>
+    memref.dealloc %shr : memref<4xi8>
+    memref.dealloc %prod : memref<4xi16>
+    memref.dealloc %wide : memref<4xi64>
+    memref.dealloc %ext : memref<4xi32>
+    memref.dealloc %bytes : memref<2x4xi32>
+    memref.dealloc %x : memref<4xf16>
+    memref.dealloc %y : memref<4xf16>
     return
   }
   func.func private @printMemrefI16(memref<*xi16>) attributes { llvm.emit_c_interface }

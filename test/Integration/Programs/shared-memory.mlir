@@ -106,6 +106,12 @@ module attributes {gpu.container_module} {
     gpu.memcpy %back, %d : memref<2xf32>, memref<2xf32>
     %ub = memref.cast %back : memref<2xf32> to memref<*xf32>
     call @printMemrefF32(%ub) : (memref<*xf32>) -> ()
+    gpu.dealloc %d : memref<2xf32>
+    gpu.host_unregister %ux : memref<*xf32>
+    gpu.host_unregister %uo : memref<*xf32>
+    memref.dealloc %x : memref<64xf32>
+    memref.dealloc %out : memref<2xf32>
+    memref.dealloc %back : memref<2xf32>
     return
   }
   func.func private @printMemrefF32(memref<*xf32>) attributes { llvm.emit_c_interface }

@@ -66,6 +66,8 @@ module attributes {gpu.container_module} {
       }
       scf.yield %n2 : i32
     }
+    gpu.host_unregister %u : memref<*xf32>
+    memref.dealloc %buffer : memref<4x8xf32>
     return %count : i32
   }
   func.func private @printMemrefF32(memref<*xf32>) attributes { llvm.emit_c_interface }

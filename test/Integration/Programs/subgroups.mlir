@@ -112,6 +112,7 @@ module attributes {gpu.container_module} {
     gpu.dealloc %out : memref<6x32xi32>
     %u = memref.cast %host : memref<6x32xi32> to memref<*xi32>
     call @printMemrefI32(%u) : (memref<*xi32>) -> ()
+    memref.dealloc %host : memref<6x32xi32>
     return
   }
   func.func private @printMemrefI32(memref<*xi32>) attributes { llvm.emit_c_interface }
