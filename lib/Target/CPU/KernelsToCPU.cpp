@@ -323,67 +323,46 @@ LogicalResult convertThreadedKernel(OpBuilder &b, gpu::GPUFuncOp kernel,
   return success();
 }
 
+/// Turns a one-lane kernel (Circuit's single-lane lowering) into its
+/// workgroup body.
+LogicalResult convertSingleLaneKernel(OpBuilder &b, gpu::GPUFuncOp kernel) {
+  if (!kernel.getWorkgroupAttributions().empty() ||
+      !kernel.getPrivateAttributions().empty())
+    return kernel.emitOpError("has memory attributions; the CPU target "
+                              "needs shared memory as memref.alloc");
+  if (auto size = kernel.getKnownBlockSize())
+    if ((*size)[0] != 1 || (*size)[1] != 1 || (*size)[2] != 1)
+      return kernel.emitOpError("has more than one lane per workgroup; the "
+                                "CPU target needs convert-circuit-to-shaderm"
+                                "{single-lane=true}");
+  unsigned numBuffers = kernel.getNumArguments();
+  SmallVector<Type> inputs(kernel.getArgumentTypes());
+  inputs.append(6, b.getIndexType());
+  auto func = func::FuncOp::create(b, kernel.getLoc(),
+                                   kernelBodyName(kernel.getName()),
+                                   b.getFunctionType(inputs, {}));
+  func.getBody().takeBody(kernel.getBody());
+  Block &entry = func.getBody().front();
+  for (int i = 0; i < 6; ++i)
+    entry.addArgument(b.getIndexType(), kernel.getLoc());
+  return rewriteBody(func, numBuffers);
+}
+
+/// Transcendental functions as polynomials in plain arithmetic, which the
+/// loop vectorizer widens (a call to libm's expf it cannot).
+LogicalResult approximateTranscendentals(ModuleOp kernels) {
+  RewritePatternSet patterns(kernels.getContext());
+  populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
+    name.consume_front("math.");
+    return llvm::is_contained(
+        {"exp", "expm1", "tanh", "log", "log2", "log1p", "erf"}, name);
+  });
+  return applyPatternsGreedily(kernels, std::move(patterns));
+}
+
 struct GpuToCPUPass : hesper::impl::GpuToCPUPassBase<GpuToCPUPass> {
   using Base::Base;
   void runOnOperation() override {
-    if (threads)
-      return runOnThreadedKernels();
-    ModuleOp module = getOperation();
-    OpBuilder b(&getContext());
-    SmallVector<gpu::GPUModuleOp> gpuModules(
-        module.getOps<gpu::GPUModuleOp>());
-    for (gpu::GPUModuleOp gpuModule : gpuModules) {
-      b.setInsertionPoint(gpuModule);
-      auto kernels = ModuleOp::create(b, gpuModule.getLoc(),
-                                      gpuModule.getName());
-      kernels->setAttr(kCPUKernelsAttr, b.getUnitAttr());
-      b.setInsertionPointToEnd(kernels.getBody());
-      SmallVector<gpu::GPUFuncOp> funcs(gpuModule.getOps<gpu::GPUFuncOp>());
-      for (gpu::GPUFuncOp kernel : funcs) {
-        if (!kernel.getWorkgroupAttributions().empty() ||
-            !kernel.getPrivateAttributions().empty()) {
-          kernel.emitOpError("has memory attributions; the CPU target "
-                             "needs shared memory as memref.alloc");
-          return signalPassFailure();
-        }
-        if (auto size = kernel.getKnownBlockSize()) {
-          if ((*size)[0] != 1 || (*size)[1] != 1 || (*size)[2] != 1) {
-            kernel.emitOpError("has more than one lane per workgroup; the "
-                               "CPU target needs convert-circuit-to-shaderm"
-                               "{single-lane=true}");
-            return signalPassFailure();
-          }
-        }
-        unsigned numBuffers = kernel.getNumArguments();
-        SmallVector<Type> inputs(kernel.getArgumentTypes());
-        inputs.append(6, b.getIndexType());
-        auto func = func::FuncOp::create(
-            b, kernel.getLoc(), kernelBodyName(kernel.getName()),
-            b.getFunctionType(inputs, {}));
-        func.getBody().takeBody(kernel.getBody());
-        Block &entry = func.getBody().front();
-        for (int i = 0; i < 6; ++i)
-          entry.addArgument(b.getIndexType(), kernel.getLoc());
-        if (failed(rewriteBody(func, numBuffers)))
-          return signalPassFailure();
-      }
-      gpuModule.erase();
-      // Transcendental functions as polynomials in plain arithmetic, which
-      // the loop vectorizer widens (a call to libm's expf it cannot).
-      RewritePatternSet patterns(&getContext());
-      populateMathPolynomialApproximationPatterns(
-          patterns, [](StringRef name) {
-            name.consume_front("math.");
-            return llvm::is_contained(
-                {"exp", "expm1", "tanh", "log", "log2", "log1p", "erf"},
-                name);
-          });
-      if (failed(applyPatternsGreedily(kernels, std::move(patterns))))
-        return signalPassFailure();
-    }
-  }
-
-  void runOnThreadedKernels() {
     ModuleOp module = getOperation();
     OpBuilder b(&getContext());
     NamedAttrList abis;
@@ -397,13 +376,18 @@ struct GpuToCPUPass : hesper::impl::GpuToCPUPassBase<GpuToCPUPass> {
       b.setInsertionPointToEnd(kernels.getBody());
       SmallVector<gpu::GPUFuncOp> funcs(gpuModule.getOps<gpu::GPUFuncOp>());
       for (gpu::GPUFuncOp kernel : funcs)
-        if (failed(convertThreadedKernel(b, kernel, abis)))
+        if (failed(threads ? convertThreadedKernel(b, kernel, abis)
+                           : convertSingleLaneKernel(b, kernel)))
           return signalPassFailure();
       gpuModule.erase();
+      // Hand-written kernels keep their arithmetic as written.
+      if (!threads && failed(approximateTranscendentals(kernels)))
+        return signalPassFailure();
     }
-    // Each kernel's workgroup memory, as Hesper's other kernels state their
-    // ABI.
-    module->setAttr("hesper.kernels", abis.getDictionary(&getContext()));
+    // Each hand-written kernel's workgroup memory, as Hesper's other
+    // kernels state their ABI.
+    if (threads)
+      module->setAttr("hesper.kernels", abis.getDictionary(&getContext()));
   }
 };
 } // namespace

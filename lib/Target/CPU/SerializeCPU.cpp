@@ -122,13 +122,30 @@ bool resolveISA(llvm::StringRef name, ISA &isa, std::string &error) {
 //===----------------------------------------------------------------------===//
 
 namespace {
+/// In an entry point: the first `numBuffers` binding addresses (appended to
+/// `args`) and the grid's x, y, z as i64 (into `dims`).
+void loadBindingsAndGrid(llvm::IRBuilder<> &b, llvm::Value *bindings,
+                         llvm::Value *grid, unsigned numBuffers,
+                         SmallVectorImpl<llvm::Value *> &args,
+                         llvm::Value *dims[3]) {
+  llvm::LLVMContext &ctx = b.getContext();
+  auto *ptr = llvm::PointerType::getUnqual(ctx);
+  auto *i64 = llvm::Type::getInt64Ty(ctx);
+  auto *i32 = llvm::Type::getInt32Ty(ctx);
+  for (unsigned i = 0; i < numBuffers; ++i)
+    args.push_back(b.CreateLoad(
+        ptr, b.CreateConstInBoundsGEP1_64(ptr, bindings, i), "buffer"));
+  for (int d = 0; d < 3; ++d)
+    dims[d] = b.CreateZExt(
+        b.CreateLoad(i32, b.CreateConstInBoundsGEP1_64(i32, grid, d)), i64);
+}
+
 /// Defines kernel `name`'s entry point around its workgroup body.
 void addEntryPoint(llvm::Module &module, llvm::Function *body,
                    llvm::StringRef name) {
   llvm::LLVMContext &ctx = module.getContext();
   auto *ptr = llvm::PointerType::getUnqual(ctx);
   auto *i64 = llvm::Type::getInt64Ty(ctx);
-  auto *i32 = llvm::Type::getInt32Ty(ctx);
   unsigned numBuffers = body->arg_size() - 6;
   body->setLinkage(llvm::GlobalValue::InternalLinkage);
   body->addFnAttr(llvm::Attribute::AlwaysInline);
@@ -151,13 +168,8 @@ void addEntryPoint(llvm::Module &module, llvm::Function *body,
   auto *done = llvm::BasicBlock::Create(ctx, "done", entry);
   llvm::IRBuilder<> b(start);
   SmallVector<llvm::Value *> args;
-  for (unsigned i = 0; i < numBuffers; ++i)
-    args.push_back(b.CreateLoad(
-        ptr, b.CreateConstInBoundsGEP1_64(ptr, bindings, i), "buffer"));
   llvm::Value *dims[3];
-  for (int d = 0; d < 3; ++d)
-    dims[d] = b.CreateZExt(
-        b.CreateLoad(i32, b.CreateConstInBoundsGEP1_64(i32, grid, d)), i64);
+  loadBindingsAndGrid(b, bindings, grid, numBuffers, args, dims);
   b.CreateCondBr(b.CreateICmpULT(begin, end), row, done);
 
   // A run of workgroups along x within one (y, z) row of the grid.
@@ -216,16 +228,11 @@ void addThreadEntryPoint(llvm::Module &module, llvm::Function *body,
               *workgroup = entry->getArg(3), *thread = entry->getArg(4);
   llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", entry));
   SmallVector<llvm::Value *> args;
-  for (unsigned i = 0; i < numBuffers; ++i)
-    args.push_back(b.CreateLoad(
-        ptr, b.CreateConstInBoundsGEP1_64(ptr, bindings, i), "buffer"));
   llvm::Value *dims[3], *ids[3];
-  for (int d = 0; d < 3; ++d) {
-    dims[d] = b.CreateZExt(
-        b.CreateLoad(i32, b.CreateConstInBoundsGEP1_64(i32, grid, d)), i64);
+  loadBindingsAndGrid(b, bindings, grid, numBuffers, args, dims);
+  for (int d = 0; d < 3; ++d)
     ids[d] = b.CreateZExt(
         b.CreateLoad(i32, b.CreateConstInBoundsGEP1_64(i32, thread, d)), i64);
-  }
   llvm::Value *x = b.CreateURem(workgroup, dims[0]);
   llvm::Value *rest = b.CreateUDiv(workgroup, dims[0]);
   args.append({x, b.CreateURem(rest, dims[1]), b.CreateUDiv(rest, dims[1]),
