@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Attributions.h"
 #include "Hesper/Target/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -200,7 +201,8 @@ LogicalResult lowerAllReduce(gpu::GPUFuncOp func, gpu::AllReduceOp op,
 }
 
 /// Replaces a memory attribution by an allocation of the same shape in
-/// `space`, at the kernel's entry.
+/// `space`, at the kernel's entry (its users take any memref type:
+/// checkAttributionUsers).
 void attributionToAlloc(OpBuilder &b, BlockArgument attribution,
                         unsigned space, bool stack) {
   auto type = cast<MemRefType>(attribution.getType());
@@ -210,8 +212,6 @@ void attributionToAlloc(OpBuilder &b, BlockArgument attribution,
   Location loc = attribution.getLoc();
   Value memory = stack ? Value(memref::AllocaOp::create(b, loc, newType))
                        : Value(memref::AllocOp::create(b, loc, newType));
-  // Loads and stores take any memref type; the attribution's other users
-  // see the new type.
   attribution.replaceAllUsesWith(memory);
 }
 
@@ -263,6 +263,12 @@ struct NormalizeGpuKernelsPass
       return failure();
 
     if (attributionsAsAlloc) {
+      for (BlockArgument a : func.getWorkgroupAttributions())
+        if (failed(checkAttributionUsers(a)))
+          return failure();
+      for (BlockArgument a : func.getPrivateAttributions())
+        if (failed(checkAttributionUsers(a)))
+          return failure();
       OpBuilder b(func.getContext());
       b.setInsertionPointToStart(&func.getBody().front());
       for (BlockArgument a : func.getWorkgroupAttributions())

@@ -12,8 +12,11 @@
 
 #include "CpuFibers.h"
 
-#include <memory>
+#include <cstdio>
+#include <cstdlib>
+#include <sys/mman.h>
 #include <ucontext.h>
+#include <unistd.h>
 #include <vector>
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -38,12 +41,43 @@ using namespace hesper::rt::detail;
 namespace {
 
 /// Stack of one fiber: generous for kernel code, which keeps its private
-/// arrays on it.
+/// arrays on it. Below it lies one inaccessible page, so that an overflow
+/// faults instead of writing over other memory.
 constexpr size_t kStackBytes = 256 * 1024;
+
+/// A fiber's stack: an anonymous mapping whose lowest page is a guard.
+class Stack {
+public:
+  Stack() = default;
+  Stack(const Stack &) = delete;
+  Stack &operator=(const Stack &) = delete;
+  ~Stack() {
+    if (base)
+      munmap(base, kStackBytes + guard);
+  }
+  /// The usable bytes (kStackBytes of them), mapping them on first use;
+  /// null when the mapping fails.
+  char *get() {
+    if (!base) {
+      guard = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+      void *p = mmap(nullptr, kStackBytes + guard, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+      if (p == MAP_FAILED)
+        return nullptr;
+      mprotect(p, guard, PROT_NONE);
+      base = static_cast<char *>(p);
+    }
+    return base + guard;
+  }
+
+private:
+  char *base = nullptr;
+  size_t guard = 0;
+};
 
 struct Fiber {
   ucontext_t context;
-  std::unique_ptr<char[]> stack;
+  Stack stack;
   bool done = false;
 };
 
@@ -112,15 +146,22 @@ void *hesper::rt::detail::fiberState() { return &team; }
 void hesper::rt::detail::fiberBarrier(void *) { leave(/*ending=*/false); }
 
 void hesper::rt::detail::runFibers(uint32_t count, FiberBody body, void *arg) {
-  if (team.fibers.size() < count)
-    team.fibers.resize(count);
+  if (team.fibers.size() < count) {
+    // Fibers hold their stacks, which must not move: a new vector.
+    std::vector<Fiber> more(count);
+    team.fibers.swap(more);
+  }
   team.count = count;
   team.body = body;
   team.arg = arg;
   for (uint32_t i = 0; i < count; ++i) {
     Fiber &f = team.fibers[i];
-    if (!f.stack)
-      f.stack.reset(new char[kStackBytes]);
+    if (!f.stack.get()) {
+      std::fprintf(stderr, "error: cannot map a %zu-byte stack for thread %u "
+                           "of a workgroup\n",
+                   kStackBytes, i);
+      std::_Exit(1);
+    }
     f.done = false;
     getcontext(&f.context);
     f.context.uc_stack.ss_sp = f.stack.get();

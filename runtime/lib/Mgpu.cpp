@@ -156,7 +156,9 @@ struct KernelHandle {
 
 struct ModuleHandle {
   GpuModuleImage image;
-  std::vector<std::unique_ptr<KernelHandle>> kernels;
+  /// Created on first lookup: the host code looks a kernel up before
+  /// every launch of it.
+  std::map<std::string, std::unique_ptr<KernelHandle>> kernels;
 };
 
 struct State {
@@ -171,10 +173,14 @@ State &state() {
   return s;
 }
 
+/// Ends the process with one error line. _Exit, not exit: the caller may
+/// hold the state's lock, and static destructors would tear down buffers
+/// of a device still in use.
 [[noreturn]] void fail(const std::string &message) {
-  std::fflush(stdout);
+  std::fflush(nullptr);
   std::fprintf(stderr, "error: %s\n", message.c_str());
-  std::exit(1);
+  std::fflush(stderr);
+  std::_Exit(1);
 }
 
 Device &device() {
@@ -196,7 +202,8 @@ Allocation *find(const void *p) {
   if (it == all.begin())
     return nullptr;
   --it;
-  if (address >= it->first + it->second.bytes)
+  // An empty range still names its own address.
+  if (address >= it->first + std::max<size_t>(it->second.bytes, 1))
     return nullptr;
   return &it->second;
 }
@@ -257,7 +264,11 @@ void registerRange(uint8_t *host, size_t bytes) {
     fail("gpu.host_register of memory that overlaps memory already "
          "registered or allocated");
   }
-  if (bytes && find(host + bytes - 1))
+  // A range that starts inside the new one (the new one may also enclose
+  // it whole).
+  auto next = state().allocations.lower_bound(reinterpret_cast<uintptr_t>(host));
+  if (next != state().allocations.end() &&
+      next->first < reinterpret_cast<uintptr_t>(host) + std::max<size_t>(bytes, 1))
     fail("gpu.host_register of memory that overlaps memory already "
          "registered or allocated");
   Allocation a;
@@ -350,6 +361,9 @@ static void mgpuModuleUnload(void *module) {
 
 static void *mgpuModuleGetFunction(void *module, const char *name) {
   auto *m = static_cast<ModuleHandle *>(module);
+  std::lock_guard<std::mutex> lock(state().mutex);
+  if (auto it = m->kernels.find(name); it != m->kernels.end())
+    return it->second.get();
   for (const GpuKernelImage &k : m->image.kernels) {
     if (k.name != name)
       continue;
@@ -367,8 +381,9 @@ static void *mgpuModuleGetFunction(void *module, const char *name) {
     if (!kernel.ok())
       fail("creating kernel '" + k.name + "': " + kernel.status().message());
     handle->kernel = std::move(*kernel);
-    m->kernels.push_back(std::move(handle));
-    return m->kernels.back().get();
+    KernelHandle *result = handle.get();
+    m->kernels[k.name] = std::move(handle);
+    return result;
   }
   fail(std::string("the kernel module has no kernel named '") + name + "'");
 }

@@ -241,8 +241,6 @@ static VkDebugUtilsMessengerCreateInfoEXT messengerCreateInfo() {
   return info;
 }
 
-/// Whether `name` is among the instance extensions of the loader, or of
-/// `layer` when given.
 /// With HESPER_VULKAN_KEEP_DRIVERS_LOADED=1, every shared object loaded so
 /// far (the loader's drivers and what they depend on, such as Mesa's LLVM)
 /// stays loaded until the process exits, though vkDestroyInstance lets the
@@ -270,6 +268,8 @@ static void keepDriversLoadedIfAsked() {
       dlclose(handle); // RTLD_NODELETE stays
 }
 
+/// Whether `name` is among the instance extensions of the loader, or of
+/// `layer` when given.
 static bool hasInstanceExtension(const Loader &loader, const char *layer,
                                  const char *name) {
   uint32_t count = 0;

@@ -186,6 +186,26 @@ TEST_F(MgpuMemoryDeathTest, MisuseIsOneErrorAndExitStatusOne) {
       ::testing::ExitedWithCode(1),
       "error: gpu.host_register of memory that overlaps memory already "
       "registered or allocated");
+  // The other order: a range that encloses one registered before.
+  EXPECT_EXIT(
+      {
+        reg(host + 2, 8);
+        reg(host, 32);
+      },
+      ::testing::ExitedWithCode(1),
+      "error: gpu.host_register of memory that overlaps memory already "
+      "registered or allocated");
+}
+
+TEST_F(MgpuMemory, EmptyAllocationsAreStillNamed) {
+  auto *alloc = symbol<Alloc>("mgpuMemAlloc");
+  auto *release = symbol<Free>("mgpuMemFree");
+  auto *copy = symbol<Memcpy>("mgpuMemcpy");
+  void *empty = alloc(0, nullptr, false);
+  ASSERT_NE(empty, nullptr);
+  char byte = 0;
+  copy(&byte, empty, 0, nullptr); // nothing to copy, but a known pointer
+  release(empty, nullptr);
 }
 
 } // namespace

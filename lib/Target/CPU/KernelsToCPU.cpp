@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../Attributions.h"
 #include "CPUPasses.h"
 #include "Hesper/Target/Passes.h"
 
@@ -174,7 +175,12 @@ LogicalResult rewriteThreadBody(func::FuncOp func, unsigned numBuffers,
     return arith::ConstantIndexOp::create(b, loc, v);
   };
   // Attributions: workgroup ones as views of the workgroup memory, private
-  // ones on the stack. They are the block arguments after the 12 above.
+  // ones on the stack. They are the block arguments after the 12 above. Their
+  // users must take any memref type (loads, stores, atomics): a view's
+  // memory space differs from the attribution's.
+  for (unsigned i = first + 12; i < entry.getNumArguments(); ++i)
+    if (failed(hesper::checkAttributionUsers(entry.getArgument(i))))
+      return failure();
   b.setInsertionPointToStart(&entry);
   unsigned attribution = first + 12;
   for (unsigned i = attribution; i < entry.getNumArguments(); ++i) {
@@ -284,9 +290,12 @@ LogicalResult convertThreadedKernel(OpBuilder &b, gpu::GPUFuncOp kernel,
   SmallVector<int64_t> offsets;
   for (BlockArgument a : kernel.getWorkgroupAttributions()) {
     auto type = cast<MemRefType>(a.getType());
-    if (!type.hasStaticShape() || !type.getLayout().isIdentity())
+    if (!type.hasStaticShape() || !type.getLayout().isIdentity() ||
+        !type.getElementType().isIntOrFloat())
       return kernel.emitOpError("has a workgroup attribution of type ")
-             << type << "; the CPU target needs a static shape";
+             << type
+             << "; the CPU target needs a static shape of integers or "
+                "floats";
     sharedBytes = llvm::alignTo(sharedBytes, kSharedAlign);
     offsets.push_back(sharedBytes);
     sharedBytes += type.getNumElements() *
@@ -375,10 +384,20 @@ struct GpuToCPUPass : hesper::impl::GpuToCPUPassBase<GpuToCPUPass> {
       kernels->setAttr(kCPUKernelsAttr, b.getUnitAttr());
       b.setInsertionPointToEnd(kernels.getBody());
       SmallVector<gpu::GPUFuncOp> funcs(gpuModule.getOps<gpu::GPUFuncOp>());
-      for (gpu::GPUFuncOp kernel : funcs)
+      for (gpu::GPUFuncOp kernel : funcs) {
+        if (!kernel.isKernel()) {
+          kernel.emitOpError("is a device function, which the CPU target "
+                             "does not compile yet (only kernels)");
+          return signalPassFailure();
+        }
         if (failed(threads ? convertThreadedKernel(b, kernel, abis)
                            : convertSingleLaneKernel(b, kernel)))
           return signalPassFailure();
+      }
+      // Whatever else the module holds (globals, declarations) moves along.
+      for (Operation &op : llvm::make_early_inc_range(*gpuModule.getBody()))
+        if (!isa<gpu::GPUFuncOp>(op) && !op.hasTrait<OpTrait::IsTerminator>())
+          op.moveBefore(kernels.getBody(), kernels.getBody()->end());
       gpuModule.erase();
       // Hand-written kernels keep their arithmetic as written.
       if (!threads && failed(approximateTranscendentals(kernels)))
