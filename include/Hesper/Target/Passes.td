@@ -142,7 +142,8 @@ def GpuToCPUPass : Pass<"hesper-gpu-to-cpu", "::mlir::ModuleOp"> {
     grid x/y/z, thread x/y/z, the workgroup memory (`memref<Sxi8>`: the
     workgroup attributions are views of it at 16-byte aligned offsets,
     private ones stack arrays), and the barrier function and its state
-    (`!llvm.ptr`), which `gpu.barrier` calls; subgroups have one lane.
+    (`!llvm.ptr`), which `gpu.barrier` calls; subgroups have one lane;
+    `gpu.printf` calls the C library's printf.
     Arithmetic is left as written. The module's `hesper.kernels` states
     each kernel's workgroup memory bytes.
   }];

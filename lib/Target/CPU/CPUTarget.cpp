@@ -65,7 +65,7 @@ public:
   /// workgroup's OS thread, subgroups of one lane.
   bool buildGpuKernelPipeline(OpPassManager &pm,
                               std::string &) const override {
-    addPipeline(pm, "hesper-normalize-gpu-kernels{allow-printf=false},"
+    addPipeline(pm, "hesper-normalize-gpu-kernels,"
                     "hesper-specialize-subgroup-size{size=1},canonicalize,"
                     "hesper-gpu-to-cpu{threads=true}");
     CPUPipelineOptions cpu;

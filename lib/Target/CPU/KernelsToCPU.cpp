@@ -156,6 +156,47 @@ LogicalResult rewriteBody(func::FuncOp func, unsigned numBuffers) {
 /// offsets of this alignment.
 constexpr int64_t kSharedAlign = 16;
 
+/// Replaces `print` (the builder is at it) with a call of the C library's
+/// printf: the format as a constant string of the module, floats widened
+/// to double and small integers to int, as C's variadic calls promote them.
+void lowerPrintf(OpBuilder &b, gpu::PrintfOp print) {
+  Location loc = print.getLoc();
+  MLIRContext *context = b.getContext();
+  auto module = print->getParentOfType<ModuleOp>();
+  auto ptr = LLVM::LLVMPointerType::get(context);
+  auto i32 = b.getI32Type();
+  OpBuilder top(context);
+  top.setInsertionPointToStart(module.getBody());
+  auto printfFn = module.lookupSymbol<LLVM::LLVMFuncOp>("printf");
+  if (!printfFn)
+    printfFn = LLVM::LLVMFuncOp::create(
+        top, loc, "printf",
+        LLVM::LLVMFunctionType::get(i32, {ptr}, /*isVarArg=*/true));
+  std::string text = print.getFormat().str();
+  text.push_back('\0');
+  unsigned index = 0;
+  std::string name;
+  do
+    name = "__hesper_printf_format_" + std::to_string(index++);
+  while (module.lookupSymbol(name));
+  auto format = LLVM::GlobalOp::create(
+      top, loc, LLVM::LLVMArrayType::get(b.getI8Type(), text.size()),
+      /*isConstant=*/true, LLVM::Linkage::Internal, name,
+      b.getStringAttr(text));
+  SmallVector<Value> args{LLVM::AddressOfOp::create(b, loc, format)};
+  for (Value v : print.getArgs()) {
+    Type type = v.getType();
+    if (isa<FloatType>(type) && !type.isF64())
+      v = arith::ExtFOp::create(b, loc, b.getF64Type(), v);
+    else if (type.isIndex())
+      v = arith::IndexCastOp::create(b, loc, b.getI64Type(), v);
+    else if (type.isInteger() && type.getIntOrFloatBitWidth() < 32)
+      v = arith::ExtSIOp::create(b, loc, i32, v);
+    args.push_back(v);
+  }
+  LLVM::CallOp::create(b, loc, printfFn, args);
+}
+
 /// Rewrites a hand-written kernel's body moved into `func`, whose arguments
 /// are its buffers, then workgroup x/y/z, grid x/y/z, thread x/y/z, the
 /// workgroup memory (memref<Sxi8>), the barrier function and its state
@@ -262,6 +303,12 @@ LogicalResult rewriteThreadBody(func::FuncOp func, unsigned numBuffers,
       auto type = LLVM::LLVMFunctionType::get(
           LLVM::LLVMVoidType::get(b.getContext()), {ptr});
       LLVM::CallOp::create(b, loc, type, ValueRange{barrier, state});
+      op->erase();
+      continue;
+    } else if (auto print = dyn_cast<gpu::PrintfOp>(op)) {
+      // The C library's printf; the fibers of a workgroup run in thread
+      // order, so the lines come in that order.
+      lowerPrintf(b, print);
       op->erase();
       continue;
     } else if (isa<gpu::ReturnOp>(op)) {
