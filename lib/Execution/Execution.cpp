@@ -82,13 +82,9 @@ private:
       options.events->push_back({stage, start, now() - start});
     if (options.dumpDir.empty() || !isa<ModuleOp>(op))
       return;
-    SmallString<128> path(options.dumpDir);
-    llvm::sys::path::append(
-        path, llvm::formatv("{0:d2}-{1}.mlir", count++, stage).str());
-    std::error_code ec;
-    llvm::raw_fd_ostream file(path, ec);
-    if (!ec)
-      op->print(file);
+    writeDumpFile(options.dumpDir,
+                  llvm::formatv("{0:d2}-{1}.mlir", count++, stage).str(),
+                  [&](llvm::raw_ostream &os) { op->print(os); });
   }
 
   const CompileOptions &options;
@@ -125,12 +121,9 @@ hesper::compileForTarget(ModuleOp module, ArrayRef<std::string> graphNames,
                          const Target &target, const CompileOptions &options) {
   OwningOpRef<ModuleOp> lowered = module.clone();
   PassManager pm(module.getContext());
-  if (!options.dumpDir.empty()) {
-    if (std::error_code ec =
-            llvm::sys::fs::create_directories(options.dumpDir))
-      return module.emitError("cannot create --dump-dir ")
-             << options.dumpDir << ": " << ec.message();
-  }
+  if (!options.dumpDir.empty() &&
+      failed(createDumpDir(module, options.dumpDir)))
+    return failure();
   pm.addInstrumentation(std::make_unique<StageRecorder>(options));
   TargetPipelineOptions pipeline;
   pipeline.fuse = options.fuse;
@@ -148,16 +141,31 @@ hesper::compileForTarget(ModuleOp module, ArrayRef<std::string> graphNames,
       return failure();
     programs.push_back(std::move(*program));
   }
-  if (!options.dumpDir.empty() && !binary->bytes.empty()) {
-    SmallString<128> path(options.dumpDir);
-    llvm::sys::path::append(path, target.binaryFileName(*binary));
-    std::error_code ec;
-    llvm::raw_fd_ostream file(path, ec);
-    if (!ec)
-      file.write(reinterpret_cast<const char *>(binary->bytes.data()),
-                 binary->bytes.size());
-  }
+  if (!options.dumpDir.empty() && !binary->bytes.empty())
+    writeDumpFile(options.dumpDir, target.binaryFileName(*binary),
+                  [&](llvm::raw_ostream &os) {
+                    os.write(reinterpret_cast<const char *>(
+                                 binary->bytes.data()),
+                             binary->bytes.size());
+                  });
   return programs;
+}
+
+LogicalResult hesper::createDumpDir(ModuleOp module, StringRef dir) {
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+    return module.emitError("cannot create --dump-dir ")
+           << dir << ": " << ec.message();
+  return success();
+}
+
+void hesper::writeDumpFile(StringRef dir, StringRef name,
+                           llvm::function_ref<void(llvm::raw_ostream &)> write) {
+  SmallString<128> path(dir);
+  llvm::sys::path::append(path, name);
+  std::error_code ec;
+  llvm::raw_fd_ostream file(path, ec);
+  if (!ec)
+    write(file);
 }
 
 FailureOr<rt::Program> hesper::extractProgram(ModuleOp lowered,

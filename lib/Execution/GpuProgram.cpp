@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Hesper/Execution/GpuProgram.h"
+#include "Hesper/Execution/Execution.h"
 #include "Hesper/Dialect/Circuit/IR/Circuit.h"
 #include "hesper/runtime/Mgpu.h"
 
@@ -229,16 +230,15 @@ static LogicalResult compileKernelModule(gpu::GPUModuleOp gpuModule,
   image.format = binary->format;
   image.binary = binary->bytes;
 
-  if (!dumpDir.empty()) {
-    SmallString<128> path(dumpDir);
-    llvm::sys::path::append(path, gpuModule.getName().str() + "." +
-                                      target.binaryFileName(*binary));
-    std::error_code ec;
-    llvm::raw_fd_ostream out(path, ec);
-    if (!ec)
-      out.write(reinterpret_cast<const char *>(binary->bytes.data()),
-                binary->bytes.size());
-  }
+  if (!dumpDir.empty())
+    writeDumpFile(dumpDir,
+                  gpuModule.getName().str() + "." +
+                      target.binaryFileName(*binary),
+                  [&](llvm::raw_ostream &os) {
+                    os.write(reinterpret_cast<const char *>(
+                                 binary->bytes.data()),
+                             binary->bytes.size());
+                  });
 
   std::vector<uint8_t> encoded = rt::encodeGpuModuleImage(image);
   auto object = gpu::ObjectAttr::get(
@@ -275,11 +275,9 @@ LogicalResult exec::compileGpuProgram(ModuleOp module, const Target &target,
            << returns << ", but the entry point result is "
            << options.entryResult << " (--entry-point-result)";
 
-  if (!options.dumpDir.empty())
-    if (std::error_code ec =
-            llvm::sys::fs::create_directories(options.dumpDir))
-      return module.emitError("cannot create the dump directory '")
-             << options.dumpDir << "': " << ec.message();
+  if (!options.dumpDir.empty() &&
+      failed(createDumpDir(module, options.dumpDir)))
+    return failure();
   // gpu.launch bodies become kernels of their own gpu.module.
   {
     PassManager pm(context);
@@ -310,14 +308,9 @@ LogicalResult exec::compileGpuProgram(ModuleOp module, const Target &target,
   pm.addPass(createReconcileUnrealizedCastsPass());
   if (failed(pm.run(module)))
     return failure();
-  if (!options.dumpDir.empty()) {
-    SmallString<128> path(options.dumpDir);
-    llvm::sys::path::append(path, "host.mlir");
-    std::error_code ec;
-    llvm::raw_fd_ostream out(path, ec);
-    if (!ec)
-      module.print(out);
-  }
+  if (!options.dumpDir.empty())
+    writeDumpFile(options.dumpDir, "host.mlir",
+                  [&](llvm::raw_ostream &os) { module.print(os); });
   return success();
 }
 
@@ -397,7 +390,6 @@ LogicalResult exec::runGpuProgram(ModuleOp module, rt::Device &device,
 
   rt::setMgpuDevice(&device);
   os.flush();
-  llvm::Error error = llvm::Error::success();
   int32_t i32 = 0;
   int64_t i64 = 0;
   float f32 = 0;
@@ -408,7 +400,7 @@ LogicalResult exec::runGpuProgram(ModuleOp module, rt::Device &device,
   SmallVector<void *, 1> args;
   if (result)
     args.push_back(result);
-  error = (*engine)->invokePacked(options.entryPoint, args);
+  llvm::Error error = (*engine)->invokePacked(options.entryPoint, args);
   // The module's destructors (kernel modules unloaded) run with the device
   // still set.
   engine->reset();

@@ -221,34 +221,15 @@ std::unique_ptr<Buffer> newBuffer(size_t bytes) {
   return std::move(*buffer);
 }
 
-/// Writes `bytes` bytes at byte `offset` of a device buffer, keeping the
-/// whole words around a range that is not word-aligned.
+/// Copies between host memory and bytes [offset, offset + bytes) of an
+/// allocation's device buffer (the drivers take any offset and size).
 void writeDevice(Allocation &a, size_t offset, const void *src, size_t bytes) {
-  if (bytes == 0)
-    return;
-  size_t first = offset & ~size_t(3);
-  size_t last = bufferBytes(offset + bytes);
-  if (first == offset && last == offset + bytes) {
-    check(device().upload(*a.buffer, src, bytes, offset), "copying to the device");
-    return;
-  }
-  std::vector<uint8_t> words(last - first);
-  check(device().download(*a.buffer, words.data(), words.size(), first),
-        "reading device memory");
-  std::memcpy(words.data() + (offset - first), src, bytes);
-  check(device().upload(*a.buffer, words.data(), words.size(), first),
-        "copying to the device");
+  check(device().upload(*a.buffer, src, bytes, offset), "copying to the device");
 }
 
 void readDevice(Allocation &a, size_t offset, void *dst, size_t bytes) {
-  if (bytes == 0)
-    return;
-  size_t first = offset & ~size_t(3);
-  size_t last = bufferBytes(offset + bytes);
-  std::vector<uint8_t> words(last - first);
-  check(device().download(*a.buffer, words.data(), words.size(), first),
+  check(device().download(*a.buffer, dst, bytes, offset),
         "copying from the device");
-  std::memcpy(dst, words.data() + (offset - first), bytes);
 }
 
 /// Device memory whose device copy is the current one.

@@ -60,6 +60,15 @@ mlir::FailureOr<std::vector<rt::Program>>
 compileForTarget(mlir::ModuleOp module, llvm::ArrayRef<std::string> graphNames,
                  const Target &target, const CompileOptions &options);
 
+/// Creates `dir` and its parents for --dump-dir; an error on `module` when
+/// it cannot.
+mlir::LogicalResult createDumpDir(mlir::ModuleOp module, llvm::StringRef dir);
+
+/// Writes a dump file `dir`/`name` with `write`; a dump that cannot be
+/// opened is skipped (dumps are for reading, not part of the result).
+void writeDumpFile(llvm::StringRef dir, llvm::StringRef name,
+                   llvm::function_ref<void(llvm::raw_ostream &)> write);
+
 /// Extracts schedule `name` of an already lowered module whose kernels are
 /// `binary`.
 mlir::FailureOr<rt::Program> extractProgram(mlir::ModuleOp lowered,

@@ -52,6 +52,23 @@ std::string threadBodyName(llvm::StringRef kernel) {
 
 namespace {
 
+/// What a subgroup query or operation gives when subgroups have one lane:
+/// lane 0, size 1, the lane's own value for a reduction or a broadcast;
+/// null for any other op. (Shuffles differ between the two kinds of
+/// kernels and are handled by each.)
+Value oneLaneSubgroupValue(OpBuilder &b, Operation *op) {
+  Location loc = op->getLoc();
+  if (isa<gpu::LaneIdOp>(op))
+    return arith::ConstantIndexOp::create(b, loc, 0);
+  if (isa<gpu::SubgroupSizeOp>(op))
+    return arith::ConstantIndexOp::create(b, loc, 1);
+  if (auto reduce = dyn_cast<gpu::SubgroupReduceOp>(op))
+    return reduce.getValue();
+  if (auto broadcast = dyn_cast<gpu::SubgroupBroadcastOp>(op))
+    return broadcast.getSrc();
+  return Value();
+}
+
 /// Rewrites the gpu ops of a kernel body moved into `func` (buffers are
 /// arguments 0..numBuffers-1, then workgroup x/y/z, then grid x/y/z).
 LogicalResult rewriteBody(func::FuncOp func, unsigned numBuffers) {
@@ -68,21 +85,18 @@ LogicalResult rewriteBody(func::FuncOp func, unsigned numBuffers) {
     Location loc = op->getLoc();
     auto dim = [](gpu::Dimension d) { return static_cast<unsigned>(d); };
     Value replacement;
-    if (auto id = dyn_cast<gpu::BlockIdOp>(op))
+    if (Value oneLane = oneLaneSubgroupValue(b, op))
+      replacement = oneLane;
+    else if (auto id = dyn_cast<gpu::BlockIdOp>(op))
       replacement = arg(numBuffers + dim(id.getDimension()));
     else if (auto id = dyn_cast<gpu::GlobalIdOp>(op))
       replacement = arg(numBuffers + dim(id.getDimension()));
     else if (auto grid = dyn_cast<gpu::GridDimOp>(op))
       replacement = arg(numBuffers + 3 + dim(grid.getDimension()));
-    else if (isa<gpu::ThreadIdOp, gpu::LaneIdOp, gpu::SubgroupIdOp>(op))
+    else if (isa<gpu::ThreadIdOp, gpu::SubgroupIdOp>(op))
       replacement = index(loc, 0);
-    else if (isa<gpu::BlockDimOp, gpu::SubgroupSizeOp, gpu::NumSubgroupsOp>(
-                 op))
+    else if (isa<gpu::BlockDimOp, gpu::NumSubgroupsOp>(op))
       replacement = index(loc, 1);
-    else if (auto reduce = dyn_cast<gpu::SubgroupReduceOp>(op))
-      replacement = reduce.getValue();
-    else if (auto broadcast = dyn_cast<gpu::SubgroupBroadcastOp>(op))
-      replacement = broadcast.getSrc();
     else if (auto shuffle = dyn_cast<gpu::ShuffleOp>(op)) {
       // The only lane is its own partner: the value, and valid.
       Value valid = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1);
@@ -256,7 +270,9 @@ LogicalResult rewriteThreadBody(func::FuncOp func, unsigned numBuffers,
           arith::MulIOp::create(b, loc, index(loc, block[0]), yz));
     };
     Value replacement;
-    if (auto id = dyn_cast<gpu::ThreadIdOp>(op))
+    if (Value oneLane = oneLaneSubgroupValue(b, op))
+      replacement = oneLane;
+    else if (auto id = dyn_cast<gpu::ThreadIdOp>(op))
       replacement = arg(first + 6 + dim(id.getDimension()));
     else if (auto id = dyn_cast<gpu::BlockIdOp>(op))
       replacement = arg(first + dim(id.getDimension()));
@@ -270,18 +286,10 @@ LogicalResult rewriteThreadBody(func::FuncOp func, unsigned numBuffers,
           b, loc, arith::MulIOp::create(b, loc, arg(first + d),
                                         index(loc, block[d])),
           arg(first + 6 + d));
-    } else if (isa<gpu::LaneIdOp>(op))
-      replacement = index(loc, 0);
-    else if (isa<gpu::SubgroupIdOp>(op))
+    } else if (isa<gpu::SubgroupIdOp>(op))
       replacement = linearThread();
     else if (isa<gpu::NumSubgroupsOp>(op))
       replacement = index(loc, threadCount);
-    else if (isa<gpu::SubgroupSizeOp>(op))
-      replacement = index(loc, 1);
-    else if (auto reduce = dyn_cast<gpu::SubgroupReduceOp>(op))
-      replacement = reduce.getValue();
-    else if (auto broadcast = dyn_cast<gpu::SubgroupBroadcastOp>(op))
-      replacement = broadcast.getSrc();
     else if (auto shuffle = dyn_cast<gpu::ShuffleOp>(op)) {
       // One-lane subgroups: a shuffle of width 1 reads lane 0 (itself)
       // only when its offset leaves the lane where it is.
