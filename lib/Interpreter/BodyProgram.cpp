@@ -80,14 +80,22 @@ static uint64_t asUnsigned(int64_t v, unsigned width) {
   return static_cast<uint64_t>(v) & ((uint64_t(1) << width) - 1);
 }
 
-static float roundTo(float v, ValKind kind) {
-  return kind == ValKind::F16 ? roundToHalf(v) : v;
+/// Rounds a computed value to the precision of `kind`: half for f16, single
+/// for f32 unless the program is `wide`.
+static double roundTo(double v, ValKind kind, bool wide) {
+  if (kind == ValKind::F16)
+    return roundToHalf(static_cast<float>(v));
+  if (kind == ValKind::F32 && !wide)
+    return static_cast<float>(v);
+  return v;
 }
 
 FailureOr<BodyProgram> BodyProgram::compile(Block &block,
-                                            unsigned subgroupSize) {
+                                            unsigned subgroupSize,
+                                            bool wide) {
   BodyProgram program;
   program.subgroupSize = subgroupSize;
+  program.wide = wide;
   llvm::DenseMap<Value, unsigned> slots;
   for (BlockArgument arg : block.getArguments()) {
     ValKind kind;
@@ -128,7 +136,7 @@ FailureOr<BodyProgram> BodyProgram::compile(Block &block,
     if (auto c = dyn_cast<ex::ConstantOp>(op)) {
       Val v;
       if (auto f = dyn_cast<FloatAttr>(c.getValue()))
-        v.f = roundTo(static_cast<float>(f.getValueAsDouble()), instr.kind);
+        v.f = roundTo(f.getValueAsDouble(), instr.kind, wide);
       else if (auto i = dyn_cast<IntegerAttr>(c.getValue()))
         v.i = wrap(instr.width == 1 ? i.getValue().getZExtValue()
                                     : i.getValue().getSExtValue(),
@@ -284,7 +292,7 @@ static bool compareInts(ex::CmpPredicate p, int64_t a, int64_t b,
   return false;
 }
 
-static bool compareFloats(ex::CmpPredicate p, float a, float b) {
+static bool compareFloats(ex::CmpPredicate p, double a, double b) {
   switch (p) {
   case ex::CmpPredicate::eq:
     return a == b;
@@ -305,10 +313,10 @@ static bool compareFloats(ex::CmpPredicate p, float a, float b) {
 
 /// Float to integer, rounding toward zero; NaN gives 0 and out-of-range
 /// values saturate (the IR leaves them undefined).
-static int64_t floatToInt(float v, unsigned width, bool isUnsigned) {
+static int64_t floatToInt(double v, unsigned width, bool isUnsigned) {
   if (std::isnan(v))
     return 0;
-  double t = std::trunc(static_cast<double>(v));
+  double t = std::trunc(v);
   double lo, hi;
   if (isUnsigned) {
     lo = 0;
@@ -326,9 +334,10 @@ static int64_t floatToInt(float v, unsigned width, bool isUnsigned) {
   return wrap(static_cast<int64_t>(t), width);
 }
 
-static float gelu(float x) {
-  const float k = 0.7978845608028654f; // sqrt(2 / pi)
-  return 0.5f * x * (1.0f + std::tanh(k * (x + 0.044715f * x * x * x)));
+/// GELU, tanh form, in the precision of T (float or double).
+template <typename T> static T gelu(T x) {
+  const T k = T(0.7978845608028654); // sqrt(2 / pi)
+  return T(0.5) * x * (T(1) + std::tanh(k * (x + T(0.044715) * x * x * x)));
 }
 
 void BodyProgram::step(const Instr &in, unsigned lanes, const bool *active) {
@@ -371,8 +380,8 @@ void BodyProgram::step(const Instr &in, unsigned lanes, const bool *active) {
         v[l] = Val();
       } else if (isFloat) {
         v[l].f = kind == ex::ReduceKind::max
-                     ? -std::numeric_limits<float>::infinity()
-                     : std::numeric_limits<float>::infinity();
+                     ? -std::numeric_limits<double>::infinity()
+                     : std::numeric_limits<double>::infinity();
       } else {
         v[l].i = kind == ex::ReduceKind::max ? wrap(int64_t(1) << (w - 1), w)
                                              : wrap((int64_t(1) << (w - 1)) - 1, w);
@@ -385,7 +394,7 @@ void BodyProgram::step(const Instr &in, unsigned lanes, const bool *active) {
         Val r;
         if (isFloat) {
           if (kind == ex::ReduceKind::sum)
-            r.f = roundTo(a.f + b.f, in.kind);
+            r.f = roundTo(a.f + b.f, in.kind, wide);
           else if (kind == ex::ReduceKind::max)
             r.f = std::fmax(a.f, b.f);
           else
@@ -416,7 +425,23 @@ void BodyProgram::step(const Instr &in, unsigned lanes, const bool *active) {
       return reg(l, in.operands[k]);
     };
     Val r;
-    auto f1 = [&](float v) { r.f = roundTo(v, in.kind); };
+    auto f1 = [&](double v) { r.f = roundTo(v, in.kind, wide); };
+    // Library math runs in the operand's own precision: float for f32 and
+    // f16 (so the result is the single-precision function's), double when
+    // the program is wide.
+    const bool narrow = !(wide && in.operandKind == ValKind::F32);
+    auto m1 = [&](auto fn) {
+      narrow ? f1(fn(static_cast<float>(op(0).f))) : f1(fn(op(0).f));
+    };
+    auto m2 = [&](auto fn) {
+      narrow ? f1(fn(static_cast<float>(op(0).f), static_cast<float>(op(1).f)))
+             : f1(fn(op(0).f, op(1).f));
+    };
+    auto m3 = [&](auto fn) {
+      narrow ? f1(fn(static_cast<float>(op(0).f), static_cast<float>(op(1).f),
+                     static_cast<float>(op(2).f)))
+             : f1(fn(op(0).f, op(1).f, op(2).f));
+    };
     auto i1 = [&](int64_t v) { r.i = wrap(v, w); };
     auto uadd = [](int64_t a, int64_t b) {
       return static_cast<int64_t>(static_cast<uint64_t>(a) +
@@ -447,7 +472,7 @@ void BodyProgram::step(const Instr &in, unsigned lanes, const bool *active) {
       break;
     case OpRem:
       if (isFloat)
-        f1(std::fmod(op(0).f, op(1).f));
+        m2([](auto a, auto b) { return std::fmod(a, b); });
       else
         i1(op(1).i == 0 || op(1).i == -1 ? 0 : op(0).i % op(1).i);
       break;
@@ -500,8 +525,8 @@ void BodyProgram::step(const Instr &in, unsigned lanes, const bool *active) {
       if (isFloat && toFloat) {
         f1(op(0).f);
       } else if (!isFloat && toFloat) {
-        f1(isUnsigned ? static_cast<float>(asUnsigned(op(0).i, in.operandWidth))
-                      : static_cast<float>(op(0).i));
+        f1(isUnsigned ? static_cast<double>(asUnsigned(op(0).i, in.operandWidth))
+                      : static_cast<double>(op(0).i));
       } else if (isFloat) {
         r.i = floatToInt(op(0).f, w, isUnsigned);
       } else {
@@ -515,40 +540,43 @@ void BodyProgram::step(const Instr &in, unsigned lanes, const bool *active) {
     case OpBitcast: {
       if (isFloat) {
         if (in.operandKind == ValKind::F16) {
-          i1(floatToHalfBits(op(0).f));
+          i1(floatToHalfBits(static_cast<float>(op(0).f)));
         } else {
+          float single = static_cast<float>(op(0).f);
           uint32_t bits;
-          std::memcpy(&bits, &op(0).f, 4);
+          std::memcpy(&bits, &single, 4);
           i1(static_cast<int32_t>(bits));
         }
       } else if (in.kind == ValKind::F16) {
         r.f = halfBitsToFloat(static_cast<uint16_t>(op(0).i));
       } else {
         uint32_t bits = static_cast<uint32_t>(op(0).i);
-        std::memcpy(&r.f, &bits, 4);
+        float single;
+        std::memcpy(&single, &bits, 4);
+        r.f = single;
       }
       break;
     }
     case OpExp:
-      f1(std::exp(op(0).f));
+      m1([](auto x) { return std::exp(x); });
       break;
     case OpLog:
-      f1(std::log(op(0).f));
+      m1([](auto x) { return std::log(x); });
       break;
     case OpSqrt:
-      f1(std::sqrt(op(0).f));
+      m1([](auto x) { return std::sqrt(x); });
       break;
     case OpRsqrt:
-      f1(1.0f / std::sqrt(op(0).f));
+      m1([](auto x) { return decltype(x)(1) / std::sqrt(x); });
       break;
     case OpTanh:
-      f1(std::tanh(op(0).f));
+      m1([](auto x) { return std::tanh(x); });
       break;
     case OpSin:
-      f1(std::sin(op(0).f));
+      m1([](auto x) { return std::sin(x); });
       break;
     case OpCos:
-      f1(std::cos(op(0).f));
+      m1([](auto x) { return std::cos(x); });
       break;
     case OpFloor:
       f1(std::floor(op(0).f));
@@ -557,19 +585,21 @@ void BodyProgram::step(const Instr &in, unsigned lanes, const bool *active) {
       f1(std::round(op(0).f));
       break;
     case OpSigmoid:
-      f1(1.0f / (1.0f + std::exp(-op(0).f)));
+      m1([](auto x) {
+        return decltype(x)(1) / (decltype(x)(1) + std::exp(-x));
+      });
       break;
     case OpSilu:
-      f1(op(0).f / (1.0f + std::exp(-op(0).f)));
+      m1([](auto x) { return x / (decltype(x)(1) + std::exp(-x)); });
       break;
     case OpGelu:
-      f1(gelu(op(0).f));
+      m1([](auto x) { return gelu(x); });
       break;
     case OpPow:
-      f1(std::pow(op(0).f, op(1).f));
+      m2([](auto a, auto b) { return std::pow(a, b); });
       break;
     case OpFma:
-      f1(std::fma(op(0).f, op(1).f, op(2).f));
+      m3([](auto a, auto b, auto c) { return std::fma(a, b, c); });
       break;
     case OpClamp:
       if (isFloat)
@@ -606,8 +636,8 @@ void BodyProgram::step(const Instr &in, unsigned lanes, const bool *active) {
     }
     case OpPackF16x2:
       i1(static_cast<int32_t>(
-          static_cast<uint32_t>(floatToHalfBits(op(0).f)) |
-          (static_cast<uint32_t>(floatToHalfBits(op(1).f)) << 16)));
+          static_cast<uint32_t>(floatToHalfBits(static_cast<float>(op(0).f))) |
+          (static_cast<uint32_t>(floatToHalfBits(static_cast<float>(op(1).f))) << 16)));
       break;
     case OpUnpackF16x2: {
       uint32_t word = static_cast<uint32_t>(op(0).i);
@@ -658,7 +688,7 @@ void BodyProgram::step(const Instr &in, unsigned lanes, const bool *active) {
         if (t->getElementType().isInteger(32))
           r.i = t->getInt(index);
         else
-          r.f = t->getFloat(index);
+          r.f = t->getDouble(index);
       }
       break;
     }

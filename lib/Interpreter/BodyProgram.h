@@ -26,14 +26,15 @@ namespace interp {
 
 class HostTensor;
 
-/// One scalar value: floats in `f`, integers (sign-extended from their bit
-/// width; i1 as 0 or 1) in `i`.
+/// One scalar value: floats in `f` (an f32 or f16 value, exactly; or, when
+/// the program evaluates f32 in double precision, a double), integers
+/// (sign-extended from their bit width; i1 as 0 or 1) in `i`.
 struct Val {
-  float f = 0.0f;
+  double f = 0.0;
   int64_t i = 0;
   /// A whole input tensor, for a body argument of tensor type.
   const HostTensor *t = nullptr;
-  static Val ofFloat(float v) {
+  static Val ofFloat(double v) {
     Val r;
     r.f = v;
     return r;
@@ -56,9 +57,11 @@ enum class ValKind : uint8_t { F32, F16, Int, Tensor };
 class BodyProgram {
 public:
   /// Compiles `block`; fails (with a diagnostic) on an op the interpreter
-  /// does not know.
+  /// does not know. With `wide`, f32 values are computed in double
+  /// precision and never rounded to single (f16 values still are).
   static mlir::FailureOr<BodyProgram> compile(mlir::Block &block,
-                                              unsigned subgroupSize);
+                                              unsigned subgroupSize,
+                                              bool wide = false);
 
   unsigned getNumArguments() const { return numArgs; }
   unsigned getNumResults() const { return yields.size(); }
@@ -84,6 +87,7 @@ private:
   void step(const Instr &instr, unsigned lanes, const bool *active);
 
   unsigned numArgs = 0, numSlots = 0, subgroupSize = 32;
+  bool wide = false;
   std::vector<Instr> instrs;
   std::vector<Val> constants; // Slot values of constants, set once.
   std::vector<unsigned> constantSlots;

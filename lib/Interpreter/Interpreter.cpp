@@ -32,10 +32,42 @@ static size_t storageBytes(RankedTensorType type) {
   return static_cast<size_t>(getStorageBytes(type));
 }
 
-HostTensor::HostTensor(RankedTensorType type)
-    : type(type), storage(storageBytes(type), 0) {}
+HostTensor::HostTensor(RankedTensorType type, bool wide)
+    : type(type), wide(wide && type.getElementType().isF32()) {
+  storage.assign(this->wide ? 8 * static_cast<size_t>(type.getNumElements())
+                            : storageBytes(type),
+                 0);
+}
+
+double HostTensor::getDouble(int64_t i) const {
+  if (wide) {
+    double v;
+    std::memcpy(&v, storage.data() + 8 * i, 8);
+    return v;
+  }
+  return getFloat(i);
+}
+
+void HostTensor::setDouble(int64_t i, double v) {
+  if (wide) {
+    std::memcpy(storage.data() + 8 * i, &v, 8);
+    return;
+  }
+  setFloat(i, static_cast<float>(v));
+}
+
+HostTensor HostTensor::widened() const {
+  if (wide || !getElementType().isF32())
+    return *this;
+  HostTensor t(type, /*wide=*/true);
+  for (int64_t i = 0, e = getNumElements(); i < e; ++i)
+    t.setDouble(i, getFloat(i));
+  return t;
+}
 
 float HostTensor::getFloat(int64_t i) const {
+  if (wide)
+    return static_cast<float>(getDouble(i));
   if (getElementType().isF16()) {
     uint16_t h;
     std::memcpy(&h, storage.data() + 2 * i, 2);
@@ -52,6 +84,8 @@ float HostTensor::getFloat(int64_t i) const {
 }
 
 void HostTensor::setFloat(int64_t i, float v) {
+  if (wide)
+    return setDouble(i, v);
   if (getElementType().isF16()) {
     uint16_t h = floatToHalfBits(v);
     std::memcpy(storage.data() + 2 * i, &h, 2);
@@ -205,13 +239,13 @@ private:
   static Val read(const HostTensor &tensor, int64_t index) {
     if (tensor.getElementType().isInteger(32))
       return Val::ofInt(tensor.getInt(index));
-    return Val::ofFloat(tensor.getFloat(index));
+    return Val::ofFloat(tensor.getDouble(index));
   }
   static void write(HostTensor &tensor, int64_t index, const Val &v) {
     if (tensor.getElementType().isInteger(32))
       tensor.setInt(index, static_cast<int32_t>(v.i));
     else
-      tensor.setFloat(index, v.f);
+      tensor.setDouble(index, v.f);
   }
 
   /// The inputs of a body, read for one lane with broadcasting, or passed
@@ -256,7 +290,18 @@ private:
   }
 
   FailureOr<BodyProgram> compile(Region &region) {
-    return BodyProgram::compile(region.front(), options.subgroupSize);
+    return BodyProgram::compile(region.front(), options.subgroupSize,
+                                options.wide);
+  }
+
+  /// A zero-filled result tensor (wide under Options::wide).
+  TensorRef fresh(Type type) {
+    return std::make_shared<HostTensor>(cast<RankedTensorType>(type),
+                                        options.wide);
+  }
+  /// A double accumulator as stored: rounded to f32 unless wide.
+  double finish(double acc) const {
+    return options.wide ? acc : static_cast<double>(static_cast<float>(acc));
   }
 
   const Options &options;
@@ -279,6 +324,8 @@ LogicalResult GraphEvaluator::run(GraphOp graph, std::vector<HostTensor> &args,
       return graph.emitOpError("reference interpreter: argument #")
              << i << " has type " << args[i].getType() << ", expected "
              << arg.getType();
+    if (options.wide)
+      args[i] = args[i].widened();
     argRefs.push_back(std::make_shared<HostTensor>(std::move(args[i])));
     env[arg] = argRefs.back();
   }
@@ -301,7 +348,7 @@ LogicalResult GraphEvaluator::run(GraphOp graph, std::vector<HostTensor> &args,
 LogicalResult GraphEvaluator::eval(Operation *op) {
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](ZerosOp z) {
-        env[z] = std::make_shared<HostTensor>(z.getType());
+        env[z] = fresh(z.getType());
         return success();
       })
       .Case([&](MapOp m) { return evalMap(m); })
@@ -341,7 +388,7 @@ LogicalResult GraphEvaluator::evalMap(MapOp op) {
   auto program = compile(op.getBody());
   if (failed(program))
     return failure();
-  auto result = std::make_shared<HostTensor>(op.getType());
+  auto result = fresh(op.getType());
   LaneInputs inputs = bindInputs(op.getInputs(), op.getType().getShape(),
                                  &op.getBody(), 1);
   program->run(
@@ -359,7 +406,7 @@ LogicalResult GraphEvaluator::evalGather(GatherOp op) {
   auto program = compile(op.getBody());
   if (failed(program))
     return failure();
-  auto result = std::make_shared<HostTensor>(op.getType());
+  auto result = fresh(op.getType());
   const HostTensor &source = *env[op.getSource()];
   int64_t sourceElements = source.getNumElements();
   LaneInputs inputs = bindInputs(op.getInputs(), op.getType().getShape(),
@@ -449,10 +496,10 @@ LogicalResult GraphEvaluator::evalReduce(Operation *op, ReduceKind kind,
   LaneInputs bound = bindInputs(inputs, iteration, &prologue, 1);
 
   // The value each lane contributes.
-  std::vector<float> values(total);
+  std::vector<double> values(total);
   if (prologue.empty()) {
     for (int64_t lane = 0; lane < total; ++lane)
-      values[lane] = bound.tensors[0]->getFloat(bound.indexers[0](lane));
+      values[lane] = bound.tensors[0]->getDouble(bound.indexers[0](lane));
   } else {
     auto program = compile(prologue);
     if (failed(program))
@@ -468,7 +515,7 @@ LogicalResult GraphEvaluator::evalReduce(Operation *op, ReduceKind kind,
 
   // Sums accumulate in double along each row and round to f32 once, so the
   // oracle is more accurate than any f32 summation order a device uses.
-  std::vector<float> reduced(rows);
+  std::vector<double> reduced(rows);
   for (int64_t row = 0; row < rows; ++row) {
     double acc = kind == ReduceKind::max
                      ? -std::numeric_limits<double>::infinity()
@@ -482,14 +529,13 @@ LogicalResult GraphEvaluator::evalReduce(Operation *op, ReduceKind kind,
       else
         acc = std::fmax(acc, v);
     }
-    reduced[row] = static_cast<float>(acc);
+    reduced[row] = finish(acc);
   }
 
   if (!epilogue) {
-    auto result = std::make_shared<HostTensor>(
-        cast<RankedTensorType>(op->getResult(0).getType()));
+    auto result = fresh(op->getResult(0).getType());
     for (int64_t row = 0; row < rows; ++row)
-      result->setFloat(row, reduced[row]);
+      result->setDouble(row, reduced[row]);
     env[op->getResult(0)] = result;
     return success();
   }
@@ -518,12 +564,12 @@ LogicalResult GraphEvaluator::evalReduce(Operation *op, ReduceKind kind,
     return success();
   }
   auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
-  auto result = std::make_shared<HostTensor>(resultType);
+  auto result = fresh(resultType);
   if (isQuantized(resultType.getElementType())) {
     // Quantized as stored: evaluate in f32, then encode the blocks.
     std::vector<float> epilogueValues(total);
     program->run(total, setEpilogueArgs, [&](int64_t lane, const Val *res) {
-      epilogueValues[lane] = res[0].f;
+      epilogueValues[lane] = static_cast<float>(res[0].f);
     });
     std::vector<uint8_t> bytes;
     quantizeBlocks(epilogueValues,
@@ -538,48 +584,65 @@ LogicalResult GraphEvaluator::evalReduce(Operation *op, ReduceKind kind,
   return success();
 }
 
+/// Appends row `row` of `t` (rows of `rowLength`) as doubles: a wide
+/// tensor's exactly, any other decoded.
+static LogicalResult readRow(const HostTensor &t, int64_t row,
+                             int64_t rowLength, std::vector<double> &out) {
+  if (t.isWide()) {
+    for (int64_t k = 0; k < rowLength; ++k)
+      out.push_back(t.getDouble(row * rowLength + k));
+    return success();
+  }
+  std::vector<float> decoded;
+  if (failed(dequantizeRow(t, row, decoded)))
+    return failure();
+  out.insert(out.end(), decoded.begin(), decoded.end());
+  return success();
+}
+
 /// Computes x · wᵀ (row-major [M, N]) after decoding both operands, each dot
-/// product accumulated in double and rounded to f32 once.
-static FailureOr<std::vector<float>> product(Operation *op, Value xValue,
-                                             const HostTensor &x,
-                                             Value wValue,
-                                             const HostTensor &w) {
+/// product accumulated in double and rounded to f32 once (unless `wide`).
+static FailureOr<std::vector<double>> product(Operation *op, Value xValue,
+                                              const HostTensor &x,
+                                              Value wValue,
+                                              const HostTensor &w,
+                                              bool wide) {
   auto xType = cast<RankedTensorType>(xValue.getType());
   auto wType = cast<RankedTensorType>(wValue.getType());
   int64_t k = xType.getShape().back();
   int64_t m = xType.getRank() == 2 ? xType.getDimSize(0) : 1;
   int64_t n = wType.getDimSize(0);
-  std::vector<float> xs, ws;
+  std::vector<double> xs, ws;
   for (int64_t row = 0; row < m; ++row)
-    if (failed(dequantizeRow(x, row, xs)))
+    if (failed(readRow(x, row, k, xs)))
       return op->emitOpError("reference interpreter: cannot decode ")
              << xType.getElementType() << " activations";
   for (int64_t row = 0; row < n; ++row)
-    if (failed(dequantizeRow(w, row, ws)))
+    if (failed(readRow(w, row, k, ws)))
       return op->emitOpError("reference interpreter: cannot decode ")
              << wType.getElementType() << " weights";
-  std::vector<float> acc(m * n);
+  std::vector<double> acc(m * n);
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
       double sum = 0.0;
       for (int64_t kk = 0; kk < k; ++kk)
-        sum += double(xs[i * k + kk]) * double(ws[j * k + kk]);
-      acc[i * n + j] = static_cast<float>(sum);
+        sum += xs[i * k + kk] * ws[j * k + kk];
+      acc[i * n + j] = wide ? sum : static_cast<float>(sum);
     }
   return acc;
 }
 
 LogicalResult GraphEvaluator::evalMatmul(MatmulOp op) {
   auto accOr = product(op, op.getX(), *env[op.getX()], op.getWeight(),
-                       *env[op.getWeight()]);
+                       *env[op.getWeight()], options.wide);
   if (failed(accOr))
     return failure();
-  std::vector<float> &acc = *accOr;
+  std::vector<double> &acc = *accOr;
   int64_t total = op.getType().getNumElements();
-  auto result = std::make_shared<HostTensor>(op.getType());
+  auto result = fresh(op.getType());
   if (op.getEpilogue().empty()) {
     for (int64_t i = 0; i < total; ++i)
-      result->setFloat(i, acc[i]);
+      result->setDouble(i, acc[i]);
   } else {
     auto program = compile(op.getEpilogue());
     if (failed(program))
@@ -594,7 +657,7 @@ LogicalResult GraphEvaluator::evalMatmul(MatmulOp op) {
           bound.fill(lane, args, 2);
         },
         [&](int64_t lane, const Val *out) {
-          result->setFloat(lane, out[0].f);
+          result->setDouble(lane, out[0].f);
         });
   }
   env[op] = result;
@@ -603,15 +666,15 @@ LogicalResult GraphEvaluator::evalMatmul(MatmulOp op) {
 
 LogicalResult GraphEvaluator::evalGatedMatmul(GatedMatmulOp op) {
   auto gate = product(op, op.getX(), *env[op.getX()], op.getGate(),
-                      *env[op.getGate()]);
+                      *env[op.getGate()], options.wide);
   auto up = product(op, op.getX(), *env[op.getX()], op.getUp(),
-                    *env[op.getUp()]);
+                    *env[op.getUp()], options.wide);
   if (failed(gate) || failed(up))
     return failure();
   auto program = compile(op.getCombine());
   if (failed(program))
     return failure();
-  auto result = std::make_shared<HostTensor>(op.getType());
+  auto result = fresh(op.getType());
   program->run(
       op.getType().getNumElements(),
       [&](int64_t lane, Val *args) {
@@ -619,7 +682,7 @@ LogicalResult GraphEvaluator::evalGatedMatmul(GatedMatmulOp op) {
         args[1] = Val::ofFloat((*gate)[lane]);
         args[2] = Val::ofFloat((*up)[lane]);
       },
-      [&](int64_t lane, const Val *out) { result->setFloat(lane, out[0].f); });
+      [&](int64_t lane, const Val *out) { result->setDouble(lane, out[0].f); });
   env[op] = result;
   return success();
 }
@@ -627,16 +690,15 @@ LogicalResult GraphEvaluator::evalGatedMatmul(GatedMatmulOp op) {
 LogicalResult GraphEvaluator::evalMultiMatmul(MultiMatmulOp op) {
   for (auto [weight, resultValue, epilogue] :
        llvm::zip(op.getWeights(), op.getResults(), op.getEpilogues())) {
-    auto accOr =
-        product(op, op.getX(), *env[op.getX()], weight, *env[weight]);
+    auto accOr = product(op, op.getX(), *env[op.getX()], weight, *env[weight],
+                         options.wide);
     if (failed(accOr))
       return failure();
-    std::vector<float> &acc = *accOr;
-    auto result = std::make_shared<HostTensor>(
-        cast<RankedTensorType>(resultValue.getType()));
+    std::vector<double> &acc = *accOr;
+    auto result = fresh(resultValue.getType());
     if (epilogue.empty()) {
       for (size_t i = 0; i < acc.size(); ++i)
-        result->setFloat(i, acc[i]);
+        result->setDouble(i, acc[i]);
     } else {
       auto program = compile(epilogue);
       if (failed(program))
@@ -648,7 +710,7 @@ LogicalResult GraphEvaluator::evalMultiMatmul(MultiMatmulOp op) {
             args[1] = Val::ofFloat(acc[lane]);
           },
           [&](int64_t lane, const Val *out) {
-            result->setFloat(lane, out[0].f);
+            result->setDouble(lane, out[0].f);
           });
     }
     env[resultValue] = result;
@@ -661,7 +723,7 @@ LogicalResult GraphEvaluator::evalQuantize(QuantizeOp op) {
   auto result = std::make_shared<HostTensor>(op.getType());
   std::vector<float> values;
   for (int64_t i = 0, e = input.getNumElements(); i < e; ++i)
-    values.push_back(input.getFloat(i));
+    values.push_back(static_cast<float>(input.getDouble(i)));
   std::vector<uint8_t> bytes;
   quantizeBlocks(values, isa<Q8_1Type>(op.getType().getElementType()), bytes);
   result->bytes() = std::move(bytes);
@@ -704,7 +766,7 @@ LogicalResult GraphEvaluator::evalAttention(AttentionOp op) {
   const double softcap =
       op.getSoftcap() ? op.getSoftcap()->convertToFloat() : 0.0;
   const int64_t window = op.getWindow() ? int64_t(*op.getWindow()) : 0;
-  auto out = std::make_shared<HostTensor>(op.getType());
+  auto out = fresh(op.getType());
   std::vector<double> scores(kAttentionTile), acc(dim);
   for (int64_t r = 0; r < rows; ++r)
   for (int64_t h = 0; h < heads; ++h) {
@@ -726,7 +788,7 @@ LogicalResult GraphEvaluator::evalAttention(AttentionOp op) {
         const int64_t row = (tile + i) * rowStride + kvBase;
         double dot = 0;
         for (int64_t d = 0; d < dim; ++d)
-          dot += double(q.getFloat(qh + d)) * double(kc.getFloat(row + d));
+          dot += q.getDouble(qh + d) * kc.getDouble(row + d);
         scores[i] = dot * scale;
         if (softcap > 0)
           scores[i] = softcap * std::tanh(scores[i] / softcap);
@@ -742,13 +804,13 @@ LogicalResult GraphEvaluator::evalAttention(AttentionOp op) {
         tileSum += p;
         const int64_t row = (tile + i) * rowStride + kvBase;
         for (int64_t d = 0; d < dim; ++d)
-          acc[d] += p * double(vc.getFloat(row + d));
+          acc[d] += p * vc.getDouble(row + d);
       }
       sum = sum * correction + tileSum;
       m = mNew;
     }
     for (int64_t d = 0; d < dim; ++d)
-      out->setFloat(qh + d, static_cast<float>(acc[d] / sum));
+      out->setDouble(qh + d, finish(acc[d] / sum));
   }
   env[op.getResult()] = std::move(out);
   return success();

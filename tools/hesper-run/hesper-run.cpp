@@ -96,6 +96,11 @@ static llvm::cl::opt<std::string>
     inputFilename(llvm::cl::Positional,
                   llvm::cl::desc("[graph.mlir] (omit to build --example)"),
                   llvm::cl::init(""), llvm::cl::cat(graphCategory));
+static llvm::cl::opt<std::string> graphName(
+    "graph",
+    llvm::cl::desc("The circuit.graph to run or compile (default: the first "
+                   "of the file)"),
+    llvm::cl::cat(graphCategory));
 static llvm::cl::list<std::string> inputSpecs(
     "input",
     llvm::cl::desc("NAME=SPEC binds a graph argument: iota, const:V, "
@@ -518,13 +523,25 @@ static hesper::exec::DeviceModeOptions deviceOptions() {
   return opts;
 }
 
-/// --target: compiles the first graph for a described device and saves the
-/// bundle, without a device or inputs.
+/// The graph --graph names, or the first one; null (after an error naming
+/// `what`) when there is none.
+static GraphOp selectGraph(ModuleOp module, StringRef what) {
+  for (GraphOp graph : module.getOps<GraphOp>())
+    if (graphName.empty() || graph.getSymName() == graphName)
+      return graph;
+  if (graphName.empty())
+    module.emitError("expects a circuit.graph to ") << what;
+  else
+    module.emitError("--graph: no circuit.graph named @") << graphName;
+  return nullptr;
+}
+
+/// --target: compiles the selected graph for a described device and saves
+/// the bundle, without a device or inputs.
 static LogicalResult compileOnlyMode(ModuleOp module, llvm::raw_ostream &os) {
-  auto graphs = module.getOps<GraphOp>();
-  if (graphs.empty())
-    return module.emitError("expects a circuit.graph to compile");
-  GraphOp graph = *graphs.begin();
+  GraphOp graph = selectGraph(module, "compile");
+  if (!graph)
+    return failure();
   std::string error;
   std::unique_ptr<hesper::Target> target =
       hesper::parseTarget(compileTarget, error);
@@ -551,13 +568,12 @@ static LogicalResult compileOnlyMode(ModuleOp module, llvm::raw_ostream &os) {
   return success();
 }
 
-/// Runs the first graph of `module` on the --input bindings.
+/// Runs the selected graph of `module` on the --input bindings.
 static LogicalResult runGraphMode(ModuleOp module, llvm::raw_ostream &os) {
   using hesper::interp::HostTensor;
-  auto graphs = module.getOps<GraphOp>();
-  if (graphs.empty())
-    return module.emitError("expects a circuit.graph to run");
-  GraphOp graph = *graphs.begin();
+  GraphOp graph = selectGraph(module, "run");
+  if (!graph)
+    return failure();
   // Sizes first: inputs are made in host memory, then copied to the device.
   if (failed(hesper::exec::checkTensorSizes(
           graph, hesper::exec::hostMemoryBytes(), "this machine's memory")))

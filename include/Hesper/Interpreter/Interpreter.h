@@ -42,8 +42,10 @@ namespace interp {
 class HostTensor {
 public:
   HostTensor() = default;
-  /// A zero-filled tensor of `type` (static shape).
-  explicit HostTensor(mlir::RankedTensorType type);
+  /// A zero-filled tensor of `type` (static shape). A `wide` f32 tensor
+  /// holds its elements as doubles (Options::wide evaluation); for other
+  /// element types `wide` is ignored.
+  explicit HostTensor(mlir::RankedTensorType type, bool wide = false);
 
   mlir::RankedTensorType getType() const { return type; }
   mlir::Type getElementType() const { return type.getElementType(); }
@@ -53,6 +55,16 @@ public:
   float getFloat(int64_t i) const;
   /// Stores `v` (rounded to half for f16) at element `i`.
   void setFloat(int64_t i, float v);
+  /// Element `i` of a float tensor in double precision: exact for a wide
+  /// tensor, the stored value widened otherwise.
+  double getDouble(int64_t i) const;
+  /// Stores `v` at element `i`, rounded to the element type unless the
+  /// tensor is wide.
+  void setDouble(int64_t i, double v);
+  /// Whether f32 elements are held as doubles.
+  bool isWide() const { return wide; }
+  /// A wide copy of an f32 tensor (other tensors are copied as they are).
+  HostTensor widened() const;
   /// Element `i` of an i32 tensor.
   int32_t getInt(int64_t i) const;
   void setInt(int64_t i, int32_t v);
@@ -74,6 +86,7 @@ public:
 private:
   mlir::RankedTensorType type;
   std::vector<uint8_t> storage;
+  bool wide = false;
 };
 
 struct Options {
@@ -83,6 +96,14 @@ struct Options {
   /// error on its op (lane, address, extent). Off, such accesses are
   /// dropped (a gather reads zero), as every backend does.
   bool checkBounds = false;
+  /// Evaluate every f32 value in double precision: f32 arguments, results
+  /// and intermediates are wide tensors (HostTensor::isWide), body
+  /// arithmetic and library math run in double, and reductions, products
+  /// and attention keep their double accumulators unrounded. f16 values are
+  /// still rounded to half. For gradient checks by finite differences,
+  /// whose accuracy single precision would limit; f32 arguments given
+  /// narrow are widened on entry.
+  bool wide = false;
 };
 
 /// Evaluates `graph` with `args` bound to its arguments, in order. Arguments

@@ -84,6 +84,8 @@ public:
   mlir::OwningOpRef<mlir::ModuleOp> finish();
   /// The graph under construction.
   GraphOp getGraph() const { return graph; }
+  /// The builder that appends to the graph's body (to clone ops into it).
+  mlir::OpBuilder &getOpBuilder() { return builder; }
 
   //===--------------------------------------------------------------------===//
   // Primitives

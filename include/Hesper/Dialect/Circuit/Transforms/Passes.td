@@ -150,6 +150,36 @@ def CircuitFusePass : Pass<"circuit-fuse", "::hesper::circuit::GraphOp"> {
   ];
 }
 
+def CircuitAutodiffPass : Pass<"circuit-autodiff", "::mlir::ModuleOp"> {
+  let summary = "Build the gradient graph of a graph by reverse-mode AD";
+  let description = [{
+    For each selected `circuit.graph @f(args...) -> (results...)`, adds
+    `@f_grad(args..., d_results...) -> (results..., d_args...)` after it:
+    the forward primitives, then the vector-Jacobian product of each one
+    in reverse order, built from the same primitives so that `hesper-fuse`
+    and the lowerings handle it like any other graph. `d_results` are the
+    cotangents of the results (the seed of a scalar loss is a tensor<1xf32>
+    holding 1), `d_args` the gradients with respect to the arguments named
+    in `wrt` (their `circuit.name`), or every f32 argument by default.
+
+    Rules exist for map, reduce (sum, sum_sq, max, with a prologue),
+    reduce_epilogue and matmul epilogues (split into their parts first),
+    matmul with f32 operands (dX = dY·W, dW = dYᵀ·X), gather (the
+    source's gradient is summed in lane order, with no atomics), and
+    scatter into a fresh buffer; inside bodies, one rule per exp op.
+    Anything else on the gradient path is an error naming the op.
+  }];
+  let options = [
+    Option<"graphName", "graph", "std::string", /*default=*/"\"\"",
+           "Differentiate only this graph (default: every graph)">,
+    ListOption<"wrt", "wrt", "std::string",
+               "Names of the arguments to differentiate with respect to "
+               "(default: every f32 argument)">,
+  ];
+  let dependentDialects = ["::hesper::circuit::CircuitDialect",
+                           "::hesper::exp::ExpDialect"];
+}
+
 def CircuitCountDispatchesPass
     : Pass<"circuit-count-dispatches", "::mlir::ModuleOp"> {
   let summary = "Report how many kernels each graph will launch";
