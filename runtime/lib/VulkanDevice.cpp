@@ -423,6 +423,11 @@ VulkanDevice::createKernel(const KernelDesc &d) {
                          d.name + "'");
   if (Status valid = validateSpirv(words); !valid)
     return Status::error(where + ": " + valid.message());
+  if (info.maxKernelBuffers && d.numBindings > info.maxKernelBuffers)
+    return Status::error(where + ": binds " + std::to_string(d.numBindings) +
+                         " buffers; the device allows " +
+                         std::to_string(info.maxKernelBuffers) +
+                         " per kernel (maxPerStageDescriptorStorageBuffers)");
   if (d.pushConstantBytes % 4 != 0 ||
       d.pushConstantBytes > info.maxPushConstantBytes)
     return Status::error(where + ": " + std::to_string(d.pushConstantBytes) +

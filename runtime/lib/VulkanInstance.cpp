@@ -518,6 +518,7 @@ static bool describePhysicalDevice(const Instance &instance,
   info.maxSharedMemoryBytes = limits.maxComputeSharedMemorySize;
   info.maxBindingBytes = limits.maxStorageBufferRange;
   info.maxPushConstantBytes = limits.maxPushConstantsSize;
+  info.maxKernelBuffers = limits.maxPerStageDescriptorStorageBuffers;
   info.shaderFloat16 = pd.canChainFloat16 && float16.shaderFloat16;
   info.shaderInt8 = pd.canChainFloat16 && float16.shaderInt8;
   info.shaderInt16 = features.features.shaderInt16;

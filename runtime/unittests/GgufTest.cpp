@@ -1468,4 +1468,66 @@ TEST(GgufTest, RandomOverwritesAndTruncations) {
   }
 }
 
+//===----------------------------------------------------------------------===//
+// GgufWriter
+//===----------------------------------------------------------------------===//
+
+TEST(GgufTest, WriterRoundTrips) {
+  GgufWriter w;
+  w.addString("general.architecture", "llama");
+  w.addU32("llama.block_count", 2);
+  w.addI32("hesper.negative", -5);
+  w.addU64("hesper.big", 1ull << 40);
+  w.addF32("llama.rope.freq_base", 10000.0f);
+  w.addBool("tokenizer.ggml.add_bos_token", false);
+  w.addStringArray("tokenizer.ggml.tokens", {"a", "", "\xc4\xa0b"});
+  w.addI32Array("tokenizer.ggml.token_type", {1, 3, 6});
+  w.addF32Array("hesper.losses", {1.5f, -2.25f});
+  std::vector<float> matrix(3 * 5), vector{7.0f};
+  for (size_t i = 0; i < matrix.size(); ++i)
+    matrix[i] = 0.25f * static_cast<float>(i) - 1.0f;
+  w.addTensor("m.weight", {5, 3}, matrix.data()); // 3 rows of 5
+  w.addTensor("v.weight", {1}, vector.data());
+  char name[] = "/tmp/hesper-gguf-writer-XXXXXX";
+  int fd = mkstemp(name);
+  ASSERT_GE(fd, 0);
+  close(fd);
+  ASSERT_TRUE(w.write(name).ok());
+
+  auto file = GgufFile::open(name);
+  ASSERT_TRUE(file.ok()) << file.status().message();
+  const GgufFile &g = **file;
+  EXPECT_EQ(g.version(), 3u);
+  EXPECT_EQ(g.getString("general.architecture"), "llama");
+  EXPECT_EQ(g.getInt("llama.block_count"), 2);
+  EXPECT_EQ(g.getInt("hesper.negative"), -5);
+  EXPECT_EQ(g.getInt("hesper.big"), int64_t(1) << 40);
+  EXPECT_EQ(g.getFloat("llama.rope.freq_base"), 10000.0);
+  EXPECT_EQ(g.getBool("tokenizer.ggml.add_bos_token"), false);
+  const GgufValue *tokens = g.find("tokenizer.ggml.tokens");
+  ASSERT_TRUE(tokens);
+  ASSERT_EQ(tokens->array.size(), 3u);
+  EXPECT_EQ(tokens->array[2].str, "\xc4\xa0b");
+  EXPECT_EQ(g.find("tokenizer.ggml.token_type")->array[2].i, 6);
+  EXPECT_EQ(g.find("hesper.losses")->array[1].f, -2.25);
+  const GgufTensor *m = g.tensor("m.weight");
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->dims, (std::vector<int64_t>{5, 3}));
+  EXPECT_EQ(m->offset % 32, 0u);
+  EXPECT_EQ(std::memcmp(m->data, matrix.data(), matrix.size() * 4), 0);
+  const GgufTensor *v = g.tensor("v.weight");
+  ASSERT_TRUE(v);
+  EXPECT_EQ(v->offset % 32, 0u);
+  float read;
+  std::memcpy(&read, v->data, 4);
+  EXPECT_EQ(read, 7.0f);
+  std::remove(name);
+
+  // A directory that does not exist: one line naming the path.
+  Status s = w.write("/nonexistent-dir/x.gguf");
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("/nonexistent-dir/x.gguf: cannot write"),
+            std::string::npos);
+}
+
 } // namespace

@@ -71,6 +71,9 @@ struct FuseMapIntoMatmulEpilogue : OpRewritePattern<MapOp> {
       return rewriter.notifyMatchFailure(
           map, "a buffer the matmul reads is written in place before the "
                "map");
+    if (countKernelBuffers({matmul, map}) > kMaxKernelBuffers)
+      return rewriter.notifyMatchFailure(
+          map, "the fused kernel would bind more buffers than a kernel may");
 
     // The fused op replaces the map, after everything the map reads.
     SmallVector<Value> extras(matmul.getInputs());

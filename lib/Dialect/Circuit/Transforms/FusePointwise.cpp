@@ -210,6 +210,10 @@ LogicalResult fuseIntoUser(
     return rewriter.notifyMatchFailure(
         producer, "a buffer it reads is written in place before its user "
                   "runs");
+  if (countKernelBuffers({producer, slot->user}) > kMaxKernelBuffers)
+    return rewriter.notifyMatchFailure(
+        producer, "the fused kernel would bind more buffers than a kernel "
+                  "may");
   if (writesBufferRead(slot->user, reads))
     return rewriter.notifyMatchFailure(
         producer, "its user writes in place a buffer it reads: fused, the "

@@ -92,6 +92,10 @@ struct MergeScatters : RewritePattern {
       return rewriter.notifyMatchFailure(
           later, "a buffer the earlier scatter reads is written in place in "
                  "between");
+    if (countKernelBuffers({earlier, later}) > kMaxKernelBuffers)
+      return rewriter.notifyMatchFailure(
+          later, "the merged kernel would bind more buffers than a kernel "
+                 "may");
     return success();
   }
 

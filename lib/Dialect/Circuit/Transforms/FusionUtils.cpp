@@ -6,6 +6,9 @@
 
 #include "FusionUtils.h"
 
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallPtrSet.h"
+
 #include "Hesper/Dialect/Circuit/Transforms/Passes.h"
 #include "Hesper/Dialect/Exp/IR/Exp.h"
 
@@ -158,6 +161,31 @@ void fusion::ensurePrologue(RewriterBase &rewriter, Operation *op,
 }
 
 /// The graph argument a value's buffer starts from, or null.
+unsigned fusion::countKernelBuffers(ArrayRef<Operation *> ops) {
+  llvm::SmallPtrSet<Operation *, 4> set(ops.begin(), ops.end());
+  llvm::SetVector<Value> buffers;
+  for (Operation *op : ops) {
+    for (Value operand : op->getOperands())
+      if (isa<RankedTensorType>(operand.getType()))
+        buffers.insert(operand);
+    // Results written in place share their destination's buffer.
+    bool inPlace = isa<ScatterOp, ScatterMultiOp, ReduceScatterEpilogueOp>(op);
+    if (!inPlace)
+      for (Value result : op->getResults())
+        buffers.insert(result);
+  }
+  unsigned count = 0;
+  for (Value v : buffers) {
+    Operation *def = v.getDefiningOp();
+    bool internal = def && set.contains(def) && !v.use_empty() &&
+                    llvm::all_of(v.getUsers(), [&](Operation *user) {
+                      return set.contains(user);
+                    });
+    count += !internal;
+  }
+  return count;
+}
+
 static Value graphArgumentRoot(Value v) {
   Value root = getWrittenBufferRoot(v);
   auto arg = dyn_cast<BlockArgument>(root);

@@ -43,6 +43,19 @@ struct InputsInfo {
   llvm::SmallVector<int64_t> iteration;
 };
 
+/// The most buffers (tensor operands and fresh results) one fused kernel
+/// may bind. Fusion never merges ops whose kernel would bind more: Vulkan
+/// devices limit the storage buffers of a shader stage
+/// (maxPerStageDescriptorStorageBuffers, 32 on lavapipe, 31 or fewer on
+/// some GPUs). An op built with more (by hand) is still lowered, and the
+/// runtime refuses it on a device that cannot bind it.
+constexpr unsigned kMaxKernelBuffers = 24;
+
+/// The buffers a kernel computing all of `ops` would bind: their distinct
+/// tensor operands and the results they do not write in place, less the
+/// values only these ops use (which fusion keeps in registers).
+unsigned countKernelBuffers(llvm::ArrayRef<mlir::Operation *> ops);
+
 /// Inputs of map, gather (its extra inputs), scatter, scatter_multi, reduce,
 /// reduce_epilogue, reduce_scatter_epilogue and matmul (its epilogue
 /// inputs); nullopt for other ops.

@@ -78,6 +78,10 @@ struct MergeMatmuls : RewritePattern {
       return rewriter.notifyMatchFailure(
           b.op, "a buffer the earlier matmul reads is written in place in "
                 "between");
+    if (countKernelBuffers({a.op, b.op}) > kMaxKernelBuffers)
+      return rewriter.notifyMatchFailure(
+          b.op, "the merged kernel would bind more buffers than a kernel "
+                "may");
     return success();
   }
 

@@ -159,6 +159,40 @@ Status dequantizeRow(GgmlType t, const uint8_t *src, float *dst, int64_t n);
 /// rows dequantize (dequantizeRow) to the unscaled values -1, 0, 1.
 float i2sScale(const GgufTensor &t);
 
+/// Writes a GGUF v3 file: metadata in the order added, then f32 tensors,
+/// each aligned to 32 bytes (general.alignment's default). What the
+/// trainer saves; GgufFile reads it back.
+class GgufWriter {
+public:
+  void addString(const std::string &key, const std::string &value);
+  void addU32(const std::string &key, uint32_t value);
+  void addI32(const std::string &key, int32_t value);
+  void addU64(const std::string &key, uint64_t value);
+  void addF32(const std::string &key, float value);
+  void addBool(const std::string &key, bool value);
+  void addStringArray(const std::string &key,
+                      const std::vector<std::string> &values);
+  void addI32Array(const std::string &key, const std::vector<int32_t> &values);
+  void addF32Array(const std::string &key, const std::vector<float> &values);
+  /// An f32 tensor; `dims` in ggml order (dims[0] is the row length). The
+  /// data is copied.
+  void addTensor(const std::string &name, const std::vector<int64_t> &dims,
+                 const float *data);
+  /// Writes the file (to a temporary name, then renamed over `path`, so a
+  /// crash never leaves a half-written file behind).
+  Status write(const std::string &path) const;
+
+private:
+  struct Tensor {
+    std::string name;
+    std::vector<int64_t> dims;
+    std::vector<float> data;
+  };
+  std::string meta; ///< the encoded key/value pairs
+  uint64_t numMeta = 0;
+  std::vector<Tensor> tensors;
+};
+
 /// IEEE half and bfloat16 to f32.
 float halfToFloat(uint16_t h);
 float bf16ToFloat(uint16_t b);

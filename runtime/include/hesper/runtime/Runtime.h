@@ -97,6 +97,9 @@ struct DeviceInfo {
   /// maxStorageBufferRange); 0 when the backend sets no such limit.
   uint64_t maxBindingBytes = 0;
   uint32_t maxPushConstantBytes = 0;
+  /// The most buffers one kernel may bind (Vulkan's
+  /// maxPerStageDescriptorStorageBuffers); 0 when the backend sets no limit.
+  uint32_t maxKernelBuffers = 0;
   bool shaderFloat16 = false;
   bool shaderInt8 = false;
   bool shaderInt16 = false;
