@@ -30,7 +30,7 @@ import argparse
 import math
 import os
 import re
-import resource
+import tempfile
 import subprocess
 import sys
 import time
@@ -45,6 +45,27 @@ class BenchError(Exception):
     pass
 
 
+def run_measured(cmd, timeout=3600):
+    """Runs `cmd`; returns (returncode, stdout, stderr, peak RSS in MiB of
+    that process alone)."""
+    with tempfile.TemporaryFile("w+") as out, \
+            tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, text=True)
+        start = time.time()
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.time() - start > timeout:
+                proc.kill()
+                raise BenchError("%s timed out" % cmd[0])
+            time.sleep(0.05)
+        out.seek(0)
+        err.seek(0)
+        return (os.waitstatus_to_exitcode(status), out.read(), err.read(),
+                usage.ru_maxrss / 1024.0)
+
+
 def run_hesper(binary, backend, steps, threads):
     """Runs hesper-train and returns (ms per step, device MiB, state MiB,
     peak RSS MiB, compile s)."""
@@ -53,12 +74,9 @@ def run_hesper(binary, backend, steps, threads):
            str(steps)]
     if backend == "cpu" and threads:
         cmd += ["-t", str(threads)]
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
-    rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    if proc.returncode != 0:
-        raise BenchError("%s failed:\n%s" % (" ".join(cmd), proc.stderr))
-    out = proc.stdout
+    code, out, err, rss = run_measured(cmd)
+    if code != 0:
+        raise BenchError("%s failed:\n%s" % (" ".join(cmd), err))
     m = re.search(r"trained steps \d+\.\.\d+: ([0-9.]+) ms/step", out)
     mem = re.search(r"memory: ([0-9.]+) MiB of device buffers for ([0-9.]+) "
                     r"MiB", out)
@@ -66,11 +84,11 @@ def run_hesper(binary, backend, steps, threads):
     if not m or not mem:
         raise BenchError("unexpected hesper-train output:\n" + out)
     return (float(m.group(1)), float(mem.group(1)), float(mem.group(2)),
-            max(rss, before) / 1024.0, float(comp.group(1)) if comp else 0.0)
+            rss, float(comp.group(1)) if comp else 0.0)
 
 
 TORCH_SCRIPT = r"""
-import math, sys, time, resource
+import math, sys, time
 import torch
 import torch.nn.functional as F
 
@@ -128,6 +146,17 @@ def forward(tokens):
         x = x + (F.silu(h @ l["g"].T) * (h @ l["u"].T)) @ l["d"].T
     return rmsnorm(x, onorm) @ head.T
 
+# The BLAS PyTorch runs on: Debian's reference libblas is some 40x slower
+# than OpenBLAS (libopenblas0-pthread, which update-alternatives makes the
+# libblas.so.3 PyTorch loads); report what this one does.
+a, b = torch.randn(128, D), torch.randn(FF, D)
+for _ in range(3):
+    a @ b.T
+t0 = time.perf_counter()
+for _ in range(20):
+    a @ b.T
+print("gemm GFLOP/s %%.1f" %% (2 * 128 * D * FF * 20 / (time.perf_counter() - t0) / 1e9))
+
 data = open("%(corpus)s", "rb").read()
 times = []
 for step in range(steps):
@@ -144,20 +173,18 @@ warm = times[min(5, len(times) - 1):]
 warm.sort()
 print("ms/step %%.3f" %% (1000 * warm[len(warm) // 2]))
 print("loss %%.4f" %% loss.item())
-print("rss %%.1f" %% (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024))
 """
 
 
 def run_torch(python, steps, threads):
     script = TORCH_SCRIPT % dict(TINY, steps=steps, threads=threads,
                                  corpus=CORPUS)
-    proc = subprocess.run([python, "-c", script], capture_output=True,
-                          text=True, timeout=3600)
-    if proc.returncode != 0:
-        raise BenchError("PyTorch run failed:\n" + proc.stderr)
-    ms = float(re.search(r"ms/step ([0-9.]+)", proc.stdout).group(1))
-    rss = float(re.search(r"rss ([0-9.]+)", proc.stdout).group(1))
-    return ms, rss
+    code, out, err, rss = run_measured([python, "-c", script])
+    if code != 0:
+        raise BenchError("PyTorch run failed:\n" + err)
+    ms = float(re.search(r"ms/step ([0-9.]+)", out).group(1))
+    gemm = float(re.search(r"gemm GFLOP/s ([0-9.]+)", out).group(1))
+    return ms, rss, gemm
 
 
 def main():
@@ -180,7 +207,12 @@ def main():
           % (params, TINY["seq"], args.threads))
     rows = []
     try:
-        torch_ms, torch_rss = run_torch(args.python, args.steps, args.threads)
+        torch_ms, torch_rss, gemm = run_torch(args.python, args.steps,
+                                              args.threads)
+        print("PyTorch's BLAS: %.1f GFLOP/s on a [128, %d] x [%d, %d] GEMM%s"
+              % (gemm, TINY["dim"], TINY["dim"], TINY["ffn"],
+                 " (a reference BLAS: install libopenblas0-pthread for a "
+                 "fair baseline)" if gemm < 10 else ""))
         rows.append(("PyTorch eager (CPU)", torch_ms, None, torch_rss, None))
         cpu = run_hesper(args.hesper_train, "cpu", args.steps, args.threads)
         rows.append(("hesper-train, CPU target", cpu[0], cpu[1:3], cpu[3],

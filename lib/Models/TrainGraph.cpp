@@ -266,16 +266,19 @@ static SmallVector<Value> externals(GraphBuilder &g,
   return out;
 }
 
-/// Appends clipping, the schedule and AdamW to the step graph `g`.
-static void appendOptimizer(GraphBuilder &g, ArrayRef<Parameter> params,
-                            ArrayRef<Value> weights, ArrayRef<Value> grads,
-                            ArrayRef<Value> m, ArrayRef<Value> v, Value step,
-                            const OptimizerConfig &o,
-                            SmallVectorImpl<Value> &outputs) {
+static int64_t elementsOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getNumElements();
+}
+
+void hesper::train::appendOptimizer(GraphBuilder &g, ArrayRef<Value> weights,
+                                    ArrayRef<Value> grads, ArrayRef<Value> m,
+                                    ArrayRef<Value> v, Value step,
+                                    const OptimizerConfig &o,
+                                    SmallVectorImpl<Value> &outputs) {
   // Global norm: Σ over tensors of Σ g², each tensor read flat.
   SmallVector<Value> sums;
-  for (auto [p, grad] : llvm::zip(params, grads)) {
-    Value flat = g.map(ValueRange{grad}, {p.numElements()}, g.f32(),
+  for (Value grad : grads) {
+    Value flat = g.map(ValueRange{grad}, {elementsOf(grad)}, g.f32(),
                        [](ExpBuilder &, Value, ValueRange args) {
                          return args[0];
                        });
@@ -331,9 +334,9 @@ static void appendOptimizer(GraphBuilder &g, ArrayRef<Parameter> params,
   };
   Value c1 = correction(o.beta1), c2 = correction(o.beta2);
 
-  for (auto [i, p] : llvm::enumerate(params)) {
+  for (size_t i = 0; i < weights.size(); ++i) {
     g.scatterMulti(
-        ValueRange{weights[i], m[i], v[i]}, p.numElements(),
+        ValueRange{weights[i], m[i], v[i]}, elementsOf(weights[i]),
         ValueRange{weights[i], grads[i], m[i], v[i], clip, lr, c1, c2},
         [&](ExpBuilder &e, Value lane, ValueRange a) {
           Value w = a[0], grad = e.mul(a[1], a[4]);
@@ -424,7 +427,7 @@ hesper::train::buildTrainingModule(MLIRContext *context, const ModelShape &s,
   for (Value r : gradBody.getTerminator()->getOperands())
     gradOutputs.push_back(mapping.lookup(r));
   SmallVector<Value> outputs{gradOutputs[0]};
-  appendOptimizer(stepBuilder, params, weights,
+  appendOptimizer(stepBuilder, weights,
                   ArrayRef<Value>(gradOutputs).drop_front(), m, v, step, o,
                   outputs);
   stepBuilder.output(outputs);

@@ -429,6 +429,20 @@ TEST_F(VulkanConformance, Errors) {
   ptx.format = "spirv";
   EXPECT_TRUE(device->createKernel(ptx).ok());
 
+  // More buffers than a kernel may bind on this device.
+  const uint32_t limit = device->info().maxKernelBuffers;
+  EXPECT_GT(limit, 0u);
+  KernelDesc many = wrongName;
+  many.name = "main";
+  many.numBindings = limit + 1;
+  auto manyKernel = device->createKernel(many);
+  EXPECT_FALSE(manyKernel.ok());
+  EXPECT_NE(manyKernel.status().message().find(
+                "binds " + std::to_string(limit + 1) +
+                " buffers; the device allows " + std::to_string(limit)),
+            std::string::npos)
+      << manyKernel.status().message();
+
   // An empty buffer.
   auto empty = device->createBuffer(0);
   EXPECT_FALSE(empty.ok());

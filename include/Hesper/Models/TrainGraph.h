@@ -24,6 +24,8 @@
 #ifndef HESPER_MODELS_TRAINGRAPH_H
 #define HESPER_MODELS_TRAINGRAPH_H
 
+#include "Hesper/Dialect/Circuit/Builder/GraphBuilder.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 
@@ -82,6 +84,18 @@ std::string checkShape(const ModelShape &shape);
 mlir::OwningOpRef<mlir::ModuleOp>
 buildTrainingModule(mlir::MLIRContext *context, const ModelShape &shape,
                     const OptimizerConfig &optimizer);
+
+/// Appends the optimizer to a step graph: the global norm of `grads`, the
+/// clipping factor, the learning rate and bias corrections of `step` (an
+/// f32 [1] tensor holding the 0-based step), and one scatter_multi per
+/// weight that updates it and its moments `m` and `v` in place. Appends the
+/// gradient norm and the learning rate (f32 [1] each) to `outputs`.
+void appendOptimizer(circuit::GraphBuilder &g, llvm::ArrayRef<mlir::Value> weights,
+                     llvm::ArrayRef<mlir::Value> grads,
+                     llvm::ArrayRef<mlir::Value> m,
+                     llvm::ArrayRef<mlir::Value> v, mlir::Value step,
+                     const OptimizerConfig &optimizer,
+                     llvm::SmallVectorImpl<mlir::Value> &outputs);
 
 /// The learning rate of (0-based) step `step`, as @train_step computes it.
 double learningRate(const OptimizerConfig &optimizer, int64_t step);

@@ -388,3 +388,93 @@ circuit.graph @later_writes_what_earlier_reads(%v: tensor<64xf32>,
   }
   circuit.output %snap : tensor<64xf32>
 }
+
+// -----
+
+// Merged, these two scatters would bind 12 + 12 inputs and 2 destinations,
+// more than the 24 buffers one kernel may (kMaxKernelBuffers), so they
+// stay apart; with 11 inputs each (24 buffers) they merge.
+
+// CHECK-LABEL: circuit.graph @over_buffer_limit(
+// CHECK:         circuit.scatter grid(4)
+// CHECK:         circuit.scatter grid(4)
+// CHECK-NOT:     circuit.scatter_multi
+// VALID: graph @over_buffer_limit: 2 -> 2 dispatches, {{[0-9]+}} values compared, max error {{.*}}: ok
+circuit.graph @over_buffer_limit(%x0: tensor<4xf32>, %x1: tensor<4xf32>, %x2: tensor<4xf32>, %x3: tensor<4xf32>, %x4: tensor<4xf32>, %x5: tensor<4xf32>, %x6: tensor<4xf32>, %x7: tensor<4xf32>, %x8: tensor<4xf32>, %x9: tensor<4xf32>, %x10: tensor<4xf32>, %x11: tensor<4xf32>, %y0: tensor<4xf32>, %y1: tensor<4xf32>, %y2: tensor<4xf32>, %y3: tensor<4xf32>, %y4: tensor<4xf32>, %y5: tensor<4xf32>, %y6: tensor<4xf32>, %y7: tensor<4xf32>, %y8: tensor<4xf32>, %y9: tensor<4xf32>, %y10: tensor<4xf32>, %y11: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %za = circuit.zeros : tensor<4xf32>
+  %zb = circuit.zeros : tensor<4xf32>
+  %ra = circuit.scatter grid(4) ins(%x0, %x1, %x2, %x3, %x4, %x5, %x6, %x7, %x8, %x9, %x10, %x11 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+      into %za : tensor<4xf32> {
+  ^bb0(%lane: i32, %a0: f32, %a1: f32, %a2: f32, %a3: f32, %a4: f32, %a5: f32, %a6: f32, %a7: f32, %a8: f32, %a9: f32, %a10: f32, %a11: f32):
+    %s1 = exp.add %a0, %a1 : f32
+    %s2 = exp.add %s1, %a2 : f32
+    %s3 = exp.add %s2, %a3 : f32
+    %s4 = exp.add %s3, %a4 : f32
+    %s5 = exp.add %s4, %a5 : f32
+    %s6 = exp.add %s5, %a6 : f32
+    %s7 = exp.add %s6, %a7 : f32
+    %s8 = exp.add %s7, %a8 : f32
+    %s9 = exp.add %s8, %a9 : f32
+    %s10 = exp.add %s9, %a10 : f32
+    %s11 = exp.add %s10, %a11 : f32
+    circuit.yield %lane, %s11 : i32, f32
+  }
+  %rb = circuit.scatter grid(4) ins(%y0, %y1, %y2, %y3, %y4, %y5, %y6, %y7, %y8, %y9, %y10, %y11 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+      into %zb : tensor<4xf32> {
+  ^bb0(%lane: i32, %a0: f32, %a1: f32, %a2: f32, %a3: f32, %a4: f32, %a5: f32, %a6: f32, %a7: f32, %a8: f32, %a9: f32, %a10: f32, %a11: f32):
+    %s1 = exp.add %a0, %a1 : f32
+    %s2 = exp.add %s1, %a2 : f32
+    %s3 = exp.add %s2, %a3 : f32
+    %s4 = exp.add %s3, %a4 : f32
+    %s5 = exp.add %s4, %a5 : f32
+    %s6 = exp.add %s5, %a6 : f32
+    %s7 = exp.add %s6, %a7 : f32
+    %s8 = exp.add %s7, %a8 : f32
+    %s9 = exp.add %s8, %a9 : f32
+    %s10 = exp.add %s9, %a10 : f32
+    %s11 = exp.add %s10, %a11 : f32
+    circuit.yield %lane, %s11 : i32, f32
+  }
+  circuit.output %ra, %rb : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: circuit.graph @at_buffer_limit(
+// CHECK:         circuit.scatter_multi grid(4)
+// VALID: graph @at_buffer_limit: 2 -> 1 dispatches, {{[0-9]+}} values compared, max error {{.*}}: ok
+circuit.graph @at_buffer_limit(%x0: tensor<4xf32>, %x1: tensor<4xf32>, %x2: tensor<4xf32>, %x3: tensor<4xf32>, %x4: tensor<4xf32>, %x5: tensor<4xf32>, %x6: tensor<4xf32>, %x7: tensor<4xf32>, %x8: tensor<4xf32>, %x9: tensor<4xf32>, %x10: tensor<4xf32>, %y0: tensor<4xf32>, %y1: tensor<4xf32>, %y2: tensor<4xf32>, %y3: tensor<4xf32>, %y4: tensor<4xf32>, %y5: tensor<4xf32>, %y6: tensor<4xf32>, %y7: tensor<4xf32>, %y8: tensor<4xf32>, %y9: tensor<4xf32>, %y10: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %za = circuit.zeros : tensor<4xf32>
+  %zb = circuit.zeros : tensor<4xf32>
+  %ra = circuit.scatter grid(4) ins(%x0, %x1, %x2, %x3, %x4, %x5, %x6, %x7, %x8, %x9, %x10 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+      into %za : tensor<4xf32> {
+  ^bb0(%lane: i32, %a0: f32, %a1: f32, %a2: f32, %a3: f32, %a4: f32, %a5: f32, %a6: f32, %a7: f32, %a8: f32, %a9: f32, %a10: f32):
+    %s1 = exp.add %a0, %a1 : f32
+    %s2 = exp.add %s1, %a2 : f32
+    %s3 = exp.add %s2, %a3 : f32
+    %s4 = exp.add %s3, %a4 : f32
+    %s5 = exp.add %s4, %a5 : f32
+    %s6 = exp.add %s5, %a6 : f32
+    %s7 = exp.add %s6, %a7 : f32
+    %s8 = exp.add %s7, %a8 : f32
+    %s9 = exp.add %s8, %a9 : f32
+    %s10 = exp.add %s9, %a10 : f32
+    circuit.yield %lane, %s10 : i32, f32
+  }
+  %rb = circuit.scatter grid(4) ins(%y0, %y1, %y2, %y3, %y4, %y5, %y6, %y7, %y8, %y9, %y10 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+      into %zb : tensor<4xf32> {
+  ^bb0(%lane: i32, %a0: f32, %a1: f32, %a2: f32, %a3: f32, %a4: f32, %a5: f32, %a6: f32, %a7: f32, %a8: f32, %a9: f32, %a10: f32):
+    %s1 = exp.add %a0, %a1 : f32
+    %s2 = exp.add %s1, %a2 : f32
+    %s3 = exp.add %s2, %a3 : f32
+    %s4 = exp.add %s3, %a4 : f32
+    %s5 = exp.add %s4, %a5 : f32
+    %s6 = exp.add %s5, %a6 : f32
+    %s7 = exp.add %s6, %a7 : f32
+    %s8 = exp.add %s7, %a8 : f32
+    %s9 = exp.add %s8, %a9 : f32
+    %s10 = exp.add %s9, %a10 : f32
+    circuit.yield %lane, %s10 : i32, f32
+  }
+  circuit.output %ra, %rb : tensor<4xf32>, tensor<4xf32>
+}
