@@ -10,9 +10,10 @@
 // - the token embedding is a one-hot matrix times the transposed table (a
 //   matmul), whose gradient is a matmul too, instead of a gather by token
 //   id, whose gradient would be a reduction over table × tokens;
-// - attention is built per head from slice gathers (each reads an element
-//   at most once, so their gradient is a scatter), Q·Kᵀ and P·V matmuls, a
-//   masked softmax, and scatters that put the heads side by side;
+// - attention is GraphBuilder::causalSelfAttention: per head, slice
+//   gathers (each reads an element at most once, so their gradient is a
+//   scatter), Q·Kᵀ and P·V matmuls, a masked softmax, and scatters that put
+//   the heads side by side;
 // - RoPE reads its partner element through a permutation gather.
 //
 //===----------------------------------------------------------------------===//
@@ -100,7 +101,6 @@ public:
   Value logits(ArrayRef<Value> params, Value tokens);
 
 private:
-  Value transpose(Value v);
   Value add(Value a, Value b) {
     return g.zip(a, b, [](ExpBuilder &e, Value x, Value y) {
       return e.add(x, y);
@@ -108,24 +108,12 @@ private:
   }
   Value embed(Value table, Value tokens);
   Value rope(Value x);
-  Value attention(Value q, Value k, Value v);
 
   GraphBuilder &g;
   const ModelShape &s;
 };
 
 } // namespace
-
-Value ForwardBuilder::transpose(Value v) {
-  auto type = cast<RankedTensorType>(v.getType());
-  int64_t rows = type.getDimSize(0), cols = type.getDimSize(1);
-  return g.gather(v, {}, {cols, rows},
-                  [&](ExpBuilder &e, Value lane, ValueRange) {
-                    Value c = e.divConst(lane, rows);
-                    Value r = e.remConst(lane, rows);
-                    return e.add(e.mul(r, e.i32(cols)), c);
-                  });
-}
 
 Value ForwardBuilder::embed(Value table, Value tokens) {
   // one_hot(tokens) [seq, vocab] · tableᵀ: the rows of the table.
@@ -137,7 +125,7 @@ Value ForwardBuilder::embed(Value table, Value tokens) {
                          return e.select(e.cmp(CmpPredicate::eq, id, v),
                                          e.f32(1.0), e.f32(0.0));
                        });
-  return g.matmul(oneHot, transpose(table));
+  return g.matmul(oneHot, g.transpose(table));
 }
 
 Value ForwardBuilder::rope(Value x) {
@@ -167,46 +155,6 @@ Value ForwardBuilder::rope(Value x) {
                });
 }
 
-Value ForwardBuilder::attention(Value q, Value k, Value v) {
-  const int64_t T = s.seq, hd = s.headDim(), width = s.dim;
-  const double scale = 1.0 / std::sqrt(static_cast<double>(hd));
-  Value out = g.zeros({T, width}, g.f32());
-  for (int64_t h = 0; h < s.heads; ++h) {
-    // Element (t, d) of head h in a [T, width] tensor.
-    auto at = [&, h](ExpBuilder &e, Value t, Value d) {
-      return e.add(e.mul(t, e.i32(width)), e.add(d, e.i32(h * hd)));
-    };
-    auto slice = [&](Value x) {
-      return g.gather(x, {}, {T, hd}, [&](ExpBuilder &e, Value lane,
-                                          ValueRange) {
-        return at(e, e.divConst(lane, hd), e.remConst(lane, hd));
-      });
-    };
-    Value scores = g.matmul(slice(q), slice(k)); // [T, T]
-    Value masked = g.map(ValueRange{scores}, {T, T}, g.f32(),
-                         [&](ExpBuilder &e, Value lane, ValueRange args) {
-                           Value row = e.divConst(lane, T);
-                           Value col = e.remConst(lane, T);
-                           Value future = e.cmp(CmpPredicate::gt, col, row);
-                           return e.select(future, e.f32(-1e30),
-                                           e.mul(args[0], e.f32(scale)));
-                         });
-    Value probs = g.softmax(masked);
-    Value vT = g.gather(v, {}, {hd, T}, [&](ExpBuilder &e, Value lane,
-                                            ValueRange) {
-      return at(e, e.remConst(lane, T), e.divConst(lane, T));
-    });
-    Value head = g.matmul(probs, vT); // [T, hd]
-    out = g.scatter(out, T * hd, ValueRange{head},
-                    [&](ExpBuilder &e, Value lane, ValueRange args) {
-                      return std::make_pair(
-                          at(e, e.divConst(lane, hd), e.remConst(lane, hd)),
-                          args[0]);
-                    });
-  }
-  return out;
-}
-
 Value ForwardBuilder::logits(ArrayRef<Value> params, Value tokens) {
   size_t next = 0;
   auto param = [&] { return params[next++]; };
@@ -219,7 +167,7 @@ Value ForwardBuilder::logits(ArrayRef<Value> params, Value tokens) {
     Value q = rope(g.matmul(h, wq));
     Value k = rope(g.matmul(h, wk));
     Value v = g.matmul(h, wv);
-    x = add(x, g.matmul(attention(q, k, v), wo));
+    x = add(x, g.matmul(g.causalSelfAttention(q, k, v, s.heads), wo));
     Value h2 = g.rmsNorm(x, ffnNorm, s.eps);
     Value act = g.zip(g.matmul(h2, wg), g.matmul(h2, wu),
                       [](ExpBuilder &e, Value gate, Value up) {
@@ -229,31 +177,6 @@ Value ForwardBuilder::logits(ArrayRef<Value> params, Value tokens) {
   }
   Value outNorm = param(), outW = param();
   return g.matmul(g.rmsNorm(x, outNorm, s.eps), outW);
-}
-
-/// Mean cross-entropy of `logits` [rows, vocab] against `targets` (i32
-/// [rows]): log-sum-exp of each row (stable: the row maximum subtracted)
-/// minus the target's logit.
-static Value crossEntropy(GraphBuilder &g, Value logits, Value targets,
-                          int64_t rows, int64_t vocab) {
-  Value max = g.reduce(ReduceKind::max, logits);
-  Value sumExp = g.reduce(ReduceKind::sum, ValueRange{logits, max},
-                          [](ExpBuilder &e, Value, ValueRange args) {
-                            return e.exp(e.sub(args[0], args[1]));
-                          });
-  Value picked = g.gather(
-      logits, ValueRange{targets}, {rows},
-      [&](ExpBuilder &e, Value lane, ValueRange args) {
-        return e.add(e.mul(lane, e.i32(vocab)), args[0]);
-      });
-  Value perRow = g.map(ValueRange{max, sumExp, picked}, {rows}, g.f32(),
-                       [](ExpBuilder &e, Value, ValueRange args) {
-                         return e.sub(e.add(args[0], e.log(args[1])),
-                                      args[2]);
-                       });
-  return g.map(g.reduce(ReduceKind::sum, perRow), [&](ExpBuilder &e, Value v) {
-    return e.div(v, e.f32(static_cast<double>(rows)));
-  });
 }
 
 /// Registers the parameters as externals of `g`, in order.
@@ -370,9 +293,8 @@ hesper::train::buildTrainingModule(MLIRContext *context, const ModelShape &s,
     Value targets =
         lossBuilder.external("targets", {s.seq}, lossBuilder.i32());
     ForwardBuilder forward(lossBuilder, s);
-    lossBuilder.output(crossEntropy(lossBuilder,
-                                    forward.logits(weights, tokens), targets,
-                                    s.seq, s.vocab));
+    lossBuilder.output(
+        lossBuilder.crossEntropy(forward.logits(weights, tokens), targets));
   }
   OwningOpRef<ModuleOp> module = lossBuilder.finish();
   if (!module)

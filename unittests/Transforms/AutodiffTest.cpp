@@ -375,37 +375,11 @@ TEST_F(AutodiffTest, Composites) {
   }
 }
 
-/// Cross-entropy of logits [T, V] against target ids: mean over rows of
-/// logsumexp(row) - row[target], the log-softmax computed stably.
-static Value crossEntropy(GraphBuilder &g, Value logits, Value targets,
-                          int64_t rows, int64_t vocab) {
-  Value max = g.reduce(ReduceKind::max, logits);
-  Value sumExp = g.reduce(ReduceKind::sum, ValueRange{logits, max},
-                          [](ExpBuilder &e, Value, ValueRange args) {
-                            return e.exp(e.sub(args[0], args[1]));
-                          });
-  Value picked = g.gather(
-      logits, ValueRange{targets}, {rows},
-      [&](ExpBuilder &e, Value lane, ValueRange args) {
-        return e.add(e.mul(lane, e.i32(vocab)), args[0]);
-      });
-  Value lse = g.zip(max, sumExp, [](ExpBuilder &e, Value m, Value s) {
-    return e.add(m, e.log(s));
-  });
-  Value perRow = g.map(ValueRange{lse, picked}, {rows}, g.f32(),
-                       [](ExpBuilder &e, Value, ValueRange args) {
-                         return e.sub(args[0], args[1]);
-                       });
-  return g.map(g.reduce(ReduceKind::sum, perRow), [&](ExpBuilder &e, Value s) {
-    return e.div(s, e.f32(static_cast<double>(rows)));
-  });
-}
-
 TEST_F(AutodiffTest, CrossEntropyWithLogSoftmax) {
   GraphBuilder g(&context, "f");
   Value logits = g.external("logits", {4, 7}, g.f32());
   Value targets = g.external("targets", {4}, g.i32());
-  g.output(crossEntropy(g, logits, targets, 4, 7));
+  g.output(g.crossEntropy(logits, targets));
   auto module = g.finish();
   ASSERT_TRUE(module);
   EXPECT_GRADIENTS_MATCH(
@@ -442,54 +416,13 @@ TEST_F(AutodiffTest, FusedGraphsAreSplitAndDifferentiated) {
                                {0, 1, 2, 3}));
 }
 
-/// Causal self-attention over T positions for training, from primitives:
-/// per head, Q_h·K_hᵀ (a matmul whose weight is K_h), a causal mask, a
-/// softmax, P·V_h (a matmul with V_hᵀ), and the heads scattered side by side.
-static Value causalAttention(GraphBuilder &g, Value q, Value k, Value v,
-                             int64_t T, int64_t heads, int64_t dim) {
-  int64_t width = heads * dim;
-  Value out = g.zeros({T, width}, g.f32());
-  for (int64_t h = 0; h < heads; ++h) {
-    auto slice = [&](Value x) {
-      return g.gather(x, {}, {T, dim}, [&](ExpBuilder &e, Value lane,
-                                           ValueRange) {
-        Value t = e.divConst(lane, dim), d = e.remConst(lane, dim);
-        return e.add(e.mul(t, e.i32(width)), e.add(d, e.i32(h * dim)));
-      });
-    };
-    Value scores = g.matmul(slice(q), slice(k)); // [T, T]
-    double scale = 1.0 / std::sqrt(static_cast<double>(dim));
-    Value masked = g.map(ValueRange{scores}, {T, T}, g.f32(),
-                   [&](ExpBuilder &e, Value lane, ValueRange args) {
-                     Value row = e.divConst(lane, T), col = e.remConst(lane, T);
-                     Value future = e.cmp(CmpPredicate::gt, col, row);
-                     return e.select(future, e.f32(-1e30),
-                                     e.mul(args[0], e.f32(scale)));
-                   });
-    Value probs = g.softmax(masked);
-    Value vT = g.gather(v, {}, {dim, T}, [&](ExpBuilder &e, Value lane,
-                                             ValueRange) {
-      Value d = e.divConst(lane, T), t = e.remConst(lane, T);
-      return e.add(e.mul(t, e.i32(width)), e.add(d, e.i32(h * dim)));
-    });
-    Value head = g.matmul(probs, vT); // [T, dim]
-    out = g.scatter(out, T * dim, ValueRange{head},
-                    [&](ExpBuilder &e, Value lane, ValueRange args) {
-                      Value t = e.divConst(lane, dim), d = e.remConst(lane, dim);
-                      Value addr = e.add(e.mul(t, e.i32(width)),
-                                         e.add(d, e.i32(h * dim)));
-                      return std::make_pair(addr, args[0]);
-                    });
-  }
-  return out;
-}
-
 TEST_F(AutodiffTest, CausalAttention) {
   GraphBuilder g(&context, "f");
   Value q = g.external("q", {4, 8}, g.f32());
   Value k = g.external("k", {4, 8}, g.f32());
   Value v = g.external("v", {4, 8}, g.f32());
-  g.output(causalAttention(g, q, k, v, 4, 2, 4));
+  // Two heads of 4 over 4 positions (GraphBuilder::causalSelfAttention).
+  g.output(g.causalSelfAttention(q, k, v, 2));
   auto module = g.finish();
   ASSERT_TRUE(module);
   EXPECT_GRADIENTS_MATCH(check(*module,

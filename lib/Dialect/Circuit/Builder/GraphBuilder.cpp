@@ -441,6 +441,81 @@ Value GraphBuilder::rope(Value x, Value pos, int64_t headDim, double base,
              });
 }
 
+Value GraphBuilder::transpose(Value x) {
+  int64_t rows = tensorOf(x).getDimSize(0), cols = tensorOf(x).getDimSize(1);
+  // out[c, r] = x[r, c], lane = c·rows + r.
+  return gather(x, {}, {cols, rows},
+                [&](ExpBuilder &e, Value lane, ValueRange) {
+                  Value c = e.divConst(lane, rows);
+                  Value r = e.remConst(lane, rows);
+                  return e.add(e.mul(r, e.i32(cols)), c);
+                });
+}
+
+Value GraphBuilder::crossEntropy(Value logits, Value targets) {
+  int64_t rows = tensorOf(logits).getDimSize(0);
+  int64_t vocab = tensorOf(logits).getDimSize(1);
+  Value max = reduce(ReduceKind::max, logits);
+  Value sumExp = reduce(ReduceKind::sum, ValueRange{logits, max},
+                        [](ExpBuilder &e, Value, ValueRange args) {
+                          return e.exp(e.sub(args[0], args[1]));
+                        });
+  Value picked = gather(logits, ValueRange{targets}, {rows},
+                        [&](ExpBuilder &e, Value lane, ValueRange args) {
+                          return e.add(e.mul(lane, e.i32(vocab)), args[0]);
+                        });
+  Value perRow = map(ValueRange{max, sumExp, picked}, {rows}, f32(),
+                     [](ExpBuilder &e, Value, ValueRange args) {
+                       return e.sub(e.add(args[0], e.log(args[1])), args[2]);
+                     });
+  return map(reduce(ReduceKind::sum, perRow), [&](ExpBuilder &e, Value v) {
+    return e.div(v, e.f32(static_cast<double>(rows)));
+  });
+}
+
+Value GraphBuilder::causalSelfAttention(Value q, Value k, Value v,
+                                        int64_t heads) {
+  const int64_t seq = tensorOf(q).getDimSize(0);
+  const int64_t width = tensorOf(q).getDimSize(1);
+  const int64_t hd = width / heads;
+  const double scale = 1.0 / std::sqrt(static_cast<double>(hd));
+  Value out = zeros({seq, width}, f32());
+  for (int64_t h = 0; h < heads; ++h) {
+    // Element (t, d) of head h in a [seq, width] tensor.
+    auto at = [&, h](ExpBuilder &e, Value t, Value d) {
+      return e.add(e.mul(t, e.i32(width)), e.add(d, e.i32(h * hd)));
+    };
+    auto slice = [&](Value x) {
+      return gather(x, {}, {seq, hd}, [&](ExpBuilder &e, Value lane,
+                                          ValueRange) {
+        return at(e, e.divConst(lane, hd), e.remConst(lane, hd));
+      });
+    };
+    Value scores = matmul(slice(q), slice(k)); // [seq, seq]
+    Value masked = map(ValueRange{scores}, {seq, seq}, f32(),
+                       [&](ExpBuilder &e, Value lane, ValueRange args) {
+                         Value row = e.divConst(lane, seq);
+                         Value col = e.remConst(lane, seq);
+                         Value future = e.cmp(CmpPredicate::gt, col, row);
+                         return e.select(future, e.f32(-1e30),
+                                         e.mul(args[0], e.f32(scale)));
+                       });
+    Value probs = softmax(masked);
+    Value vT = gather(v, {}, {hd, seq}, [&](ExpBuilder &e, Value lane,
+                                            ValueRange) {
+      return at(e, e.remConst(lane, seq), e.divConst(lane, seq));
+    });
+    Value head = matmul(probs, vT); // [seq, hd]
+    out = scatter(out, seq * hd, ValueRange{head},
+                  [&](ExpBuilder &e, Value lane, ValueRange args) {
+                    return std::make_pair(
+                        at(e, e.divConst(lane, hd), e.remConst(lane, hd)),
+                        args[0]);
+                  });
+  }
+  return out;
+}
+
 Value GraphBuilder::attention(Value q, Value kCache, Value vCache, Value pos,
                               int64_t heads, int64_t kvHeads,
                               int64_t headDim, int64_t maxSeq) {

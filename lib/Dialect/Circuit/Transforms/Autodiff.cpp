@@ -294,8 +294,6 @@ private:
   void accumulate(Value of, Value contribution);
   /// `v` (any shape) as a tensor of `shape` with as many elements.
   Value reshape(Value v, ArrayRef<int64_t> shape);
-  /// The transpose of a [rows, cols] tensor (quantized ones read as f32).
-  Value transpose(Value v);
   /// Sums `full`, a cotangent over `iteration`, back onto `shape`, which
   /// the primitive broadcast over `iteration` (NumPy rules).
   Value unbroadcast(Value full, ArrayRef<int64_t> iteration,
@@ -469,17 +467,6 @@ Value Differentiator::reshape(Value v, ArrayRef<int64_t> shape) {
     return v;
   return g.map(ValueRange{v}, shape, tensorOf(v).getElementType(),
                [](ExpBuilder &, Value, ValueRange args) { return args[0]; });
-}
-
-Value Differentiator::transpose(Value v) {
-  int64_t rows = tensorOf(v).getDimSize(0), cols = tensorOf(v).getDimSize(1);
-  // out[c, r] = v[r, c], lane = c·rows + r.
-  return g.gather(v, {}, {cols, rows},
-                  [&](ExpBuilder &e, Value lane, ValueRange) {
-                    Value c = e.divConst(lane, rows);
-                    Value r = e.remConst(lane, rows);
-                    return e.add(e.mul(r, e.i32(cols)), c);
-                  });
 }
 
 Value Differentiator::broadcastIndex(ExpBuilder &e, Value lane,
@@ -660,7 +647,7 @@ LogicalResult Differentiator::matmulRule(MatmulOp op, Value dy) {
   int64_t k = tensorOf(w).getDimSize(1);
   if (isActive(x)) {
     // dX = dY · W: a matmul with the transposed weight [K, N].
-    accumulate(x, g.matmul(dy, transpose(w)));
+    accumulate(x, g.matmul(dy, g.transpose(w)));
   }
   if (isActive(w)) {
     if (xType.getRank() == 1) {
@@ -672,7 +659,7 @@ LogicalResult Differentiator::matmulRule(MatmulOp op, Value dy) {
                           }));
     } else {
       // dW[n, k] = Σ_m dY[m, n]·X[m, k] = dYᵀ · (Xᵀ)ᵀ.
-      accumulate(w, g.matmul(transpose(dy), transpose(x)));
+      accumulate(w, g.matmul(g.transpose(dy), g.transpose(x)));
     }
   }
   return success();

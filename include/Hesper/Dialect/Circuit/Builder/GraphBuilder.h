@@ -175,6 +175,21 @@ public:
                   int64_t heads, int64_t kvHeads, int64_t headDim,
                   int64_t maxSeq);
 
+  /// The transpose of a [rows, cols] tensor (a gather; a quantized tensor
+  /// is read as f32).
+  Value transpose(Value x);
+  /// Mean cross-entropy of `logits` [rows, vocab] against the i32
+  /// `targets` [rows]: the mean over rows of logsumexp(row) - row[target],
+  /// the log-softmax computed stably (the row maximum subtracted first).
+  /// Returns [1].
+  Value crossEntropy(Value logits, Value targets);
+  /// Causal self-attention over a sequence, the training form: `q`, `k`
+  /// and `v` are [seq, heads * headDim]; row t attends to rows 0..t. Built
+  /// per head from slice gathers, Q·Kᵀ and P·V matmuls, a masked softmax
+  /// and scatters that put the heads side by side, so circuit-autodiff
+  /// differentiates it. Returns [seq, heads * headDim].
+  Value causalSelfAttention(Value q, Value k, Value v, int64_t heads);
+
   /// The same attention as one `circuit.attention` primitive (one kernel,
   /// reading only positions 0..pos of the caches); `scale` multiplies the
   /// scores (1/sqrt(headDim) for most models); a positive `softcap`
