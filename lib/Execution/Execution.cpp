@@ -6,17 +6,21 @@
 
 #include "Hesper/Execution/Execution.h"
 
+#include "Hesper/Dialect/Circuit/Transforms/Passes.h"
 #include "Hesper/Dialect/ShaderM/IR/ShaderM.h"
 #include "Hesper/Target/Target.h"
+#include "Hesper/Tuning/Plan.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassInstrumentation.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -113,7 +117,33 @@ hesper::compileForDevice(ModuleOp module, ArrayRef<std::string> graphNames,
   if (!target)
     return module.emitError("no compilation target for ")
            << rt::backendName(device.backend) << " devices";
-  return compileForTarget(module, graphNames, *target, options);
+  if (options.planPath.empty())
+    return compileForTarget(module, graphNames, *target, options);
+
+  // With a plan: fuse first, so that the plan's signatures name the fused
+  // kernels, set the knobs, then lower without fusing again.
+  auto file = llvm::MemoryBuffer::getFile(options.planPath, /*IsText=*/true);
+  if (!file)
+    return module.emitError("--plan ")
+           << options.planPath << ": " << file.getError().message();
+  std::string error;
+  FailureOr<tune::Plan> plan =
+      tune::parsePlan((*file)->getBuffer(), module.getContext(), error);
+  if (failed(plan))
+    return module.emitError("--plan ") << options.planPath << ": " << error;
+  OwningOpRef<ModuleOp> planned = module.clone();
+  if (options.fuse) {
+    PassManager pm(module.getContext());
+    pm.nest<circuit::GraphOp>().addPass(createCanonicalizerPass());
+    circuit::buildHesperFusePipeline(pm);
+    if (failed(pm.run(*planned)))
+      return failure();
+  }
+  if (failed(tune::applyPlan(*planned, *plan, device)))
+    return failure();
+  CompileOptions unfused = options;
+  unfused.fuse = false;
+  return compileForTarget(*planned, graphNames, *target, unfused);
 }
 
 FailureOr<std::vector<rt::Program>>

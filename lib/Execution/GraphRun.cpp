@@ -278,6 +278,7 @@ LogicalResult hesper::exec::runGraphOnDevice(
   CompileOptions compileOptions;
   compileOptions.fuse = opts.fuse;
   compileOptions.dumpDir = opts.dumpDir;
+  compileOptions.planPath = opts.planPath;
   compileOptions.events = &events;
   double compileStart = nowUs();
   FailureOr<rt::Program> program =

@@ -36,6 +36,7 @@
 #include "Hesper/InitAllPasses.h"
 #include "Hesper/Models/LlamaLayer.h"
 #include "Hesper/Support/InputChecks.h"
+#include "Hesper/Tuning/Plan.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Parser/Parser.h"
@@ -96,6 +97,16 @@ static llvm::cl::opt<std::string>
     inputFilename(llvm::cl::Positional,
                   llvm::cl::desc("[graph.mlir] (omit to build --example)"),
                   llvm::cl::init(""), llvm::cl::cat(graphCategory));
+static llvm::cl::opt<std::string> planPath(
+    "plan",
+    llvm::cl::desc("Compile with the kernel knobs of this tuning plan "
+                   "(JSON; checked against the device first)"),
+    llvm::cl::cat(graphCategory));
+static llvm::cl::opt<std::string> emitPlanPath(
+    "emit-plan",
+    llvm::cl::desc("Write a plan template for the device (every fused "
+                   "kernel's signature, with its knobs) and stop"),
+    llvm::cl::cat(graphCategory));
 static llvm::cl::opt<std::string> graphName(
     "graph",
     llvm::cl::desc("The circuit.graph to run or compile (default: the first "
@@ -513,6 +524,7 @@ static hesper::exec::DeviceModeOptions deviceOptions() {
   opts.determinismRuns = determinismRuns;
   opts.check = checkFlag;
   opts.fuse = !noFuse;
+  opts.planPath = planPath;
   opts.printResults = printResults;
   opts.profilePath = profilePath;
   opts.dumpDir = dumpDir;
@@ -565,6 +577,34 @@ static LogicalResult compileOnlyMode(ModuleOp module, llvm::raw_ostream &os) {
             hesper::rt::saveBundle(*program, opts.saveBundlePath);
         !s)
       return module.emitError(s.message());
+  return success();
+}
+
+/// --emit-plan: the plan template of the selected graph, fused, for the
+/// device.
+static LogicalResult emitPlanMode(ModuleOp module, llvm::raw_ostream &os) {
+  GraphOp graph = selectGraph(module, "plan");
+  if (!graph)
+    return failure();
+  if (!device)
+    return module.emitError("--emit-plan needs a device (--backend)");
+  OwningOpRef<ModuleOp> fused = ModuleOp::create(module.getLoc());
+  fused->push_back(graph->clone());
+  PassManager pm(module.getContext());
+  if (!noFuse)
+    hesper::circuit::buildHesperFusePipeline(pm);
+  if (failed(pm.run(*fused)))
+    return failure();
+  std::string error;
+  auto out = mlir::openOutputFile(emitPlanPath, &error);
+  if (!out)
+    return module.emitError("--emit-plan: ") << error;
+  hesper::tune::Plan plan = hesper::tune::planOf(*fused, device->info());
+  out->os() << hesper::tune::printPlan(plan);
+  out->keep();
+  os << "plan of @" << graph.getSymName() << " for " << plan.device << ": "
+     << plan.entries.size() << " kernels, written to " << emitPlanPath
+     << "\n";
   return success();
 }
 
@@ -772,6 +812,8 @@ static LogicalResult processBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
     return validateFusionMode(*module, os);
   if (!compileTarget.empty())
     return compileOnlyMode(*module, os);
+  if (!emitPlanPath.empty())
+    return emitPlanMode(*module, os);
   return runGraphMode(*module, os);
 }
 

@@ -35,6 +35,10 @@ struct CompileOptions {
   /// NN-passname.mlir, and the kernels' binary under the target's name for
   /// it (hesper_kernels.spv, .ptx, .so; the CPU target adds .o and .s).
   std::string dumpDir;
+  /// When set, a tuning plan (JSON, include/Hesper/Tuning/Plan.h) whose
+  /// knobs are checked against the device and set on the fused graph's
+  /// kernels (compileForDevice only: the checks need the device's limits).
+  std::string planPath;
   /// Filled with the passes run and their times.
   std::vector<CompileEvent> *events = nullptr;
 };

@@ -40,6 +40,7 @@ struct DeviceModeOptions {
   std::string profilePath;
   std::string dumpDir;
   std::string saveBundlePath;
+  std::string planPath; ///< a tuning plan to compile with (CompileOptions)
 };
 
 /// Opens the device the options ask for: the named backend's (on failure

@@ -156,7 +156,11 @@ LogicalResult GraphLowering::run() {
   b.setInsertionPointToEnd(entry);
   auto output = sm::OutputOp::create(b, loc, ValueRange{});
 
+  const KernelShape targetShape = shape;
   for (Operation &op : body.without_terminator()) {
+    // An op's knobs (from a tuning plan) reshape its kernel alone.
+    shape = targetShape.withKnobs(
+        op.getAttrOfType<DictionaryAttr>(cir::kKnobsAttrName));
     LogicalResult status =
         llvm::TypeSwitch<Operation *, LogicalResult>(&op)
             .Case([&](cir::ZerosOp z) { return lowerZeros(z); })

@@ -72,6 +72,10 @@ struct KernelShape {
   /// The fewest lanes of a row reduction.
   int64_t minReduceLanes = 32;
   int64_t dotLanes = kDotLanes;
+  /// Workgroups of at least this many lanes reduce within subgroups first.
+  int64_t subgroupReduceLanes = kSubgroupReduceLanes;
+  /// Rows of x a matmul workgroup takes at once when it can (kXRows).
+  int64_t xRows = kXRows;
   int64_t maxGridDim = kMaxGridDim;
   /// Lanes per subgroup, 0 when unknown.
   int64_t subgroupSize = 0;
@@ -82,6 +86,29 @@ struct KernelShape {
     shape.subgroupSize = subgroupSize;
     return shape;
   }
+  /// This shape with the knobs of one op (its `circuit.knobs` attribute,
+  /// checked by the tuning library before it is set): `lanes` sets the
+  /// workgroup size of whichever kernel the op becomes, `rows` the rows of
+  /// x per matmul workgroup, `subgroup_reduce` whether reductions combine
+  /// within subgroups first. A single-lane target keeps one lane.
+  KernelShape withKnobs(DictionaryAttr knobs) const {
+    KernelShape shape = *this;
+    if (!knobs)
+      return shape;
+    if (auto lanes = knobs.getAs<IntegerAttr>("lanes"); lanes && !singleLane) {
+      int64_t n = lanes.getInt();
+      shape.elementwiseLanes = shape.reduceLanes = shape.dotLanes = n;
+      shape.minReduceLanes = std::min(shape.minReduceLanes, n);
+    }
+    if (auto rows = knobs.getAs<IntegerAttr>("rows"))
+      shape.xRows = rows.getInt();
+    if (auto sub = knobs.getAs<BoolAttr>("subgroup_reduce"))
+      shape.subgroupReduceLanes =
+          sub.getValue() ? std::max<int64_t>(subgroupSize, 1)
+                         : std::numeric_limits<int64_t>::max();
+    return shape;
+  }
+
   static KernelShape single() {
     KernelShape shape;
     shape.elementwiseLanes = shape.reduceLanes = shape.minReduceLanes =

@@ -441,7 +441,7 @@ LogicalResult GraphLowering::lowerMatmul(Operation *op, Value x,
   // A single-lane workgroup (the CPU target) holds its rows' dot products
   // whole, so it takes several x rows too.
   int64_t xRows = rowsPerGroup > 1 || lanes == 1
-                      ? std::min<int64_t>(m, kXRows)
+                      ? std::min<int64_t>(m, shape.xRows)
                       : 1;
   int64_t xBlocks = ceilDiv(m, xRows);
   if (totalGroups > shape.maxGridDim || xBlocks > shape.maxGridDim)

@@ -34,7 +34,7 @@ Value GraphLowering::emitWorkgroupReduce(Value value, Value tid, int64_t lanes,
   IndexMath im(b, loc);
   auto sharedType = sm::SharedType::get(b.getContext(), lanes, b.getF32Type());
   Value tile = sm::SharedAllocOp::create(b, loc, sharedType);
-  if (lanes >= kSubgroupReduceLanes) {
+  if (lanes >= shape.subgroupReduceLanes) {
     // Each subgroup reduces in registers; its first lane writes the total
     // to slot subgroup_id; after one barrier every lane combines the
     // slots in index order. The tile has a slot per lane, enough for any

@@ -78,6 +78,11 @@ llvm::SmallVector<int64_t> getReductionIteration(mlir::Operation *op);
 /// graph, output, yield and zeros).
 bool isDispatchOp(mlir::Operation *op);
 
+/// The discardable attribute of a dispatch op holding its kernel's knobs
+/// (a dictionary: lanes, rows, subgroup_reduce), set from a tuning plan
+/// and read by convert-circuit-to-shaderm (docs/Tuning.md).
+inline constexpr llvm::StringLiteral kKnobsAttrName = "circuit.knobs";
+
 } // namespace circuit
 } // namespace hesper
 

@@ -1,0 +1,82 @@
+//===- Plan.h - Kernel knobs and tuning plans ------------------*- C++ -*-===//
+//
+// Part of the Hesper project.
+//
+//===----------------------------------------------------------------------===//
+//
+// A kernel's knobs are the choices its lowering leaves open: `lanes` (the
+// workgroup size), `rows` (rows of x one matmul workgroup takes at once)
+// and `subgroup_reduce` (whether a reduction combines within subgroups
+// before shared memory). They live on a dispatch op as its `circuit.knobs`
+// attribute; an op without one keeps the target's defaults.
+//
+// A plan is a JSON file mapping kernel signatures to knobs for one device:
+//
+//   {"hesper_plan": 1, "device": "llvmpipe (LLVM 15.0.6, 256 bits)",
+//    "kernels": [{"signature": "circuit.map (tensor<4096xf32>) -> ...",
+//                 "knobs": {"lanes": 64}}]}
+//
+// Whoever wrote it (the tuner, a person, another program), a plan is
+// checked before use: every knob must be legal for the device (the limit it
+// breaks is named otherwise).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HESPER_TUNING_PLAN_H
+#define HESPER_TUNING_PLAN_H
+
+#include "hesper/runtime/Runtime.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#include <string>
+#include <vector>
+
+namespace hesper {
+namespace tune {
+
+/// What a plan entry matches: the op's name, its operand and result types,
+/// and a hash of its bodies (two maps of one shape with other bodies are
+/// other kernels), e.g. "circuit.map (tensor<4096xf32>) -> tensor<4096xf32>
+/// #9f2c01d7".
+std::string kernelSignature(mlir::Operation *op);
+
+/// "" when `knobs` are legal for `op` on `device`; otherwise one line
+/// naming the knob, its value and the limit it breaks.
+std::string checkKnobs(mlir::Operation *op, mlir::DictionaryAttr knobs,
+                       const rt::DeviceInfo &device);
+
+struct PlanEntry {
+  std::string signature;
+  mlir::DictionaryAttr knobs;
+};
+
+struct Plan {
+  std::string device;
+  std::vector<PlanEntry> entries;
+};
+
+/// Parses a plan; on error returns failure and sets `error` (one line).
+mlir::FailureOr<Plan> parsePlan(llvm::StringRef text,
+                                mlir::MLIRContext *context,
+                                std::string &error);
+/// Serializes a plan (what parsePlan reads).
+std::string printPlan(const Plan &plan);
+
+/// A plan for `device` with one entry per kernel of `module`'s graphs
+/// (fused already) and the knobs they carry now (none: the defaults): a
+/// template to edit, or the starting point of a search.
+Plan planOf(mlir::ModuleOp module, const rt::DeviceInfo &device);
+
+/// Sets the knobs of every dispatch op of `module`'s graphs that the plan
+/// names, after checking the plan is for `device` and every knob it sets
+/// is legal there. Fails with an error (naming the signature, the knob and
+/// the limit) before changing anything.
+mlir::LogicalResult applyPlan(mlir::ModuleOp module, const Plan &plan,
+                              const rt::DeviceInfo &device);
+
+} // namespace tune
+} // namespace hesper
+
+#endif // HESPER_TUNING_PLAN_H

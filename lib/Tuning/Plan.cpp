@@ -1,0 +1,287 @@
+//===- Plan.cpp - Kernel knobs and tuning plans ---------------------------===//
+//
+// Part of the Hesper project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Hesper/Tuning/Plan.h"
+
+#include "Hesper/Dialect/Circuit/IR/Circuit.h"
+
+#include "mlir/IR/OperationSupport.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/xxhash.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace hesper;
+using namespace hesper::tune;
+namespace cir = hesper::circuit;
+
+namespace {
+
+/// What an op's kernel is, for the knobs that apply to it.
+enum class KernelKind { Elementwise, Reduction, Matmul, Other };
+
+KernelKind kindOf(Operation *op) {
+  if (isa<cir::MapOp, cir::GatherOp, cir::ScatterOp, cir::ScatterMultiOp>(op))
+    return KernelKind::Elementwise;
+  if (isa<cir::ReduceOp, cir::ReduceEpilogueOp, cir::ReduceScatterEpilogueOp,
+          cir::QuantizeOp>(op))
+    return KernelKind::Reduction;
+  if (isa<cir::MatmulOp, cir::MultiMatmulOp, cir::GatedMatmulOp>(op))
+    return KernelKind::Matmul;
+  return KernelKind::Other;
+}
+
+constexpr int64_t kMaxRows = 32;
+
+} // namespace
+
+std::string hesper::tune::kernelSignature(Operation *op) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << op->getName() << " (";
+  llvm::interleaveComma(op->getOperandTypes(), os);
+  os << ") -> ";
+  if (op->getNumResults() == 1)
+    os << op->getResult(0).getType();
+  else {
+    os << "(";
+    llvm::interleaveComma(op->getResultTypes(), os);
+    os << ")";
+  }
+  // The bodies and attributes, without the knobs themselves.
+  std::string body;
+  llvm::raw_string_ostream bodyOs(body);
+  Attribute knobs = op->removeAttr(cir::kKnobsAttrName);
+  op->print(bodyOs, OpPrintingFlags().useLocalScope().printGenericOpForm());
+  if (knobs)
+    op->setAttr(cir::kKnobsAttrName, knobs);
+  os << " #" << llvm::format_hex_no_prefix(llvm::xxh3_64bits(body), 16);
+  return text;
+}
+
+std::string hesper::tune::checkKnobs(Operation *op, DictionaryAttr knobs,
+                                     const rt::DeviceInfo &device) {
+  std::string error;
+  llvm::raw_string_ostream os(error);
+  if (!cir::isDispatchOp(op)) {
+    os << op->getName() << " is not a kernel and has no knobs";
+    return error;
+  }
+  KernelKind kind = kindOf(op);
+  bool cpu = device.backend == rt::Backend::Cpu;
+  int64_t lanes = 0;
+  for (NamedAttribute knob : knobs) {
+    StringRef name = knob.getName().getValue();
+    if (name == "lanes") {
+      auto value = dyn_cast<IntegerAttr>(knob.getValue());
+      if (!value || isa<BoolAttr>(value)) {
+        os << "knob 'lanes' takes an integer";
+        return error;
+      }
+      lanes = value.getInt();
+      if (kind == KernelKind::Other) {
+        os << "knob 'lanes' does not apply to " << op->getName();
+        return error;
+      }
+      if (cpu && lanes != 1) {
+        os << "lanes = " << lanes << ": the CPU target runs one lane per "
+           << "workgroup (lanes = 1)";
+        return error;
+      }
+      if (lanes < 1 || !llvm::isPowerOf2_64(lanes)) {
+        os << "lanes = " << lanes << " is not a power of two";
+        return error;
+      }
+      uint64_t limit = std::min<uint64_t>(device.maxWorkgroupInvocations,
+                                          device.maxWorkgroupSize[0]);
+      if (static_cast<uint64_t>(lanes) > limit) {
+        os << "lanes = " << lanes << " exceeds the device's workgroup limit of "
+           << limit << " invocations";
+        return error;
+      }
+      // Reductions and dot products combine lanes in shared memory: one f32
+      // slot per lane.
+      if (kind != KernelKind::Elementwise && device.maxSharedMemoryBytes &&
+          static_cast<uint64_t>(lanes) * 4 > device.maxSharedMemoryBytes) {
+        os << "lanes = " << lanes << " needs " << lanes * 4
+           << " bytes of shared memory; the device has "
+           << device.maxSharedMemoryBytes;
+        return error;
+      }
+    } else if (name == "rows") {
+      auto value = dyn_cast<IntegerAttr>(knob.getValue());
+      if (!value || isa<BoolAttr>(value)) {
+        os << "knob 'rows' takes an integer";
+        return error;
+      }
+      if (kind != KernelKind::Matmul) {
+        os << "knob 'rows' applies to matmuls only, not to "
+           << op->getName();
+        return error;
+      }
+      if (value.getInt() < 1 || value.getInt() > kMaxRows) {
+        os << "rows = " << value.getInt() << " is outside 1.." << kMaxRows;
+        return error;
+      }
+    } else if (name == "subgroup_reduce") {
+      auto value = dyn_cast<BoolAttr>(knob.getValue());
+      if (!value) {
+        os << "knob 'subgroup_reduce' takes true or false";
+        return error;
+      }
+      if (kind != KernelKind::Reduction && kind != KernelKind::Matmul) {
+        os << "knob 'subgroup_reduce' applies to reductions and matmuls "
+              "only, not to "
+           << op->getName();
+        return error;
+      }
+      if (value.getValue() && (!device.subgroupArithmetic || cpu)) {
+        os << "subgroup_reduce = true: the device has no subgroup "
+              "arithmetic in compute shaders";
+        return error;
+      }
+    } else {
+      os << "unknown knob '" << name
+         << "' (known: lanes, rows, subgroup_reduce)";
+      return error;
+    }
+  }
+  auto sub = knobs.getAs<BoolAttr>("subgroup_reduce");
+  if (sub && sub.getValue() && lanes && device.subgroupSize > 1 &&
+      lanes % device.subgroupSize != 0) {
+    os << "subgroup_reduce = true with lanes = " << lanes
+       << ": not a whole number of the device's subgroups of "
+       << device.subgroupSize;
+    return error;
+  }
+  return error;
+}
+
+FailureOr<Plan> hesper::tune::parsePlan(StringRef text, MLIRContext *context,
+                                        std::string &error) {
+  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(text);
+  if (!parsed) {
+    error = "not JSON: " + llvm::toString(parsed.takeError());
+    return failure();
+  }
+  const llvm::json::Object *root = parsed->getAsObject();
+  if (!root || root->getInteger("hesper_plan") != 1) {
+    error = "not a plan: expects an object with \"hesper_plan\": 1";
+    return failure();
+  }
+  Plan plan;
+  if (auto device = root->getString("device"))
+    plan.device = device->str();
+  else {
+    error = "the plan names no \"device\"";
+    return failure();
+  }
+  const llvm::json::Array *kernels = root->getArray("kernels");
+  if (!kernels) {
+    error = "the plan has no \"kernels\" array";
+    return failure();
+  }
+  Builder b(context);
+  for (auto [i, value] : llvm::enumerate(*kernels)) {
+    std::string where = "kernels[" + std::to_string(i) + "]";
+    const llvm::json::Object *entry = value.getAsObject();
+    auto signature = entry ? entry->getString("signature") : std::nullopt;
+    const llvm::json::Object *knobs = entry ? entry->getObject("knobs") : nullptr;
+    if (!signature || !knobs) {
+      error = where + ": expects {\"signature\": ..., \"knobs\": {...}}";
+      return failure();
+    }
+    SmallVector<NamedAttribute> attrs;
+    for (const auto &[key, knob] : *knobs) {
+      if (auto n = knob.getAsInteger())
+        attrs.push_back(b.getNamedAttr(key, b.getI64IntegerAttr(*n)));
+      else if (auto flag = knob.getAsBoolean())
+        attrs.push_back(b.getNamedAttr(key, b.getBoolAttr(*flag)));
+      else {
+        error = where + ": knob '" + key.str() +
+                "' must be an integer or a boolean";
+        return failure();
+      }
+    }
+    plan.entries.push_back({signature->str(), b.getDictionaryAttr(attrs)});
+  }
+  return plan;
+}
+
+std::string hesper::tune::printPlan(const Plan &plan) {
+  llvm::json::Array kernels;
+  for (const PlanEntry &e : plan.entries) {
+    llvm::json::Object knobs;
+    for (NamedAttribute knob : e.knobs) {
+      if (auto flag = dyn_cast<BoolAttr>(knob.getValue()))
+        knobs[knob.getName().getValue()] = flag.getValue();
+      else if (auto n = dyn_cast<IntegerAttr>(knob.getValue()))
+        knobs[knob.getName().getValue()] = n.getInt();
+    }
+    kernels.push_back(llvm::json::Object{{"signature", e.signature},
+                                         {"knobs", std::move(knobs)}});
+  }
+  llvm::json::Value root = llvm::json::Object{{"hesper_plan", 1},
+                                              {"device", plan.device},
+                                              {"kernels", std::move(kernels)}};
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << llvm::formatv("{0:2}", root) << "\n";
+  return text;
+}
+
+Plan hesper::tune::planOf(ModuleOp module, const rt::DeviceInfo &device) {
+  Plan plan;
+  plan.device = device.name;
+  llvm::StringSet<> seen;
+  module.walk([&](Operation *op) {
+    if (!cir::isDispatchOp(op))
+      return;
+    std::string signature = kernelSignature(op);
+    if (!seen.insert(signature).second)
+      return;
+    auto knobs = op->getAttrOfType<DictionaryAttr>(cir::kKnobsAttrName);
+    plan.entries.push_back(
+        {signature, knobs ? knobs : DictionaryAttr::get(op->getContext())});
+  });
+  return plan;
+}
+
+LogicalResult hesper::tune::applyPlan(ModuleOp module, const Plan &plan,
+                                      const rt::DeviceInfo &device) {
+  if (plan.device != device.name)
+    return module.emitError("plan for device '")
+           << plan.device << "', but this device is '" << device.name << "'";
+  llvm::StringMap<DictionaryAttr> bySignature;
+  for (const PlanEntry &e : plan.entries)
+    if (!bySignature.try_emplace(e.signature, e.knobs).second)
+      return module.emitError("plan: two entries for kernel '")
+             << e.signature << "'";
+  // Check everything first, then set: a bad plan changes nothing.
+  SmallVector<std::pair<Operation *, DictionaryAttr>> updates;
+  WalkResult result = module.walk([&](Operation *op) {
+    if (!cir::isDispatchOp(op))
+      return WalkResult::advance();
+    auto it = bySignature.find(kernelSignature(op));
+    if (it == bySignature.end())
+      return WalkResult::advance();
+    std::string problem = checkKnobs(op, it->second, device);
+    if (!problem.empty()) {
+      op->emitError("plan: kernel '") << it->getKey() << "': " << problem;
+      return WalkResult::interrupt();
+    }
+    updates.push_back({op, it->second});
+    return WalkResult::advance();
+  });
+  if (result.wasInterrupted())
+    return failure();
+  for (auto [op, knobs] : updates)
+    op->setAttr(cir::kKnobsAttrName, knobs);
+  return success();
+}

@@ -1,0 +1,216 @@
+//===- PlanTest.cpp - Kernel knobs and plans ------------------------------===//
+//
+// Part of the Hesper project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Knob checks against each device limit (on described devices, no driver
+// needed), plan parsing errors, signatures, and applying a plan: all or
+// nothing.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Hesper/Dialect/Circuit/Builder/GraphBuilder.h"
+#include "Hesper/Tuning/Plan.h"
+
+#include "mlir/IR/MLIRContext.h"
+
+#include <gtest/gtest.h>
+
+using namespace mlir;
+using namespace hesper;
+using namespace hesper::circuit;
+using namespace hesper::tune;
+using hesper::exp::ExpBuilder;
+
+namespace {
+
+class PlanTest : public ::testing::Test {
+protected:
+  PlanTest() {
+    context.loadDialect<CircuitDialect, exp::ExpDialect>();
+    gpu.backend = rt::Backend::Vulkan;
+    gpu.name = "test GPU";
+    gpu.subgroupSize = 32;
+    gpu.subgroupArithmetic = true;
+    gpu.maxWorkgroupSize[0] = 1024;
+    gpu.maxWorkgroupInvocations = 1024;
+    gpu.maxSharedMemoryBytes = 2048; // small, to reach its limit
+    cpu.backend = rt::Backend::Cpu;
+    cpu.name = "test CPU";
+    cpu.maxWorkgroupSize[0] = 1;
+    cpu.maxWorkgroupInvocations = 1;
+  }
+
+  /// map(x) -> reduce -> matmul, unfused.
+  OwningOpRef<ModuleOp> graph() {
+    GraphBuilder g(&context, "g");
+    Value x = g.external("x", {4, 64}, g.f32());
+    Value w = g.external("w", {16, 64}, g.f32());
+    Value t = g.map(x, [](ExpBuilder &e, Value v) { return e.tanh(v); });
+    Value s = g.reduce(ReduceKind::sum, t);
+    Value y = g.matmul(t, w);
+    g.output({s, y});
+    return g.finish();
+  }
+
+  template <typename OpT> OpT first(ModuleOp module) {
+    OpT found;
+    module.walk([&](OpT op) {
+      if (!found)
+        found = op;
+    });
+    return found;
+  }
+
+  DictionaryAttr knobs(std::vector<std::pair<const char *, Attribute>> kv) {
+    Builder b(&context);
+    SmallVector<NamedAttribute> attrs;
+    for (auto [k, v] : kv)
+      attrs.push_back(b.getNamedAttr(k, v));
+    return b.getDictionaryAttr(attrs);
+  }
+  Attribute i(int64_t v) { return Builder(&context).getI64IntegerAttr(v); }
+  Attribute flag(bool v) { return Builder(&context).getBoolAttr(v); }
+
+  MLIRContext context;
+  rt::DeviceInfo gpu, cpu;
+};
+
+TEST_F(PlanTest, LegalKnobs) {
+  auto module = graph();
+  ASSERT_TRUE(module);
+  EXPECT_EQ(checkKnobs(first<MapOp>(*module), knobs({{"lanes", i(64)}}), gpu),
+            "");
+  EXPECT_EQ(checkKnobs(first<ReduceOp>(*module),
+                       knobs({{"lanes", i(128)},
+                              {"subgroup_reduce", flag(true)}}),
+                       gpu),
+            "");
+  EXPECT_EQ(checkKnobs(first<MatmulOp>(*module),
+                       knobs({{"lanes", i(32)}, {"rows", i(4)}}), gpu),
+            "");
+  EXPECT_EQ(checkKnobs(first<MatmulOp>(*module), knobs({{"rows", i(16)}}),
+                       cpu),
+            "");
+}
+
+TEST_F(PlanTest, EachLimitIsNamed) {
+  auto module = graph();
+  ASSERT_TRUE(module);
+  Operation *map = first<MapOp>(*module), *reduce = first<ReduceOp>(*module),
+            *matmul = first<MatmulOp>(*module);
+  struct Case {
+    Operation *op;
+    DictionaryAttr knobs;
+    const rt::DeviceInfo *device;
+    const char *message;
+  } cases[] = {
+      {map, knobs({{"lanes", i(48)}}), &gpu, "lanes = 48 is not a power of two"},
+      {map, knobs({{"lanes", i(2048)}}), &gpu,
+       "lanes = 2048 exceeds the device's workgroup limit of 1024 invocations"},
+      {reduce, knobs({{"lanes", i(1024)}}), &gpu,
+       "lanes = 1024 needs 4096 bytes of shared memory; the device has 2048"},
+      {map, knobs({{"lanes", i(64)}}), &cpu,
+       "lanes = 64: the CPU target runs one lane per workgroup (lanes = 1)"},
+      {map, knobs({{"rows", i(4)}}), &gpu,
+       "knob 'rows' applies to matmuls only, not to circuit.map"},
+      {matmul, knobs({{"rows", i(33)}}), &gpu, "rows = 33 is outside 1..32"},
+      {map, knobs({{"subgroup_reduce", flag(true)}}), &gpu,
+       "knob 'subgroup_reduce' applies to reductions and matmuls only, not "
+       "to circuit.map"},
+      {reduce, knobs({{"subgroup_reduce", flag(true)}}), &cpu,
+       "subgroup_reduce = true: the device has no subgroup arithmetic in "
+       "compute shaders"},
+      {reduce, knobs({{"lanes", i(16)}, {"subgroup_reduce", flag(true)}}),
+       &gpu,
+       "subgroup_reduce = true with lanes = 16: not a whole number of the "
+       "device's subgroups of 32"},
+      {map, knobs({{"threads", i(4)}}), &gpu,
+       "unknown knob 'threads' (known: lanes, rows, subgroup_reduce)"},
+      {map, knobs({{"lanes", flag(true)}}), &gpu,
+       "knob 'lanes' takes an integer"},
+  };
+  for (const Case &c : cases)
+    EXPECT_EQ(checkKnobs(c.op, c.knobs, *c.device), c.message);
+}
+
+TEST_F(PlanTest, SignaturesTellKernelsApart) {
+  auto module = graph();
+  ASSERT_TRUE(module);
+  std::string map = kernelSignature(first<MapOp>(*module));
+  EXPECT_EQ(map.rfind("circuit.map (tensor<4x64xf32>) -> tensor<4x64xf32> #",
+                      0),
+            0u)
+      << map;
+  // The knobs are not part of the signature; the body is.
+  first<MapOp>(*module)->setAttr(kKnobsAttrName, knobs({{"lanes", i(64)}}));
+  EXPECT_EQ(kernelSignature(first<MapOp>(*module)), map);
+  GraphBuilder g(&context, "other");
+  Value x = g.external("x", {4, 64}, g.f32());
+  g.output(g.map(x, [](ExpBuilder &e, Value v) { return e.exp(v); }));
+  auto other = g.finish();
+  EXPECT_NE(kernelSignature(first<MapOp>(*other)), map);
+}
+
+TEST_F(PlanTest, ParseErrors) {
+  std::string error;
+  EXPECT_TRUE(failed(parsePlan("{", &context, error)));
+  EXPECT_EQ(error.rfind("not JSON", 0), 0u) << error;
+  EXPECT_TRUE(failed(parsePlan("{\"kernels\": []}", &context, error)));
+  EXPECT_EQ(error, "not a plan: expects an object with \"hesper_plan\": 1");
+  EXPECT_TRUE(failed(
+      parsePlan("{\"hesper_plan\": 1, \"kernels\": []}", &context, error)));
+  EXPECT_EQ(error, "the plan names no \"device\"");
+  EXPECT_TRUE(failed(parsePlan(
+      "{\"hesper_plan\": 1, \"device\": \"d\", \"kernels\": [{\"knobs\": {}}]}",
+      &context, error)));
+  EXPECT_EQ(error, "kernels[0]: expects {\"signature\": ..., \"knobs\": {...}}");
+  EXPECT_TRUE(failed(parsePlan("{\"hesper_plan\": 1, \"device\": \"d\", "
+                               "\"kernels\": [{\"signature\": \"s\", "
+                               "\"knobs\": {\"lanes\": \"many\"}}]}",
+                               &context, error)));
+  EXPECT_EQ(error, "kernels[0]: knob 'lanes' must be an integer or a boolean");
+}
+
+TEST_F(PlanTest, ApplyIsAllOrNothing) {
+  auto module = graph();
+  ASSERT_TRUE(module);
+  Plan plan = planOf(*module, gpu);
+  ASSERT_EQ(plan.entries.size(), 3u);
+  // Round trip through JSON.
+  std::string error;
+  auto parsed = parsePlan(printPlan(plan), &context, error);
+  ASSERT_TRUE(succeeded(parsed)) << error;
+  EXPECT_EQ(parsed->entries.size(), 3u);
+  EXPECT_EQ(parsed->entries[1].signature, plan.entries[1].signature);
+
+  std::string message;
+  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &d) {
+    message = d.str();
+    return success();
+  });
+  // A legal knob on the map, an illegal one on the matmul: nothing is set.
+  plan.entries[0].knobs = knobs({{"lanes", i(64)}});
+  plan.entries[2].knobs = knobs({{"rows", i(99)}});
+  EXPECT_TRUE(failed(applyPlan(*module, plan, gpu)));
+  EXPECT_NE(message.find("rows = 99 is outside 1..32"), std::string::npos)
+      << message;
+  EXPECT_FALSE(first<MapOp>(*module)->hasAttr(kKnobsAttrName));
+  // Another device's plan.
+  plan.entries[2].knobs = knobs({{"rows", i(2)}});
+  EXPECT_TRUE(failed(applyPlan(*module, plan, cpu)));
+  EXPECT_EQ(message, "plan for device 'test GPU', but this device is 'test CPU'");
+  // Legal: set.
+  EXPECT_TRUE(succeeded(applyPlan(*module, plan, gpu)));
+  EXPECT_EQ(first<MapOp>(*module)->getAttr(kKnobsAttrName),
+            knobs({{"lanes", i(64)}}));
+  EXPECT_EQ(first<MatmulOp>(*module)->getAttr(kKnobsAttrName),
+            knobs({{"rows", i(2)}}));
+  // Two entries for one kernel.
+  plan.entries.push_back(plan.entries[0]);
+  EXPECT_TRUE(failed(applyPlan(*module, plan, gpu)));
+  EXPECT_EQ(message.rfind("plan: two entries for kernel", 0), 0u) << message;
+}
+
+} // namespace
