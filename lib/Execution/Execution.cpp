@@ -15,7 +15,6 @@
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassInstrumentation.h"
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
@@ -117,29 +116,47 @@ hesper::compileForDevice(ModuleOp module, ArrayRef<std::string> graphNames,
   if (!target)
     return module.emitError("no compilation target for ")
            << rt::backendName(device.backend) << " devices";
-  if (options.planPath.empty())
+  FailureOr<tune::Plan> plan = tune::Plan();
+  bool fromCache = false;
+  if (!options.planPath.empty()) {
+    auto file =
+        llvm::MemoryBuffer::getFile(options.planPath, /*IsText=*/true);
+    if (!file)
+      return module.emitError("--plan ")
+             << options.planPath << ": " << file.getError().message();
+    std::string error;
+    plan = tune::parsePlan((*file)->getBuffer(), module.getContext(), error);
+    if (failed(plan))
+      return module.emitError("--plan ") << options.planPath << ": " << error;
+  } else {
+    std::string dir = options.tuneCacheDir;
+    if (dir.empty())
+      if (const char *env = std::getenv("HESPER_CACHE_DIR"))
+        dir = env;
+    std::string error;
+    auto entries = dir.empty() ? FailureOr<std::vector<tune::CacheEntry>>(
+                                     std::vector<tune::CacheEntry>())
+                               : tune::loadCache(dir, module.getContext(),
+                                                 error);
+    if (failed(entries))
+      return module.emitError("tuning cache: ") << error;
+    plan = tune::planFromCache(*entries, device);
+    fromCache = true;
+  }
+  if (plan->entries.empty())
     return compileForTarget(module, graphNames, *target, options);
 
   // With a plan: fuse first, so that the plan's signatures name the fused
   // kernels, set the knobs, then lower without fusing again.
-  auto file = llvm::MemoryBuffer::getFile(options.planPath, /*IsText=*/true);
-  if (!file)
-    return module.emitError("--plan ")
-           << options.planPath << ": " << file.getError().message();
-  std::string error;
-  FailureOr<tune::Plan> plan =
-      tune::parsePlan((*file)->getBuffer(), module.getContext(), error);
-  if (failed(plan))
-    return module.emitError("--plan ") << options.planPath << ": " << error;
   OwningOpRef<ModuleOp> planned = module.clone();
   if (options.fuse) {
     PassManager pm(module.getContext());
-    pm.nest<circuit::GraphOp>().addPass(createCanonicalizerPass());
     circuit::buildHesperFusePipeline(pm);
     if (failed(pm.run(*planned)))
       return failure();
   }
-  if (failed(tune::applyPlan(*planned, *plan, device)))
+  if (failed(tune::applyPlan(*planned, *plan, device,
+                             /*skipIllegal=*/fromCache)))
     return failure();
   CompileOptions unfused = options;
   unfused.fuse = false;

@@ -11,8 +11,11 @@
 #include "mlir/IR/OperationSupport.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/xxhash.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -254,7 +257,8 @@ Plan hesper::tune::planOf(ModuleOp module, const rt::DeviceInfo &device) {
 }
 
 LogicalResult hesper::tune::applyPlan(ModuleOp module, const Plan &plan,
-                                      const rt::DeviceInfo &device) {
+                                      const rt::DeviceInfo &device,
+                                      bool skipIllegal) {
   if (plan.device != device.name)
     return module.emitError("plan for device '")
            << plan.device << "', but this device is '" << device.name << "'";
@@ -272,6 +276,8 @@ LogicalResult hesper::tune::applyPlan(ModuleOp module, const Plan &plan,
     if (it == bySignature.end())
       return WalkResult::advance();
     std::string problem = checkKnobs(op, it->second, device);
+    if (!problem.empty() && skipIllegal)
+      return WalkResult::advance();
     if (!problem.empty()) {
       op->emitError("plan: kernel '") << it->getKey() << "': " << problem;
       return WalkResult::interrupt();
@@ -284,4 +290,128 @@ LogicalResult hesper::tune::applyPlan(ModuleOp module, const Plan &plan,
   for (auto [op, knobs] : updates)
     op->setAttr(cir::kKnobsAttrName, knobs);
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// The tuning cache
+//===----------------------------------------------------------------------===//
+
+std::string hesper::tune::compilerVersion() {
+  return "hesper-" HESPER_SOURCE_REVISION;
+}
+
+std::string hesper::tune::cachePath(StringRef dir) {
+  SmallString<128> path(dir);
+  llvm::sys::path::append(path, "tune-cache.json");
+  return std::string(path);
+}
+
+FailureOr<std::vector<CacheEntry>>
+hesper::tune::loadCache(StringRef dir, MLIRContext *context,
+                        std::string &error) {
+  std::vector<CacheEntry> entries;
+  std::string path = cachePath(dir);
+  if (!llvm::sys::fs::exists(path))
+    return entries;
+  auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (!file) {
+    error = path + ": " + file.getError().message();
+    return failure();
+  }
+  llvm::Expected<llvm::json::Value> parsed =
+      llvm::json::parse((*file)->getBuffer());
+  if (!parsed) {
+    error = path + ": not JSON: " + llvm::toString(parsed.takeError());
+    return failure();
+  }
+  const llvm::json::Object *root = parsed->getAsObject();
+  const llvm::json::Array *list =
+      root && root->getInteger("hesper_tune_cache") == 1
+          ? root->getArray("entries")
+          : nullptr;
+  if (!list) {
+    error = path + ": not a tuning cache";
+    return failure();
+  }
+  Builder b(context);
+  for (const llvm::json::Value &value : *list) {
+    const llvm::json::Object *e = value.getAsObject();
+    if (!e)
+      continue;
+    auto device = e->getString("device");
+    auto compiler = e->getString("compiler");
+    auto signature = e->getString("signature");
+    const llvm::json::Object *knobs = e->getObject("knobs");
+    if (!device || !compiler || !signature || !knobs)
+      continue;
+    SmallVector<NamedAttribute> attrs;
+    for (const auto &[key, knob] : *knobs) {
+      if (auto flag = knob.getAsBoolean())
+        attrs.push_back(b.getNamedAttr(key, b.getBoolAttr(*flag)));
+      else if (auto n = knob.getAsInteger())
+        attrs.push_back(b.getNamedAttr(key, b.getI64IntegerAttr(*n)));
+    }
+    entries.push_back({device->str(), compiler->str(), signature->str(),
+                       b.getDictionaryAttr(attrs)});
+  }
+  return entries;
+}
+
+std::string hesper::tune::storeCache(StringRef dir, MLIRContext *context,
+                                     ArrayRef<CacheEntry> added) {
+  std::string error;
+  auto existing = loadCache(dir, context, error);
+  if (failed(existing))
+    return error;
+  std::vector<CacheEntry> entries;
+  auto same = [](const CacheEntry &a, const CacheEntry &b) {
+    return a.device == b.device && a.compiler == b.compiler &&
+           a.signature == b.signature;
+  };
+  for (const CacheEntry &e : *existing)
+    if (llvm::none_of(added, [&](const CacheEntry &n) { return same(e, n); }))
+      entries.push_back(e);
+  entries.insert(entries.end(), added.begin(), added.end());
+
+  llvm::json::Array list;
+  for (const CacheEntry &e : entries) {
+    llvm::json::Object knobs;
+    for (NamedAttribute knob : e.knobs) {
+      if (auto flag = dyn_cast<BoolAttr>(knob.getValue()))
+        knobs[knob.getName().getValue()] = flag.getValue();
+      else if (auto n = dyn_cast<IntegerAttr>(knob.getValue()))
+        knobs[knob.getName().getValue()] = n.getInt();
+    }
+    list.push_back(llvm::json::Object{{"device", e.device},
+                                      {"compiler", e.compiler},
+                                      {"signature", e.signature},
+                                      {"knobs", std::move(knobs)}});
+  }
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+    return dir.str() + ": " + ec.message();
+  std::string path = cachePath(dir), temporary = path + ".tmp";
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(temporary, ec);
+    if (ec)
+      return temporary + ": " + ec.message();
+    os << llvm::formatv("{0:2}", llvm::json::Value(llvm::json::Object{
+                                     {"hesper_tune_cache", 1},
+                                     {"entries", std::move(list)}}))
+       << "\n";
+  }
+  if (std::error_code ec = llvm::sys::fs::rename(temporary, path))
+    return path + ": " + ec.message();
+  return "";
+}
+
+Plan hesper::tune::planFromCache(ArrayRef<CacheEntry> entries,
+                                 const rt::DeviceInfo &device) {
+  Plan plan;
+  plan.device = device.name;
+  std::string compiler = compilerVersion();
+  for (const CacheEntry &e : entries)
+    if (e.device == device.cacheId && e.compiler == compiler)
+      plan.entries.push_back({e.signature, e.knobs});
+  return plan;
 }

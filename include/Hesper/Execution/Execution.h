@@ -39,6 +39,10 @@ struct CompileOptions {
   /// knobs are checked against the device and set on the fused graph's
   /// kernels (compileForDevice only: the checks need the device's limits).
   std::string planPath;
+  /// The tuning cache's folder (hesper-tune writes it): without a plan,
+  /// the knobs it holds for this device and compiler version are used.
+  /// Empty: $HESPER_CACHE_DIR when set, else no cache.
+  std::string tuneCacheDir;
   /// Filled with the passes run and their times.
   std::vector<CompileEvent> *events = nullptr;
 };

@@ -72,9 +72,43 @@ Plan planOf(mlir::ModuleOp module, const rt::DeviceInfo &device);
 /// Sets the knobs of every dispatch op of `module`'s graphs that the plan
 /// names, after checking the plan is for `device` and every knob it sets
 /// is legal there. Fails with an error (naming the signature, the knob and
-/// the limit) before changing anything.
+/// the limit) before changing anything; with `skipIllegal`, an entry whose
+/// knobs are illegal is left out instead (for the cache, which must never
+/// stop a compile).
 mlir::LogicalResult applyPlan(mlir::ModuleOp module, const Plan &plan,
-                              const rt::DeviceInfo &device);
+                              const rt::DeviceInfo &device,
+                              bool skipIllegal = false);
+
+//===----------------------------------------------------------------------===//
+// The tuning cache
+//===----------------------------------------------------------------------===//
+
+/// The compiler's identity in cache entries: the source revision it was
+/// configured from. Knobs tuned by another compiler are not trusted.
+std::string compilerVersion();
+
+/// The persistent cache of tuned knobs, `<dir>/tune-cache.json`: entries
+/// keyed by device (DeviceInfo::cacheId, which includes the driver
+/// version), compiler version and kernel signature.
+struct CacheEntry {
+  std::string device, compiler, signature;
+  mlir::DictionaryAttr knobs;
+};
+
+std::string cachePath(llvm::StringRef dir);
+/// The entries of the cache in `dir` (none when there is no file);
+/// failure, with `error` set, for a file that is not a cache.
+mlir::FailureOr<std::vector<CacheEntry>>
+loadCache(llvm::StringRef dir, mlir::MLIRContext *context,
+          std::string &error);
+/// Adds or replaces entries and writes the cache (to a temporary file,
+/// then renamed). Returns "" or the error.
+std::string storeCache(llvm::StringRef dir, mlir::MLIRContext *context,
+                       llvm::ArrayRef<CacheEntry> entries);
+/// The plan the cache holds for `device` and this compiler: stale entries
+/// (another compiler version, another device or driver) are left out.
+Plan planFromCache(llvm::ArrayRef<CacheEntry> entries,
+                   const rt::DeviceInfo &device);
 
 } // namespace tune
 } // namespace hesper

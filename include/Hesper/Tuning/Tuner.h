@@ -1,0 +1,75 @@
+//===- Tuner.h - Searching kernel knobs on a device -----------*- C++ -*-===//
+//
+// Part of the Hesper project.
+//
+//===----------------------------------------------------------------------===//
+//
+// For every kernel of a fused graph, the tuner measures the legal knob
+// settings on the device (each kernel alone, on seeded random inputs, timed
+// with the device's timestamps) by successive halving: every candidate runs
+// a few times, the faster half runs twice as often, and so on until one is
+// left. Every candidate is first checked against the reference interpreter;
+// one that disagrees is never kept, however fast. The default knobs (none)
+// are always a candidate, and a winner must beat them by the measured noise
+// to replace them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HESPER_TUNING_TUNER_H
+#define HESPER_TUNING_TUNER_H
+
+#include "Hesper/Tuning/Plan.h"
+
+#include "hesper/runtime/Runtime.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <functional>
+
+namespace hesper {
+namespace tune {
+
+struct TuneOptions {
+  /// Timed runs of each candidate in the first round (doubled each round).
+  unsigned firstRuns = 3;
+  /// A winner must be at least this much faster than the defaults.
+  double minSpeedup = 1.05;
+  /// Seeds the random inputs.
+  uint64_t seed = 1;
+};
+
+struct KernelTuning {
+  std::string signature;
+  mlir::DictionaryAttr best; ///< empty: the defaults stay
+  double defaultNs = 0;      ///< median of the defaults
+  double bestNs = 0;         ///< median of the winner
+  double minNs = 0;          ///< fastest single run of the winner
+  unsigned candidates = 0;   ///< legal settings tried
+  unsigned rejected = 0;     ///< of which disagreed with the interpreter
+};
+
+struct TuneReport {
+  std::vector<KernelTuning> kernels;
+  double seconds = 0;
+};
+
+/// The legal knob settings of `op` on `device` (the defaults first).
+std::vector<mlir::DictionaryAttr> candidateKnobs(mlir::Operation *op,
+                                                 const rt::DeviceInfo &device);
+
+/// Tunes every kernel of `graph` (fused first unless `fused`). `progress`
+/// is called after each candidate with (kernel index, kernels, line).
+mlir::FailureOr<TuneReport>
+tuneGraph(mlir::ModuleOp module, llvm::StringRef graph, rt::Device &device,
+          const TuneOptions &options,
+          const std::function<void(size_t, size_t, const std::string &)>
+              &progress = {});
+
+/// The cache entries of a report (the kernels whose knobs changed).
+std::vector<CacheEntry> cacheEntries(const TuneReport &report,
+                                     const rt::DeviceInfo &device);
+
+} // namespace tune
+} // namespace hesper
+
+#endif // HESPER_TUNING_TUNER_H

@@ -1,0 +1,286 @@
+//===- Tuner.cpp - Searching kernel knobs on a device ---------------------===//
+//
+// Part of the Hesper project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Hesper/Tuning/Tuner.h"
+
+#include "Hesper/Dialect/Circuit/IR/Circuit.h"
+#include "Hesper/Dialect/Circuit/Transforms/Passes.h"
+#include "Hesper/Execution/Execution.h"
+#include "Hesper/Interpreter/Interpreter.h"
+#include "Hesper/Interpreter/Validate.h"
+
+#include "hesper/runtime/Program.h"
+
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+using namespace mlir;
+using namespace hesper;
+using namespace hesper::tune;
+namespace cir = hesper::circuit;
+
+std::vector<DictionaryAttr>
+hesper::tune::candidateKnobs(Operation *op, const rt::DeviceInfo &device) {
+  Builder b(op->getContext());
+  std::vector<DictionaryAttr> all{b.getDictionaryAttr({})};
+  auto add = [&](SmallVector<NamedAttribute> knobs) {
+    DictionaryAttr d = b.getDictionaryAttr(knobs);
+    if (checkKnobs(op, d, device).empty() && !llvm::is_contained(all, d))
+      all.push_back(d);
+  };
+  bool matmul = isa<cir::MatmulOp, cir::MultiMatmulOp, cir::GatedMatmulOp>(op);
+  bool combines = matmul || isa<cir::ReduceOp, cir::ReduceEpilogueOp,
+                                cir::ReduceScatterEpilogueOp, cir::QuantizeOp>(
+                                op);
+  if (device.backend != rt::Backend::Cpu) {
+    for (int64_t lanes : {32, 64, 128, 256, 512}) {
+      add({b.getNamedAttr("lanes", b.getI64IntegerAttr(lanes))});
+      if (combines)
+        for (bool sub : {false, true})
+          add({b.getNamedAttr("lanes", b.getI64IntegerAttr(lanes)),
+               b.getNamedAttr("subgroup_reduce", b.getBoolAttr(sub))});
+    }
+  }
+  // Rows of x per workgroup matter only with several rows.
+  if (matmul) {
+    auto x = cast<RankedTensorType>(op->getOperand(0).getType());
+    if (x.getRank() == 2 && x.getDimSize(0) > 1)
+      for (int64_t rows : {1, 2, 4, 16})
+        add({b.getNamedAttr("rows", b.getI64IntegerAttr(rows))});
+  }
+  return all;
+}
+
+namespace {
+
+/// One kernel alone: a graph `@kernel` whose arguments are the op's
+/// operands and whose results are its results.
+OwningOpRef<ModuleOp> isolate(Operation *op) {
+  MLIRContext *context = op->getContext();
+  OpBuilder b(context);
+  OwningOpRef<ModuleOp> module = ModuleOp::create(op->getLoc());
+  b.setInsertionPointToEnd(module->getBody());
+  SmallVector<Value> operands;
+  for (Value v : op->getOperands())
+    if (!llvm::is_contained(operands, v))
+      operands.push_back(v);
+  SmallVector<Type> argTypes;
+  for (Value v : operands)
+    argTypes.push_back(v.getType());
+  auto graph = cir::GraphOp::create(
+      b, op->getLoc(), "kernel",
+      b.getFunctionType(argTypes, op->getResultTypes()));
+  Block &body = graph.getBody().front(); // with one argument per input
+  IRMapping mapping;
+  for (auto [v, arg] : llvm::zip(operands, body.getArguments()))
+    mapping.map(v, arg);
+  b.setInsertionPointToEnd(&body);
+  Operation *copy = b.clone(*op, mapping);
+  cir::OutputOp::create(b, op->getLoc(), copy->getResults());
+  return module;
+}
+
+Operation *theKernel(ModuleOp module) {
+  auto graph = *module.getOps<cir::GraphOp>().begin();
+  return &graph.getBody().front().front();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+/// A candidate compiled and loaded, and its timings so far.
+struct Candidate {
+  DictionaryAttr knobs;
+  std::unique_ptr<rt::ProgramRunner> runner;
+  std::vector<double> times;
+  bool rejected = false;
+};
+
+} // namespace
+
+FailureOr<TuneReport>
+hesper::tune::tuneGraph(ModuleOp module, StringRef graphName,
+                        rt::Device &device, const TuneOptions &options,
+                        const std::function<void(size_t, size_t,
+                                                 const std::string &)>
+                            &progress) {
+  auto start = std::chrono::steady_clock::now();
+  const rt::DeviceInfo &info = device.info();
+  OwningOpRef<ModuleOp> fused = ModuleOp::create(module.getLoc());
+  auto source = module.lookupSymbol<cir::GraphOp>(graphName);
+  if (!source)
+    return module.emitError("no circuit.graph named @") << graphName;
+  fused->push_back(source->clone());
+  PassManager pm(module.getContext());
+  cir::buildHesperFusePipeline(pm);
+  if (failed(pm.run(*fused)))
+    return failure();
+
+  SmallVector<Operation *> kernels;
+  llvm::StringSet<> seen;
+  fused->walk([&](Operation *op) {
+    if (cir::isDispatchOp(op) && seen.insert(kernelSignature(op)).second)
+      kernels.push_back(op);
+  });
+
+  TuneReport report;
+  for (auto [index, op] : llvm::enumerate(kernels)) {
+    KernelTuning result;
+    result.signature = kernelSignature(op);
+    OwningOpRef<ModuleOp> alone = isolate(op);
+    auto graph = *alone->getOps<cir::GraphOp>().begin();
+    // Inputs, and what the interpreter makes of them.
+    std::vector<interp::HostTensor> inputs;
+    for (Type t : graph.getArgumentTypes())
+      inputs.push_back(interp::randomTensor(cast<RankedTensorType>(t),
+                                            options.seed + inputs.size()));
+    std::vector<interp::HostTensor> scratch(inputs);
+    auto want = interp::runGraph(graph, scratch);
+    if (failed(want))
+      return failure();
+    auto tolerances = interp::computeCheckTolerances(graph);
+    SmallVector<Value> results(
+        graph.getBody().front().getTerminator()->getOperands());
+
+    std::vector<Candidate> candidates;
+    std::vector<std::vector<uint8_t>> binaries;
+    for (DictionaryAttr knobs : candidateKnobs(op, info)) {
+      Candidate c;
+      c.knobs = knobs;
+      OwningOpRef<ModuleOp> variant = alone->clone();
+      if (!knobs.empty())
+        theKernel(*variant)->setAttr(cir::kKnobsAttrName, knobs);
+      CompileOptions compile;
+      compile.fuse = false;
+      auto program = compileForDevice(*variant, "kernel", info, compile);
+      if (failed(program))
+        return failure();
+      // Knobs that make the same code as an earlier candidate (the
+      // defaults spelled out, say) are not measured again.
+      std::vector<uint8_t> binary;
+      for (const rt::KernelDesc &k : program->kernels)
+        binary.insert(binary.end(), k.binary.begin(), k.binary.end());
+      if (llvm::is_contained(binaries, binary))
+        continue;
+      binaries.push_back(std::move(binary));
+      auto runner = rt::ProgramRunner::create(device, *program, true);
+      if (!runner)
+        return variant->emitError(runner.status().message());
+      c.runner = std::move(*runner);
+      for (auto [i, t] : llvm::enumerate(inputs))
+        if (rt::Status s = c.runner->setArgument(i, t.bytes().data(),
+                                                 t.bytes().size());
+            !s)
+          return variant->emitError(s.message());
+      // Verify before timing: a wrong kernel is never kept.
+      if (rt::Status s = c.runner->run(); !s)
+        return variant->emitError(s.message());
+      for (auto [r, value] : llvm::enumerate(results)) {
+        std::vector<uint8_t> bytes;
+        if (rt::Status s = c.runner->readResult(r, bytes); !s)
+          return variant->emitError(s.message());
+        interp::HostTensor got(cast<RankedTensorType>(value.getType()));
+        if (bytes.size() != got.bytes().size()) {
+          c.rejected = true;
+          break;
+        }
+        std::memcpy(got.bytes().data(), bytes.data(), bytes.size());
+        if (interp::compareWithinTolerance(got, (*want)[r],
+                                           tolerances.lookup(value))
+                .mismatch >= 0)
+          c.rejected = true;
+      }
+      result.rejected += c.rejected;
+      candidates.push_back(std::move(c));
+    }
+    result.candidates = candidates.size();
+
+    // Successive halving over the candidates that agree with the
+    // interpreter; the defaults (candidate 0) run in every round.
+    auto measure = [&](Candidate &c, unsigned runs) -> LogicalResult {
+      for (unsigned r = 0; r < runs; ++r) {
+        if (rt::Status s = c.runner->run(); !s)
+          return module.emitError(s.message());
+        double ns = 0;
+        for (double t : c.runner->lastKernelTimesNs())
+          ns += t;
+        c.times.push_back(ns);
+      }
+      if (progress) {
+        std::string line = result.signature.substr(
+            0, result.signature.find(' '));
+        llvm::raw_string_ostream os(line);
+        os << " ";
+        c.knobs.print(os);
+        progress(index, kernels.size(), line);
+      }
+      return success();
+    };
+    std::vector<size_t> alive;
+    for (size_t i = 1; i < candidates.size(); ++i)
+      if (!candidates[i].rejected)
+        alive.push_back(i);
+    unsigned runs = options.firstRuns;
+    do {
+      if (failed(measure(candidates[0], runs)))
+        return failure();
+      for (size_t i : alive)
+        if (failed(measure(candidates[i], runs)))
+          return failure();
+      std::stable_sort(alive.begin(), alive.end(), [&](size_t a, size_t b) {
+        return median(candidates[a].times) < median(candidates[b].times);
+      });
+      alive.resize((alive.size() + 1) / 2);
+      runs *= 2;
+    } while (alive.size() > 1);
+
+    result.defaultNs = median(candidates[0].times);
+    result.bestNs = result.defaultNs;
+    result.minNs = *std::min_element(candidates[0].times.begin(),
+                                     candidates[0].times.end());
+    if (!alive.empty()) {
+      const Candidate &best = candidates[alive.front()];
+      double bestNs = median(best.times);
+      // The winner must beat the defaults by more than their own spread
+      // (the distance between their quartiles) and by minSpeedup.
+      std::vector<double> d = candidates[0].times;
+      std::sort(d.begin(), d.end());
+      double spread = (d[d.size() * 3 / 4] - d[d.size() / 4]) /
+                      std::max(result.defaultNs, 1.0);
+      double needed = std::max(options.minSpeedup, 1.0 + 2 * spread);
+      if (bestNs > 0 && result.defaultNs / bestNs >= needed &&
+          !candidates[0].rejected) {
+        result.best = best.knobs;
+        result.bestNs = bestNs;
+        result.minNs = *std::min_element(best.times.begin(), best.times.end());
+      }
+    }
+    if (!result.best)
+      result.best = DictionaryAttr::get(module.getContext());
+    report.kernels.push_back(std::move(result));
+  }
+  report.seconds = std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - start)
+                       .count();
+  return report;
+}
+
+std::vector<CacheEntry>
+hesper::tune::cacheEntries(const TuneReport &report,
+                           const rt::DeviceInfo &device) {
+  std::vector<CacheEntry> out;
+  for (const KernelTuning &k : report.kernels)
+    out.push_back({device.cacheId, compilerVersion(), k.signature, k.best});
+  return out;
+}

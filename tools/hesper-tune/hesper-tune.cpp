@@ -1,0 +1,204 @@
+//===- hesper-tune.cpp - Tune the kernel knobs of a graph on a device -----===//
+//
+// Part of the Hesper project.
+//
+//===----------------------------------------------------------------------===//
+//
+// hesper-tune graph.mlir --backend=vulkan [--graph NAME] [-o plan.json]
+//
+// Searches the knobs of every kernel of the fused graph on the device
+// (lib/Tuning/Tuner: successive halving, device timestamps, every candidate
+// checked against the interpreter), prints the speed-up per kernel, and
+// writes the winners to the tuning cache (--cache-dir or $HESPER_CACHE_DIR),
+// which later compiles for the same device and compiler use, and/or to a
+// plan file.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Hesper/Dialect/Circuit/IR/Circuit.h"
+#include "Hesper/Execution/GraphRun.h"
+#include "Hesper/InitAllDialects.h"
+#include "Hesper/InitAllPasses.h"
+#include "Hesper/Tuning/Tuner.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <unistd.h>
+
+using namespace llvm;
+using namespace hesper;
+
+static cl::OptionCategory category("Tuning");
+static cl::opt<std::string> inputPath(cl::Positional, cl::desc("<graph.mlir>"),
+                                      cl::cat(category));
+static cl::opt<std::string> graphName("graph",
+                                      cl::desc("The graph to tune (default: "
+                                               "the first)"),
+                                      cl::cat(category));
+enum class BackendChoice { Auto, Vulkan, Cuda, Cpu };
+static cl::opt<BackendChoice> backend(
+    "backend", cl::desc("The device to tune for"),
+    cl::init(BackendChoice::Auto),
+    cl::values(clEnumValN(BackendChoice::Auto, "auto",
+                          "a GPU, else the CPU target, else lavapipe"),
+               clEnumValN(BackendChoice::Vulkan, "vulkan", "a Vulkan device"),
+               clEnumValN(BackendChoice::Cuda, "cuda", "a CUDA device"),
+               clEnumValN(BackendChoice::Cpu, "cpu", "native CPU code")),
+    cl::cat(category));
+static cl::opt<int> deviceIndex("device", cl::init(-1),
+                                cl::desc("Device index"), cl::cat(category));
+static cl::opt<std::string> cacheDir(
+    "cache-dir",
+    cl::desc("Write the winners to the tuning cache in this folder "
+             "(default: $HESPER_CACHE_DIR)"),
+    cl::cat(category));
+static cl::opt<std::string> planPath("o", cl::desc("Write a plan (JSON)"),
+                                     cl::value_desc("plan.json"),
+                                     cl::cat(category));
+static cl::opt<unsigned> firstRuns("runs", cl::init(3),
+                                   cl::desc("Timed runs per candidate in "
+                                            "the first round (doubling)"),
+                                   cl::cat(category));
+static cl::opt<double> minSpeedup("min-speedup", cl::init(1.05),
+                                  cl::desc("Keep the defaults unless a "
+                                           "candidate is this much faster"),
+                                  cl::cat(category));
+
+static int fail(const Twine &message) {
+  errs() << "error: " << message << "\n";
+  return 1;
+}
+
+int main(int argc, char **argv) {
+  InitLLVM init(argc, argv);
+  for (auto &entry : cl::getRegisteredOptions()) {
+    cl::Option *option = entry.second;
+    bool ours = any_of(option->Categories, [](cl::OptionCategory *c) {
+      return c == &category || c->getName() == "Generic Options";
+    });
+    if (!ours && option->getOptionHiddenFlag() == cl::NotHidden)
+      option->setHiddenFlag(cl::Hidden);
+  }
+  cl::ParseCommandLineOptions(argc, argv,
+                              "hesper-tune: search the kernel knobs of a "
+                              "Circuit graph on a device\n");
+  if (inputPath.empty())
+    return fail("give a graph to tune (hesper-tune graph.mlir)");
+  if (firstRuns < 1)
+    return fail("--runs takes a count of at least 1");
+  std::string dir = cacheDir;
+  if (dir.empty())
+    if (const char *env = std::getenv("HESPER_CACHE_DIR"))
+      dir = env;
+  if (dir.empty() && planPath.empty())
+    return fail("nowhere to write the results: give --cache-dir, set "
+                "HESPER_CACHE_DIR, or give -o plan.json");
+
+  exec::DeviceModeOptions deviceOptions;
+  if (backend == BackendChoice::Vulkan)
+    deviceOptions.backend = rt::Backend::Vulkan;
+  if (backend == BackendChoice::Cuda)
+    deviceOptions.backend = rt::Backend::Cuda;
+  if (backend == BackendChoice::Cpu)
+    deviceOptions.backend = rt::Backend::Cpu;
+  deviceOptions.deviceIndex = deviceIndex;
+  registerAllPasses();
+  std::unique_ptr<rt::Device> device =
+      exec::openRequestedDevice(deviceOptions);
+  if (!device)
+    return fail("no device to tune for");
+
+  mlir::DialectRegistry registry;
+  registerAllDialects(registry);
+  mlir::MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  llvm::SourceMgr sources;
+  mlir::SourceMgrDiagnosticHandler handler(sources, &context);
+  std::string error;
+  auto file = mlir::openInputFile(inputPath, &error);
+  if (!file)
+    return fail(error);
+  sources.AddNewSourceBuffer(std::move(file), SMLoc());
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceFile<mlir::ModuleOp>(sources, &context);
+  if (!module)
+    return 1;
+  std::string name = graphName;
+  if (name.empty()) {
+    auto graphs = module->getOps<circuit::GraphOp>();
+    if (graphs.empty())
+      return fail(inputPath + ": no circuit.graph to tune");
+    name = (*graphs.begin()).getSymName().str();
+  }
+
+  const bool tty = isatty(STDERR_FILENO);
+  tune::TuneOptions options;
+  options.firstRuns = firstRuns;
+  options.minSpeedup = minSpeedup;
+  auto report = tune::tuneGraph(
+      *module, name, *device, options,
+      [&](size_t kernel, size_t kernels, const std::string &line) {
+        if (tty)
+          errs() << "\r\033[K[kernel " << kernel + 1 << "/" << kernels
+                 << "] " << line;
+      });
+  if (tty)
+    errs() << "\r\033[K";
+  if (failed(report))
+    return 1;
+
+  const rt::DeviceInfo &info = device->info();
+  outs() << "tuned @" << name << " for " << info.name << " in "
+         << format("%.1f", report->seconds) << " s: "
+         << report->kernels.size() << " kernels\n";
+  outs() << "| kernel | candidates (wrong) | default us | tuned us | "
+            "speed-up | knobs |\n|---|---|---|---|---|---|\n";
+  double before = 0, after = 0;
+  for (const tune::KernelTuning &k : report->kernels) {
+    before += k.defaultNs;
+    after += k.bestNs;
+    std::string knobs;
+    llvm::raw_string_ostream os(knobs);
+    if (k.best.empty())
+      os << "defaults";
+    else
+      k.best.print(os);
+    outs() << "| " << k.signature << " | " << k.candidates << " ("
+           << k.rejected << ") | " << format("%.1f", k.defaultNs / 1000)
+           << " | " << format("%.1f", k.bestNs / 1000) << " | "
+           << format("%.2fx", k.bestNs > 0 ? k.defaultNs / k.bestNs : 1.0)
+           << " | " << knobs << " |\n";
+  }
+  outs() << "all kernels: " << format("%.1f", before / 1000) << " us -> "
+         << format("%.1f", after / 1000) << " us ("
+         << format("%.2fx", after > 0 ? before / after : 1.0) << ")\n";
+
+  if (!dir.empty()) {
+    std::string problem = tune::storeCache(
+        dir, &context, tune::cacheEntries(*report, info));
+    if (!problem.empty())
+      return fail(problem);
+    outs() << "cache: " << tune::cachePath(dir) << "\n";
+  }
+  if (!planPath.empty()) {
+    tune::Plan plan;
+    plan.device = info.name;
+    for (const tune::KernelTuning &k : report->kernels)
+      plan.entries.push_back({k.signature, k.best});
+    auto out = mlir::openOutputFile(planPath, &error);
+    if (!out)
+      return fail(error);
+    out->os() << tune::printPlan(plan);
+    out->keep();
+    outs() << "plan: " << planPath << "\n";
+  }
+  return 0;
+}
