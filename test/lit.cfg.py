@@ -26,7 +26,7 @@ llvm_config.with_environment("PATH", config.hesper_tools_dir, append_path=True)
 llvm_config.use_default_substitutions()
 
 tools = ["hesper-opt", "hesper-run", "hesper-bundle-run", "hesper-train",
-         "hesper-tune"]
+         "hesper-tune", "hesper-eval"]
 llvm_config.add_tool_substitutions(tools, [config.hesper_tools_dir])
 # The endurance benchmark (bench/), absent where the benchmarks are not
 # built (the sanitizer build: AddressSanitizer's quarantine grows the

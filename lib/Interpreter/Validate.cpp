@@ -56,6 +56,8 @@ HostTensor hesper::interp::randomTensor(RankedTensorType type,
     std::vector<float> values(n);
     for (float &v : values)
       v = rng.uniform(-2.0f, 2.0f);
+    // quantizeBlocks appends: the tensor's zero bytes go first.
+    t.bytes().clear();
     quantizeBlocks(values, isa<Q8_1Type>(element), t.bytes());
   } else {
     for (uint8_t &b : t.bytes())

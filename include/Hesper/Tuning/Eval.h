@@ -1,0 +1,91 @@
+//===- Eval.h - The evaluation suite --------------------------*- C++ -*-===//
+//
+// Part of the Hesper project.
+//
+//===----------------------------------------------------------------------===//
+//
+// A standard set of workloads -- the matvecs and GEMMs of 0.5B to 8B
+// parameter transformer layers in f32, f16, q8_0 and q4_k, RMSNorm, softmax,
+// decode attention at several context lengths -- run on one device, each
+// compiled by the normal pipeline (so with the tuning cache when there is
+// one) and compared with the reference interpreter. A report is JSON (the
+// schema: docs/Tuning.md); two reports diff into a table, and a workload
+// slower than its baseline by more than the measured noise is a regression.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HESPER_TUNING_EVAL_H
+#define HESPER_TUNING_EVAL_H
+
+#include "hesper/runtime/Runtime.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Support/LLVM.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace hesper {
+namespace tune {
+
+struct WorkloadResult {
+  std::string name;
+  double minUs = 0, medianUs = 0;
+  /// The interquartile range of the runs over their median.
+  double noise = 0;
+  double gbps = 0;       ///< bytes read and written / median time
+  double gflops = 0;     ///< floating-point operations / median time
+  double copyFraction = 0; ///< gbps / the device's measured copy GB/s
+  double maxError = 0;   ///< against the interpreter, relative
+  bool correct = true;   ///< within --check's tolerances
+};
+
+struct EvalReport {
+  std::string device, deviceId, compiler;
+  double copyGbps = 0;
+  std::vector<WorkloadResult> workloads;
+};
+
+struct EvalOptions {
+  /// The quick subset (small shapes, one of each kind) for tests.
+  bool quick = false;
+  /// Only workloads whose name contains this.
+  std::string filter;
+  unsigned runs = 10;
+};
+
+/// The names of the workloads `options` selects.
+std::vector<std::string> workloadNames(const EvalOptions &options);
+
+/// Runs the suite; `progress` is called before each workload.
+mlir::FailureOr<EvalReport>
+runEval(mlir::MLIRContext *context, rt::Device &device,
+        const EvalOptions &options,
+        const std::function<void(size_t, size_t, const std::string &)>
+            &progress = {});
+
+std::string printReport(const EvalReport &report);
+/// Parses a report, checking it against the schema; on failure `error`
+/// names the field.
+mlir::FailureOr<EvalReport> parseReport(llvm::StringRef text,
+                                        std::string &error);
+
+struct DiffRow {
+  std::string name;
+  double baselineUs = 0, currentUs = 0, ratio = 0, allowed = 0;
+  bool regression = false;
+  bool missing = false; ///< in the baseline, not in the current report
+};
+
+/// Compares `current` with `baseline` workload by workload: a workload is
+/// a regression when its median is slower than the baseline's by more than
+/// max(`threshold`, 3 x the larger measured noise).
+std::vector<DiffRow> diffReports(const EvalReport &baseline,
+                                 const EvalReport &current,
+                                 double threshold);
+
+} // namespace tune
+} // namespace hesper
+
+#endif // HESPER_TUNING_EVAL_H

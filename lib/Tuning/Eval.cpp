@@ -1,0 +1,405 @@
+//===- Eval.cpp - The evaluation suite ------------------------------------===//
+//
+// Part of the Hesper project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Hesper/Tuning/Eval.h"
+
+#include "Hesper/Dialect/Circuit/Builder/GraphBuilder.h"
+#include "Hesper/Execution/Execution.h"
+#include "Hesper/Interpreter/Interpreter.h"
+#include "Hesper/Interpreter/Validate.h"
+#include "Hesper/Tuning/Plan.h"
+
+#include "hesper/runtime/Program.h"
+
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <cstring>
+
+using namespace mlir;
+using namespace hesper;
+using namespace hesper::tune;
+using hesper::circuit::GraphBuilder;
+using hesper::exp::ExpBuilder;
+namespace cir = hesper::circuit;
+
+namespace {
+
+/// One workload: how to build its graph and what it moves and computes.
+struct Workload {
+  std::string name;
+  bool quick = false;
+  double flops = 0;
+  std::function<void(GraphBuilder &)> build;
+};
+
+struct LayerSize {
+  const char *name;
+  int64_t dim, ffn;
+};
+// Qwen2.5 0.5B, Llama 3.2 1B and 3B, Llama 3.1 8B.
+constexpr LayerSize kSizes[] = {{"0.5b", 896, 4864},
+                                {"1b", 2048, 8192},
+                                {"3b", 3072, 8192},
+                                {"8b", 4096, 14336}};
+constexpr int64_t kGemmRows = 16;
+
+Type weightType(MLIRContext *context, StringRef name) {
+  if (name == "f16")
+    return Float16Type::get(context);
+  if (name == "q8_0")
+    return cir::Q8_0Type::get(context);
+  if (name == "q4_k")
+    return cir::Q4_KType::get(context);
+  return Float32Type::get(context);
+}
+
+std::vector<Workload> allWorkloads() {
+  std::vector<Workload> out;
+  for (const LayerSize &s : kSizes) {
+    for (const char *type : {"f32", "f16", "q8_0", "q4_k"}) {
+      if (StringRef(type) == "q4_k" && s.dim % 256 != 0)
+        continue;
+      bool quick = StringRef(s.name) == "0.5b" &&
+                   (StringRef(type) == "f32" || StringRef(type) == "q8_0");
+      for (int64_t rows : {int64_t(1), kGemmRows}) {
+        Workload w;
+        w.name = (rows == 1 ? "matvec_" : "gemm_") + std::string(s.name) +
+                 "_" + type;
+        w.quick = quick && (rows == 1 || StringRef(type) == "f32");
+        w.flops = 2.0 * rows * s.ffn * s.dim;
+        int64_t dim = s.dim, ffn = s.ffn;
+        std::string t = type;
+        w.build = [dim, ffn, rows, t](GraphBuilder &g) {
+          Value x = rows == 1 ? g.external("x", {dim}, g.f32())
+                              : g.external("x", {rows, dim}, g.f32());
+          Value wt = g.external("w", {ffn, dim},
+                                weightType(g.getContext(), t));
+          g.output(g.matmul(x, wt));
+        };
+        out.push_back(std::move(w));
+      }
+    }
+    Workload norm;
+    norm.name = "rmsnorm_" + std::to_string(s.dim);
+    norm.quick = StringRef(s.name) == "0.5b";
+    norm.flops = 4.0 * s.dim;
+    int64_t dim = s.dim;
+    norm.build = [dim](GraphBuilder &g) {
+      Value x = g.external("x", {dim}, g.f32());
+      Value w = g.external("w", {dim}, g.f32());
+      g.output(g.rmsNorm(x, w, 1e-6));
+    };
+    out.push_back(std::move(norm));
+  }
+  Workload softmax;
+  softmax.name = "softmax_32000";
+  softmax.quick = true;
+  softmax.flops = 4.0 * 32000;
+  softmax.build = [](GraphBuilder &g) {
+    g.output(g.softmax(g.external("x", {32000}, g.f32())));
+  };
+  out.push_back(std::move(softmax));
+  for (int64_t ctx : {128, 512, 2048}) {
+    const int64_t heads = 32, kv = 8, hd = 128;
+    Workload a;
+    a.name = "attention_ctx" + std::to_string(ctx);
+    a.quick = ctx == 128;
+    a.flops = 4.0 * heads * ctx * hd;
+    a.build = [ctx](GraphBuilder &g) {
+      Value q = g.external("q", {heads * hd}, g.f32());
+      Value k = g.external("k_cache", {ctx * kv * hd}, g.f32());
+      Value v = g.external("v_cache", {ctx * kv * hd}, g.f32());
+      // The last position: every cached row is read.
+      Value pos = g.map(ValueRange{}, {1}, g.i32(),
+                        [&](ExpBuilder &e, Value, ValueRange) {
+                          return e.i32(ctx - 1);
+                        });
+      g.output(g.decodeAttention(q, k, v, pos, heads, kv, hd,
+                                 1.0 / std::sqrt(double(hd))));
+    };
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+struct Timing {
+  double minUs = 0, medianUs = 0, noise = 0;
+};
+
+/// Runs `runner` `runs` times after one warm-up run; device time per run
+/// (the sum of its launches).
+FailureOr<Timing> time(rt::ProgramRunner &runner, unsigned runs,
+                       Operation *where) {
+  if (rt::Status s = runner.run(); !s)
+    return where->emitError(s.message());
+  std::vector<double> us;
+  for (unsigned r = 0; r < runs; ++r) {
+    if (rt::Status s = runner.run(); !s)
+      return where->emitError(s.message());
+    double ns = 0;
+    for (double t : runner.lastKernelTimesNs())
+      ns += t;
+    us.push_back(ns / 1000);
+  }
+  std::sort(us.begin(), us.end());
+  Timing t;
+  t.minUs = us.front();
+  t.medianUs = median(us);
+  t.noise = t.medianUs > 0
+                ? (us[us.size() * 3 / 4] - us[us.size() / 4]) / t.medianUs
+                : 0;
+  return t;
+}
+
+} // namespace
+
+std::vector<std::string>
+hesper::tune::workloadNames(const EvalOptions &options) {
+  std::vector<std::string> names;
+  for (const Workload &w : allWorkloads())
+    if ((!options.quick || w.quick) &&
+        StringRef(w.name).contains(options.filter))
+      names.push_back(w.name);
+  return names;
+}
+
+FailureOr<EvalReport> hesper::tune::runEval(
+    MLIRContext *context, rt::Device &device, const EvalOptions &options,
+    const std::function<void(size_t, size_t, const std::string &)>
+        &progress) {
+  const rt::DeviceInfo &info = device.info();
+  EvalReport report;
+  report.device = info.name;
+  report.deviceId = info.cacheId;
+  report.compiler = compilerVersion();
+  unsigned runs = std::max(options.runs, 3u);
+
+  // The device's copy bandwidth: y = x over 16 MiB.
+  {
+    GraphBuilder g(context, "copy");
+    Value x = g.external("x", {1024, 4096}, g.f32());
+    g.output(g.map(x, [](ExpBuilder &, Value v) { return v; }));
+    auto module = g.finish();
+    auto program = compileForDevice(*module, "copy", info, {});
+    if (failed(program))
+      return failure();
+    auto runner = rt::ProgramRunner::create(device, *program, true);
+    if (!runner)
+      return module->emitError(runner.status().message());
+    auto t = time(**runner, runs, *module);
+    if (failed(t))
+      return failure();
+    report.copyGbps = 2.0 * 1024 * 4096 * 4 / (t->medianUs * 1e3);
+  }
+
+  std::vector<Workload> selected;
+  for (Workload &w : allWorkloads())
+    if ((!options.quick || w.quick) &&
+        StringRef(w.name).contains(options.filter))
+      selected.push_back(std::move(w));
+  for (auto [index, w] : llvm::enumerate(selected)) {
+    if (progress)
+      progress(index, selected.size(), w.name);
+    GraphBuilder g(context, "workload");
+    w.build(g);
+    auto module = g.finish();
+    if (!module)
+      return failure();
+    cir::GraphOp graph = g.getGraph();
+    auto program = compileForDevice(*module, "workload", info, {});
+    if (failed(program))
+      return failure();
+    auto runner = rt::ProgramRunner::create(device, *program, true);
+    if (!runner)
+      return module->emitError(runner.status().message());
+    std::vector<interp::HostTensor> inputs;
+    double bytes = 0;
+    for (Type t : graph.getArgumentTypes()) {
+      auto type = cast<RankedTensorType>(t);
+      inputs.push_back(interp::randomTensor(type, 1 + inputs.size()));
+      bytes += static_cast<double>(cir::getStorageBytes(type));
+    }
+    for (Type t : graph.getResultTypes())
+      bytes += static_cast<double>(
+          cir::getStorageBytes(cast<RankedTensorType>(t)));
+    for (auto [i, t] : llvm::enumerate(inputs))
+      if (rt::Status s = (*runner)->setArgument(i, t.bytes().data(),
+                                                t.bytes().size());
+          !s)
+        return module->emitError(s.message());
+    auto timing = time(**runner, runs, *module);
+    if (failed(timing))
+      return failure();
+
+    // Against the interpreter, within --check's tolerances.
+    WorkloadResult r;
+    r.name = w.name;
+    std::vector<interp::HostTensor> scratch(inputs);
+    auto want = interp::runGraph(graph, scratch);
+    if (failed(want))
+      return failure();
+    auto tolerances = interp::computeCheckTolerances(graph);
+    Operation *output = graph.getBody().front().getTerminator();
+    for (auto [k, value] : llvm::enumerate(output->getOperands())) {
+      std::vector<uint8_t> data;
+      if (rt::Status s = (*runner)->readResult(k, data); !s)
+        return module->emitError(s.message());
+      interp::HostTensor got(cast<RankedTensorType>(value.getType()));
+      if (data.size() != got.bytes().size())
+        return module->emitError("result size mismatch");
+      std::memcpy(got.bytes().data(), data.data(), data.size());
+      interp::Comparison c = interp::compareWithinTolerance(
+          got, (*want)[k], tolerances.lookup(value));
+      r.maxError = std::max(r.maxError, c.maxError);
+      r.correct &= c.mismatch < 0;
+    }
+    r.minUs = timing->minUs;
+    r.medianUs = timing->medianUs;
+    r.noise = timing->noise;
+    r.gbps = bytes / (r.medianUs * 1e3);
+    r.gflops = w.flops / (r.medianUs * 1e3);
+    r.copyFraction = report.copyGbps > 0 ? r.gbps / report.copyGbps : 0;
+    report.workloads.push_back(r);
+  }
+  return report;
+}
+
+std::string hesper::tune::printReport(const EvalReport &report) {
+  llvm::json::Array workloads;
+  for (const WorkloadResult &w : report.workloads)
+    workloads.push_back(llvm::json::Object{
+        {"name", w.name},
+        {"latency_us",
+         llvm::json::Object{{"min", w.minUs}, {"median", w.medianUs}}},
+        {"noise", w.noise},
+        {"gbps", w.gbps},
+        {"gflops", w.gflops},
+        {"copy_fraction", w.copyFraction},
+        {"max_error", w.maxError},
+        {"correct", w.correct}});
+  llvm::json::Value root = llvm::json::Object{
+      {"hesper_eval", 1},
+      {"device", report.device},
+      {"device_id", report.deviceId},
+      {"compiler", report.compiler},
+      {"copy_gbps", report.copyGbps},
+      {"workloads", std::move(workloads)}};
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << llvm::formatv("{0:2}", root) << "\n";
+  return text;
+}
+
+FailureOr<EvalReport> hesper::tune::parseReport(StringRef text,
+                                                std::string &error) {
+  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(text);
+  if (!parsed) {
+    error = "not JSON: " + llvm::toString(parsed.takeError());
+    return failure();
+  }
+  const llvm::json::Object *root = parsed->getAsObject();
+  if (!root || root->getInteger("hesper_eval") != 1) {
+    error = "not a report: expects an object with \"hesper_eval\": 1";
+    return failure();
+  }
+  EvalReport report;
+  auto str = [&](const llvm::json::Object &o, StringRef key,
+                 std::string &out, StringRef where) {
+    if (auto s = o.getString(key)) {
+      out = s->str();
+      return true;
+    }
+    error = (where + ": \"" + key + "\" must be a string").str();
+    return false;
+  };
+  auto num = [&](const llvm::json::Object &o, StringRef key, double &out,
+                 StringRef where) {
+    if (auto n = o.getNumber(key); n && *n >= 0) {
+      out = *n;
+      return true;
+    }
+    error = (where + ": \"" + key + "\" must be a number >= 0").str();
+    return false;
+  };
+  if (!str(*root, "device", report.device, "report") ||
+      !str(*root, "device_id", report.deviceId, "report") ||
+      !str(*root, "compiler", report.compiler, "report") ||
+      !num(*root, "copy_gbps", report.copyGbps, "report"))
+    return failure();
+  const llvm::json::Array *list = root->getArray("workloads");
+  if (!list) {
+    error = "report: \"workloads\" must be an array";
+    return failure();
+  }
+  for (auto [i, value] : llvm::enumerate(*list)) {
+    std::string where = "workloads[" + std::to_string(i) + "]";
+    const llvm::json::Object *o = value.getAsObject();
+    if (!o) {
+      error = where + ": must be an object";
+      return failure();
+    }
+    WorkloadResult w;
+    const llvm::json::Object *latency = o->getObject("latency_us");
+    if (!str(*o, "name", w.name, where))
+      return failure();
+    if (!latency) {
+      error = where + ": \"latency_us\" must be an object";
+      return failure();
+    }
+    auto correct = o->getBoolean("correct");
+    if (!num(*latency, "min", w.minUs, where + ".latency_us") ||
+        !num(*latency, "median", w.medianUs, where + ".latency_us") ||
+        !num(*o, "noise", w.noise, where) || !num(*o, "gbps", w.gbps, where) ||
+        !num(*o, "gflops", w.gflops, where) ||
+        !num(*o, "copy_fraction", w.copyFraction, where) ||
+        !num(*o, "max_error", w.maxError, where))
+      return failure();
+    if (!correct) {
+      error = where + ": \"correct\" must be true or false";
+      return failure();
+    }
+    w.correct = *correct;
+    if (w.minUs > w.medianUs) {
+      error = where + ": latency_us.min is above latency_us.median";
+      return failure();
+    }
+    report.workloads.push_back(w);
+  }
+  return report;
+}
+
+std::vector<DiffRow> hesper::tune::diffReports(const EvalReport &baseline,
+                                               const EvalReport &current,
+                                               double threshold) {
+  std::vector<DiffRow> rows;
+  for (const WorkloadResult &b : baseline.workloads) {
+    DiffRow row;
+    row.name = b.name;
+    row.baselineUs = b.medianUs;
+    auto it = llvm::find_if(current.workloads, [&](const WorkloadResult &c) {
+      return c.name == b.name;
+    });
+    if (it == current.workloads.end()) {
+      row.missing = true;
+      rows.push_back(row);
+      continue;
+    }
+    row.currentUs = it->medianUs;
+    row.ratio = b.medianUs > 0 ? it->medianUs / b.medianUs : 1.0;
+    row.allowed = 1.0 + std::max(threshold, 3 * std::max(b.noise, it->noise));
+    row.regression = row.ratio > row.allowed;
+    rows.push_back(row);
+  }
+  return rows;
+}

@@ -1,0 +1,211 @@
+//===- hesper-eval.cpp - Run the evaluation suite --------------------------===//
+//
+// Part of the Hesper project.
+//
+//===----------------------------------------------------------------------===//
+//
+// hesper-eval --backend=vulkan [--quick] [-o report.json] [--baseline old.json]
+//
+// Runs the standard workloads (lib/Tuning/Eval) on a device, prints a table
+// (latency, GB/s, GFLOP/s, share of the copy bandwidth, error against the
+// interpreter), writes the JSON report, and with a baseline prints the
+// differences and exits 1 on a regression beyond the measured noise (or on
+// a result the interpreter disagrees with).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Hesper/Execution/GraphRun.h"
+#include "Hesper/InitAllDialects.h"
+#include "Hesper/InitAllPasses.h"
+#include "Hesper/Tuning/Eval.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <unistd.h>
+
+using namespace llvm;
+using namespace hesper;
+
+static cl::OptionCategory category("Evaluation");
+enum class BackendChoice { Auto, Vulkan, Cuda, Cpu };
+static cl::opt<BackendChoice> backend(
+    "backend", cl::desc("The device to evaluate"),
+    cl::init(BackendChoice::Auto),
+    cl::values(clEnumValN(BackendChoice::Auto, "auto",
+                          "a GPU, else the CPU target, else lavapipe"),
+               clEnumValN(BackendChoice::Vulkan, "vulkan", "a Vulkan device"),
+               clEnumValN(BackendChoice::Cuda, "cuda", "a CUDA device"),
+               clEnumValN(BackendChoice::Cpu, "cpu", "native CPU code")),
+    cl::cat(category));
+static cl::opt<int> deviceIndex("device", cl::init(-1),
+                                cl::desc("Device index"), cl::cat(category));
+static cl::opt<bool> quick("quick", cl::desc("The quick subset"),
+                           cl::cat(category));
+static cl::opt<std::string> filter("filter",
+                                   cl::desc("Only workloads whose name "
+                                            "contains this"),
+                                   cl::cat(category));
+static cl::opt<unsigned> runs("runs", cl::init(10),
+                              cl::desc("Timed runs per workload"),
+                              cl::cat(category));
+static cl::opt<bool> list("list", cl::desc("List the workloads and stop"),
+                          cl::cat(category));
+static cl::opt<std::string> outputPath("o", cl::desc("Write the report"),
+                                       cl::value_desc("report.json"),
+                                       cl::cat(category));
+static cl::opt<std::string> baselinePath(
+    "baseline", cl::desc("Compare with this report (exit 1 on a regression)"),
+    cl::cat(category));
+static cl::opt<std::string> comparePath(
+    "compare",
+    cl::desc("Compare this report with --baseline instead of running"),
+    cl::cat(category));
+static cl::opt<double> threshold("threshold", cl::init(0.10),
+                                 cl::desc("The smallest slowdown that counts "
+                                          "(also at least 3x the noise)"),
+                                 cl::cat(category));
+
+static int fail(const Twine &message) {
+  errs() << "error: " << message << "\n";
+  return 1;
+}
+
+static FailureOr<tune::EvalReport> readReport(const std::string &path) {
+  auto file = MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (!file) {
+    errs() << "error: " << path << ": " << file.getError().message() << "\n";
+    return mlir::failure();
+  }
+  std::string error;
+  auto report = tune::parseReport((*file)->getBuffer(), error);
+  if (mlir::failed(report))
+    errs() << "error: " << path << ": " << error << "\n";
+  return report;
+}
+
+int main(int argc, char **argv) {
+  InitLLVM init(argc, argv);
+  for (auto &entry : cl::getRegisteredOptions()) {
+    cl::Option *option = entry.second;
+    bool ours = any_of(option->Categories, [](cl::OptionCategory *c) {
+      return c == &category || c->getName() == "Generic Options";
+    });
+    if (!ours && option->getOptionHiddenFlag() == cl::NotHidden)
+      option->setHiddenFlag(cl::Hidden);
+  }
+  cl::ParseCommandLineOptions(argc, argv,
+                              "hesper-eval: run the standard workloads on a "
+                              "device and compare with a baseline\n");
+  tune::EvalOptions options;
+  options.quick = quick;
+  options.filter = filter;
+  options.runs = runs;
+  if (list) {
+    for (const std::string &name : tune::workloadNames(options))
+      outs() << name << "\n";
+    return 0;
+  }
+  if (!comparePath.empty() && baselinePath.empty())
+    return fail("--compare needs --baseline");
+
+  tune::EvalReport report;
+  if (!comparePath.empty()) {
+    auto read = readReport(comparePath);
+    if (mlir::failed(read))
+      return 1;
+    report = *read;
+  } else {
+    if (tune::workloadNames(options).empty())
+      return fail("no workload matches --filter '" + filter + "'");
+    exec::DeviceModeOptions deviceOptions;
+    if (backend == BackendChoice::Vulkan)
+      deviceOptions.backend = rt::Backend::Vulkan;
+    if (backend == BackendChoice::Cuda)
+      deviceOptions.backend = rt::Backend::Cuda;
+    if (backend == BackendChoice::Cpu)
+      deviceOptions.backend = rt::Backend::Cpu;
+    deviceOptions.deviceIndex = deviceIndex;
+    registerAllPasses();
+    std::unique_ptr<rt::Device> device =
+        exec::openRequestedDevice(deviceOptions);
+    if (!device)
+      return fail("no device to evaluate");
+    mlir::DialectRegistry registry;
+    registerAllDialects(registry);
+    mlir::MLIRContext context(registry);
+    context.loadAllAvailableDialects();
+    const bool tty = isatty(STDERR_FILENO);
+    auto result = tune::runEval(
+        &context, *device, options,
+        [&](size_t i, size_t n, const std::string &name) {
+          if (tty)
+            errs() << "\r\033[K[" << i + 1 << "/" << n << "] " << name;
+        });
+    if (tty)
+      errs() << "\r\033[K";
+    if (mlir::failed(result))
+      return 1;
+    report = *result;
+    outs() << "device: " << report.device << "; copy bandwidth "
+           << format("%.1f", report.copyGbps) << " GB/s\n";
+    outs() << "| workload | min us | median us | noise | GB/s | GFLOP/s | "
+              "of copy | max error |\n|---|---|---|---|---|---|---|---|\n";
+    for (const tune::WorkloadResult &w : report.workloads)
+      outs() << "| " << w.name << " | " << format("%.1f", w.minUs) << " | "
+             << format("%.1f", w.medianUs) << " | "
+             << format("%.1f%%", 100 * w.noise) << " | "
+             << format("%.2f", w.gbps) << " | " << format("%.2f", w.gflops)
+             << " | " << format("%.2f", w.copyFraction) << " | "
+             << format("%.2g", w.maxError) << (w.correct ? "" : " WRONG")
+             << " |\n";
+  }
+  if (!outputPath.empty()) {
+    std::string error;
+    auto out = mlir::openOutputFile(outputPath, &error);
+    if (!out)
+      return fail(error);
+    out->os() << tune::printReport(report);
+    out->keep();
+    outs() << "report: " << outputPath << "\n";
+  }
+  bool bad = any_of(report.workloads,
+                    [](const tune::WorkloadResult &w) { return !w.correct; });
+  if (bad)
+    errs() << "error: a workload disagrees with the interpreter\n";
+  if (!baselinePath.empty()) {
+    auto baseline = readReport(baselinePath);
+    if (mlir::failed(baseline))
+      return 1;
+    if (baseline->deviceId != report.deviceId)
+      outs() << "note: the baseline ran on " << baseline->device << "\n";
+    outs() << "| workload | baseline us | now us | ratio | allowed | |\n"
+              "|---|---|---|---|---|---|\n";
+    int regressions = 0;
+    for (const tune::DiffRow &row :
+         tune::diffReports(*baseline, report, threshold)) {
+      if (row.missing) {
+        outs() << "| " << row.name << " | "
+               << format("%.1f", row.baselineUs) << " | - | - | - | "
+               << "not run |\n";
+        continue;
+      }
+      regressions += row.regression;
+      outs() << "| " << row.name << " | " << format("%.1f", row.baselineUs)
+             << " | " << format("%.1f", row.currentUs) << " | "
+             << format("%.2f", row.ratio) << " | "
+             << format("%.2f", row.allowed) << " | "
+             << (row.regression ? "REGRESSION" : "ok") << " |\n";
+    }
+    outs() << regressions << " regression(s)\n";
+    if (regressions)
+      return 1;
+  }
+  return bad ? 1 : 0;
+}
