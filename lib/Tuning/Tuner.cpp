@@ -6,6 +6,7 @@
 
 #include "Hesper/Tuning/Tuner.h"
 
+#include "Hesper/Dialect/Circuit/Builder/GraphBuilder.h"
 #include "Hesper/Dialect/Circuit/IR/Circuit.h"
 #include "Hesper/Dialect/Circuit/Transforms/Passes.h"
 #include "Hesper/Execution/Execution.h"
@@ -17,6 +18,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
@@ -109,6 +111,10 @@ struct Candidate {
 
 } // namespace
 
+static FailureOr<Verification>
+compareWithInterpreter(rt::ProgramRunner &runner, cir::GraphOp graph,
+                       ArrayRef<interp::HostTensor> want);
+
 FailureOr<TuneReport>
 hesper::tune::tuneGraph(ModuleOp module, StringRef graphName,
                         rt::Device &device, const TuneOptions &options,
@@ -149,9 +155,6 @@ hesper::tune::tuneGraph(ModuleOp module, StringRef graphName,
     auto want = interp::runGraph(graph, scratch);
     if (failed(want))
       return failure();
-    auto tolerances = interp::computeCheckTolerances(graph);
-    SmallVector<Value> results(
-        graph.getBody().front().getTerminator()->getOperands());
 
     std::vector<Candidate> candidates;
     std::vector<std::vector<uint8_t>> binaries;
@@ -186,21 +189,10 @@ hesper::tune::tuneGraph(ModuleOp module, StringRef graphName,
       // Verify before timing: a wrong kernel is never kept.
       if (rt::Status s = c.runner->run(); !s)
         return variant->emitError(s.message());
-      for (auto [r, value] : llvm::enumerate(results)) {
-        std::vector<uint8_t> bytes;
-        if (rt::Status s = c.runner->readResult(r, bytes); !s)
-          return variant->emitError(s.message());
-        interp::HostTensor got(cast<RankedTensorType>(value.getType()));
-        if (bytes.size() != got.bytes().size()) {
-          c.rejected = true;
-          break;
-        }
-        std::memcpy(got.bytes().data(), bytes.data(), bytes.size());
-        if (interp::compareWithinTolerance(got, (*want)[r],
-                                           tolerances.lookup(value))
-                .mismatch >= 0)
-          c.rejected = true;
-      }
+      auto verified = compareWithInterpreter(*c.runner, graph, *want);
+      if (failed(verified))
+        return failure();
+      c.rejected = !verified->ok;
       result.rejected += c.rejected;
       candidates.push_back(std::move(c));
     }
@@ -274,6 +266,218 @@ hesper::tune::tuneGraph(ModuleOp module, StringRef graphName,
                        std::chrono::steady_clock::now() - start)
                        .count();
   return report;
+}
+
+/// Reads every result of `runner` and compares it with `want`.
+static FailureOr<Verification>
+compareWithInterpreter(rt::ProgramRunner &runner, cir::GraphOp graph,
+                       ArrayRef<interp::HostTensor> want) {
+  Verification v;
+  auto tolerances = interp::computeCheckTolerances(graph);
+  Operation *output = graph.getBody().front().getTerminator();
+  for (auto [r, value] : llvm::enumerate(output->getOperands())) {
+    std::vector<uint8_t> bytes;
+    if (rt::Status s = runner.readResult(r, bytes); !s)
+      return graph.emitError(s.message());
+    interp::HostTensor got(cast<RankedTensorType>(value.getType()));
+    if (bytes.size() != got.bytes().size())
+      return graph.emitError("result #") << r << " has the wrong size";
+    std::memcpy(got.bytes().data(), bytes.data(), bytes.size());
+    interp::Comparison c = interp::compareWithinTolerance(
+        got, want[r], tolerances.lookup(value));
+    v.maxError = std::max(v.maxError, c.maxError);
+    if (c.mismatch >= 0 && v.ok) {
+      v.ok = false;
+      v.problem = llvm::formatv("result #{0}[{1}] is {2}, the interpreter "
+                                "says {3}",
+                                r, c.mismatch, c.got, c.want)
+                      .str();
+    }
+  }
+  return v;
+}
+
+FailureOr<Verification> hesper::tune::verifyOnDevice(ModuleOp module,
+                                                     StringRef graphName,
+                                                     rt::Device &device,
+                                                     uint64_t seed) {
+  auto graph = module.lookupSymbol<cir::GraphOp>(graphName);
+  if (!graph)
+    return module.emitError("no circuit.graph named @") << graphName;
+  std::vector<interp::HostTensor> inputs;
+  for (Type t : graph.getArgumentTypes())
+    inputs.push_back(
+        interp::randomTensor(cast<RankedTensorType>(t), seed + inputs.size()));
+  std::vector<interp::HostTensor> scratch(inputs);
+  auto want = interp::runGraph(graph, scratch);
+  if (failed(want))
+    return failure();
+  CompileOptions compile;
+  compile.fuse = false;
+  auto program = compileForDevice(module, graphName, device.info(), compile);
+  if (failed(program))
+    return failure();
+  auto runner = rt::ProgramRunner::create(device, *program, false);
+  if (!runner)
+    return module.emitError(runner.status().message());
+  for (auto [i, t] : llvm::enumerate(inputs))
+    if (rt::Status s =
+            (*runner)->setArgument(i, t.bytes().data(), t.bytes().size());
+        !s)
+      return module.emitError(s.message());
+  if (rt::Status s = (*runner)->run(); !s)
+    return module.emitError(s.message());
+  return compareWithInterpreter(**runner, graph, *want);
+}
+
+LogicalResult hesper::tune::verifyPlan(ModuleOp module, StringRef graphName,
+                                       const Plan &plan, rt::Device &device) {
+  auto source = module.lookupSymbol<cir::GraphOp>(graphName);
+  if (!source)
+    return module.emitError("no circuit.graph named @") << graphName;
+  OwningOpRef<ModuleOp> fused = ModuleOp::create(module.getLoc());
+  fused->push_back(source->clone());
+  // A module-wide attribute (hesper.mutant, in tests) carries over.
+  for (NamedAttribute attr : module->getDiscardableAttrs())
+    (*fused)->setAttr(attr.getName(), attr.getValue());
+  PassManager pm(module.getContext());
+  cir::buildHesperFusePipeline(pm);
+  if (failed(pm.run(*fused)) || failed(applyPlan(*fused, plan, device.info())))
+    return failure();
+  SmallVector<Operation *> planned;
+  fused->walk([&](Operation *op) {
+    auto knobs = op->getAttrOfType<DictionaryAttr>(cir::kKnobsAttrName);
+    if (cir::isDispatchOp(op) && knobs && !knobs.empty())
+      planned.push_back(op);
+  });
+  for (Operation *op : planned) {
+    OwningOpRef<ModuleOp> alone = isolate(op);
+    for (NamedAttribute attr : (*fused)->getDiscardableAttrs())
+      (*alone)->setAttr(attr.getName(), attr.getValue());
+    auto v = verifyOnDevice(*alone, "kernel", device);
+    if (failed(v))
+      return failure();
+    if (!v->ok) {
+      std::string knobs;
+      llvm::raw_string_ostream os(knobs);
+      op->getAttr(cir::kKnobsAttrName).print(os);
+      return op->emitError("plan: kernel '")
+             << kernelSignature(op) << "' with " << knobs
+             << " disagrees with the interpreter: " << v->problem;
+    }
+  }
+  return success();
+}
+
+FailureOr<std::vector<MutantResult>>
+hesper::tune::runMutationTests(MLIRContext *context, rt::Device &device) {
+  using cir::GraphBuilder;
+  using exp::ExpBuilder;
+  // Small workloads, each exercising the code one mutant breaks.
+  struct Workload {
+    const char *name;
+    std::function<void(GraphBuilder &)> build;
+  };
+  std::vector<Workload> workloads = {
+      {"map_1000",
+       [](GraphBuilder &g) {
+         g.output(g.map(g.external("x", {1000}, g.f32()),
+                        [](ExpBuilder &e, Value v) { return e.tanh(v); }));
+       }},
+      {"reduce_4x1000",
+       [](GraphBuilder &g) {
+         g.output(g.reduce(cir::ReduceKind::sum,
+                           g.external("x", {4, 1000}, g.f32())));
+       }},
+      {"matvec_q8_0",
+       [](GraphBuilder &g) {
+         Value x = g.external("x", {256}, g.f32());
+         Value w = g.external("w", {64, 256},
+                              cir::Q8_0Type::get(g.getContext()));
+         g.output(g.matmul(x, w));
+       }},
+      {"embedding_q8_0",
+       [](GraphBuilder &g) {
+         Value table = g.external("table", {16, 64},
+                                  cir::Q8_0Type::get(g.getContext()));
+         g.output(g.gather(table, {}, {4, 64},
+                           [](ExpBuilder &e, Value lane, ValueRange) {
+                             // Rows 3, 4, 5, 6 of the table.
+                             return e.add(lane, e.i32(3 * 64));
+                           }));
+       }},
+  };
+  // The kernels' binaries of a workload compiled with `mutant`.
+  auto binaryOf = [&](ModuleOp module) -> FailureOr<std::vector<uint8_t>> {
+    CompileOptions compile;
+    compile.fuse = false;
+    auto program =
+        compileForDevice(module, "workload", device.info(), compile);
+    if (failed(program))
+      return failure();
+    std::vector<uint8_t> bytes;
+    for (const rt::KernelDesc &k : program->kernels)
+      bytes.insert(bytes.end(), k.binary.begin(), k.binary.end());
+    return bytes;
+  };
+  struct Outcome {
+    std::string caughtBy;
+    Verification verification;
+    bool changed = false;
+  };
+  std::vector<std::vector<uint8_t>> clean(workloads.size());
+  auto verifyAll = [&](StringRef mutant) -> FailureOr<Outcome> {
+    Outcome outcome;
+    for (auto [i, w] : llvm::enumerate(workloads)) {
+      GraphBuilder g(context, "workload");
+      w.build(g);
+      auto module = g.finish();
+      if (!module)
+        return failure();
+      if (!mutant.empty())
+        (*module)->setAttr("hesper.mutant", StringAttr::get(context, mutant));
+      auto binary = binaryOf(*module);
+      if (failed(binary))
+        return failure();
+      if (mutant.empty())
+        clean[i] = *binary;
+      else if (*binary != clean[i])
+        outcome.changed = true;
+      auto v = verifyOnDevice(*module, "workload", device);
+      if (failed(v))
+        return failure();
+      if (!v->ok && outcome.caughtBy.empty()) {
+        outcome.caughtBy = w.name;
+        outcome.verification = *v;
+      }
+    }
+    return outcome;
+  };
+  // The unmutated compiler must pass: otherwise a caught mutant proves
+  // nothing.
+  auto unmutated = verifyAll("");
+  if (failed(unmutated))
+    return failure();
+  if (!unmutated->caughtBy.empty())
+    return emitError(UnknownLoc::get(context),
+                     "mutation tests: the unmutated compiler fails ")
+           << unmutated->caughtBy << ": "
+           << unmutated->verification.problem;
+  std::vector<MutantResult> results;
+  for (const char *mutant : {"drop-scale", "short-reduction", "unmasked-tail",
+                             "guard-off-by-one", "block-size"}) {
+    auto found = verifyAll(mutant);
+    if (failed(found))
+      return failure();
+    MutantResult r;
+    r.mutant = mutant;
+    r.applies = found->changed;
+    r.caught = !found->caughtBy.empty();
+    r.caughtBy = found->caughtBy;
+    r.problem = found->verification.problem;
+    results.push_back(r);
+  }
+  return results;
 }
 
 std::vector<CacheEntry>

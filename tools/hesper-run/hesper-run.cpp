@@ -37,6 +37,7 @@
 #include "Hesper/Models/LlamaLayer.h"
 #include "Hesper/Support/InputChecks.h"
 #include "Hesper/Tuning/Plan.h"
+#include "Hesper/Tuning/Tuner.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Parser/Parser.h"
@@ -102,6 +103,11 @@ static llvm::cl::opt<std::string> planPath(
     llvm::cl::desc("Compile with the kernel knobs of this tuning plan "
                    "(JSON; checked against the device first)"),
     llvm::cl::cat(graphCategory));
+static llvm::cl::opt<std::string> loweringMutant(
+    "lowering-mutant",
+    llvm::cl::desc("Test only: compile with a deliberately wrong lowering "
+                   "(convert-circuit-to-shaderm's mutants)"),
+    llvm::cl::Hidden);
 static llvm::cl::opt<std::string> emitPlanPath(
     "emit-plan",
     llvm::cl::desc("Write a plan template for the device (every fused "
@@ -692,6 +698,25 @@ static LogicalResult runGraphMode(ModuleOp module, llvm::raw_ostream &os) {
     std::vector<hesper::exec::HostData> deviceArgs, deviceResults;
     for (HostTensor &arg : args)
       deviceArgs.push_back({arg.getType(), std::move(arg.bytes())});
+    if (!loweringMutant.empty())
+      module->setAttr("hesper.mutant",
+                      StringAttr::get(module.getContext(), loweringMutant));
+    // A plan is checked numerically on this device before it is used.
+    if (!planPath.empty()) {
+      auto file = llvm::MemoryBuffer::getFile(planPath, /*IsText=*/true);
+      if (!file)
+        return module.emitError("--plan ")
+               << planPath << ": " << file.getError().message();
+      std::string error;
+      auto plan = hesper::tune::parsePlan((*file)->getBuffer(),
+                                          module.getContext(), error);
+      if (failed(plan))
+        return module.emitError("--plan ") << planPath << ": " << error;
+      if (failed(hesper::tune::verifyPlan(module, graph.getSymName(), *plan,
+                                          *device)))
+        return failure();
+      os << "plan verified against the interpreter\n";
+    }
     if (failed(hesper::exec::runGraphOnDevice(module, graph, *device,
                                              deviceArgs, deviceResults,
                                              deviceOptions(), os)))

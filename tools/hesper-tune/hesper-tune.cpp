@@ -39,6 +39,11 @@ using namespace hesper;
 static cl::OptionCategory category("Tuning");
 static cl::opt<std::string> inputPath(cl::Positional, cl::desc("<graph.mlir>"),
                                       cl::cat(category));
+static cl::opt<bool> mutants(
+    "mutants",
+    cl::desc("Run the verifier's mutation tests on the device instead: "
+             "every deliberately wrong kernel must be caught"),
+    cl::cat(category));
 static cl::opt<std::string> graphName("graph",
                                       cl::desc("The graph to tune (default: "
                                                "the first)"),
@@ -90,7 +95,7 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv,
                               "hesper-tune: search the kernel knobs of a "
                               "Circuit graph on a device\n");
-  if (inputPath.empty())
+  if (inputPath.empty() && !mutants)
     return fail("give a graph to tune (hesper-tune graph.mlir)");
   if (firstRuns < 1)
     return fail("--runs takes a count of at least 1");
@@ -98,7 +103,7 @@ int main(int argc, char **argv) {
   if (dir.empty())
     if (const char *env = std::getenv("HESPER_CACHE_DIR"))
       dir = env;
-  if (dir.empty() && planPath.empty())
+  if (dir.empty() && planPath.empty() && !mutants)
     return fail("nowhere to write the results: give --cache-dir, set "
                 "HESPER_CACHE_DIR, or give -o plan.json");
 
@@ -120,6 +125,26 @@ int main(int argc, char **argv) {
   registerAllDialects(registry);
   mlir::MLIRContext context(registry);
   context.loadAllAvailableDialects();
+  if (mutants) {
+    auto results = tune::runMutationTests(&context, *device);
+    if (failed(results))
+      return 1;
+    outs() << "mutation tests on " << device->info().name << ":\n"
+           << "| mutant | caught | by | first wrong element |\n"
+              "|---|---|---|---|\n";
+    int survivors = 0;
+    for (const tune::MutantResult &r : *results) {
+      survivors += r.applies && !r.caught;
+      outs() << "| " << r.mutant << " | "
+             << (!r.applies ? "n/a (no kernel changes on this target)"
+                 : r.caught ? "yes"
+                            : "NO")
+             << " | " << (r.caught ? r.caughtBy : "-") << " | "
+             << (r.caught ? r.problem : "-") << " |\n";
+    }
+    outs() << survivors << " mutant(s) survived\n";
+    return survivors ? 1 : 0;
+  }
   llvm::SourceMgr sources;
   mlir::SourceMgrDiagnosticHandler handler(sources, &context);
   std::string error;

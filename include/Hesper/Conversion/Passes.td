@@ -83,6 +83,11 @@ def ConvertCircuitToShaderMPass
            "combine lanes through shared memory)">,
     Option<"singleLane", "single-lane", "bool", "false",
            "One lane per workgroup (the CPU target)">,
+    Option<"mutant", "mutant", "std::string", /*default=*/"\"\"",
+           "Test only: build one kind of kernel deliberately wrong, to "
+           "check that verification catches it: drop-scale, "
+           "short-reduction, unmasked-tail, guard-off-by-one, block-size "
+           "(also taken from the module's `hesper.mutant` attribute)">,
   ];
   let dependentDialects = ["::hesper::shaderm::ShaderMDialect",
                            "::hesper::exp::ExpDialect",

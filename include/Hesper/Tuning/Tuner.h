@@ -65,6 +65,49 @@ tuneGraph(mlir::ModuleOp module, llvm::StringRef graph, rt::Device &device,
           const std::function<void(size_t, size_t, const std::string &)>
               &progress = {});
 
+/// What comparing a kernel's results with the interpreter found.
+struct Verification {
+  bool ok = true;
+  double maxError = 0;
+  std::string problem; ///< the first element out of tolerance, when not ok
+};
+
+/// Compiles graph `graph` of `module` (fused, knobs set) for `device`, runs
+/// it on seeded random inputs and compares every result with the reference
+/// interpreter within --check's tolerances: the check the tuner applies to
+/// every candidate.
+mlir::FailureOr<Verification> verifyOnDevice(mlir::ModuleOp module,
+                                             llvm::StringRef graph,
+                                             rt::Device &device,
+                                             uint64_t seed = 1);
+
+/// Checks a plan numerically before it is used: fuses graph `graph` of
+/// `module` as a compile would, applies the plan (its legality checks
+/// first), and verifies every kernel the plan gives knobs to, alone, with
+/// verifyOnDevice. Fails with an error naming the kernel, its knobs and the
+/// first wrong element.
+mlir::LogicalResult verifyPlan(mlir::ModuleOp module, llvm::StringRef graph,
+                               const Plan &plan, rt::Device &device);
+
+/// One deliberately wrong lowering and what caught it.
+struct MutantResult {
+  std::string mutant;
+  bool caught = false;
+  /// False when the mutant changes no kernel on this target (the code it
+  /// breaks is not used there): there is nothing to catch.
+  bool applies = true;
+  std::string caughtBy; ///< the workload whose verification failed
+  std::string problem;
+};
+
+/// The verifier's mutation tests: each mutant of convert-circuit-to-shaderm
+/// (a dropped q8_0 scale, a reduction one short, an unmasked row tail, a
+/// bounds guard one short, a wrong q8_0 block size) compiles small
+/// workloads that exercise it; verifyOnDevice must reject at least one.
+/// Fails if the unmutated compiler does not pass every workload.
+mlir::FailureOr<std::vector<MutantResult>>
+runMutationTests(mlir::MLIRContext *context, rt::Device &device);
+
 /// The cache entries of a report (the kernels whose knobs changed).
 std::vector<CacheEntry> cacheEntries(const TuneReport &report,
                                      const rt::DeviceInfo &device);

@@ -55,6 +55,8 @@ SmallVector<Value> GraphLowering::emitHalfScaledBlockPairDotVector(
       sm::LoadOp::create(b, loc, b.getI32Type(), d.w,
                          im.add(base, im.c(valueWords))),
       1);
+  if (shape.mutant == "drop-scale") // A mutant: the block scales ignored.
+    scaleA = scaleB = ex::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0f));
   // The blocks' values, decoded once for every x row.
   Value wA = vm.mul(vm.splat(scaleA), decode(valuesA));
   Value wB = vm.mul(vm.splat(scaleB), decode(load(valueWords + 1)));

@@ -231,6 +231,20 @@ struct ConvertCircuitToShaderMPass
     SmallVector<cir::GraphOp> graphs(module.getOps<cir::GraphOp>());
     KernelShape shape = singleLane ? KernelShape::single()
                                      : KernelShape::gpu(subgroupSize);
+    // The mutant comes from the option or, so that a whole compile
+    // pipeline can be run with one, from the module's `hesper.mutant`.
+    std::string chosen = mutant;
+    if (auto attr = module->getAttrOfType<StringAttr>("hesper.mutant"))
+      chosen = attr.str();
+    static const char *const kMutants[] = {
+        "", "drop-scale", "short-reduction", "unmasked-tail",
+        "guard-off-by-one", "block-size"};
+    if (!llvm::is_contained(kMutants, StringRef(chosen))) {
+      module.emitError("convert-circuit-to-shaderm: unknown mutant '")
+          << chosen << "'";
+      return signalPassFailure();
+    }
+    shape.mutant = chosen;
     for (cir::GraphOp graph : graphs)
       if (failed(GraphLowering(module, graph, shape).run()))
         return signalPassFailure();

@@ -141,7 +141,9 @@ LogicalResult GraphLowering::lowerElementwise(Operation *op) {
   Location loc = op->getLoc();
   IndexMath im(b, loc);
   Value gid = sm::GlobalIdOp::create(b, loc, b.getIndexType(), sm::Dim::x);
-  Value inRange = im.lt(gid, im.c(grid));
+  // A mutant: the bounds guard one short (the last lane never writes).
+  Value inRange = im.lt(
+      gid, im.c(shape.mutant == "guard-off-by-one" ? grid - 1 : grid));
   // Bodies with subgroup operations run on every lane of the subgroup (on
   // a clamped lane for the loads); only the stores are guarded.
   bool allLanes = hasLaneOps(body);

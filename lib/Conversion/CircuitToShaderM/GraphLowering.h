@@ -80,6 +80,9 @@ struct KernelShape {
   /// Lanes per subgroup, 0 when unknown.
   int64_t subgroupSize = 0;
   bool singleLane = false;
+  /// A deliberately wrong lowering (the pass's `mutant` option, for the
+  /// verifier's mutation tests); empty in every real compile.
+  std::string mutant;
 
   static KernelShape gpu(int64_t subgroupSize) {
     KernelShape shape;

@@ -162,6 +162,8 @@ SmallVector<Value> GraphLowering::emitHalfScaledBlockDot(
   Value blk = loop.getInductionVar();
   Value base = im.mul(im.add(rowBlocks, blk), im.c(blockBytes));
   Value scale = loadHalf(b, loc, d.w, base);
+  if (shape.mutant == "drop-scale") // A mutant: the block scale ignored.
+    scale = ex::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0f));
   Value values = im.add(base, im.c(2)); // first value byte
   Value misaligned = arith::CmpIOp::create(
       b, loc, arith::CmpIPredicate::ne, im.rem(values, 4), im.c(0));
@@ -626,8 +628,10 @@ Value GraphLowering::emitDequantizeElement(Value words, Type element,
   if (isa<cir::Q8_0Type>(element)) {
     // 34-byte blocks: f16 d, then 32 int8 values.
     Value base = im.mul(im.div(index, 32), im.c(34));
-    Value q = wm.signExtendByte(
-        loadByte(b, loc, words, im.add(base, im.add(im.c(2), im.rem(index, 32)))));
+    // A mutant: values located with a block of 16 (in bounds, wrong).
+    int64_t within = shape.mutant == "block-size" ? 16 : 32;
+    Value q = wm.signExtendByte(loadByte(
+        b, loc, words, im.add(base, im.add(im.c(2), im.rem(index, within)))));
     return ex::MulOp::create(b, loc, loadHalf(b, loc, words, base), wm.toF32(q));
   }
   Value within = im.rem(index, 256);

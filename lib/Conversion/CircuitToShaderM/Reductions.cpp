@@ -131,12 +131,22 @@ LogicalResult GraphLowering::lowerReduce(Operation *op, cir::ReduceKind kind,
 
   // Each lane accumulates k = tid, tid + lanes, ... in order.
   Value init = identity(b, loc, kind);
-  auto loop = scf::ForOp::create(b, loc, tid, im.c(rowLength), im.c(lanes),
+  // Mutants (verification tests): a row one short, or a tail that is not
+  // masked (lanes read on to a multiple of the lane count, into the next
+  // row; clamped to the tensor so that nothing is read out of bounds).
+  int64_t bound = rowLength;
+  if (shape.mutant == "short-reduction")
+    bound = rowLength - 1;
+  if (shape.mutant == "unmasked-tail")
+    bound = ceilDiv(rowLength, lanes) * lanes;
+  auto loop = scf::ForOp::create(b, loc, tid, im.c(bound), im.c(lanes),
                                  ValueRange{init});
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     Value lane = im.add(rowBase, loop.getInductionVar());
+    if (shape.mutant == "unmasked-tail" && bound != rowLength)
+      lane = arith::MinUIOp::create(b, loc, lane, im.c(rows * rowLength - 1));
     Value v;
     if (prologue.empty()) {
       auto type = cast<RankedTensorType>(inputs[0].getType());
