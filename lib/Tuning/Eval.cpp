@@ -174,6 +174,17 @@ hesper::tune::workloadNames(const EvalOptions &options) {
   return names;
 }
 
+OwningOpRef<ModuleOp> hesper::tune::buildWorkload(MLIRContext *context,
+                                                  StringRef name) {
+  for (const Workload &w : allWorkloads())
+    if (w.name == name) {
+      GraphBuilder g(context, "workload");
+      w.build(g);
+      return g.finish();
+    }
+  return nullptr;
+}
+
 FailureOr<EvalReport> hesper::tune::runEval(
     MLIRContext *context, rt::Device &device, const EvalOptions &options,
     const std::function<void(size_t, size_t, const std::string &)>

@@ -19,6 +19,7 @@
 #include "Hesper/Execution/GraphRun.h"
 #include "Hesper/InitAllDialects.h"
 #include "Hesper/InitAllPasses.h"
+#include "Hesper/Tuning/Eval.h"
 #include "Hesper/Tuning/Tuner.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -43,6 +44,11 @@ static cl::opt<bool> mutants(
     "mutants",
     cl::desc("Run the verifier's mutation tests on the device instead: "
              "every deliberately wrong kernel must be caught"),
+    cl::cat(category));
+static cl::opt<std::string> workload(
+    "workload",
+    cl::desc("Tune one of hesper-eval's workloads (hesper-eval --list) "
+             "instead of a file"),
     cl::cat(category));
 static cl::opt<std::string> graphName("graph",
                                       cl::desc("The graph to tune (default: "
@@ -95,8 +101,9 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv,
                               "hesper-tune: search the kernel knobs of a "
                               "Circuit graph on a device\n");
-  if (inputPath.empty() && !mutants)
-    return fail("give a graph to tune (hesper-tune graph.mlir)");
+  if (inputPath.empty() && !mutants && workload.empty())
+    return fail("give a graph to tune (hesper-tune graph.mlir, or "
+                "--workload NAME)");
   if (firstRuns < 1)
     return fail("--runs takes a count of at least 1");
   std::string dir = cacheDir;
@@ -148,14 +155,21 @@ int main(int argc, char **argv) {
   llvm::SourceMgr sources;
   mlir::SourceMgrDiagnosticHandler handler(sources, &context);
   std::string error;
-  auto file = mlir::openInputFile(inputPath, &error);
-  if (!file)
-    return fail(error);
-  sources.AddNewSourceBuffer(std::move(file), SMLoc());
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::parseSourceFile<mlir::ModuleOp>(sources, &context);
-  if (!module)
-    return 1;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  if (!workload.empty()) {
+    module = tune::buildWorkload(&context, workload);
+    if (!module)
+      return fail("no workload named '" + workload +
+                  "' (hesper-eval --list)");
+  } else {
+    auto file = mlir::openInputFile(inputPath, &error);
+    if (!file)
+      return fail(error);
+    sources.AddNewSourceBuffer(std::move(file), SMLoc());
+    module = mlir::parseSourceFile<mlir::ModuleOp>(sources, &context);
+    if (!module)
+      return 1;
+  }
   std::string name = graphName;
   if (name.empty()) {
     auto graphs = module->getOps<circuit::GraphOp>();

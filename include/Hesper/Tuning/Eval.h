@@ -19,7 +19,9 @@
 
 #include "hesper/runtime/Runtime.h"
 
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OwningOpRef.h"
 #include "mlir/Support/LLVM.h"
 
 #include <functional>
@@ -57,6 +59,10 @@ struct EvalOptions {
 
 /// The names of the workloads `options` selects.
 std::vector<std::string> workloadNames(const EvalOptions &options);
+
+/// The graph of workload `name` (a graph named "workload"), or null.
+mlir::OwningOpRef<mlir::ModuleOp> buildWorkload(mlir::MLIRContext *context,
+                                                llvm::StringRef name);
 
 /// Runs the suite; `progress` is called before each workload.
 mlir::FailureOr<EvalReport>
