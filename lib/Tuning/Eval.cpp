@@ -10,6 +10,7 @@
 #include "Hesper/Execution/Execution.h"
 #include "Hesper/Interpreter/Interpreter.h"
 #include "Hesper/Interpreter/Validate.h"
+#include "Hesper/Models/LlamaLayer.h"
 #include "Hesper/Tuning/Plan.h"
 
 #include "hesper/runtime/Program.h"
@@ -40,13 +41,14 @@ struct Workload {
 
 struct LayerSize {
   const char *name;
-  int64_t dim, ffn;
+  int64_t dim, ffn, heads, kvHeads;
 };
 // Qwen2.5 0.5B, Llama 3.2 1B and 3B, Llama 3.1 8B.
-constexpr LayerSize kSizes[] = {{"0.5b", 896, 4864},
-                                {"1b", 2048, 8192},
-                                {"3b", 3072, 8192},
-                                {"8b", 4096, 14336}};
+constexpr LayerSize kSizes[] = {{"0.5b", 896, 4864, 14, 2},
+                                {"1b", 2048, 8192, 32, 8},
+                                {"3b", 3072, 8192, 24, 8},
+                                {"8b", 4096, 14336, 32, 8}};
+constexpr int64_t kDecodePositions = 256;
 constexpr int64_t kGemmRows = 16;
 
 Type weightType(MLIRContext *context, StringRef name) {
@@ -84,6 +86,32 @@ std::vector<Workload> allWorkloads() {
         };
         out.push_back(std::move(w));
       }
+    }
+    // One decode step of a whole llama layer (norms, Q/K/V, RoPE, the KV
+    // cache write, attention over 256 positions, the output projection,
+    // SwiGLU), with q8_0 weights (q4_k where the width allows).
+    for (const char *type : {"q8_0", "q4_k"}) {
+      if (StringRef(type) == "q4_k" && s.dim % 256 != 0)
+        continue;
+      Workload layer;
+      layer.name = "decode_layer_" + std::string(s.name) + "_" + type;
+      layer.quick = StringRef(s.name) == "0.5b";
+      int64_t kv = s.dim / s.heads * s.kvHeads;
+      layer.flops = 2.0 * (2 * s.dim * s.dim + 2 * kv * s.dim +
+                           3 * s.ffn * s.dim);
+      LayerSize size = s;
+      std::string t = type;
+      layer.build = [size, t](GraphBuilder &g) {
+        models::LlamaLayerConfig c;
+        c.dim = size.dim;
+        c.heads = size.heads;
+        c.kvHeads = size.kvHeads;
+        c.ffnDim = size.ffn;
+        c.maxSeq = kDecodePositions;
+        c.weightType = weightType(g.getContext(), t);
+        models::buildLlamaDecodeLayer(g, c);
+      };
+      out.push_back(std::move(layer));
     }
     Workload norm;
     norm.name = "rmsnorm_" + std::to_string(s.dim);
