@@ -132,6 +132,30 @@ std::string hesper::tune::checkKnobs(Operation *op, DictionaryAttr knobs,
         os << "rows = " << value.getInt() << " is outside 1.." << kMaxRows;
         return error;
       }
+    } else if (name == "unroll") {
+      auto value = dyn_cast<IntegerAttr>(knob.getValue());
+      if (!value || isa<BoolAttr>(value)) {
+        os << "knob 'unroll' takes an integer";
+        return error;
+      }
+      if (kind != KernelKind::Reduction) {
+        os << "knob 'unroll' applies to reductions only, not to "
+           << op->getName();
+        return error;
+      }
+      int64_t u = value.getInt();
+      if (u != 1 && u != 2 && u != 4 && u != 8) {
+        os << "unroll = " << u << " must be 1, 2, 4 or 8";
+        return error;
+      }
+      // Unrolled row loops whose start is the lane id gave wrong sums on
+      // lavapipe (the tuner's verification caught it): until that is
+      // understood, unrolling is for the CPU target only.
+      if (!cpu && u != 1) {
+        os << "unroll = " << u << ": unrolling is allowed on the CPU target "
+           << "only (on GPU targets it miscompiles, see docs/Tuning.md)";
+        return error;
+      }
     } else if (name == "subgroup_reduce") {
       auto value = dyn_cast<BoolAttr>(knob.getValue());
       if (!value) {
@@ -151,7 +175,7 @@ std::string hesper::tune::checkKnobs(Operation *op, DictionaryAttr knobs,
       }
     } else {
       os << "unknown knob '" << name
-         << "' (known: lanes, rows, subgroup_reduce)";
+         << "' (known: lanes, rows, subgroup_reduce, unroll)";
       return error;
     }
   }

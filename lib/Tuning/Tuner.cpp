@@ -52,6 +52,10 @@ hesper::tune::candidateKnobs(Operation *op, const rt::DeviceInfo &device) {
                b.getNamedAttr("subgroup_reduce", b.getBoolAttr(sub))});
     }
   }
+  // Unrolled row loops (on every target).
+  if (combines && !matmul)
+    for (int64_t unroll : {2, 4, 8})
+      add({b.getNamedAttr("unroll", b.getI64IntegerAttr(unroll))});
   // Rows of x per workgroup matter only with several rows.
   if (matmul) {
     auto x = cast<RankedTensorType>(op->getOperand(0).getType());

@@ -93,6 +93,9 @@ TEST_F(PlanTest, LegalKnobs) {
   EXPECT_EQ(checkKnobs(first<MatmulOp>(*module), knobs({{"rows", i(16)}}),
                        cpu),
             "");
+  EXPECT_EQ(checkKnobs(first<ReduceOp>(*module), knobs({{"unroll", i(4)}}),
+                       cpu),
+            "");
 }
 
 TEST_F(PlanTest, EachLimitIsNamed) {
@@ -127,7 +130,15 @@ TEST_F(PlanTest, EachLimitIsNamed) {
        "subgroup_reduce = true with lanes = 16: not a whole number of the "
        "device's subgroups of 32"},
       {map, knobs({{"threads", i(4)}}), &gpu,
-       "unknown knob 'threads' (known: lanes, rows, subgroup_reduce)"},
+       "unknown knob 'threads' (known: lanes, rows, subgroup_reduce, "
+       "unroll)"},
+      {reduce, knobs({{"unroll", i(3)}}), &cpu,
+       "unroll = 3 must be 1, 2, 4 or 8"},
+      {matmul, knobs({{"unroll", i(2)}}), &gpu,
+       "knob 'unroll' applies to reductions only, not to circuit.matmul"},
+      {reduce, knobs({{"unroll", i(2)}}), &gpu,
+       "unroll = 2: unrolling is allowed on the CPU target only (on GPU "
+       "targets it miscompiles, see docs/Tuning.md)"},
       {map, knobs({{"lanes", flag(true)}}), &gpu,
        "knob 'lanes' takes an integer"},
   };

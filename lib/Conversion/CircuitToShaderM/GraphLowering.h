@@ -76,6 +76,9 @@ struct KernelShape {
   int64_t subgroupReduceLanes = kSubgroupReduceLanes;
   /// Rows of x a matmul workgroup takes at once when it can (kXRows).
   int64_t xRows = kXRows;
+  /// Unroll factor of a reduction's per-lane loop over its row (the order
+  /// of the sums is unchanged, so are the results).
+  int64_t unroll = 1;
   int64_t maxGridDim = kMaxGridDim;
   /// Lanes per subgroup, 0 when unknown.
   int64_t subgroupSize = 0;
@@ -93,7 +96,8 @@ struct KernelShape {
   /// checked by the tuning library before it is set): `lanes` sets the
   /// workgroup size of whichever kernel the op becomes, `rows` the rows of
   /// x per matmul workgroup, `subgroup_reduce` whether reductions combine
-  /// within subgroups first. A single-lane target keeps one lane.
+  /// within subgroups first, `unroll` the unrolling of a reduction's row
+  /// loop. A single-lane target keeps one lane.
   KernelShape withKnobs(DictionaryAttr knobs) const {
     KernelShape shape = *this;
     if (!knobs)
@@ -105,6 +109,8 @@ struct KernelShape {
     }
     if (auto rows = knobs.getAs<IntegerAttr>("rows"))
       shape.xRows = rows.getInt();
+    if (auto unroll = knobs.getAs<IntegerAttr>("unroll"))
+      shape.unroll = unroll.getInt();
     if (auto sub = knobs.getAs<BoolAttr>("subgroup_reduce"))
       shape.subgroupReduceLanes =
           sub.getValue() ? std::max<int64_t>(subgroupSize, 1)

@@ -6,6 +6,8 @@
 
 #include "GraphLowering.h"
 
+#include "mlir/Dialect/SCF/Utils/Utils.h"
+
 namespace hesper::lowering {
 
 //===----------------------------------------------------------------------===//
@@ -165,6 +167,10 @@ LogicalResult GraphLowering::lowerReduce(Operation *op, cir::ReduceKind kind,
   }
   Value reduced =
       emitWorkgroupReduce(guardZeroTrip(b, loop)[0], tid, lanes, kind, loc);
+  // The `unroll` knob: the same iterations in the same order, unrolled.
+  if (shape.unroll > 1 &&
+      failed(loopUnrollByFactor(loop, static_cast<uint64_t>(shape.unroll))))
+    return op->emitOpError("cannot unroll its row loop by ") << shape.unroll;
 
   if (!epilogue) {
     auto first = scf::IfOp::create(b, loc, im.lt(tid, im.c(1)));
