@@ -284,6 +284,21 @@ private:
   // Step 2 and 3.
   void analyze(ArrayRef<Value> wrtValues, ArrayRef<Value> results);
   LogicalResult differentiateOp(Operation *op);
+  /// The seeds of a body's yielded values in a backward lane, from the
+  /// values the lane's forward body yields and the `extra` map inputs.
+  using SeedFn = llvm::function_ref<SmallVector<Value>(
+      ExpBuilder &, ArrayRef<Value> yields, ValueRange extra)>;
+  /// The rule map, reduce prologues and scatter share: for each active
+  /// input k of `inputs` (the arguments of `body` after the lane, read
+  /// whole where `whole` says), a map over `iteration` whose lane
+  /// re-evaluates `body`, seeds it with `seeds` and walks it backwards;
+  /// `extra` are further map inputs after `inputs` (read whole where
+  /// `extraWhole` says). The result is summed onto the input's shape.
+  /// `bodyName` names the body in the error for an input read whole.
+  LogicalResult bodyInputsRule(Operation *op, StringRef bodyName, Block &body,
+                               ValueRange inputs, ArrayRef<bool> whole,
+                               ArrayRef<int64_t> iteration, ValueRange extra,
+                               ArrayRef<bool> extraWhole, SeedFn seeds);
   LogicalResult mapRule(MapOp op, Value dy);
   LogicalResult reduceRule(ReduceOp op, Value dy);
   LogicalResult matmulRule(MatmulOp op, Value dy);
@@ -524,30 +539,32 @@ Value Differentiator::unbroadcast(Value full, ArrayRef<int64_t> iteration,
   return reshape(summed, shape);
 }
 
-LogicalResult Differentiator::mapRule(MapOp op, Value dy) {
-  SmallVector<Value> inputs(op.getInputs());
-  SmallVector<bool> whole = wholeInputs(op.getBody(), op.getInputs(), 1);
-  ArrayRef<int64_t> shape = op.getType().getShape();
-  Block &body = op.getBody().front();
+LogicalResult Differentiator::bodyInputsRule(
+    Operation *op, StringRef bodyName, Block &body, ValueRange inputs,
+    ArrayRef<bool> whole, ArrayRef<int64_t> iteration, ValueRange extra,
+    ArrayRef<bool> extraWhole, SeedFn seeds) {
+  SmallVector<Value> mapInputs(inputs);
+  llvm::append_range(mapInputs, extra);
+  SmallVector<bool> mapWhole(whole);
+  llvm::append_range(mapWhole, extraWhole);
+  const size_t numInputs = inputs.size();
   for (auto [k, input] : llvm::enumerate(inputs)) {
     if (!isActive(input))
       continue;
     if (whole[k])
-      return op.emitOpError("circuit-autodiff: cannot differentiate input #")
-             << k << ", which the body reads whole (circuit.extract)";
-    SmallVector<Value> mapInputs(inputs);
-    mapInputs.push_back(dy);
-    SmallVector<bool> mapWhole(whole);
-    mapWhole.push_back(false);
+      return op->emitOpError("circuit-autodiff: cannot differentiate input #")
+             << k << ", which the " << bodyName
+             << " reads whole (circuit.extract)";
     LogicalResult status = success();
     Value full = g.map(
-        mapInputs, mapWhole, shape, g.f32(),
+        mapInputs, mapWhole, iteration, g.f32(),
         [&](ExpBuilder &e, Value lane, ValueRange args) -> Value {
           IRMapping m;
           SmallVector<Value> bodyArgs{lane};
-          llvm::append_range(bodyArgs, args.drop_back());
-          cloneBody(e, body, bodyArgs, m);
-          auto adj = backpropBody(e, body, m, {args.back()});
+          llvm::append_range(bodyArgs, args.take_front(numInputs));
+          SmallVector<Value> yields = cloneBody(e, body, bodyArgs, m);
+          auto adj = backpropBody(e, body, m,
+                                  seeds(e, yields, args.drop_front(numInputs)));
           if (failed(adj)) {
             status = failure();
             return e.f32(0);
@@ -557,9 +574,19 @@ LogicalResult Differentiator::mapRule(MapOp op, Value dy) {
         });
     if (failed(status))
       return failure();
-    accumulate(input, unbroadcast(full, shape, tensorOf(input).getShape()));
+    accumulate(input,
+               unbroadcast(full, iteration, tensorOf(input).getShape()));
   }
   return success();
+}
+
+LogicalResult Differentiator::mapRule(MapOp op, Value dy) {
+  return bodyInputsRule(
+      op, "body", op.getBody().front(), op.getInputs(),
+      wholeInputs(op.getBody(), op.getInputs(), 1), op.getType().getShape(),
+      dy, {false}, [](ExpBuilder &, ArrayRef<Value>, ValueRange extra) {
+        return SmallVector<Value>{extra[0]};
+      });
 }
 
 LogicalResult Differentiator::reduceRule(ReduceOp op, Value dy) {
@@ -597,41 +624,14 @@ LogicalResult Differentiator::reduceRule(ReduceOp op, Value dy) {
     return success();
   }
 
-  SmallVector<bool> whole = wholeInputs(op.getPrologue(), op.getInputs(), 1);
-  Block &body = op.getPrologue().front();
-  for (auto [k, input] : llvm::enumerate(inputs)) {
-    if (!isActive(input))
-      continue;
-    if (whole[k])
-      return op.emitOpError("circuit-autodiff: cannot differentiate input #")
-             << k << ", which the prologue reads whole (circuit.extract)";
-    SmallVector<Value> mapInputs(inputs);
-    mapInputs.push_back(reduced);
-    mapInputs.push_back(dy);
-    SmallVector<bool> mapWhole(whole);
-    mapWhole.append({false, false});
-    LogicalResult status = success();
-    Value full = g.map(
-        mapInputs, mapWhole, shape, g.f32(),
-        [&](ExpBuilder &e, Value lane, ValueRange args) -> Value {
-          IRMapping m;
-          SmallVector<Value> bodyArgs{lane};
-          llvm::append_range(bodyArgs, args.drop_back(2));
-          Value v = cloneBody(e, body, bodyArgs, m)[0];
-          Value dv = valueCotangent(e, v, args[args.size() - 2], args.back());
-          auto adj = backpropBody(e, body, m, {dv});
-          if (failed(adj)) {
-            status = failure();
-            return e.f32(0);
-          }
-          Value d = (*adj)[k + 1];
-          return d ? d : e.f32(0);
-        });
-    if (failed(status))
-      return failure();
-    accumulate(input, unbroadcast(full, shape, tensorOf(input).getShape()));
-  }
-  return success();
+  return bodyInputsRule(
+      op, "prologue", op.getPrologue().front(), inputs,
+      wholeInputs(op.getPrologue(), op.getInputs(), 1), shape,
+      ValueRange{reduced, dy}, {false, false},
+      [&](ExpBuilder &e, ArrayRef<Value> yields, ValueRange extra) {
+        return SmallVector<Value>{
+            valueCotangent(e, yields[0], extra[0], extra[1])};
+      });
 }
 
 LogicalResult Differentiator::matmulRule(MatmulOp op, Value dy) {
@@ -792,38 +792,12 @@ LogicalResult Differentiator::scatterRule(ScatterOp op, Value dy) {
 
   // Lane i wrote its value at addr(i): its cotangent is dY[addr(i)] (lanes
   // write distinct addresses), read back with the same address.
-  for (auto [k, input] : llvm::enumerate(inputs)) {
-    if (!isActive(input))
-      continue;
-    if (whole[k])
-      return op.emitOpError("circuit-autodiff: cannot differentiate input #")
-             << k << ", which the body reads whole (circuit.extract)";
-    SmallVector<Value> mapInputs(inputs);
-    mapInputs.push_back(dy);
-    SmallVector<bool> mapWhole(whole);
-    mapWhole.push_back(true);
-    LogicalResult status = success();
-    Value full = g.map(
-        mapInputs, mapWhole, {grid}, g.f32(),
-        [&](ExpBuilder &e, Value lane, ValueRange args) -> Value {
-          IRMapping m;
-          SmallVector<Value> bodyArgs{lane};
-          llvm::append_range(bodyArgs, args.drop_back());
-          SmallVector<Value> yields = cloneBody(e, body, bodyArgs, m);
-          Value dv = GraphBuilder::extract(e, args.back(), yields[0]);
-          auto adj = backpropBody(e, body, m, {Value(), dv});
-          if (failed(adj)) {
-            status = failure();
-            return e.f32(0);
-          }
-          Value d = (*adj)[k + 1];
-          return d ? d : e.f32(0);
-        });
-    if (failed(status))
-      return failure();
-    accumulate(input, unbroadcast(full, {grid}, tensorOf(input).getShape()));
-  }
-  return success();
+  return bodyInputsRule(
+      op, "body", body, inputs, whole, {grid}, dy, {true},
+      [](ExpBuilder &e, ArrayRef<Value> yields, ValueRange extra) {
+        return SmallVector<Value>{
+            Value(), GraphBuilder::extract(e, extra[0], yields[0])};
+      });
 }
 
 LogicalResult Differentiator::differentiateOp(Operation *op) {
