@@ -148,6 +148,43 @@ hesper::exec::openRequestedDevice(const DeviceModeOptions &opts) {
   return cpuVulkan;
 }
 
+llvm::cl::ValuesClass hesper::exec::backendFlagValues() {
+  return llvm::cl::values(
+      clEnumValN(BackendFlag::Auto, "auto",
+                 "a GPU, else native code on the CPU, else lavapipe"),
+      clEnumValN(BackendFlag::Vulkan, "vulkan", "a Vulkan device"),
+      clEnumValN(BackendFlag::Cuda, "cuda", "a CUDA device"),
+      clEnumValN(BackendFlag::Cpu, "cpu", "native code on the CPU"));
+}
+
+std::optional<rt::Backend> hesper::exec::backendOf(BackendFlag flag) {
+  switch (flag) {
+  case BackendFlag::Auto:
+    return std::nullopt;
+  case BackendFlag::Vulkan:
+    return rt::Backend::Vulkan;
+  case BackendFlag::Cuda:
+    return rt::Backend::Cuda;
+  case BackendFlag::Cpu:
+    return rt::Backend::Cpu;
+  }
+  return std::nullopt;
+}
+
+void hesper::exec::hideOptionsOutside(llvm::ArrayRef<llvm::StringRef> shown) {
+  for (auto &entry : llvm::cl::getRegisteredOptions()) {
+    llvm::cl::Option *option = entry.second;
+    bool ours = llvm::any_of(option->Categories,
+                             [&](llvm::cl::OptionCategory *category) {
+                               StringRef name = category->getName();
+                               return name == "Generic Options" ||
+                                      llvm::is_contained(shown, name);
+                             });
+    if (!ours && option->getOptionHiddenFlag() == llvm::cl::NotHidden)
+      option->setHiddenFlag(llvm::cl::Hidden);
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // .npy <-> tensors
 //===----------------------------------------------------------------------===//

@@ -34,16 +34,9 @@ using namespace llvm;
 using namespace hesper;
 
 static cl::OptionCategory category("Evaluation");
-enum class BackendChoice { Auto, Vulkan, Cuda, Cpu };
-static cl::opt<BackendChoice> backend(
-    "backend", cl::desc("The device to evaluate"),
-    cl::init(BackendChoice::Auto),
-    cl::values(clEnumValN(BackendChoice::Auto, "auto",
-                          "a GPU, else the CPU target, else lavapipe"),
-               clEnumValN(BackendChoice::Vulkan, "vulkan", "a Vulkan device"),
-               clEnumValN(BackendChoice::Cuda, "cuda", "a CUDA device"),
-               clEnumValN(BackendChoice::Cpu, "cpu", "native CPU code")),
-    cl::cat(category));
+static cl::opt<exec::BackendFlag>
+    backend("backend", cl::desc("The device to evaluate"), cl::init(exec::BackendFlag::Auto),
+            exec::backendFlagValues(), cl::cat(category));
 static cl::opt<int> deviceIndex("device", cl::init(-1),
                                 cl::desc("Device index"), cl::cat(category));
 static cl::opt<bool> quick("quick", cl::desc("The quick subset"),
@@ -92,14 +85,7 @@ static FailureOr<tune::EvalReport> readReport(const std::string &path) {
 
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
-  for (auto &entry : cl::getRegisteredOptions()) {
-    cl::Option *option = entry.second;
-    bool ours = any_of(option->Categories, [](cl::OptionCategory *c) {
-      return c == &category || c->getName() == "Generic Options";
-    });
-    if (!ours && option->getOptionHiddenFlag() == cl::NotHidden)
-      option->setHiddenFlag(cl::Hidden);
-  }
+  exec::hideOptionsOutside({category.getName()});
   cl::ParseCommandLineOptions(argc, argv,
                               "hesper-eval: run the standard workloads on a "
                               "device and compare with a baseline\n");
@@ -125,12 +111,7 @@ int main(int argc, char **argv) {
     if (tune::workloadNames(options).empty())
       return fail("no workload matches --filter '" + filter + "'");
     exec::DeviceModeOptions deviceOptions;
-    if (backend == BackendChoice::Vulkan)
-      deviceOptions.backend = rt::Backend::Vulkan;
-    if (backend == BackendChoice::Cuda)
-      deviceOptions.backend = rt::Backend::Cuda;
-    if (backend == BackendChoice::Cpu)
-      deviceOptions.backend = rt::Backend::Cpu;
+    deviceOptions.backend = exec::backendOf(backend);
     deviceOptions.deviceIndex = deviceIndex;
     registerAllPasses();
     std::unique_ptr<rt::Device> device =

@@ -866,29 +866,12 @@ static int runOnFile() {
   return 0;
 }
 
-/// Hides every option outside the tool's categories (LLVM's own, hundreds
-/// of them) from --help; --help-hidden still lists them.
-static void hideLlvmOptions() {
-  static const llvm::StringRef shown[] = {
-      "Running Circuit graphs", "Devices, targets and bundles",
-      "Example graphs (--example)", "Model mode (GGUF files)",
-      "Running gpu dialect programs (as mlir-runner)",
-      "Generic Options"};
-  for (auto &entry : llvm::cl::getRegisteredOptions()) {
-    llvm::cl::Option *option = entry.second;
-    bool ours = llvm::any_of(option->Categories,
-                             [](llvm::cl::OptionCategory *category) {
-                               return llvm::is_contained(shown,
-                                                         category->getName());
-                             });
-    if (!ours && option->getOptionHiddenFlag() == llvm::cl::NotHidden)
-      option->setHiddenFlag(llvm::cl::Hidden);
-  }
-}
-
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
-  hideLlvmOptions();
+  hesper::exec::hideOptionsOutside(
+      {"Running Circuit graphs", "Devices, targets and bundles",
+       "Example graphs (--example)", "Model mode (GGUF files)",
+       "Running gpu dialect programs (as mlir-runner)"});
   std::vector<std::string> renamed;
   renameThreadsFlag(argc, argv, renamed);
   llvm::cl::ParseCommandLineOptions(

@@ -94,16 +94,10 @@ static cl::opt<double> clip("clip", cl::init(1.0),
                                      "(0: off)"),
                             cl::cat(optCategory));
 
-enum class BackendChoice { Auto, Vulkan, Cuda, Cpu };
-static cl::opt<BackendChoice> backend(
-    "backend", cl::desc("Where the steps run"), cl::init(BackendChoice::Auto),
-    cl::values(clEnumValN(BackendChoice::Auto, "auto",
-                          "a GPU, else native code on the CPU, else lavapipe"),
-               clEnumValN(BackendChoice::Vulkan, "vulkan", "a Vulkan device"),
-               clEnumValN(BackendChoice::Cuda, "cuda", "a CUDA device"),
-               clEnumValN(BackendChoice::Cpu, "cpu",
-                          "native code on the CPU")),
-    cl::cat(runCategory));
+static cl::opt<exec::BackendFlag>
+    backend("backend", cl::desc("Where the steps run"),
+            cl::init(exec::BackendFlag::Auto), exec::backendFlagValues(),
+            cl::cat(runCategory));
 static cl::opt<unsigned> threads("cpu-threads",
                                  cl::desc("CPU backend threads, also -t N (0: all "
                                           "cores)"),
@@ -173,15 +167,8 @@ static int fail(const Twine &message) {
 
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
-  for (auto &entry : cl::getRegisteredOptions()) {
-    cl::Option *option = entry.second;
-    bool ours = any_of(option->Categories, [](cl::OptionCategory *c) {
-      return c == &dataCategory || c == &optCategory || c == &runCategory ||
-             c->getName() == "Generic Options";
-    });
-    if (!ours && option->getOptionHiddenFlag() == cl::NotHidden)
-      option->setHiddenFlag(cl::Hidden);
-  }
+  exec::hideOptionsOutside({dataCategory.getName(), optCategory.getName(),
+                            runCategory.getName()});
   cl::ParseCommandLineOptions(
       argc, argv,
       "hesper-train: train a byte-level llama-architecture transformer on a "
@@ -254,19 +241,7 @@ int main(int argc, char **argv) {
   }
 
   exec::DeviceModeOptions deviceOptions;
-  switch (backend) {
-  case BackendChoice::Auto:
-    break;
-  case BackendChoice::Vulkan:
-    deviceOptions.backend = rt::Backend::Vulkan;
-    break;
-  case BackendChoice::Cuda:
-    deviceOptions.backend = rt::Backend::Cuda;
-    break;
-  case BackendChoice::Cpu:
-    deviceOptions.backend = rt::Backend::Cpu;
-    break;
-  }
+  deviceOptions.backend = exec::backendOf(backend);
   deviceOptions.deviceIndex = deviceIndex;
   deviceOptions.threads = threads;
   deviceOptions.validation = validation;

@@ -54,16 +54,9 @@ static cl::opt<std::string> graphName("graph",
                                       cl::desc("The graph to tune (default: "
                                                "the first)"),
                                       cl::cat(category));
-enum class BackendChoice { Auto, Vulkan, Cuda, Cpu };
-static cl::opt<BackendChoice> backend(
-    "backend", cl::desc("The device to tune for"),
-    cl::init(BackendChoice::Auto),
-    cl::values(clEnumValN(BackendChoice::Auto, "auto",
-                          "a GPU, else the CPU target, else lavapipe"),
-               clEnumValN(BackendChoice::Vulkan, "vulkan", "a Vulkan device"),
-               clEnumValN(BackendChoice::Cuda, "cuda", "a CUDA device"),
-               clEnumValN(BackendChoice::Cpu, "cpu", "native CPU code")),
-    cl::cat(category));
+static cl::opt<exec::BackendFlag>
+    backend("backend", cl::desc("The device to tune for"), cl::init(exec::BackendFlag::Auto),
+            exec::backendFlagValues(), cl::cat(category));
 static cl::opt<int> deviceIndex("device", cl::init(-1),
                                 cl::desc("Device index"), cl::cat(category));
 static cl::opt<std::string> cacheDir(
@@ -90,14 +83,7 @@ static int fail(const Twine &message) {
 
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
-  for (auto &entry : cl::getRegisteredOptions()) {
-    cl::Option *option = entry.second;
-    bool ours = any_of(option->Categories, [](cl::OptionCategory *c) {
-      return c == &category || c->getName() == "Generic Options";
-    });
-    if (!ours && option->getOptionHiddenFlag() == cl::NotHidden)
-      option->setHiddenFlag(cl::Hidden);
-  }
+  exec::hideOptionsOutside({category.getName()});
   cl::ParseCommandLineOptions(argc, argv,
                               "hesper-tune: search the kernel knobs of a "
                               "Circuit graph on a device\n");
@@ -115,12 +101,7 @@ int main(int argc, char **argv) {
                 "HESPER_CACHE_DIR, or give -o plan.json");
 
   exec::DeviceModeOptions deviceOptions;
-  if (backend == BackendChoice::Vulkan)
-    deviceOptions.backend = rt::Backend::Vulkan;
-  if (backend == BackendChoice::Cuda)
-    deviceOptions.backend = rt::Backend::Cuda;
-  if (backend == BackendChoice::Cpu)
-    deviceOptions.backend = rt::Backend::Cpu;
+  deviceOptions.backend = exec::backendOf(backend);
   deviceOptions.deviceIndex = deviceIndex;
   registerAllPasses();
   std::unique_ptr<rt::Device> device =
