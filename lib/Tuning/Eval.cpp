@@ -6,6 +6,8 @@
 
 #include "Hesper/Tuning/Eval.h"
 
+#include "Json.h"
+
 #include "Hesper/Dialect/Circuit/Builder/GraphBuilder.h"
 #include "Hesper/Execution/Execution.h"
 #include "Hesper/Interpreter/Interpreter.h"
@@ -334,24 +336,16 @@ std::string hesper::tune::printReport(const EvalReport &report) {
       {"compiler", report.compiler},
       {"copy_gbps", report.copyGbps},
       {"workloads", std::move(workloads)}};
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << llvm::formatv("{0:2}", root) << "\n";
-  return text;
+  return json::print(root);
 }
 
 FailureOr<EvalReport> hesper::tune::parseReport(StringRef text,
                                                 std::string &error) {
-  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(text);
-  if (!parsed) {
-    error = "not JSON: " + llvm::toString(parsed.takeError());
+  llvm::json::Value parsed(nullptr);
+  const llvm::json::Object *root =
+      json::parseVersioned(parsed, text, "hesper_eval", "report", error);
+  if (!root)
     return failure();
-  }
-  const llvm::json::Object *root = parsed->getAsObject();
-  if (!root || root->getInteger("hesper_eval") != 1) {
-    error = "not a report: expects an object with \"hesper_eval\": 1";
-    return failure();
-  }
   EvalReport report;
   auto str = [&](const llvm::json::Object &o, StringRef key,
                  std::string &out, StringRef where) {

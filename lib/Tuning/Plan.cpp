@@ -6,6 +6,8 @@
 
 #include "Hesper/Tuning/Plan.h"
 
+#include "Json.h"
+
 #include "Hesper/Dialect/Circuit/IR/Circuit.h"
 
 #include "mlir/IR/OperationSupport.h"
@@ -192,16 +194,11 @@ std::string hesper::tune::checkKnobs(Operation *op, DictionaryAttr knobs,
 
 FailureOr<Plan> hesper::tune::parsePlan(StringRef text, MLIRContext *context,
                                         std::string &error) {
-  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(text);
-  if (!parsed) {
-    error = "not JSON: " + llvm::toString(parsed.takeError());
+  llvm::json::Value parsed(nullptr);
+  const llvm::json::Object *root =
+      json::parseVersioned(parsed, text, "hesper_plan", "plan", error);
+  if (!root)
     return failure();
-  }
-  const llvm::json::Object *root = parsed->getAsObject();
-  if (!root || root->getInteger("hesper_plan") != 1) {
-    error = "not a plan: expects an object with \"hesper_plan\": 1";
-    return failure();
-  }
   Plan plan;
   if (auto device = root->getString("device"))
     plan.device = device->str();
@@ -224,43 +221,25 @@ FailureOr<Plan> hesper::tune::parsePlan(StringRef text, MLIRContext *context,
       error = where + ": expects {\"signature\": ..., \"knobs\": {...}}";
       return failure();
     }
-    SmallVector<NamedAttribute> attrs;
-    for (const auto &[key, knob] : *knobs) {
-      if (auto n = knob.getAsInteger())
-        attrs.push_back(b.getNamedAttr(key, b.getI64IntegerAttr(*n)));
-      else if (auto flag = knob.getAsBoolean())
-        attrs.push_back(b.getNamedAttr(key, b.getBoolAttr(*flag)));
-      else {
-        error = where + ": knob '" + key.str() +
-                "' must be an integer or a boolean";
-        return failure();
-      }
+    std::string badKey;
+    DictionaryAttr attrs = json::knobsFromJson(*knobs, b, badKey);
+    if (!badKey.empty()) {
+      error = where + ": knob '" + badKey + "' must be an integer or a boolean";
+      return failure();
     }
-    plan.entries.push_back({signature->str(), b.getDictionaryAttr(attrs)});
+    plan.entries.push_back({signature->str(), attrs});
   }
   return plan;
 }
 
 std::string hesper::tune::printPlan(const Plan &plan) {
   llvm::json::Array kernels;
-  for (const PlanEntry &e : plan.entries) {
-    llvm::json::Object knobs;
-    for (NamedAttribute knob : e.knobs) {
-      if (auto flag = dyn_cast<BoolAttr>(knob.getValue()))
-        knobs[knob.getName().getValue()] = flag.getValue();
-      else if (auto n = dyn_cast<IntegerAttr>(knob.getValue()))
-        knobs[knob.getName().getValue()] = n.getInt();
-    }
-    kernels.push_back(llvm::json::Object{{"signature", e.signature},
-                                         {"knobs", std::move(knobs)}});
-  }
-  llvm::json::Value root = llvm::json::Object{{"hesper_plan", 1},
-                                              {"device", plan.device},
-                                              {"kernels", std::move(kernels)}};
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << llvm::formatv("{0:2}", root) << "\n";
-  return text;
+  for (const PlanEntry &e : plan.entries)
+    kernels.push_back(llvm::json::Object{
+        {"signature", e.signature}, {"knobs", json::knobsToJson(e.knobs)}});
+  return json::print(llvm::json::Object{{"hesper_plan", 1},
+                                        {"device", plan.device},
+                                        {"kernels", std::move(kernels)}});
 }
 
 Plan hesper::tune::planOf(ModuleOp module, const rt::DeviceInfo &device) {
@@ -342,19 +321,13 @@ hesper::tune::loadCache(StringRef dir, MLIRContext *context,
     error = path + ": " + file.getError().message();
     return failure();
   }
-  llvm::Expected<llvm::json::Value> parsed =
-      llvm::json::parse((*file)->getBuffer());
-  if (!parsed) {
-    error = path + ": not JSON: " + llvm::toString(parsed.takeError());
-    return failure();
-  }
-  const llvm::json::Object *root = parsed->getAsObject();
-  const llvm::json::Array *list =
-      root && root->getInteger("hesper_tune_cache") == 1
-          ? root->getArray("entries")
-          : nullptr;
+  llvm::json::Value parsed(nullptr);
+  const llvm::json::Object *root =
+      json::parseVersioned(parsed, (*file)->getBuffer(), "hesper_tune_cache",
+                           "tuning cache", error);
+  const llvm::json::Array *list = root ? root->getArray("entries") : nullptr;
   if (!list) {
-    error = path + ": not a tuning cache";
+    error = path + ": " + (root ? "not a tuning cache" : error);
     return failure();
   }
   Builder b(context);
@@ -368,15 +341,10 @@ hesper::tune::loadCache(StringRef dir, MLIRContext *context,
     const llvm::json::Object *knobs = e->getObject("knobs");
     if (!device || !compiler || !signature || !knobs)
       continue;
-    SmallVector<NamedAttribute> attrs;
-    for (const auto &[key, knob] : *knobs) {
-      if (auto flag = knob.getAsBoolean())
-        attrs.push_back(b.getNamedAttr(key, b.getBoolAttr(*flag)));
-      else if (auto n = knob.getAsInteger())
-        attrs.push_back(b.getNamedAttr(key, b.getI64IntegerAttr(*n)));
-    }
+    // A knob of another type is left out (a cache never stops a compile).
+    std::string ignored;
     entries.push_back({device->str(), compiler->str(), signature->str(),
-                       b.getDictionaryAttr(attrs)});
+                       json::knobsFromJson(*knobs, b, ignored)});
   }
   return entries;
 }
@@ -398,19 +366,11 @@ std::string hesper::tune::storeCache(StringRef dir, MLIRContext *context,
   entries.insert(entries.end(), added.begin(), added.end());
 
   llvm::json::Array list;
-  for (const CacheEntry &e : entries) {
-    llvm::json::Object knobs;
-    for (NamedAttribute knob : e.knobs) {
-      if (auto flag = dyn_cast<BoolAttr>(knob.getValue()))
-        knobs[knob.getName().getValue()] = flag.getValue();
-      else if (auto n = dyn_cast<IntegerAttr>(knob.getValue()))
-        knobs[knob.getName().getValue()] = n.getInt();
-    }
+  for (const CacheEntry &e : entries)
     list.push_back(llvm::json::Object{{"device", e.device},
                                       {"compiler", e.compiler},
                                       {"signature", e.signature},
-                                      {"knobs", std::move(knobs)}});
-  }
+                                      {"knobs", json::knobsToJson(e.knobs)}});
   if (std::error_code ec = llvm::sys::fs::create_directories(dir))
     return dir.str() + ": " + ec.message();
   std::string path = cachePath(dir), temporary = path + ".tmp";
@@ -419,10 +379,8 @@ std::string hesper::tune::storeCache(StringRef dir, MLIRContext *context,
     llvm::raw_fd_ostream os(temporary, ec);
     if (ec)
       return temporary + ": " + ec.message();
-    os << llvm::formatv("{0:2}", llvm::json::Value(llvm::json::Object{
-                                     {"hesper_tune_cache", 1},
-                                     {"entries", std::move(list)}}))
-       << "\n";
+    os << json::print(llvm::json::Object{{"hesper_tune_cache", 1},
+                                         {"entries", std::move(list)}});
   }
   if (std::error_code ec = llvm::sys::fs::rename(temporary, path))
     return path + ": " + ec.message();
