@@ -6,12 +6,12 @@
 
 #include "Hesper/Tuning/Eval.h"
 
+#include "DeviceRuns.h"
 #include "Json.h"
 
 #include "Hesper/Dialect/Circuit/Builder/GraphBuilder.h"
 #include "Hesper/Execution/Execution.h"
 #include "Hesper/Interpreter/Interpreter.h"
-#include "Hesper/Interpreter/Validate.h"
 #include "Hesper/Models/LlamaLayer.h"
 #include "Hesper/Tuning/Plan.h"
 
@@ -22,7 +22,6 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
-#include <cstring>
 
 using namespace mlir;
 using namespace hesper;
@@ -158,10 +157,6 @@ std::vector<Workload> allWorkloads() {
   return out;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
 
 struct Timing {
   double minUs = 0, medianUs = 0, noise = 0;
@@ -185,7 +180,7 @@ FailureOr<Timing> time(rt::ProgramRunner &runner, unsigned runs,
   std::sort(us.begin(), us.end());
   Timing t;
   t.minUs = us.front();
-  t.medianUs = median(us);
+  t.medianUs = devrun::median(us);
   t.noise = t.medianUs > 0
                 ? (us[us.size() * 3 / 4] - us[us.size() / 4]) / t.medianUs
                 : 0;
@@ -235,9 +230,9 @@ FailureOr<EvalReport> hesper::tune::runEval(
     auto program = compileForDevice(*module, "copy", info, {});
     if (failed(program))
       return failure();
-    auto runner = rt::ProgramRunner::create(device, *program, true);
-    if (!runner)
-      return module->emitError(runner.status().message());
+    auto runner = devrun::loadRunner(*module, device, *program, true, {});
+    if (failed(runner))
+      return failure();
     auto t = time(**runner, runs, *module);
     if (failed(t))
       return failure();
@@ -261,24 +256,16 @@ FailureOr<EvalReport> hesper::tune::runEval(
     auto program = compileForDevice(*module, "workload", info, {});
     if (failed(program))
       return failure();
-    auto runner = rt::ProgramRunner::create(device, *program, true);
-    if (!runner)
-      return module->emitError(runner.status().message());
-    std::vector<interp::HostTensor> inputs;
+    std::vector<interp::HostTensor> inputs = devrun::randomInputs(graph, 1);
+    auto runner = devrun::loadRunner(*module, device, *program, true, inputs);
+    if (failed(runner))
+      return failure();
+    // Bytes moved: every argument read, every result written.
     double bytes = 0;
-    for (Type t : graph.getArgumentTypes()) {
-      auto type = cast<RankedTensorType>(t);
-      inputs.push_back(interp::randomTensor(type, 1 + inputs.size()));
-      bytes += static_cast<double>(cir::getStorageBytes(type));
-    }
-    for (Type t : graph.getResultTypes())
+    for (Type t : llvm::concat<const Type>(graph.getArgumentTypes(),
+                                           graph.getResultTypes()))
       bytes += static_cast<double>(
           cir::getStorageBytes(cast<RankedTensorType>(t)));
-    for (auto [i, t] : llvm::enumerate(inputs))
-      if (rt::Status s = (*runner)->setArgument(i, t.bytes().data(),
-                                                t.bytes().size());
-          !s)
-        return module->emitError(s.message());
     auto timing = time(**runner, runs, *module);
     if (failed(timing))
       return failure();
@@ -286,25 +273,14 @@ FailureOr<EvalReport> hesper::tune::runEval(
     // Against the interpreter, within --check's tolerances.
     WorkloadResult r;
     r.name = w.name;
-    std::vector<interp::HostTensor> scratch(inputs);
-    auto want = interp::runGraph(graph, scratch);
+    auto want = devrun::interpret(graph, inputs);
     if (failed(want))
       return failure();
-    auto tolerances = interp::computeCheckTolerances(graph);
-    Operation *output = graph.getBody().front().getTerminator();
-    for (auto [k, value] : llvm::enumerate(output->getOperands())) {
-      std::vector<uint8_t> data;
-      if (rt::Status s = (*runner)->readResult(k, data); !s)
-        return module->emitError(s.message());
-      interp::HostTensor got(cast<RankedTensorType>(value.getType()));
-      if (data.size() != got.bytes().size())
-        return module->emitError("result size mismatch");
-      std::memcpy(got.bytes().data(), data.data(), data.size());
-      interp::Comparison c = interp::compareWithinTolerance(
-          got, (*want)[k], tolerances.lookup(value));
-      r.maxError = std::max(r.maxError, c.maxError);
-      r.correct &= c.mismatch < 0;
-    }
+    auto verified = devrun::compareWithInterpreter(**runner, graph, *want);
+    if (failed(verified))
+      return failure();
+    r.maxError = verified->maxError;
+    r.correct = verified->ok;
     r.minUs = timing->minUs;
     r.medianUs = timing->medianUs;
     r.noise = timing->noise;

@@ -6,12 +6,13 @@
 
 #include "Hesper/Tuning/Tuner.h"
 
+#include "DeviceRuns.h"
+
 #include "Hesper/Dialect/Circuit/Builder/GraphBuilder.h"
 #include "Hesper/Dialect/Circuit/IR/Circuit.h"
 #include "Hesper/Dialect/Circuit/Transforms/Passes.h"
 #include "Hesper/Execution/Execution.h"
 #include "Hesper/Interpreter/Interpreter.h"
-#include "Hesper/Interpreter/Validate.h"
 
 #include "hesper/runtime/Program.h"
 
@@ -23,7 +24,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 
 using namespace mlir;
 using namespace hesper;
@@ -100,10 +100,6 @@ Operation *theKernel(ModuleOp module) {
   return &graph.getBody().front().front();
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
 
 /// A candidate compiled and loaded, and its timings so far.
 struct Candidate {
@@ -114,10 +110,6 @@ struct Candidate {
 };
 
 } // namespace
-
-static FailureOr<Verification>
-compareWithInterpreter(rt::ProgramRunner &runner, cir::GraphOp graph,
-                       ArrayRef<interp::HostTensor> want);
 
 FailureOr<TuneReport>
 hesper::tune::tuneGraph(ModuleOp module, StringRef graphName,
@@ -151,12 +143,9 @@ hesper::tune::tuneGraph(ModuleOp module, StringRef graphName,
     OwningOpRef<ModuleOp> alone = isolate(op);
     auto graph = *alone->getOps<cir::GraphOp>().begin();
     // Inputs, and what the interpreter makes of them.
-    std::vector<interp::HostTensor> inputs;
-    for (Type t : graph.getArgumentTypes())
-      inputs.push_back(interp::randomTensor(cast<RankedTensorType>(t),
-                                            options.seed + inputs.size()));
-    std::vector<interp::HostTensor> scratch(inputs);
-    auto want = interp::runGraph(graph, scratch);
+    std::vector<interp::HostTensor> inputs =
+        devrun::randomInputs(graph, options.seed);
+    auto want = devrun::interpret(graph, inputs);
     if (failed(want))
       return failure();
 
@@ -175,25 +164,19 @@ hesper::tune::tuneGraph(ModuleOp module, StringRef graphName,
         return failure();
       // Knobs that make the same code as an earlier candidate (the
       // defaults spelled out, say) are not measured again.
-      std::vector<uint8_t> binary;
-      for (const rt::KernelDesc &k : program->kernels)
-        binary.insert(binary.end(), k.binary.begin(), k.binary.end());
+      std::vector<uint8_t> binary = devrun::programBinary(*program);
       if (llvm::is_contained(binaries, binary))
         continue;
       binaries.push_back(std::move(binary));
-      auto runner = rt::ProgramRunner::create(device, *program, true);
-      if (!runner)
-        return variant->emitError(runner.status().message());
+      auto runner =
+          devrun::loadRunner(*variant, device, *program, true, inputs);
+      if (failed(runner))
+        return failure();
       c.runner = std::move(*runner);
-      for (auto [i, t] : llvm::enumerate(inputs))
-        if (rt::Status s = c.runner->setArgument(i, t.bytes().data(),
-                                                 t.bytes().size());
-            !s)
-          return variant->emitError(s.message());
       // Verify before timing: a wrong kernel is never kept.
       if (rt::Status s = c.runner->run(); !s)
         return variant->emitError(s.message());
-      auto verified = compareWithInterpreter(*c.runner, graph, *want);
+      auto verified = devrun::compareWithInterpreter(*c.runner, graph, *want);
       if (failed(verified))
         return failure();
       c.rejected = !verified->ok;
@@ -235,19 +218,20 @@ hesper::tune::tuneGraph(ModuleOp module, StringRef graphName,
         if (failed(measure(candidates[i], runs)))
           return failure();
       std::stable_sort(alive.begin(), alive.end(), [&](size_t a, size_t b) {
-        return median(candidates[a].times) < median(candidates[b].times);
+        return devrun::median(candidates[a].times) <
+               devrun::median(candidates[b].times);
       });
       alive.resize((alive.size() + 1) / 2);
       runs *= 2;
     } while (alive.size() > 1);
 
-    result.defaultNs = median(candidates[0].times);
+    result.defaultNs = devrun::median(candidates[0].times);
     result.bestNs = result.defaultNs;
     result.minNs = *std::min_element(candidates[0].times.begin(),
                                      candidates[0].times.end());
     if (!alive.empty()) {
       const Candidate &best = candidates[alive.front()];
-      double bestNs = median(best.times);
+      double bestNs = devrun::median(best.times);
       // The winner must beat the defaults by more than their own spread
       // (the distance between their quartiles) and by minSpeedup.
       std::vector<double> d = candidates[0].times;
@@ -272,35 +256,6 @@ hesper::tune::tuneGraph(ModuleOp module, StringRef graphName,
   return report;
 }
 
-/// Reads every result of `runner` and compares it with `want`.
-static FailureOr<Verification>
-compareWithInterpreter(rt::ProgramRunner &runner, cir::GraphOp graph,
-                       ArrayRef<interp::HostTensor> want) {
-  Verification v;
-  auto tolerances = interp::computeCheckTolerances(graph);
-  Operation *output = graph.getBody().front().getTerminator();
-  for (auto [r, value] : llvm::enumerate(output->getOperands())) {
-    std::vector<uint8_t> bytes;
-    if (rt::Status s = runner.readResult(r, bytes); !s)
-      return graph.emitError(s.message());
-    interp::HostTensor got(cast<RankedTensorType>(value.getType()));
-    if (bytes.size() != got.bytes().size())
-      return graph.emitError("result #") << r << " has the wrong size";
-    std::memcpy(got.bytes().data(), bytes.data(), bytes.size());
-    interp::Comparison c = interp::compareWithinTolerance(
-        got, want[r], tolerances.lookup(value));
-    v.maxError = std::max(v.maxError, c.maxError);
-    if (c.mismatch >= 0 && v.ok) {
-      v.ok = false;
-      v.problem = llvm::formatv("result #{0}[{1}] is {2}, the interpreter "
-                                "says {3}",
-                                r, c.mismatch, c.got, c.want)
-                      .str();
-    }
-  }
-  return v;
-}
-
 FailureOr<Verification> hesper::tune::verifyOnDevice(ModuleOp module,
                                                      StringRef graphName,
                                                      rt::Device &device,
@@ -308,12 +263,8 @@ FailureOr<Verification> hesper::tune::verifyOnDevice(ModuleOp module,
   auto graph = module.lookupSymbol<cir::GraphOp>(graphName);
   if (!graph)
     return module.emitError("no circuit.graph named @") << graphName;
-  std::vector<interp::HostTensor> inputs;
-  for (Type t : graph.getArgumentTypes())
-    inputs.push_back(
-        interp::randomTensor(cast<RankedTensorType>(t), seed + inputs.size()));
-  std::vector<interp::HostTensor> scratch(inputs);
-  auto want = interp::runGraph(graph, scratch);
+  std::vector<interp::HostTensor> inputs = devrun::randomInputs(graph, seed);
+  auto want = devrun::interpret(graph, inputs);
   if (failed(want))
     return failure();
   CompileOptions compile;
@@ -321,17 +272,12 @@ FailureOr<Verification> hesper::tune::verifyOnDevice(ModuleOp module,
   auto program = compileForDevice(module, graphName, device.info(), compile);
   if (failed(program))
     return failure();
-  auto runner = rt::ProgramRunner::create(device, *program, false);
-  if (!runner)
-    return module.emitError(runner.status().message());
-  for (auto [i, t] : llvm::enumerate(inputs))
-    if (rt::Status s =
-            (*runner)->setArgument(i, t.bytes().data(), t.bytes().size());
-        !s)
-      return module.emitError(s.message());
+  auto runner = devrun::loadRunner(module, device, *program, false, inputs);
+  if (failed(runner))
+    return failure();
   if (rt::Status s = (*runner)->run(); !s)
     return module.emitError(s.message());
-  return compareWithInterpreter(**runner, graph, *want);
+  return devrun::compareWithInterpreter(**runner, graph, *want);
 }
 
 LogicalResult hesper::tune::verifyPlan(ModuleOp module, StringRef graphName,
@@ -419,10 +365,7 @@ hesper::tune::runMutationTests(MLIRContext *context, rt::Device &device) {
         compileForDevice(module, "workload", device.info(), compile);
     if (failed(program))
       return failure();
-    std::vector<uint8_t> bytes;
-    for (const rt::KernelDesc &k : program->kernels)
-      bytes.insert(bytes.end(), k.binary.begin(), k.binary.end());
-    return bytes;
+    return devrun::programBinary(*program);
   };
   struct Outcome {
     std::string caughtBy;

@@ -1,0 +1,89 @@
+//===- DeviceRuns.cpp - Running graphs against the interpreter ------------===//
+//
+// Part of the Hesper project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "DeviceRuns.h"
+
+#include "Hesper/Interpreter/Validate.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+#include <cstring>
+
+using namespace mlir;
+using namespace hesper;
+using namespace hesper::tune;
+namespace cir = hesper::circuit;
+
+std::vector<interp::HostTensor> devrun::randomInputs(cir::GraphOp graph,
+                                                     uint64_t seed) {
+  std::vector<interp::HostTensor> inputs;
+  for (Type t : graph.getArgumentTypes())
+    inputs.push_back(
+        interp::randomTensor(cast<RankedTensorType>(t), seed + inputs.size()));
+  return inputs;
+}
+
+FailureOr<std::vector<interp::HostTensor>>
+devrun::interpret(cir::GraphOp graph, ArrayRef<interp::HostTensor> inputs) {
+  std::vector<interp::HostTensor> scratch(inputs.begin(), inputs.end());
+  return interp::runGraph(graph, scratch);
+}
+
+FailureOr<std::unique_ptr<rt::ProgramRunner>>
+devrun::loadRunner(Operation *where, rt::Device &device,
+                   const rt::Program &program, bool timing,
+                   ArrayRef<interp::HostTensor> inputs) {
+  auto runner = rt::ProgramRunner::create(device, program, timing);
+  if (!runner)
+    return where->emitError(runner.status().message());
+  for (auto [i, t] : llvm::enumerate(inputs))
+    if (rt::Status s =
+            (*runner)->setArgument(i, t.bytes().data(), t.bytes().size());
+        !s)
+      return where->emitError(s.message());
+  return std::move(*runner);
+}
+
+FailureOr<Verification>
+devrun::compareWithInterpreter(rt::ProgramRunner &runner, cir::GraphOp graph,
+                               ArrayRef<interp::HostTensor> want) {
+  Verification v;
+  auto tolerances = interp::computeCheckTolerances(graph);
+  Operation *output = graph.getBody().front().getTerminator();
+  for (auto [r, value] : llvm::enumerate(output->getOperands())) {
+    std::vector<uint8_t> bytes;
+    if (rt::Status s = runner.readResult(r, bytes); !s)
+      return graph.emitError(s.message());
+    interp::HostTensor got(cast<RankedTensorType>(value.getType()));
+    if (bytes.size() != got.bytes().size())
+      return graph.emitError("result #") << r << " has the wrong size";
+    std::memcpy(got.bytes().data(), bytes.data(), bytes.size());
+    interp::Comparison c = interp::compareWithinTolerance(
+        got, want[r], tolerances.lookup(value));
+    v.maxError = std::max(v.maxError, c.maxError);
+    if (c.mismatch >= 0 && v.ok) {
+      v.ok = false;
+      v.problem = llvm::formatv("result #{0}[{1}] is {2}, the interpreter "
+                                "says {3}",
+                                r, c.mismatch, c.got, c.want)
+                      .str();
+    }
+  }
+  return v;
+}
+
+std::vector<uint8_t> devrun::programBinary(const rt::Program &program) {
+  std::vector<uint8_t> bytes;
+  for (const rt::KernelDesc &k : program.kernels)
+    bytes.insert(bytes.end(), k.binary.begin(), k.binary.end());
+  return bytes;
+}
+
+double devrun::median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values.empty() ? 0 : values[values.size() / 2];
+}
