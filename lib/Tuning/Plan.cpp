@@ -83,13 +83,20 @@ std::string hesper::tune::checkKnobs(Operation *op, DictionaryAttr knobs,
   int64_t lanes = 0;
   for (NamedAttribute knob : knobs) {
     StringRef name = knob.getName().getValue();
-    if (name == "lanes") {
+    // The value of an integer knob (a bool is an i1 attribute, not one).
+    auto integer = [&]() -> std::optional<int64_t> {
       auto value = dyn_cast<IntegerAttr>(knob.getValue());
       if (!value || isa<BoolAttr>(value)) {
-        os << "knob 'lanes' takes an integer";
-        return error;
+        os << "knob '" << name << "' takes an integer";
+        return std::nullopt;
       }
-      lanes = value.getInt();
+      return value.getInt();
+    };
+    if (name == "lanes") {
+      std::optional<int64_t> value = integer();
+      if (!value)
+        return error;
+      lanes = *value;
       if (kind == KernelKind::Other) {
         os << "knob 'lanes' does not apply to " << op->getName();
         return error;
@@ -120,32 +127,28 @@ std::string hesper::tune::checkKnobs(Operation *op, DictionaryAttr knobs,
         return error;
       }
     } else if (name == "rows") {
-      auto value = dyn_cast<IntegerAttr>(knob.getValue());
-      if (!value || isa<BoolAttr>(value)) {
-        os << "knob 'rows' takes an integer";
+      std::optional<int64_t> rows = integer();
+      if (!rows)
         return error;
-      }
       if (kind != KernelKind::Matmul) {
         os << "knob 'rows' applies to matmuls only, not to "
            << op->getName();
         return error;
       }
-      if (value.getInt() < 1 || value.getInt() > kMaxRows) {
-        os << "rows = " << value.getInt() << " is outside 1.." << kMaxRows;
+      if (*rows < 1 || *rows > kMaxRows) {
+        os << "rows = " << *rows << " is outside 1.." << kMaxRows;
         return error;
       }
     } else if (name == "unroll") {
-      auto value = dyn_cast<IntegerAttr>(knob.getValue());
-      if (!value || isa<BoolAttr>(value)) {
-        os << "knob 'unroll' takes an integer";
+      std::optional<int64_t> value = integer();
+      if (!value)
         return error;
-      }
       if (kind != KernelKind::Reduction) {
         os << "knob 'unroll' applies to reductions only, not to "
            << op->getName();
         return error;
       }
-      int64_t u = value.getInt();
+      int64_t u = *value;
       if (u != 1 && u != 2 && u != 4 && u != 8) {
         os << "unroll = " << u << " must be 1, 2, 4 or 8";
         return error;
