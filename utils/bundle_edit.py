@@ -41,7 +41,7 @@ def fnv1a(data):
 
 
 class Layout:
-    """Offsets of the fields of a version-4 bundle body."""
+    """Offsets of the fields of a version-5 bundle body."""
 
     def __init__(self, body):
         self.body, self.at = body, 8 + 4
@@ -49,7 +49,9 @@ class Layout:
         self.at += 4  # backend
         for _ in range(self.u64()):
             self.string(), self.string(), self.string()  # name, code, format
-            self.at += 6 * 4
+            # bindings, push constant bytes, workgroup size x/y/z, shared
+            # memory bytes, host threads
+            self.at += 7 * 4
             sizes = self.u64()
             self.at += 8 * sizes  # binding sizes
             self.string()  # read-only flags

@@ -294,6 +294,8 @@ FailureOr<rt::Program> hesper::extractProgram(ModuleOp lowered,
       auto wg = abi.getAs<DenseI32ArrayAttr>("workgroup_size").asArrayRef();
       for (int d = 0; d < 3; ++d)
         desc.workgroupSize[d] = wg[d];
+      if (auto threads = abi.getAs<IntegerAttr>("host_threads"))
+        desc.hostThreads = static_cast<uint32_t>(threads.getInt());
       it->second = program.kernels.size();
       program.kernels.push_back(std::move(desc));
     }

@@ -78,8 +78,13 @@ devrun::compareWithInterpreter(rt::ProgramRunner &runner, cir::GraphOp graph,
 
 std::vector<uint8_t> devrun::programBinary(const rt::Program &program) {
   std::vector<uint8_t> bytes;
-  for (const rt::KernelDesc &k : program.kernels)
+  // A kernel's code and the launch settings beside it (the CPU's thread
+  // cap changes no code).
+  for (const rt::KernelDesc &k : program.kernels) {
     bytes.insert(bytes.end(), k.binary.begin(), k.binary.end());
+    for (int shift = 0; shift < 32; shift += 8)
+      bytes.push_back(static_cast<uint8_t>(k.hostThreads >> shift));
+  }
   return bytes;
 }
 

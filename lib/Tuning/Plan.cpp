@@ -43,6 +43,25 @@ KernelKind kindOf(Operation *op) {
 }
 
 constexpr int64_t kMaxRows = 32;
+constexpr int64_t kMaxCols = 8;
+
+/// The widest vector, in f32 elements, the CPU device's ISA has.
+int64_t widestCpuVector(const rt::DeviceInfo &device) {
+  StringRef isa = device.cacheId;
+  if (isa.ends_with("x86-64-v4"))
+    return 16;
+  if (isa.ends_with("x86-64-v3"))
+    return 8;
+  return 4;
+}
+
+/// The row length of a matmul's weights, and whether they are plain f32
+/// or f16 (which `vector_width` reads in vectors on GPU targets).
+std::pair<int64_t, bool> weightRows(Operation *op) {
+  auto w = cast<RankedTensorType>(op->getOperand(1).getType());
+  Type element = w.getElementType();
+  return {w.getShape().back(), element.isF32() || element.isF16()};
+}
 
 } // namespace
 
@@ -143,8 +162,8 @@ std::string hesper::tune::checkKnobs(Operation *op, DictionaryAttr knobs,
       std::optional<int64_t> value = integer();
       if (!value)
         return error;
-      if (kind != KernelKind::Reduction) {
-        os << "knob 'unroll' applies to reductions only, not to "
+      if (kind != KernelKind::Reduction && kind != KernelKind::Matmul) {
+        os << "knob 'unroll' applies to reductions and matmuls only, not to "
            << op->getName();
         return error;
       }
@@ -153,12 +172,68 @@ std::string hesper::tune::checkKnobs(Operation *op, DictionaryAttr knobs,
         os << "unroll = " << u << " must be 1, 2, 4 or 8";
         return error;
       }
-      // Unrolled row loops whose start is the lane id gave wrong sums on
-      // lavapipe (the tuner's verification caught it): until that is
-      // understood, unrolling is for the CPU target only.
-      if (!cpu && u != 1) {
-        os << "unroll = " << u << ": unrolling is allowed on the CPU target "
-           << "only (on GPU targets it miscompiles, see docs/Tuning.md)";
+    } else if (name == "cols") {
+      std::optional<int64_t> cols = integer();
+      if (!cols)
+        return error;
+      if (kind != KernelKind::Matmul) {
+        os << "knob 'cols' applies to matmuls only, not to " << op->getName();
+        return error;
+      }
+      if (*cols < 1 || *cols > kMaxCols) {
+        os << "cols = " << *cols << " is outside 1.." << kMaxCols;
+        return error;
+      }
+    } else if (name == "vector_width") {
+      std::optional<int64_t> width = integer();
+      if (!width)
+        return error;
+      if (cpu) {
+        // The vectorizers' preferred width: SSE/NEON, AVX2, AVX-512.
+        int64_t widest = widestCpuVector(device);
+        if (*width != 4 && *width != 8 && *width != 16) {
+          os << "vector_width = " << *width
+             << " must be 4, 8 or 16 f32 elements on the CPU target";
+          return error;
+        }
+        if (*width > widest) {
+          os << "vector_width = " << *width << " exceeds the widest vector of "
+             << "the device's ISA (" << widest << " f32 elements)";
+          return error;
+        }
+        continue;
+      }
+      if (kind != KernelKind::Matmul) {
+        os << "knob 'vector_width' applies to matmuls only on GPU targets, "
+           << "not to " << op->getName();
+        return error;
+      }
+      auto [k, plain] = weightRows(op);
+      if (!plain) {
+        os << "knob 'vector_width' applies to f32 and f16 weights only on "
+           << "GPU targets (block formats are read by the word)";
+        return error;
+      }
+      if (*width != 1 && *width != 2 && *width != 4) {
+        os << "vector_width = " << *width << " must be 1, 2 or 4";
+        return error;
+      }
+      if (k % *width != 0) {
+        os << "vector_width = " << *width << " does not divide the row length "
+           << k;
+        return error;
+      }
+    } else if (name == "threads") {
+      std::optional<int64_t> threads = integer();
+      if (!threads)
+        return error;
+      if (!cpu) {
+        os << "knob 'threads' applies to the CPU target only";
+        return error;
+      }
+      if (*threads < 1 || static_cast<uint64_t>(*threads) > device.threads) {
+        os << "threads = " << *threads << " is outside 1.." << device.threads
+           << " (the device's threads)";
         return error;
       }
     } else if (name == "subgroup_reduce") {
@@ -180,7 +255,8 @@ std::string hesper::tune::checkKnobs(Operation *op, DictionaryAttr knobs,
       }
     } else {
       os << "unknown knob '" << name
-         << "' (known: lanes, rows, subgroup_reduce, unroll)";
+         << "' (known: lanes, rows, cols, subgroup_reduce, unroll, "
+            "vector_width, threads)";
       return error;
     }
   }

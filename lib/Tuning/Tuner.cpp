@@ -52,16 +52,34 @@ hesper::tune::candidateKnobs(Operation *op, const rt::DeviceInfo &device) {
                b.getNamedAttr("subgroup_reduce", b.getBoolAttr(sub))});
     }
   }
-  // Unrolled row loops (on every target).
-  if (combines && !matmul)
+  auto one = [&](StringRef knob, int64_t value) {
+    add({b.getNamedAttr(knob, b.getI64IntegerAttr(value))});
+  };
+  // Unrolled loops over a row (on every target).
+  if (combines)
     for (int64_t unroll : {2, 4, 8})
-      add({b.getNamedAttr("unroll", b.getI64IntegerAttr(unroll))});
-  // Rows of x per workgroup matter only with several rows.
+      one("unroll", unroll);
   if (matmul) {
+    // Rows of x per workgroup matter only with several rows.
     auto x = cast<RankedTensorType>(op->getOperand(0).getType());
     if (x.getRank() == 2 && x.getDimSize(0) > 1)
       for (int64_t rows : {1, 2, 4, 16})
-        add({b.getNamedAttr("rows", b.getI64IntegerAttr(rows))});
+        one("rows", rows);
+    // Weight rows per lane or subgroup: the tile's other side.
+    for (int64_t cols : {2, 4, 8})
+      one("cols", cols);
+    // Narrower loads of plain weights (GPU targets; illegal ones drop out).
+    if (device.backend != rt::Backend::Cpu)
+      for (int64_t width : {1, 2})
+        one("vector_width", width);
+  }
+  if (device.backend == rt::Backend::Cpu) {
+    // The vectorizers' width, and fewer threads for small kernels (whose
+    // wake-ups may cost more than their work).
+    for (int64_t width : {4, 8, 16})
+      one("vector_width", width);
+    for (int64_t threads = 1; threads < int64_t(device.threads); threads *= 2)
+      one("threads", threads);
   }
   return all;
 }

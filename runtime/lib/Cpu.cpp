@@ -161,6 +161,7 @@ struct PreparedDispatch {
   ThreadFn threadFn = nullptr;
   uint32_t threads[3] = {1, 1, 1}; ///< of a workgroup, for threadFn
   uint32_t sharedBytes = 0;        ///< of a workgroup, for threadFn
+  uint32_t maxThreads = 0;         ///< KernelDesc::hostThreads
   std::vector<void *> bindings;
   const void *pushConstants = nullptr;
   uint32_t grid[3] = {1, 1, 1};
@@ -275,7 +276,7 @@ public:
       std::lock_guard<std::mutex> lock(ctx->runMutex);
       for (PreparedDispatch &d : prepared) {
         uint64_t start = timing ? steadyNs() : 0;
-        ctx->pool->run(d.workgroups, runWorkgroups, &d);
+        ctx->pool->run(d.workgroups, runWorkgroups, &d, d.maxThreads);
         if (timing)
           result.push_back(static_cast<double>(steadyNs() - start));
       }
@@ -327,6 +328,7 @@ private:
       std::copy(kernel->kernelDesc.workgroupSize,
                 kernel->kernelDesc.workgroupSize + 3, p.threads);
       p.sharedBytes = kernel->kernelDesc.sharedMemoryBytes;
+      p.maxThreads = kernel->kernelDesc.hostThreads;
       for (Buffer *b : d.bindings)
         p.bindings.push_back(static_cast<CpuBuffer *>(b)->data);
       p.pushConstants =

@@ -227,10 +227,13 @@ void CpuThreadPool::workerLoop(unsigned index) {
   }
 }
 
-void CpuThreadPool::run(uint64_t n, Task fn, void *context) {
+void CpuThreadPool::run(uint64_t n, Task fn, void *context,
+                        unsigned maxParts) {
   if (n == 0)
     return;
   unsigned p = n < numThreads ? static_cast<unsigned>(n) : numThreads;
+  if (maxParts && maxParts < p)
+    p = maxParts;
   if (p == 1) {
     // Nothing to share: the workers are not woken.
     fn(context, 0, n);

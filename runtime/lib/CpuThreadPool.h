@@ -44,13 +44,14 @@ public:
 
   unsigned threads() const { return numThreads; }
 
-  /// Runs `task` over [0, total) in P = min(threads, total) parts, part i
+  /// Runs `task` over [0, total) in P = min(threads, total, maxParts)
+  /// parts (maxParts 0: no cap), part i
   /// being [partBegin(total, P, i), partBegin(total, P, i + 1)), one call
   /// each; part 0 runs on the calling thread, part i on worker i or, when
   /// that one is late, on the calling thread. Returns when all parts are
   /// done: what they wrote is visible to the caller and to every part of
   /// the next run(). One call at a time.
-  void run(uint64_t total, Task task, void *arg);
+  void run(uint64_t total, Task task, void *arg, unsigned maxParts = 0);
 
   /// i * total / parts, without overflow.
   static uint64_t partBegin(uint64_t total, unsigned parts, unsigned i) {

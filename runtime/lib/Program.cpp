@@ -15,8 +15,8 @@
 // a kernel's code, a buffer size, a binding index -- is refused before
 // anything reaches a driver; 4 adds each kernel's binding sizes and
 // read-only flags (its ABI), against which every launch's buffers are
-// checked. Files of another
-// version are refused.
+// checked; 5 adds each kernel's host thread cap (KernelDesc::hostThreads)
+// after its workgroup memory bytes. Files of another version are refused.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,7 +29,7 @@
 using namespace hesper::rt;
 
 static constexpr char kMagic[8] = {'H', 'E', 'S', 'P', 'E', 'R', 'P', 'B'};
-static constexpr uint32_t kVersion = 4;
+static constexpr uint32_t kVersion = 5;
 
 Status Program::verify() const {
   if (numArguments > buffers.size())
@@ -190,6 +190,7 @@ Status hesper::rt::saveBundle(const Program &program, const std::string &path) {
     for (uint32_t s : k.workgroupSize)
       w.u32(s);
     w.u32(k.sharedMemoryBytes);
+    w.u32(k.hostThreads);
     w.u64(k.bindingBytes.size());
     for (uint64_t b : k.bindingBytes)
       w.u64(b);
@@ -270,7 +271,7 @@ Result<Program> hesper::rt::parseBundle(const uint8_t *bytes, size_t size,
         !r.u32(k.numBindings) || !r.u32(k.pushConstantBytes) ||
         !r.u32(k.workgroupSize[0]) || !r.u32(k.workgroupSize[1]) ||
         !r.u32(k.workgroupSize[2]) || !r.u32(k.sharedMemoryBytes) ||
-        !r.count(sizes, 8))
+        !r.u32(k.hostThreads) || !r.count(sizes, 8))
       return bad("truncated kernel");
     k.bindingBytes.resize(sizes);
     for (uint64_t &b : k.bindingBytes)

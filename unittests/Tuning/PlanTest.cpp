@@ -40,6 +40,19 @@ protected:
     cpu.name = "test CPU";
     cpu.maxWorkgroupSize[0] = 1;
     cpu.maxWorkgroupInvocations = 1;
+    cpu.threads = 4;
+    cpu.cacheId = "cpu:x86-64-v3";
+  }
+
+  /// A matmul with f32 weights of rows of 62 (which 4 does not divide) or
+  /// q8_0 weights of rows of 64.
+  OwningOpRef<ModuleOp> oddMatmul(bool quantized) {
+    GraphBuilder g(&context, "g");
+    Value x = g.external("x", {quantized ? 64 : 62}, g.f32());
+    Type element = quantized ? Type(Q8_0Type::get(&context)) : g.f32();
+    Value w = g.external("w", {8, quantized ? 64 : 62}, element);
+    g.output({g.matmul(x, w)});
+    return g.finish();
   }
 
   /// map(x) -> reduce -> matmul, unfused.
@@ -96,6 +109,20 @@ TEST_F(PlanTest, LegalKnobs) {
   EXPECT_EQ(checkKnobs(first<ReduceOp>(*module), knobs({{"unroll", i(4)}}),
                        cpu),
             "");
+  // Unrolling is legal on GPU targets too, for reductions and matmuls.
+  EXPECT_EQ(checkKnobs(first<ReduceOp>(*module), knobs({{"unroll", i(2)}}),
+                       gpu),
+            "");
+  EXPECT_EQ(checkKnobs(first<MatmulOp>(*module),
+                       knobs({{"unroll", i(4)}, {"cols", i(8)},
+                              {"vector_width", i(2)}}),
+                       gpu),
+            "");
+  // CPU: the vectorizers' width, the threads, on any kernel.
+  EXPECT_EQ(checkKnobs(first<MapOp>(*module),
+                       knobs({{"vector_width", i(8)}, {"threads", i(4)}}),
+                       cpu),
+            "");
 }
 
 TEST_F(PlanTest, EachLimitIsNamed) {
@@ -129,21 +156,50 @@ TEST_F(PlanTest, EachLimitIsNamed) {
        &gpu,
        "subgroup_reduce = true with lanes = 16: not a whole number of the "
        "device's subgroups of 32"},
-      {map, knobs({{"threads", i(4)}}), &gpu,
-       "unknown knob 'threads' (known: lanes, rows, subgroup_reduce, "
-       "unroll)"},
+      {map, knobs({{"tiles", i(4)}}), &gpu,
+       "unknown knob 'tiles' (known: lanes, rows, cols, subgroup_reduce, "
+       "unroll, vector_width, threads)"},
       {reduce, knobs({{"unroll", i(3)}}), &cpu,
        "unroll = 3 must be 1, 2, 4 or 8"},
-      {matmul, knobs({{"unroll", i(2)}}), &gpu,
-       "knob 'unroll' applies to reductions only, not to circuit.matmul"},
-      {reduce, knobs({{"unroll", i(2)}}), &gpu,
-       "unroll = 2: unrolling is allowed on the CPU target only (on GPU "
-       "targets it miscompiles, see docs/Tuning.md)"},
+      {map, knobs({{"unroll", i(2)}}), &gpu,
+       "knob 'unroll' applies to reductions and matmuls only, not to "
+       "circuit.map"},
+      {reduce, knobs({{"cols", i(2)}}), &gpu,
+       "knob 'cols' applies to matmuls only, not to circuit.reduce"},
+      {matmul, knobs({{"cols", i(9)}}), &cpu, "cols = 9 is outside 1..8"},
+      {map, knobs({{"threads", i(2)}}), &gpu,
+       "knob 'threads' applies to the CPU target only"},
+      {map, knobs({{"threads", i(5)}}), &cpu,
+       "threads = 5 is outside 1..4 (the device's threads)"},
+      {map, knobs({{"vector_width", i(16)}}), &cpu,
+       "vector_width = 16 exceeds the widest vector of the device's ISA (8 "
+       "f32 elements)"},
+      {map, knobs({{"vector_width", i(2)}}), &cpu,
+       "vector_width = 2 must be 4, 8 or 16 f32 elements on the CPU target"},
+      {map, knobs({{"vector_width", i(2)}}), &gpu,
+       "knob 'vector_width' applies to matmuls only on GPU targets, not to "
+       "circuit.map"},
+      {matmul, knobs({{"vector_width", i(8)}}), &gpu,
+       "vector_width = 8 must be 1, 2 or 4"},
       {map, knobs({{"lanes", flag(true)}}), &gpu,
        "knob 'lanes' takes an integer"},
   };
   for (const Case &c : cases)
     EXPECT_EQ(checkKnobs(c.op, c.knobs, *c.device), c.message);
+}
+
+TEST_F(PlanTest, VectorWidthNeedsPlainRowsItDivides) {
+  auto plain = oddMatmul(false), blocks = oddMatmul(true);
+  ASSERT_TRUE(plain && blocks);
+  Operation *p = first<MatmulOp>(*plain), *q = first<MatmulOp>(*blocks);
+  EXPECT_EQ(checkKnobs(p, knobs({{"vector_width", i(4)}}), gpu),
+            "vector_width = 4 does not divide the row length 62");
+  EXPECT_EQ(checkKnobs(p, knobs({{"vector_width", i(2)}}), gpu), "");
+  EXPECT_EQ(checkKnobs(q, knobs({{"vector_width", i(2)}}), gpu),
+            "knob 'vector_width' applies to f32 and f16 weights only on GPU "
+            "targets (block formats are read by the word)");
+  // On the CPU target it is the vectorizers' width, for any weights.
+  EXPECT_EQ(checkKnobs(q, knobs({{"vector_width", i(4)}}), cpu), "");
 }
 
 TEST_F(PlanTest, SignaturesTellKernelsApart) {

@@ -46,6 +46,10 @@ void GraphLowering::createKernel(KernelState &ks, Operation *op,
   b.setInsertionPoint(schedule);
   ks.kernel = sm::KernelOp::create(b, op->getLoc(), name, argTypes,
                                    {static_cast<int32_t>(lanes), 1, 1});
+  if (shape.hostThreads > 0)
+    ks.kernel.setHostThreadsAttr(b.getI32IntegerAttr(shape.hostThreads));
+  if (shape.vectorBits > 0)
+    ks.kernel.setVectorBitsAttr(b.getI32IntegerAttr(shape.vectorBits));
   Block &entry = ks.kernel.getBody().front();
   for (auto [i, binding] : llvm::enumerate(ks.bindings))
     ks.argOf[binding.first] = entry.getArgument(i);

@@ -29,6 +29,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
@@ -79,6 +80,17 @@ struct KernelShape {
   /// Unroll factor of a reduction's per-lane loop over its row (the order
   /// of the sums is unchanged, so are the results).
   int64_t unroll = 1;
+  /// Weight rows (output columns) each subgroup, workgroup or CPU lane of
+  /// a matmul computes: with `xRows`, the tile of the result it owns.
+  int64_t cols = 1;
+  /// Elements per load of a plain (f32, f16) dot product on GPU targets;
+  /// 0: 4 where the row length allows.
+  int64_t dotVector = 0;
+  /// CPU target: the most host threads a kernel's workgroups are spread
+  /// over (0: all of the device's), and the vector width in bits LLVM's
+  /// vectorizers prefer for it (0: the target's own choice).
+  int64_t hostThreads = 0;
+  int64_t vectorBits = 0;
   int64_t maxGridDim = kMaxGridDim;
   /// Lanes per subgroup, 0 when unknown.
   int64_t subgroupSize = 0;
@@ -97,7 +109,11 @@ struct KernelShape {
   /// workgroup size of whichever kernel the op becomes, `rows` the rows of
   /// x per matmul workgroup, `subgroup_reduce` whether reductions combine
   /// within subgroups first, `unroll` the unrolling of a reduction's row
-  /// loop. A single-lane target keeps one lane.
+  /// loop or of a dot product's loop, `cols` the weight rows per matmul
+  /// lane or subgroup, `vector_width` the f32 elements of a vector (GPU:
+  /// per load of a plain dot product; CPU: the vectorizer's width),
+  /// `threads` the host threads of a CPU kernel. A single-lane target keeps
+  /// one lane.
   KernelShape withKnobs(DictionaryAttr knobs) const {
     KernelShape shape = *this;
     if (!knobs)
@@ -111,6 +127,16 @@ struct KernelShape {
       shape.xRows = rows.getInt();
     if (auto unroll = knobs.getAs<IntegerAttr>("unroll"))
       shape.unroll = unroll.getInt();
+    if (auto cols = knobs.getAs<IntegerAttr>("cols"))
+      shape.cols = cols.getInt();
+    if (auto width = knobs.getAs<IntegerAttr>("vector_width")) {
+      if (singleLane)
+        shape.vectorBits = 32 * width.getInt();
+      else
+        shape.dotVector = width.getInt();
+    }
+    if (auto threads = knobs.getAs<IntegerAttr>("threads"))
+      shape.hostThreads = threads.getInt();
     if (auto sub = knobs.getAs<BoolAttr>("subgroup_reduce"))
       shape.subgroupReduceLanes =
           sub.getValue() ? std::max<int64_t>(subgroupSize, 1)
@@ -204,6 +230,33 @@ inline ValueRange guardZeroTrip(OpBuilder &b, scf::ForOp loop) {
   b.setInsertionPointToEnd(guarded.elseBlock());
   scf::YieldOp::create(b, loc, loop.getInitArgs());
   return guarded.getResults();
+}
+
+/// Unrolls `loop` by `factor` (the same iterations in the same order), then
+/// guards the unrolled loop and its remainder loop against zero trips the
+/// way guardZeroTrip does: either may run zero times for some lanes.
+inline LogicalResult unrollGuarded(OpBuilder &b, scf::ForOp loop,
+                                   int64_t factor) {
+  if (factor <= 1)
+    return success();
+  FailureOr<UnrolledLoopInfo> unrolled =
+      loopUnrollByFactor(loop, static_cast<uint64_t>(factor));
+  if (failed(unrolled))
+    return failure();
+  for (std::optional<scf::ForOp> part :
+       {unrolled->mainLoopOp, unrolled->epilogueLoopOp}) {
+    if (!part || part->getNumResults() == 0)
+      continue;
+    SmallVector<Value> results(part->getResults());
+    ValueRange guarded = guardZeroTrip(b, *part);
+    Operation *yield = guarded.front().getDefiningOp<scf::IfOp>()
+                           .thenBlock()->getTerminator();
+    for (auto [old, now] : llvm::zip(results, guarded))
+      old.replaceUsesWithIf(now, [&](OpOperand &use) {
+        return use.getOwner() != yield;
+      });
+  }
+  return success();
 }
 
 
@@ -395,12 +448,14 @@ private:
                             ArrayRef<Region *> epilogues, ValueRange inputs,
                             Region *combine = nullptr);
 
-  /// Emits the strided dot products of row `n` of `weight` with rows `ms`
-  /// of `x`, accumulated by this lane (f32, one per x row): the weight row
-  /// is read and decoded once for all of them.
+  /// Emits the strided dot products of rows `ns` of `weight` with rows
+  /// `ms` of `x`, accumulated by this lane (f32, one per weight row and x
+  /// row, weight row major): each weight row is read and decoded once for
+  /// all x rows. Plain weights take all of `ns` in one loop (each x load
+  /// serves every weight row); block formats one loop per weight row.
   SmallVector<Value> emitPartialDot(KernelState &ks, Value x, Value weight,
-                                    ArrayRef<Value> ms, Value n, Value tid,
-                                    int64_t lanes, Location loc);
+                                    ArrayRef<Value> ms, ArrayRef<Value> ns,
+                                    Value tid, int64_t lanes, Location loc);
   /// What the per-format dot products need: the x and weight buffers, the
   /// first x element of each x row, the weight row, its length, the lane
   /// and the workgroup size.
@@ -408,6 +463,9 @@ private:
     Value x, w;
     SmallVector<Value> xRows;
     Value n;
+    /// Every weight row of the tile (plain dot products only; `n` is the
+    /// first).
+    SmallVector<Value> ns;
     int64_t k;
     Value tid;
     int64_t lanes;
@@ -419,6 +477,8 @@ private:
   /// (the caller keeps an InsertionGuard). `finishUnits` yields the next
   /// accumulators and returns the lane's totals.
   scf::ForOp beginUnits(const DotOperands &d, int64_t units, size_t count);
+  /// The dot product of a block-format (quantized, bf16) weight row.
+  SmallVector<Value> emitBlockDot(const DotOperands &d, Type element);
   SmallVector<Value> finishUnits(scf::ForOp loop, ValueRange next);
   /// The four f32 values of x at `index`, a multiple of 4: one vector load.
   SmallVector<Value, 4> loadX4(const DotOperands &d, Value index);

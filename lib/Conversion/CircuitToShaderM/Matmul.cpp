@@ -20,18 +20,35 @@ static Value fma2(OpBuilder &b, Location loc, Value a, Value x, Value c,
 
 SmallVector<Value> GraphLowering::emitPartialDot(KernelState &ks, Value x,
                                                  Value weight,
-                                                 ArrayRef<Value> ms, Value n,
-                                                 Value tid, int64_t lanes,
-                                                 Location loc) {
+                                                 ArrayRef<Value> ms,
+                                                 ArrayRef<Value> ns, Value tid,
+                                                 int64_t lanes, Location loc) {
   IndexMath im(b, loc);
   auto wType = cast<RankedTensorType>(weight.getType());
   int64_t k = wType.getShape().back();
-  DotOperands ops{arg(ks, x), arg(ks, weight), {}, n, k, tid, lanes, loc};
+  DotOperands ops{arg(ks,x), arg(ks,weight), {}, ns.front(), {}, k, tid, lanes,
+                  loc};
   for (Value m : ms)
     ops.xRows.push_back(im.mul(m, im.c(k)));
+  Type element = wType.getElementType();
+  if (!cir::isQuantized(element) && !isa<BFloat16Type>(element)) {
+    ops.ns.assign(ns.begin(), ns.end());
+    return emitPlainDot(ops);
+  }
+  SmallVector<Value> all;
+  for (Value n : ns) {
+    ops.n = n;
+    llvm::append_range(all, emitBlockDot(ops, element));
+  }
+  return all;
+}
+
+SmallVector<Value> GraphLowering::emitBlockDot(const DotOperands &ops,
+                                               Type element) {
+  int64_t k = ops.k;
   // One lane (the CPU target) walks whole blocks with vector operations.
-  bool vectorBlocks = lanes == 1;
-  return llvm::TypeSwitch<Type, SmallVector<Value>>(wType.getElementType())
+  bool vectorBlocks = ops.lanes == 1;
+  return llvm::TypeSwitch<Type, SmallVector<Value>>(element)
       .Case([&](cir::Q8_0Type) {
         return vectorBlocks && k % 64 == 0 ? emitQ8_0DotVector(ops)
                                            : emitQ8_0Dot(ops);
@@ -64,7 +81,11 @@ SmallVector<Value> GraphLowering::emitPartialDot(KernelState &ks, Value x,
       .Case([&](cir::I2_SType) {
         return vectorBlocks ? emitI2_SDotVector(ops) : emitI2_SDot(ops);
       })
-      .Default([&](Type) { return emitPlainDot(ops); });
+      .Default([&](Type) {
+        DotOperands plain = ops;
+        plain.ns = {ops.n};
+        return emitPlainDot(plain);
+      });
 }
 
 scf::ForOp GraphLowering::beginUnits(const DotOperands &d, int64_t units,
@@ -81,7 +102,11 @@ scf::ForOp GraphLowering::beginUnits(const DotOperands &d, int64_t units,
 SmallVector<Value> GraphLowering::finishUnits(scf::ForOp loop,
                                               ValueRange next) {
   scf::YieldOp::create(b, loop.getLoc(), next);
-  return SmallVector<Value>(guardZeroTrip(b, loop));
+  SmallVector<Value> totals(guardZeroTrip(b, loop));
+  // The `unroll` knob. (The caller checked the factor; unrolling a loop
+  // with constant-free bounds cannot fail.)
+  (void)unrollGuarded(b, loop, shape.unroll);
+  return totals;
 }
 
 SmallVector<Value, 4> GraphLowering::loadX4(const DotOperands &d,
@@ -100,43 +125,57 @@ SmallVector<Value> GraphLowering::emitPlainDot(const DotOperands &d) {
   // Lanes stride over k, kVector consecutive elements at a time (one
   // vector load of x and of w) where k allows; the components are
   // accumulated in order.
-  constexpr int64_t kVector = 4;
+  // The `vector_width` knob chooses kVector; its check ensures it divides
+  // the row.
+  const int64_t kVector = shape.dotVector ? shape.dotVector : 4;
   Location loc = d.loc;
   IndexMath im(b, loc);
-  Value wRow = im.mul(d.n, im.c(d.k));
+  SmallVector<Value> wRows;
+  for (Value n : d.ns)
+    wRows.push_back(im.mul(n, im.c(d.k)));
   // A single lane (the CPU target) reads one element per iteration: the
   // loop vectorizer widens a plain loop best.
   int64_t width = d.k % kVector == 0 && d.lanes > 1 ? kVector : 1;
   const size_t rows = d.xRows.size();
   OpBuilder::InsertionGuard guard(b);
-  scf::ForOp loop = beginUnits(d, d.k / width, rows);
+  // Accumulator c * rows + r: weight row c, x row r.
+  scf::ForOp loop = beginUnits(d, d.k / width, rows * wRows.size());
   Value i = im.mul(loop.getInductionVar(), im.c(width));
   SmallVector<Value> acc(loop.getRegionIterArgs());
   if (width == 1) {
     SmallVector<Value> xv;
     for (size_t r = 0; r < rows; ++r)
       xv.push_back(toF32(loadElement(d.x, im.add(d.xRows[r], i), loc), loc));
-    Value wv = toF32(loadElement(d.w, im.add(wRow, i), loc), loc);
-    for (size_t r = 0; r < rows; ++r)
-      acc[r] = ex::FmaOp::create(b, loc, xv[r], wv, acc[r]);
+    for (auto [c, wRow] : llvm::enumerate(wRows)) {
+      Value wv = toF32(loadElement(d.w, im.add(wRow, i), loc), loc);
+      for (size_t r = 0; r < rows; ++r)
+        acc[c * rows + r] =
+            ex::FmaOp::create(b, loc, xv[r], wv, acc[c * rows + r]);
+    }
   } else {
     auto loadVector = [&](Value buffer, Value index) -> Value {
       Type element = cast<sm::BufferType>(buffer.getType()).getElementType();
       return sm::LoadOp::create(b, loc, VectorType::get({width}, element),
                                 buffer, index);
     };
-    // The rows' x vectors, then one weight load shared by the rows.
+    // The rows' x vectors, then each weight row's load, shared by the
+    // x rows.
     SmallVector<Value> xs;
     for (size_t r = 0; r < rows; ++r)
       xs.push_back(loadVector(d.x, im.add(d.xRows[r], i)));
-    Value ws = loadVector(d.w, im.add(wRow, i));
+    SmallVector<Value> ws;
+    for (Value wRow : wRows)
+      ws.push_back(loadVector(d.w, im.add(wRow, i)));
     for (int64_t j = 0; j < width; ++j) {
       SmallVector<Value> xv;
       for (size_t r = 0; r < rows; ++r)
         xv.push_back(toF32(vector::ExtractOp::create(b, loc, xs[r], j), loc));
-      Value wv = toF32(vector::ExtractOp::create(b, loc, ws, j), loc);
-      for (size_t r = 0; r < rows; ++r)
-        acc[r] = ex::FmaOp::create(b, loc, xv[r], wv, acc[r]);
+      for (size_t c = 0; c < ws.size(); ++c) {
+        Value wv = toF32(vector::ExtractOp::create(b, loc, ws[c], j), loc);
+        for (size_t r = 0; r < rows; ++r)
+          acc[c * rows + r] =
+              ex::FmaOp::create(b, loc, xv[r], wv, acc[c * rows + r]);
+      }
     }
   }
   return finishUnits(loop, acc);
@@ -425,18 +464,27 @@ LogicalResult GraphLowering::lowerMatmul(Operation *op, Value x,
   // computes one output row and combines it with a subgroup reduction: no
   // shared memory and no barrier, and a workgroup does lanes/subgroup rows
   // (a barrier per row costs more than the row's work on CPU devices, and
-  // a warp per row is the usual matvec on GPUs).
+  // a warp per row is the usual matvec on GPUs). `subgroup_reduce = false`
+  // turns it off.
   int64_t rowsPerGroup = 1;
-  if (subgroupSize > 1 && subgroupSize <= lanes && lanes % subgroupSize == 0)
+  bool subgroupsOff =
+      shape.subgroupReduceLanes == std::numeric_limits<int64_t>::max();
+  if (subgroupSize > 1 && subgroupSize <= lanes &&
+      lanes % subgroupSize == 0 && !subgroupsOff)
     rowsPerGroup = lanes / subgroupSize;
+  // The `cols` knob: each subgroup (or workgroup, or CPU lane) computes
+  // `cols` weight rows, rowsPerGroup apart, so a workgroup's tile is
+  // rowsPerGroup * cols weight rows by xRows rows of x.
+  const int64_t cols = shape.cols;
+  const int64_t tileRows = rowsPerGroup * cols;
+  auto rowsOf = [](Value w) {
+    return cast<RankedTensorType>(w.getType()).getShape().front();
+  };
   int64_t totalGroups = 0;
   for (Value w : weights)
-    totalGroups += ceilDiv(cast<RankedTensorType>(w.getType()).getShape().front(),
-                           rowsPerGroup);
+    totalGroups += ceilDiv(rowsOf(w), tileRows);
   if (combine) // Both weights' rows of a group are computed together.
-    totalGroups = ceilDiv(
-        cast<RankedTensorType>(weights[0].getType()).getShape().front(),
-        rowsPerGroup);
+    totalGroups = ceilDiv(rowsOf(weights[0]), tileRows);
   // With a subgroup per weight row, each subgroup also takes several rows
   // of x at once (the tokens of a prompt chunk), so that a weight row is
   // read and decoded once per kXRows tokens: the matvec becomes a GEMM.
@@ -485,22 +533,93 @@ LogicalResult GraphLowering::lowerMatmul(Operation *op, Value x,
         im.toIndex(ex::LaneIdOp::create(b, loc, b.getI32Type()));
   }
 
-  // Runs `body` for each x row of the block that exists.
-  auto forEachRow = [&](llvm::function_ref<void(int64_t)> body) {
-    for (int64_t i = 0; i < xRows; ++i) {
-      OpBuilder::InsertionGuard guard(b);
-      if (m % xRows != 0 && i >= m % xRows) {
-        auto exists = scf::IfOp::create(b, loc, im.lt(xRowIds[i], im.c(m)));
+  // The weight rows of tile `tile` of an n-row weight: this subgroup's
+  // first row, then every rowsPerGroup-th; rows past the end of a partial
+  // last tile are read clamped to row n - 1 and never stored. The caller
+  // skips a subgroup whose first row is past the end.
+  struct Tile {
+    SmallVector<Value> rows, reads;
+  };
+  auto tileOf = [&](Value tile, int64_t n) {
+    Tile t;
+    Value first = tileRows == 1 ? tile : im.mul(tile, im.c(tileRows));
+    if (rowsPerGroup > 1)
+      first = im.add(first, subgroup);
+    for (int64_t c = 0; c < cols; ++c) {
+      Value r = c == 0 ? first : im.add(first, im.c(c * rowsPerGroup));
+      t.rows.push_back(r);
+      t.reads.push_back(c == 0 || n % tileRows == 0
+                            ? r
+                            : Value(arith::MinUIOp::create(b, loc, r,
+                                                           im.c(n - 1))));
+    }
+    return t;
+  };
+  // Runs `body` for each x row of the block and each weight row of the
+  // tile that exists.
+  auto forEachOutput = [&](const Tile &t, int64_t n,
+                           llvm::function_ref<void(int64_t, int64_t)> body) {
+    for (int64_t c = 0; c < cols; ++c) {
+      OpBuilder::InsertionGuard colGuard(b);
+      if (c > 0 && n % tileRows != 0) {
+        auto exists = scf::IfOp::create(b, loc, im.lt(t.rows[c], im.c(n)));
         b.setInsertionPointToStart(exists.thenBlock());
       }
-      body(i);
+      for (int64_t i = 0; i < xRows; ++i) {
+        OpBuilder::InsertionGuard guard(b);
+        if (m % xRows != 0 && i >= m % xRows) {
+          auto exists = scf::IfOp::create(b, loc, im.lt(xRowIds[i], im.c(m)));
+          b.setInsertionPointToStart(exists.thenBlock());
+        }
+        body(c, i);
+      }
     }
   };
-  // Stores output `n` of weight `i` for x row `mi` (its epilogue applied)
-  // from the lane that holds the whole dot product.
-  auto store = [&](size_t i, Value dot, Value mi, Value n, int64_t rows) {
+  // This lane's partial dot products of the tile with weight `w`, combined
+  // into whole ones (on the lane that stores them: the subgroup's first
+  // lane, or the workgroup's), c * xRows + i.
+  auto tileDots = [&](Value w, const Tile &t) {
+    SmallVector<Value> dots;
+    if (rowsPerGroup > 1) {
+      for (Value partial : emitPartialDot(ks, x, w, ms, t.reads,
+                                          laneInSubgroup, subgroupSize, loc))
+        dots.push_back(ex::SubgroupReduceOp::create(
+            b, loc, ex::ReduceKind::sum, partial));
+    } else if (lanes == 1) {
+      dots = emitPartialDot(ks, x, w, ms, t.reads, tid, lanes, loc);
+    } else {
+      for (Value partial :
+           emitPartialDot(ks, x, w, ms, t.reads, tid, lanes, loc))
+        dots.push_back(emitWorkgroupReduce(partial, tid, lanes,
+                                           cir::ReduceKind::sum, loc));
+    }
+    return dots;
+  };
+  // Enters the tile when its first row exists (uniform over a subgroup),
+  // then the lane that holds the whole dot products.
+  auto enterTile = [&](const Tile &t, int64_t n, bool leaderOnly) {
+    if (leaderOnly) {
+      Value leader = rowsPerGroup > 1 ? laneInSubgroup : tid;
+      auto first = scf::IfOp::create(b, loc, im.lt(leader, im.c(1)));
+      b.setInsertionPointToStart(first.thenBlock());
+      return;
+    }
+    if (rowsPerGroup > 1 || n % tileRows != 0) {
+      auto inRange = scf::IfOp::create(b, loc, im.lt(t.rows[0], im.c(n)));
+      b.setInsertionPointToStart(inRange.thenBlock());
+    }
+  };
+  auto storeValue = [&](Value value, Value result, Value lane) {
+    auto resultElement =
+        cast<RankedTensorType>(result.getType()).getElementType();
+    if (value.getType() != resultElement)
+      value = ex::ConvertOp::create(b, loc, resultElement, value, false);
+    sm::StoreOp::create(b, loc, value, arg(ks, result), lane);
+  };
+  // Stores output `r` of weight `i` for x row `mi` (its epilogue applied).
+  auto store = [&](size_t i, Value dot, Value mi, Value r, int64_t n) {
     Value result = op->getResult(i);
-    Value lane = im.add(im.mul(mi, im.c(rows)), n);
+    Value lane = im.add(im.mul(mi, im.c(n)), r);
     Value stored = dot;
     Region *epilogue = epilogues[i];
     if (epilogue && !epilogue->empty()) {
@@ -510,52 +629,27 @@ LogicalResult GraphLowering::lowerMatmul(Operation *op, Value x,
                  whole);
       stored = inlineBody(ks, *epilogue, args, whole)[0];
     }
-    auto resultElement =
-        cast<RankedTensorType>(result.getType()).getElementType();
-    if (stored.getType() != resultElement)
-      stored = ex::ConvertOp::create(b, loc, resultElement, stored, false);
-    sm::StoreOp::create(b, loc, stored, arg(ks, result), lane);
+    storeValue(stored, result, lane);
   };
 
   if (combine) {
-    // gated_matmul: the row's two dot products, then the combine body on
-    // the lane that holds both.
-    int64_t n = cast<RankedTensorType>(weights[0].getType()).getShape().front();
-    Value r = group, leader = tid;
+    // gated_matmul: the tile's two dot products per output, then the
+    // combine body on the lane that holds both.
+    int64_t n = rowsOf(weights[0]);
+    Tile t = tileOf(group, n);
+    enterTile(t, n, false);
     SmallVector<Value> dots[2];
-    if (rowsPerGroup > 1) {
-      r = im.add(im.mul(group, im.c(rowsPerGroup)), subgroup);
-      auto inRange = scf::IfOp::create(b, loc, im.lt(r, im.c(n)));
-      b.setInsertionPointToStart(inRange.thenBlock());
-      for (int k = 0; k < 2; ++k)
-        for (Value partial : emitPartialDot(ks, x, weights[k], ms, r,
-                                            laneInSubgroup, subgroupSize,
-                                            loc))
-          dots[k].push_back(ex::SubgroupReduceOp::create(
-              b, loc, ex::ReduceKind::sum, partial));
-      leader = laneInSubgroup;
-    } else if (lanes == 1) {
-      for (int k = 0; k < 2; ++k)
-        dots[k] = emitPartialDot(ks, x, weights[k], ms, r, tid, lanes, loc);
-    } else {
-      for (int k = 0; k < 2; ++k)
-        dots[k].push_back(emitWorkgroupReduce(
-            emitPartialDot(ks, x, weights[k], ms, r, tid, lanes, loc)[0], tid,
-            lanes, cir::ReduceKind::sum, loc));
-    }
-    auto first = scf::IfOp::create(b, loc, im.lt(leader, im.c(1)));
-    b.setInsertionPointToStart(first.thenBlock());
-    forEachRow([&](int64_t i) {
-      Value lane = im.add(im.mul(xRowIds[i], im.c(n)), r);
-      Value value = inlineBody(ks, *combine,
-                               {im.toI32(lane), dots[0][i], dots[1][i]},
-                               {nullptr, nullptr, nullptr})[0];
-      Value result = op->getResult(0);
-      auto resultElement =
-          cast<RankedTensorType>(result.getType()).getElementType();
-      if (value.getType() != resultElement)
-        value = ex::ConvertOp::create(b, loc, resultElement, value, false);
-      sm::StoreOp::create(b, loc, value, arg(ks, result), lane);
+    for (int w = 0; w < 2; ++w)
+      dots[w] = tileDots(weights[w], t);
+    enterTile(t, n, true);
+    forEachOutput(t, n, [&](int64_t c, int64_t i) {
+      Value lane = im.add(im.mul(xRowIds[i], im.c(n)), t.rows[c]);
+      Value value =
+          inlineBody(ks, *combine,
+                     {im.toI32(lane), dots[0][c * xRows + i],
+                      dots[1][c * xRows + i]},
+                     {nullptr, nullptr, nullptr})[0];
+      storeValue(value, op->getResult(0), lane);
     });
     finishKernel(ks, {totalGroups, xBlocks, 1});
     return success();
@@ -566,8 +660,8 @@ LogicalResult GraphLowering::lowerMatmul(Operation *op, Value x,
   // legal.
   int64_t offset = 0;
   for (auto [i, w] : llvm::enumerate(weights)) {
-    int64_t n = cast<RankedTensorType>(w.getType()).getShape().front();
-    int64_t groups = ceilDiv(n, rowsPerGroup);
+    int64_t n = rowsOf(w);
+    int64_t groups = ceilDiv(n, tileRows);
     OpBuilder::InsertionGuard guard(b);
     Value mine = group;
     if (weights.size() > 1) {
@@ -580,34 +674,17 @@ LogicalResult GraphLowering::lowerMatmul(Operation *op, Value x,
       mine = arith::SubIOp::create(b, loc, group, im.c(offset));
     }
     offset += groups;
-    if (rowsPerGroup > 1) {
-      // The subgroup's row; a partial last workgroup skips the rows past
-      // the end (uniform over each subgroup).
-      Value r = im.add(im.mul(mine, im.c(rowsPerGroup)), subgroup);
-      auto inRange = scf::IfOp::create(b, loc, im.lt(r, im.c(n)));
-      b.setInsertionPointToStart(inRange.thenBlock());
-      SmallVector<Value> dots;
-      for (Value partial : emitPartialDot(ks, x, w, ms, r, laneInSubgroup,
-                                          subgroupSize, loc))
-        dots.push_back(ex::SubgroupReduceOp::create(
-            b, loc, ex::ReduceKind::sum, partial));
-      auto first = scf::IfOp::create(b, loc, im.lt(laneInSubgroup, im.c(1)));
-      b.setInsertionPointToStart(first.thenBlock());
-      forEachRow([&](int64_t k) { store(i, dots[k], xRowIds[k], r, n); });
-      continue;
-    }
-    if (lanes == 1) {
-      SmallVector<Value> dots =
-          emitPartialDot(ks, x, w, ms, mine, tid, lanes, loc);
-      forEachRow([&](int64_t k) { store(i, dots[k], xRowIds[k], mine, n); });
-      continue;
-    }
-    Value partial = emitPartialDot(ks, x, w, ms, mine, tid, lanes, loc)[0];
-    Value dot = emitWorkgroupReduce(partial, tid, lanes, cir::ReduceKind::sum,
-                                    loc);
-    auto first = scf::IfOp::create(b, loc, im.lt(tid, im.c(1)));
-    b.setInsertionPointToStart(first.thenBlock());
-    store(i, dot, xRowIds[0], mine, n);
+    Tile t = tileOf(mine, n);
+    // A workgroup-wide reduction needs every lane: only subgroups skip
+    // their tile.
+    if (rowsPerGroup > 1)
+      enterTile(t, n, false);
+    SmallVector<Value> dots = tileDots(w, t);
+    if (lanes > 1)
+      enterTile(t, n, true);
+    forEachOutput(t, n, [&](int64_t c, int64_t k) {
+      store(i, dots[c * xRows + k], xRowIds[k], t.rows[c], n);
+    });
   }
   finishKernel(ks, {totalGroups, xBlocks, 1});
   return success();

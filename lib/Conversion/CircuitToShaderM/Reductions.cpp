@@ -168,8 +168,7 @@ LogicalResult GraphLowering::lowerReduce(Operation *op, cir::ReduceKind kind,
   Value reduced =
       emitWorkgroupReduce(guardZeroTrip(b, loop)[0], tid, lanes, kind, loc);
   // The `unroll` knob: the same iterations in the same order, unrolled.
-  if (shape.unroll > 1 &&
-      failed(loopUnrollByFactor(loop, static_cast<uint64_t>(shape.unroll))))
+  if (failed(unrollGuarded(b, loop, shape.unroll)))
     return op->emitOpError("cannot unroll its row loop by ") << shape.unroll;
 
   if (!epilogue) {

@@ -77,6 +77,10 @@ static DictionaryAttr buildAbi(OpBuilder &b, sm::KernelOp kernel) {
     abi.push_back(b.getNamedAttr("subgroup_size", sg));
   if (IntegerAttr minWg = kernel.getMinWorkgroupsPerSmAttr())
     abi.push_back(b.getNamedAttr("min_workgroups_per_sm", minWg));
+  if (IntegerAttr threads = kernel.getHostThreadsAttr())
+    abi.push_back(b.getNamedAttr("host_threads", threads));
+  if (IntegerAttr bits = kernel.getVectorBitsAttr())
+    abi.push_back(b.getNamedAttr("vector_bits", bits));
   return b.getDictionaryAttr(abi);
 }
 

@@ -405,6 +405,14 @@ LogicalResult convertSingleLaneKernel(OpBuilder &b, gpu::GPUFuncOp kernel) {
   auto func = func::FuncOp::create(b, kernel.getLoc(),
                                    kernelBodyName(kernel.getName()),
                                    b.getFunctionType(inputs, {}));
+  // The `vector_width` knob: the vector width LLVM's vectorizers prefer
+  // (an LLVM function attribute, which the entry point inherits).
+  if (auto abi = kernel->getAttrOfType<DictionaryAttr>("hesper.abi"))
+    if (auto bits = abi.getAs<IntegerAttr>("vector_bits"))
+      func->setAttr("passthrough",
+                    b.getArrayAttr({b.getStrArrayAttr(
+                        {"prefer-vector-width",
+                         std::to_string(bits.getInt())})}));
   func.getBody().takeBody(kernel.getBody());
   Block &entry = func.getBody().front();
   for (int i = 0; i < 6; ++i)

@@ -156,6 +156,9 @@ void addEntryPoint(llvm::Module &module, llvm::Function *body,
   auto *entry = llvm::Function::Create(
       type, llvm::GlobalValue::ExternalLinkage, name, module);
   entry->addFnAttr(llvm::Attribute::NoUnwind);
+  // The body is inlined here, where its loops are vectorized.
+  if (body->hasFnAttribute("prefer-vector-width"))
+    entry->addFnAttr(body->getFnAttribute("prefer-vector-width"));
   llvm::Value *bindings = entry->getArg(0), *grid = entry->getArg(2),
               *begin = entry->getArg(3), *end = entry->getArg(4);
   bindings->setName("bindings");

@@ -150,6 +150,16 @@ LogicalResult KernelOp::verify() {
       return emitOpError("expects a positive min_workgroups_per_sm, got ")
              << v;
   }
+  if (IntegerAttr threads = getHostThreadsAttr()) {
+    int64_t v = threads.getValue().getSExtValue();
+    if (v <= 0)
+      return emitOpError("expects a positive host_threads, got ") << v;
+  }
+  if (IntegerAttr bits = getVectorBitsAttr()) {
+    int64_t v = bits.getValue().getSExtValue();
+    if (v != 128 && v != 256 && v != 512)
+      return emitOpError("expects vector_bits of 128, 256 or 512, got ") << v;
+  }
   Block &entry = getBody().front();
   if (entry.empty() || !isa<ReturnOp>(entry.back()))
     return emitOpError("expects the body to end in 'shaderm.return'");

@@ -157,6 +157,10 @@ struct KernelDesc {
   uint32_t pushConstantBytes = 0;
   uint32_t workgroupSize[3] = {1, 1, 1};
   uint32_t sharedMemoryBytes = 0; ///< CUDA dynamic shared memory (0: static)
+  /// CPU driver: the most threads the workgroups of one launch are spread
+  /// over (0: all of the device's; the `threads` tuning knob). GPU drivers
+  /// ignore it.
+  uint32_t hostThreads = 0;
   /// From the kernel's ABI: the bytes of the buffer each binding expects (0
   /// where a binding's size is not fixed). Empty when not known. Programs
   /// and bundles check every launch's buffers against it.

@@ -32,6 +32,10 @@ def ShaderM_KernelOp : ShaderM_Op<"kernel", [
     width the body assumes (the compiler rejects a target with another one),
     and `min_workgroups_per_sm` asks the backend to limit registers so that
     many workgroups fit on one multiprocessor (CUDA `__launch_bounds__`).
+    Two hints only the CPU target reads (tuning knobs, docs/Tuning.md):
+    `host_threads` caps the host threads the workgroups of one launch are
+    spread over, and `vector_bits` (128, 256 or 512) is the vector width
+    LLVM's vectorizers prefer for the kernel.
 
     ```mlir
     shaderm.kernel @scale(%x: !shaderm.buffer<1024xf32, read_only>,
@@ -51,7 +55,9 @@ def ShaderM_KernelOp : ShaderM_Op<"kernel", [
                        OptionalAttr<DictArrayAttr>:$res_attrs,
                        DenseI32ArrayAttr:$workgroup_size,
                        OptionalAttr<I32Attr>:$subgroup_size,
-                       OptionalAttr<I32Attr>:$min_workgroups_per_sm);
+                       OptionalAttr<I32Attr>:$min_workgroups_per_sm,
+                       OptionalAttr<I32Attr>:$host_threads,
+                       OptionalAttr<I32Attr>:$vector_bits);
   let regions = (region SizedRegion<1>:$body);
   let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;
