@@ -12,7 +12,11 @@
 #include "Hesper/Dialect/Circuit/Builder/GraphBuilder.h"
 #include "Hesper/Execution/Execution.h"
 #include "Hesper/Interpreter/Interpreter.h"
+#include "Hesper/Models/LlamaGraph.h"
 #include "Hesper/Models/LlamaLayer.h"
+#include "Hesper/Models/Model.h"
+
+#include "llvm/Support/Path.h"
 #include "Hesper/Tuning/Plan.h"
 
 #include "hesper/runtime/Program.h"
@@ -60,6 +64,47 @@ Type weightType(MLIRContext *context, StringRef name) {
   if (name == "q4_k")
     return cir::Q4_KType::get(context);
   return Float32Type::get(context);
+}
+
+/// Two flops per weight element and activation row of every matrix product
+/// of `graph` (the decode step of a model: about twice its parameters).
+double matmulFlops(cir::GraphOp graph) {
+  double flops = 0;
+  graph.walk([&](Operation *op) {
+    if (!isa<cir::MatmulOp, cir::MultiMatmulOp, cir::GatedMatmulOp>(op))
+      return;
+    auto x = cast<RankedTensorType>(op->getOperand(0).getType());
+    double rows = double(x.getNumElements()) / x.getShape().back();
+    for (Value w : op->getOperands().drop_front()) {
+      auto type = dyn_cast<RankedTensorType>(w.getType());
+      if (type && type.getRank() == 2 && type.getShape().back() ==
+                                              x.getShape().back())
+        flops += 2.0 * rows * double(type.getNumElements());
+    }
+  });
+  return flops;
+}
+
+/// The decode step of each model of `paths`.
+FailureOr<std::vector<Workload>>
+modelWorkloads(const std::vector<std::string> &paths, std::string &error) {
+  std::vector<Workload> out;
+  for (const std::string &path : paths) {
+    auto loaded = models::Model::load(path);
+    if (!loaded) {
+      error = loaded.status().message();
+      return failure();
+    }
+    std::shared_ptr<models::Model> model = std::move(*loaded);
+    Workload w;
+    w.name = "decode_model_" + llvm::sys::path::stem(path).str();
+    w.quick = true;
+    w.build = [model](GraphBuilder &g) {
+      models::buildDecodeGraph(g, *model, kModelContext);
+    };
+    out.push_back(std::move(w));
+  }
+  return out;
 }
 
 std::vector<Workload> allWorkloads() {
@@ -189,24 +234,50 @@ FailureOr<Timing> time(rt::ProgramRunner &runner, unsigned runs,
 
 } // namespace
 
-std::vector<std::string>
-hesper::tune::workloadNames(const EvalOptions &options) {
-  std::vector<std::string> names;
-  for (const Workload &w : allWorkloads())
+namespace {
+/// The workloads `options` selects: the standard ones, then its models'.
+FailureOr<std::vector<Workload>> selectWorkloads(const EvalOptions &options,
+                                                 std::string &error) {
+  auto models = modelWorkloads(options.models, error);
+  if (failed(models))
+    return failure();
+  std::vector<Workload> selected;
+  for (Workload &w : llvm::concat<Workload>(allWorkloads(), *models))
     if ((!options.quick || w.quick) &&
         StringRef(w.name).contains(options.filter))
-      names.push_back(w.name);
+      selected.push_back(std::move(w));
+  return selected;
+}
+} // namespace
+
+FailureOr<std::vector<std::string>>
+hesper::tune::workloadNames(const EvalOptions &options, std::string &error) {
+  auto selected = selectWorkloads(options, error);
+  if (failed(selected))
+    return failure();
+  std::vector<std::string> names;
+  for (const Workload &w : *selected)
+    names.push_back(w.name);
   return names;
 }
 
 OwningOpRef<ModuleOp> hesper::tune::buildWorkload(MLIRContext *context,
-                                                  StringRef name) {
-  for (const Workload &w : allWorkloads())
+                                                  StringRef name,
+                                                  const EvalOptions &options,
+                                                  std::string &error) {
+  EvalOptions all = options;
+  all.quick = false;
+  all.filter.clear();
+  auto selected = selectWorkloads(all, error);
+  if (failed(selected))
+    return nullptr;
+  for (const Workload &w : *selected)
     if (w.name == name) {
       GraphBuilder g(context, "workload");
       w.build(g);
       return g.finish();
     }
+  error = "no workload named '" + name.str() + "' (hesper-eval --list)";
   return nullptr;
 }
 
@@ -239,11 +310,13 @@ FailureOr<EvalReport> hesper::tune::runEval(
     report.copyGbps = 2.0 * 1024 * 4096 * 4 / (t->medianUs * 1e3);
   }
 
-  std::vector<Workload> selected;
-  for (Workload &w : allWorkloads())
-    if ((!options.quick || w.quick) &&
-        StringRef(w.name).contains(options.filter))
-      selected.push_back(std::move(w));
+  std::string error;
+  auto chosen = selectWorkloads(options, error);
+  if (failed(chosen)) {
+    emitError(UnknownLoc::get(context)) << error;
+    return failure();
+  }
+  std::vector<Workload> &selected = *chosen;
   for (auto [index, w] : llvm::enumerate(selected)) {
     if (progress)
       progress(index, selected.size(), w.name);
@@ -285,7 +358,7 @@ FailureOr<EvalReport> hesper::tune::runEval(
     r.medianUs = timing->medianUs;
     r.noise = timing->noise;
     r.gbps = bytes / (r.medianUs * 1e3);
-    r.gflops = w.flops / (r.medianUs * 1e3);
+    r.gflops = (w.flops ? w.flops : matmulFlops(graph)) / (r.medianUs * 1e3);
     r.copyFraction = report.copyGbps > 0 ? r.gbps / report.copyGbps : 0;
     report.workloads.push_back(r);
   }

@@ -48,6 +48,11 @@ static cl::opt<std::string> filter("filter",
 static cl::opt<unsigned> runs("runs", cl::init(10),
                               cl::desc("Timed runs per workload"),
                               cl::cat(category));
+static cl::list<std::string>
+    models("model",
+           cl::desc("Also run the decode step of this GGUF model "
+                    "(decode_model_<file stem>; repeatable)"),
+           cl::cat(category));
 static cl::opt<bool> list("list", cl::desc("List the workloads and stop"),
                           cl::cat(category));
 static cl::opt<std::string> outputPath("o", cl::desc("Write the report"),
@@ -93,8 +98,13 @@ int main(int argc, char **argv) {
   options.quick = quick;
   options.filter = filter;
   options.runs = runs;
+  options.models.assign(models.begin(), models.end());
+  std::string error;
+  auto names = tune::workloadNames(options, error);
+  if (mlir::failed(names))
+    return fail(error);
   if (list) {
-    for (const std::string &name : tune::workloadNames(options))
+    for (const std::string &name : *names)
       outs() << name << "\n";
     return 0;
   }
@@ -108,7 +118,7 @@ int main(int argc, char **argv) {
       return 1;
     report = *read;
   } else {
-    if (tune::workloadNames(options).empty())
+    if (names->empty())
       return fail("no workload matches --filter '" + filter + "'");
     exec::DeviceModeOptions deviceOptions;
     deviceOptions.backend = exec::backendOf(backend);

@@ -50,6 +50,11 @@ static cl::opt<std::string> workload(
     cl::desc("Tune one of hesper-eval's workloads (hesper-eval --list) "
              "instead of a file"),
     cl::cat(category));
+static cl::list<std::string>
+    models("model",
+           cl::desc("A GGUF model whose decode step --workload may name "
+                    "(decode_model_<file stem>)"),
+           cl::cat(category));
 static cl::opt<std::string> graphName("graph",
                                       cl::desc("The graph to tune (default: "
                                                "the first)"),
@@ -138,10 +143,11 @@ int main(int argc, char **argv) {
   std::string error;
   mlir::OwningOpRef<mlir::ModuleOp> module;
   if (!workload.empty()) {
-    module = tune::buildWorkload(&context, workload);
+    tune::EvalOptions options;
+    options.models.assign(models.begin(), models.end());
+    module = tune::buildWorkload(&context, workload, options, error);
     if (!module)
-      return fail("no workload named '" + workload +
-                  "' (hesper-eval --list)");
+      return fail(error);
   } else {
     auto file = mlir::openInputFile(inputPath, &error);
     if (!file)

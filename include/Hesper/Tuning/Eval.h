@@ -55,14 +55,26 @@ struct EvalOptions {
   /// Only workloads whose name contains this.
   std::string filter;
   unsigned runs = 10;
+  /// GGUF models whose whole decode step is a workload each
+  /// (`decode_model_<file stem>`, a KV cache of kModelContext positions,
+  /// attention over all of them).
+  std::vector<std::string> models;
 };
 
-/// The names of the workloads `options` selects.
-std::vector<std::string> workloadNames(const EvalOptions &options);
+/// The KV cache length of a model workload's decode step.
+inline constexpr int64_t kModelContext = 256;
 
-/// The graph of workload `name` (a graph named "workload"), or null.
+/// The names of the workloads `options` selects; a model that cannot be
+/// loaded is a failure, with the reason in `error`.
+mlir::FailureOr<std::vector<std::string>>
+workloadNames(const EvalOptions &options, std::string &error);
+
+/// The graph of workload `name` (a graph named "workload"; the models are
+/// those of `options`), or null with the reason in `error`.
 mlir::OwningOpRef<mlir::ModuleOp> buildWorkload(mlir::MLIRContext *context,
-                                                llvm::StringRef name);
+                                                llvm::StringRef name,
+                                                const EvalOptions &options,
+                                                std::string &error);
 
 /// Runs the suite; `progress` is called before each workload.
 mlir::FailureOr<EvalReport>
