@@ -7,18 +7,20 @@
 #
 # Measures what tuning buys on one device, side by side in one run:
 #
-#   1. hesper-eval runs the workloads with the default knobs (no cache);
-#   2. hesper-tune tunes each workload into a fresh cache, timed;
-#   3. hesper-eval runs them again with that cache ($HESPER_CACHE_DIR) and
-#      compares with step 1's report.
+#   1. hesper-tune tunes each workload into a fresh cache, timed;
+#   2. hesper-eval runs the workloads with the default knobs (no cache) and
+#      with that cache ($HESPER_CACHE_DIR), alternately, --repeats times
+#      (a small machine's run-to-run noise is larger than one run's).
 #
-# It prints, per workload, the default and tuned medians (device time), the
-# speed-up, the tuning time and whether both runs matched the interpreter.
+# It prints, per workload, the best of the repeats' medians (device time)
+# with the defaults and tuned, the speed-up, the tuning time, the knobs the
+# tuner chose, and whether every run matched the interpreter.
 # The workloads are hesper-eval's --quick set, or those --filter names, plus
 # the decode step of a generated GGUF model (utils/gguf/make_model.py; skip
 # with --no-model). Nothing here fails on time; errors exit non-zero.
 #
 #   bench/tune_speedups.py --bin build/bin --backend cpu [--filter NAME]
+#                          [--repeats 3] [--no-model]
 #
 # ===----------------------------------------------------------------------=== #
 
@@ -43,10 +45,25 @@ def run(cmd, env=None):
     return result.stdout
 
 
-def medians(path):
+def medians(path, best):
+    """Folds a report into best: name -> (least median, all correct)."""
     report = json.load(open(path))
-    return {w["name"]: (w["latency_us"]["median"], w["correct"])
-            for w in report["workloads"]}, report["device"]
+    for w in report["workloads"]:
+        median, ok = best.get(w["name"], (float("inf"), True))
+        best[w["name"]] = (min(median, w["latency_us"]["median"]),
+                           ok and w["correct"])
+    return report["device"]
+
+
+def chosen(plan):
+    """The knobs a plan gives, as 'op knobs' per tuned kernel."""
+    out = []
+    for k in json.load(open(plan))["kernels"]:
+        if k["knobs"]:
+            op = k["signature"].split(" ")[0].replace("circuit.", "")
+            out.append("%s %s" % (op, ",".join(
+                "%s=%s" % kv for kv in sorted(k["knobs"].items()))))
+    return "; ".join(out) or "defaults"
 
 
 def main():
@@ -55,6 +72,7 @@ def main():
     ap.add_argument("--backend", default="cpu")
     ap.add_argument("--filter", default="")
     ap.add_argument("--runs", type=int, default=10)
+    ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--no-model", action="store_true")
     args = ap.parse_args()
     evaluate = os.path.join(args.bin, "hesper-eval")
@@ -71,29 +89,35 @@ def main():
         names = run([evaluate, "--list"] + select + models).split()
         env = dict(os.environ)
         env.pop("HESPER_CACHE_DIR", None)
-        default = os.path.join(tmp, "default.json")
-        run([evaluate] + common + select + models + ["-o", default], env)
         cache = os.path.join(tmp, "cache")
-        seconds = {}
+        seconds, knobs = {}, {}
         for name in names:
+            plan = os.path.join(tmp, name + ".json")
             start = time.monotonic()
-            run([tune, "--workload", name, "--cache-dir", cache,
-                 "--backend=" + args.backend] + models)
+            run([tune, "--workload", name, "--cache-dir", cache, "-o", plan,
+                 "--backend=" + args.backend] + models, env)
             seconds[name] = time.monotonic() - start
-        tuned = os.path.join(tmp, "tuned.json")
-        env["HESPER_CACHE_DIR"] = cache
-        run([evaluate] + common + select + models + ["-o", tuned], env)
-        before, device = medians(default)
-        after, _ = medians(tuned)
+            knobs[name] = chosen(plan)
+        before, after = {}, {}
+        for r in range(args.repeats):
+            for cached, best in ((False, before), (True, after)):
+                report = os.path.join(tmp, "report.json")
+                if cached:
+                    env["HESPER_CACHE_DIR"] = cache
+                else:
+                    env.pop("HESPER_CACHE_DIR", None)
+                run([evaluate] + common + select + models + ["-o", report],
+                    env)
+                device = medians(report, best)
     print("device: %s" % device)
     print("| workload | default us | tuned us | speed-up | tuning s | "
-          "correct |")
-    print("|---|---|---|---|---|---|")
+          "correct | knobs |")
+    print("|---|---|---|---|---|---|---|")
     for name in names:
         (d, ok1), (t, ok2) = before[name], after[name]
-        print("| %s | %.1f | %.1f | %.2fx | %.1f | %s |" %
+        print("| %s | %.1f | %.1f | %.2fx | %.1f | %s | %s |" %
               (name, d, t, d / t if t else 0, seconds[name],
-               "yes" if ok1 and ok2 else "NO"))
+               "yes" if ok1 and ok2 else "NO", knobs[name]))
     print("tuning took %.1f s in all" % sum(seconds.values()))
 
 
