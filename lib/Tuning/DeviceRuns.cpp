@@ -24,6 +24,20 @@ std::vector<interp::HostTensor> devrun::randomInputs(cir::GraphOp graph,
   for (Type t : graph.getArgumentTypes())
     inputs.push_back(
         interp::randomTensor(cast<RankedTensorType>(t), seed + inputs.size()));
+  graph.walk([&](cir::AttentionOp attention) {
+    auto pos = dyn_cast<BlockArgument>(attention.getPos());
+    if (!pos || pos.getOwner()->getParentOp() != graph.getOperation())
+      return;
+    int64_t head = attention.getHeadDim();
+    auto elements = [](Value v) {
+      return cast<RankedTensorType>(v.getType()).getNumElements();
+    };
+    int64_t positions =
+        elements(attention.getKCache()) / (attention.getKvHeads() * head);
+    int64_t rows = elements(attention.getQ()) / (attention.getHeads() * head);
+    inputs[pos.getArgNumber()].setInt(
+        0, static_cast<int32_t>(std::max<int64_t>(positions - rows, 0)));
+  });
   return inputs;
 }
 

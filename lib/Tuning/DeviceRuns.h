@@ -25,7 +25,10 @@
 namespace hesper::tune::devrun {
 
 /// Seeded random values for every argument of `graph` (argument i from
-/// seed + i).
+/// seed + i). Random i32 values are small (0..15), so an argument that is
+/// the position of an attention op is set to the last position its cache
+/// holds for its rows instead: attention then does the work of a decode
+/// step at full context, as the workloads and the tuner mean to time.
 std::vector<interp::HostTensor> randomInputs(circuit::GraphOp graph,
                                              uint64_t seed);
 

@@ -118,29 +118,6 @@ Operation *theKernel(ModuleOp module) {
   return &graph.getBody().front().front();
 }
 
-/// Random i32 inputs are small (0..15): an isolated attention kernel would
-/// see a position near the start of its cache and time a fraction of its
-/// work. Its position becomes the last one the cache holds for its rows,
-/// the cost of a decode step at full context.
-void useFullContext(ModuleOp alone, std::vector<interp::HostTensor> &inputs) {
-  auto attention = dyn_cast<cir::AttentionOp>(theKernel(alone));
-  if (!attention)
-    return;
-  auto pos = dyn_cast<BlockArgument>(attention.getPos());
-  if (!pos)
-    return;
-  int64_t head = attention.getHeadDim();
-  int64_t positions =
-      cast<RankedTensorType>(attention.getKCache().getType()).getNumElements() /
-      (attention.getKvHeads() * head);
-  int64_t rows =
-      cast<RankedTensorType>(attention.getQ().getType()).getNumElements() /
-      (attention.getHeads() * head);
-  inputs[pos.getArgNumber()].setInt(
-      0, static_cast<int32_t>(std::max<int64_t>(positions - rows, 0)));
-}
-
-
 /// A candidate compiled and loaded, and its timings so far.
 struct Candidate {
   DictionaryAttr knobs;
@@ -149,7 +126,148 @@ struct Candidate {
   bool rejected = false;
 };
 
+/// The graph step of `fused` with the knobs of `knobs` (by kernel
+/// signature) on every op of that signature, compiled and loaded.
+FailureOr<std::unique_ptr<rt::ProgramRunner>>
+loadWithKnobs(ModuleOp fused, rt::Device &device,
+              const llvm::StringMap<DictionaryAttr> &knobs,
+              ArrayRef<interp::HostTensor> inputs) {
+  OwningOpRef<ModuleOp> variant = fused.clone();
+  auto graph = *variant->getOps<cir::GraphOp>().begin();
+  graph.walk([&](Operation *op) {
+    if (!cir::isDispatchOp(op))
+      return;
+    auto it = knobs.find(kernelSignature(op));
+    if (it != knobs.end() && !it->second.empty())
+      op->setAttr(cir::kKnobsAttrName, it->second);
+  });
+  CompileOptions compile;
+  compile.fuse = false;
+  auto program = compileForDevice(*variant, graph.getSymName(), device.info(),
+                                  compile);
+  if (failed(program))
+    return failure();
+  return devrun::loadRunner(*variant, device, *program, true, inputs);
+}
+
+/// One run of the whole step: the sum of its launches' device times.
+FailureOr<double> stepNs(rt::ProgramRunner &runner, Operation *where) {
+  if (rt::Status s = runner.run(); !s)
+    return where->emitError(s.message());
+  double ns = 0;
+  for (double t : runner.lastKernelTimesNs())
+    ns += t;
+  return ns;
+}
+
+/// Confirms the kernels' winners inside the whole graph, greatest claimed
+/// saving first: each is added to the knobs confirmed so far and kept only
+/// if the graph step, run alternately with and without it, saves at least
+/// a quarter of what the kernel alone saved (times its uses) at the median
+/// of the rounds' differences. Alternating runs cancel the drift between
+/// separate measurements that makes an isolated kernel's win unreliable.
+/// The final knobs are checked against the interpreter on the whole graph.
+LogicalResult confirmInGraph(ModuleOp fused, rt::Device &device,
+                             const TuneOptions &options, TuneReport &report) {
+  auto graph = *fused.getOps<cir::GraphOp>().begin();
+  llvm::StringMap<unsigned> uses;
+  graph.walk([&](Operation *op) {
+    if (cir::isDispatchOp(op))
+      ++uses[kernelSignature(op)];
+  });
+  std::vector<size_t> winners;
+  for (auto [i, k] : llvm::enumerate(report.kernels))
+    if (!k.best.empty())
+      winners.push_back(i);
+  if (winners.empty())
+    return success();
+  auto saving = [&](size_t i) {
+    const KernelTuning &k = report.kernels[i];
+    return (k.defaultNs - k.bestNs) * uses.lookup(k.signature);
+  };
+  llvm::stable_sort(winners,
+                    [&](size_t a, size_t b) { return saving(a) > saving(b); });
+
+  std::vector<interp::HostTensor> inputs =
+      devrun::randomInputs(graph, options.seed);
+  llvm::StringMap<DictionaryAttr> confirmed;
+  auto current = loadWithKnobs(fused, device, confirmed, inputs);
+  if (failed(current))
+    return failure();
+  std::unique_ptr<rt::ProgramRunner> runner = std::move(*current);
+  for (size_t i : winners) {
+    KernelTuning &k = report.kernels[i];
+    llvm::StringMap<DictionaryAttr> trial = confirmed;
+    trial[k.signature] = k.best;
+    auto next = loadWithKnobs(fused, device, trial, inputs);
+    if (failed(next))
+      return failure();
+    // Warm both, then alternate.
+    if (failed(stepNs(*runner, fused)) || failed(stepNs(**next, fused)))
+      return failure();
+    std::vector<double> differences;
+    for (unsigned r = 0; r < std::max(options.graphRounds, 3u); ++r) {
+      auto a = stepNs(*runner, fused);
+      auto b = stepNs(**next, fused);
+      if (failed(a) || failed(b))
+        return failure();
+      differences.push_back(*a - *b);
+    }
+    double gained = devrun::median(differences);
+    if (graphConfirms(differences, saving(i))) {
+      confirmed = std::move(trial);
+      runner = std::move(*next);
+      k.graphSavingNs = gained;
+    } else {
+      k.lostInGraph = k.best;
+      k.best = DictionaryAttr::get(fused.getContext());
+      k.bestNs = k.defaultNs;
+    }
+  }
+  if (confirmed.empty())
+    return success();
+  // The whole graph with every confirmed knob, against the interpreter:
+  // one run of a fresh copy (a graph may update its arguments in place).
+  auto want = devrun::interpret(graph, inputs);
+  if (failed(want))
+    return failure();
+  auto fresh = loadWithKnobs(fused, device, confirmed, inputs);
+  if (failed(fresh) || failed(stepNs(**fresh, fused)))
+    return failure();
+  auto verified = devrun::compareWithInterpreter(**fresh, graph, *want);
+  if (failed(verified))
+    return failure();
+  if (!verified->ok)
+    return fused.emitError("tuning: the graph with the chosen knobs "
+                           "disagrees with the interpreter: ")
+           << verified->problem;
+  // The step with the defaults and with the confirmed knobs, alternately.
+  auto baseline = loadWithKnobs(fused, device, {}, inputs);
+  if (failed(baseline) || failed(stepNs(**baseline, fused)))
+    return failure();
+  std::vector<double> defaults, tuned;
+  for (unsigned r = 0; r < std::max(options.graphRounds, 3u); ++r) {
+    auto a = stepNs(**baseline, fused);
+    auto b = stepNs(*runner, fused);
+    if (failed(a) || failed(b))
+      return failure();
+    defaults.push_back(*a);
+    tuned.push_back(*b);
+  }
+  report.graphDefaultNs = devrun::median(defaults);
+  report.graphTunedNs = devrun::median(tuned);
+  return success();
+}
+
 } // namespace
+
+bool hesper::tune::graphConfirms(std::vector<double> differences,
+                                 double isolatedSavingNs) {
+  if (differences.empty())
+    return false;
+  double gained = devrun::median(std::move(differences));
+  return gained > 0 && gained >= 0.25 * isolatedSavingNs;
+}
 
 FailureOr<TuneReport>
 hesper::tune::tuneGraph(ModuleOp module, StringRef graphName,
@@ -185,7 +303,6 @@ hesper::tune::tuneGraph(ModuleOp module, StringRef graphName,
     // Inputs, and what the interpreter makes of them.
     std::vector<interp::HostTensor> inputs =
         devrun::randomInputs(graph, options.seed);
-    useFullContext(*alone, inputs);
     auto want = devrun::interpret(graph, inputs);
     if (failed(want))
       return failure();
@@ -291,6 +408,9 @@ hesper::tune::tuneGraph(ModuleOp module, StringRef graphName,
       result.best = DictionaryAttr::get(module.getContext());
     report.kernels.push_back(std::move(result));
   }
+  if (options.confirmInGraph && kernels.size() > 1 &&
+      failed(confirmInGraph(*fused, device, options, report)))
+    return failure();
   report.seconds = std::chrono::duration<double>(
                        std::chrono::steady_clock::now() - start)
                        .count();

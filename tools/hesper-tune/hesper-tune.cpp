@@ -76,6 +76,11 @@ static cl::opt<unsigned> firstRuns("runs", cl::init(3),
                                    cl::desc("Timed runs per candidate in "
                                             "the first round (doubling)"),
                                    cl::cat(category));
+static cl::opt<bool> noGraphCheck(
+    "no-graph-check",
+    cl::desc("Keep every kernel's winner without confirming it inside the "
+             "whole graph"),
+    cl::cat(category));
 static cl::opt<double> minSpeedup("min-speedup", cl::init(1.05),
                                   cl::desc("Keep the defaults unless a "
                                            "candidate is this much faster"),
@@ -169,6 +174,7 @@ int main(int argc, char **argv) {
   tune::TuneOptions options;
   options.firstRuns = firstRuns;
   options.minSpeedup = minSpeedup;
+  options.confirmInGraph = !noGraphCheck;
   auto report = tune::tuneGraph(
       *module, name, *device, options,
       [&](size_t kernel, size_t kernels, const std::string &line) {
@@ -193,10 +199,15 @@ int main(int argc, char **argv) {
     after += k.bestNs;
     std::string knobs;
     llvm::raw_string_ostream os(knobs);
-    if (k.best.empty())
-      os << "defaults";
-    else
+    if (!k.best.empty()) {
       k.best.print(os);
+    } else if (k.lostInGraph) {
+      os << "defaults (";
+      k.lostInGraph.print(os);
+      os << " won alone, not in the graph)";
+    } else {
+      os << "defaults";
+    }
     outs() << "| " << k.signature << " | " << k.candidates << " ("
            << k.rejected << ") | " << format("%.1f", k.defaultNs / 1000)
            << " | " << format("%.1f", k.bestNs / 1000) << " | "
@@ -206,6 +217,12 @@ int main(int argc, char **argv) {
   outs() << "all kernels: " << format("%.1f", before / 1000) << " us -> "
          << format("%.1f", after / 1000) << " us ("
          << format("%.2fx", after > 0 ? before / after : 1.0) << ")\n";
+  if (report->graphTunedNs > 0)
+    outs() << "whole graph, alternating runs: "
+           << format("%.1f", report->graphDefaultNs / 1000) << " us -> "
+           << format("%.1f", report->graphTunedNs / 1000) << " us ("
+           << format("%.2fx", report->graphDefaultNs / report->graphTunedNs)
+           << ")\n";
 
   if (!dir.empty()) {
     std::string problem = tune::storeCache(

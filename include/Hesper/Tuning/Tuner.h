@@ -36,6 +36,12 @@ struct TuneOptions {
   double minSpeedup = 1.05;
   /// Seeds the random inputs.
   uint64_t seed = 1;
+  /// Confirm each kernel's winner inside the whole graph (when it has more
+  /// than one kernel): a winner that does not make the graph faster, timed
+  /// alternately against the graph without it, is dropped.
+  bool confirmInGraph = true;
+  /// Alternating runs of the graph per confirmation.
+  unsigned graphRounds = 12;
 };
 
 struct KernelTuning {
@@ -46,12 +52,27 @@ struct KernelTuning {
   double minNs = 0;          ///< fastest single run of the winner
   unsigned candidates = 0;   ///< legal settings tried
   unsigned rejected = 0;     ///< of which disagreed with the interpreter
+  /// The winner the kernel alone chose that the whole graph did not
+  /// confirm (then `best` is empty); null otherwise.
+  mlir::DictionaryAttr lostInGraph;
+  /// The median saving of the graph step with the winner, alternating runs
+  /// (confirmed winners; 0 otherwise).
+  double graphSavingNs = 0;
 };
 
 struct TuneReport {
   std::vector<KernelTuning> kernels;
+  /// The whole graph's median step, with the defaults and with the
+  /// confirmed knobs (both 0 when nothing was confirmed in the graph).
+  double graphDefaultNs = 0, graphTunedNs = 0;
   double seconds = 0;
 };
+
+/// Whether a kernel's winner is confirmed inside its graph: `differences`
+/// are the graph step's times without it minus with it, one per round of
+/// alternating runs; the median must be positive and at least a quarter of
+/// `isolatedSavingNs`, what the kernel alone saved times its uses.
+bool graphConfirms(std::vector<double> differences, double isolatedSavingNs);
 
 /// The legal knob settings of `op` on `device` (the defaults first).
 std::vector<mlir::DictionaryAttr> candidateKnobs(mlir::Operation *op,
