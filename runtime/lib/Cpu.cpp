@@ -12,7 +12,8 @@
 // objects lives. The function runs a range of workgroups (see KernelDesc).
 //
 // A dispatch of W workgroups runs on T threads (T-1 persistent workers and
-// the submitting thread) as P = min(T, W) calls over the fixed ranges
+// the submitting thread) as P = min(T, W, the kernel's hostThreads cap when
+// it has one) calls over the fixed ranges
 // [i*W/P, (i+1)*W/P): range i on worker i, or on the submitting thread when
 // that worker is late (asleep or preempted); the next dispatch starts when
 // all are done. Each workgroup is computed by exactly one call whatever T

@@ -597,6 +597,35 @@ TEST(CpuDriver, GridsSmallerThanThePool) {
   EXPECT_TRUE(contains(st.message(), "takes 1 bindings, got 0"));
 }
 
+TEST(CpuDriver, KernelCapsItsThreads) {
+  REQUIRE_KERNELS();
+  OPEN_CPU(dev, 3);
+  // The same kernel uncapped, capped at 2 and at 1 thread
+  // (KernelDesc::hostThreads, the `threads` tuning knob): ten workgroups
+  // in 3, 2 and 1 ranges, the next dispatch back to 3.
+  KernelDesc all = kernelDesc("record_ranges", 1), two = all, one = all;
+  two.hostThreads = 2;
+  one.hostThreads = 1;
+  auto k3 = makeKernel(dev, all), k2 = makeKernel(dev, two),
+       k1 = makeKernel(dev, one);
+  auto a = makeBuffer(dev, 10 * 4), b = makeBuffer(dev, 10 * 4),
+       c = makeBuffer(dev, 10 * 4), d = makeBuffer(dev, 10 * 4);
+  ASSERT_TRUE(k3 && k2 && k1 && a && b && c && d);
+  for (int run = 0; run < 20; ++run) {
+    ASSERT_TRUE(runOnce(dev, {dispatch(k3.get(), {a.get()}, 10),
+                              dispatch(k2.get(), {b.get()}, 10),
+                              dispatch(k1.get(), {c.get()}, 10),
+                              dispatch(k3.get(), {d.get()}, 10)})
+                    .ok());
+    EXPECT_EQ(download<uint32_t>(dev, *a),
+              (std::vector<uint32_t>{0, 0, 0, 3, 3, 3, 6, 6, 6, 6}));
+    EXPECT_EQ(download<uint32_t>(dev, *b),
+              (std::vector<uint32_t>{0, 0, 0, 0, 0, 5, 5, 5, 5, 5}));
+    EXPECT_EQ(download<uint32_t>(dev, *c), std::vector<uint32_t>(10, 0));
+    EXPECT_EQ(download<uint32_t>(dev, *d), download<uint32_t>(dev, *a));
+  }
+}
+
 TEST(CpuDriver, LinearWorkgroupIndex) {
   REQUIRE_KERNELS();
   OPEN_CPU(dev, 2);
@@ -906,6 +935,7 @@ TEST(Bundle, RoundTripKeepsFormats) {
   for (KernelDesc &k : p.kernels)
     k.binary = {1, 2, 3, 4, 5};
   p.kernels[0].format = "elf:avx2,fma,f16c";
+  p.kernels[0].hostThreads = 3;
   p.kernels[1].format = "elf:";
   KernelDesc ptx = p.kernels[1];
   ptx.format = "ptx";
@@ -924,6 +954,7 @@ TEST(Bundle, RoundTripKeepsFormats) {
     EXPECT_EQ(loaded->kernels[i].format, p.kernels[i].format) << i;
     EXPECT_EQ(loaded->kernels[i].binary, p.kernels[i].binary) << i;
     EXPECT_EQ(loaded->kernels[i].name, p.kernels[i].name) << i;
+    EXPECT_EQ(loaded->kernels[i].hostThreads, p.kernels[i].hostThreads) << i;
   }
 }
 
