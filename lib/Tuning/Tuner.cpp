@@ -205,19 +205,22 @@ LogicalResult confirmInGraph(ModuleOp fused, rt::Device &device,
     // Warm both, then alternate.
     if (failed(stepNs(*runner, fused)) || failed(stepNs(**next, fused)))
       return failure();
-    std::vector<double> differences;
+    std::vector<double> without, with;
     for (unsigned r = 0; r < std::max(options.graphRounds, 3u); ++r) {
       auto a = stepNs(*runner, fused);
       auto b = stepNs(**next, fused);
       if (failed(a) || failed(b))
         return failure();
-      differences.push_back(*a - *b);
+      without.push_back(*a);
+      with.push_back(*b);
     }
-    double gained = devrun::median(differences);
-    if (graphConfirms(differences, saving(i))) {
+    if (graphConfirms(without, with, saving(i))) {
       confirmed = std::move(trial);
       runner = std::move(*next);
-      k.graphSavingNs = gained;
+      std::vector<double> differences;
+      for (auto [a, b] : llvm::zip(without, with))
+        differences.push_back(a - b);
+      k.graphSavingNs = devrun::median(differences);
     } else {
       k.lostInGraph = k.best;
       k.best = DictionaryAttr::get(fused.getContext());
@@ -261,12 +264,21 @@ LogicalResult confirmInGraph(ModuleOp fused, rt::Device &device,
 
 } // namespace
 
-bool hesper::tune::graphConfirms(std::vector<double> differences,
+bool hesper::tune::graphConfirms(const std::vector<double> &without,
+                                 const std::vector<double> &with,
                                  double isolatedSavingNs) {
-  if (differences.empty())
+  if (without.empty() || without.size() != with.size())
     return false;
-  double gained = devrun::median(std::move(differences));
-  return gained > 0 && gained >= 0.25 * isolatedSavingNs;
+  std::vector<double> differences;
+  for (auto [a, b] : llvm::zip(without, with))
+    differences.push_back(a - b);
+  double gained = devrun::median(differences);
+  auto upperQuartile = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() * 3 / 4];
+  };
+  return gained > 0 && gained >= 0.25 * isolatedSavingNs &&
+         upperQuartile(with) <= upperQuartile(without);
 }
 
 FailureOr<TuneReport>

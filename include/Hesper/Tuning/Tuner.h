@@ -68,11 +68,16 @@ struct TuneReport {
   double seconds = 0;
 };
 
-/// Whether a kernel's winner is confirmed inside its graph: `differences`
-/// are the graph step's times without it minus with it, one per round of
-/// alternating runs; the median must be positive and at least a quarter of
-/// `isolatedSavingNs`, what the kernel alone saved times its uses.
-bool graphConfirms(std::vector<double> differences, double isolatedSavingNs);
+/// Whether a kernel's winner is confirmed inside its graph: `without` and
+/// `with` are the graph step's times without and with it, one pair per
+/// round of alternating runs. The median of the rounds' differences must be
+/// positive and at least a quarter of `isolatedSavingNs` (what the kernel
+/// alone saved, times its uses), and the slower quarter of the runs with
+/// it no slower than without it: a setting that is faster on some runs
+/// and much slower on others (fewer workgroups than the device balances
+/// well) is not a win.
+bool graphConfirms(const std::vector<double> &without,
+                   const std::vector<double> &with, double isolatedSavingNs);
 
 /// The legal knob settings of `op` on `device` (the defaults first).
 std::vector<mlir::DictionaryAttr> candidateKnobs(mlir::Operation *op,
