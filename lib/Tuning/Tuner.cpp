@@ -18,8 +18,11 @@
 
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
@@ -312,6 +315,16 @@ hesper::tune::tuneGraph(ModuleOp module, StringRef graphName,
     result.signature = kernelSignature(op);
     OwningOpRef<ModuleOp> alone = isolate(op);
     auto graph = *alone->getOps<cir::GraphOp>().begin();
+    if (!options.kernelDumpDir.empty()) {
+      std::string error;
+      SmallString<128> path(options.kernelDumpDir);
+      llvm::sys::path::append(path, "kernel" + std::to_string(index) + ".mlir");
+      auto file = openOutputFile(path, &error);
+      if (!file)
+        return module.emitError(error);
+      alone->print(file->os());
+      file->keep();
+    }
     // Inputs, and what the interpreter makes of them.
     std::vector<interp::HostTensor> inputs =
         devrun::randomInputs(graph, options.seed);

@@ -76,6 +76,11 @@ static cl::opt<unsigned> firstRuns("runs", cl::init(3),
                                    cl::desc("Timed runs per candidate in "
                                             "the first round (doubling)"),
                                    cl::cat(category));
+static cl::opt<std::string> kernelDump(
+    "dump-kernels",
+    cl::desc("Write each kernel alone (a one-op graph @kernel) to "
+             "DIR/kernel<i>.mlir, to reproduce it with hesper-run"),
+    cl::value_desc("DIR"), cl::cat(category));
 static cl::opt<bool> noGraphCheck(
     "no-graph-check",
     cl::desc("Keep every kernel's winner without confirming it inside the "
@@ -175,6 +180,7 @@ int main(int argc, char **argv) {
   options.firstRuns = firstRuns;
   options.minSpeedup = minSpeedup;
   options.confirmInGraph = !noGraphCheck;
+  options.kernelDumpDir = kernelDump;
   auto report = tune::tuneGraph(
       *module, name, *device, options,
       [&](size_t kernel, size_t kernels, const std::string &line) {

@@ -42,6 +42,9 @@ struct TuneOptions {
   bool confirmInGraph = true;
   /// Alternating runs of the graph per confirmation.
   unsigned graphRounds = 12;
+  /// When set, each kernel alone is written here as kernel<i>.mlir (a
+  /// one-op graph @kernel that hesper-run runs), to reproduce its timing.
+  std::string kernelDumpDir;
 };
 
 struct KernelTuning {
