@@ -21,6 +21,7 @@
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
@@ -319,9 +320,13 @@ hesper::tune::tuneGraph(ModuleOp module, StringRef graphName,
       std::string error;
       SmallString<128> path(options.kernelDumpDir);
       llvm::sys::path::append(path, "kernel" + std::to_string(index) + ".mlir");
+      if (std::error_code ec =
+              llvm::sys::fs::create_directories(options.kernelDumpDir))
+        return emitError(module.getLoc(), "cannot create '")
+               << options.kernelDumpDir << "': " << ec.message();
       auto file = openOutputFile(path, &error);
       if (!file)
-        return module.emitError(error);
+        return emitError(module.getLoc(), error);
       alone->print(file->os());
       file->keep();
     }
