@@ -104,7 +104,7 @@ bool spinUntil(Done done, uint64_t budgetNs, bool yield) {
     // it waits for may have been put on its CPU (another process took the
     // other one, or the kernel balanced them so), and would otherwise wait
     // the whole budget -- measured: a 2 us dispatch took 510 us, the
-    // default budget, in one of two runs on a 2-CPU machine.
+    // default budget, in 4 of 5 tuning sessions on a 2-CPU machine.
     if (yield || (i & 255) == 255)
       sched_yield();
     else
