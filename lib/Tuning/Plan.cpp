@@ -29,7 +29,7 @@ namespace cir = hesper::circuit;
 namespace {
 
 /// What an op's kernel is, for the knobs that apply to it.
-enum class KernelKind { Elementwise, Reduction, Matmul, Other };
+enum class KernelKind { Elementwise, Reduction, Matmul, Attention };
 
 KernelKind kindOf(Operation *op) {
   if (isa<cir::MapOp, cir::GatherOp, cir::ScatterOp, cir::ScatterMultiOp>(op))
@@ -39,7 +39,7 @@ KernelKind kindOf(Operation *op) {
     return KernelKind::Reduction;
   if (isa<cir::MatmulOp, cir::MultiMatmulOp, cir::GatedMatmulOp>(op))
     return KernelKind::Matmul;
-  return KernelKind::Other;
+  return KernelKind::Attention;
 }
 
 constexpr int64_t kMaxRows = 32;
@@ -116,10 +116,6 @@ std::string hesper::tune::checkKnobs(Operation *op, DictionaryAttr knobs,
       if (!value)
         return error;
       lanes = *value;
-      if (kind == KernelKind::Other) {
-        os << "knob 'lanes' does not apply to " << op->getName();
-        return error;
-      }
       if (cpu && lanes != 1) {
         os << "lanes = " << lanes << ": the CPU target runs one lane per "
            << "workgroup (lanes = 1)";

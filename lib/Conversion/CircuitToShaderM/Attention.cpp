@@ -12,10 +12,6 @@ namespace hesper::lowering {
 // Decode attention
 //===----------------------------------------------------------------------===//
 
-/// Positions per tile of the attention kernel, and its lanes. The reference
-/// interpreter walks the positions in tiles of the same size.
-static constexpr int64_t kAttentionTile = 64;
-
 namespace {
 /// f32 arithmetic with Exp ops at one location.
 struct FloatMath {
@@ -131,7 +127,8 @@ LogicalResult GraphLowering::lowerAttention(cir::AttentionOp op) {
     return success();
   }
 
-  const int64_t lanes = kAttentionTile;
+  // The `lanes` knob: lanes and positions per tile (kAttentionTile).
+  const int64_t lanes = shape.attentionLanes;
   const int64_t owned = ceilDiv(dim, lanes); // dimensions per lane
   AttentionFrame f = beginAttention(op, ks, lanes);
   IndexMath im(b, loc);

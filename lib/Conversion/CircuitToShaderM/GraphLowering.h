@@ -55,6 +55,10 @@ inline constexpr int64_t kDotLanes = 64;
 /// Workgroups at least this large reduce within subgroups first (64: a
 /// whole number of subgroups on every common device, 8 to 64 lanes).
 inline constexpr int64_t kSubgroupReduceLanes = 64;
+/// Positions per tile of the attention kernel, and its lanes on GPU targets
+/// (the `lanes` knob changes both). The reference interpreter walks the
+/// positions in tiles of the same size.
+inline constexpr int64_t kAttentionTile = 64;
 /// The largest workgroup count of one grid dimension every backend accepts.
 inline constexpr int64_t kMaxGridDim = 65535;
 /// Rows of x (tokens) one subgroup multiplies with each weight row it reads.
@@ -73,6 +77,9 @@ struct KernelShape {
   /// The fewest lanes of a row reduction.
   int64_t minReduceLanes = 32;
   int64_t dotLanes = kDotLanes;
+  /// Lanes of a GPU attention kernel, which are also the positions of its
+  /// tiles.
+  int64_t attentionLanes = kAttentionTile;
   /// Workgroups of at least this many lanes reduce within subgroups first.
   int64_t subgroupReduceLanes = kSubgroupReduceLanes;
   /// Rows of x a matmul workgroup takes at once when it can (kXRows).
@@ -120,7 +127,8 @@ struct KernelShape {
       return shape;
     if (auto lanes = knobs.getAs<IntegerAttr>("lanes"); lanes && !singleLane) {
       int64_t n = lanes.getInt();
-      shape.elementwiseLanes = shape.reduceLanes = shape.dotLanes = n;
+      shape.elementwiseLanes = shape.reduceLanes = shape.dotLanes =
+          shape.attentionLanes = n;
       shape.minReduceLanes = std::min(shape.minReduceLanes, n);
     }
     if (auto rows = knobs.getAs<IntegerAttr>("rows"))
