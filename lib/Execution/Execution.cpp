@@ -129,8 +129,8 @@ hesper::compileForDevice(ModuleOp module, ArrayRef<std::string> graphNames,
     if (failed(plan))
       return module.emitError("--plan ") << options.planPath << ": " << error;
   } else {
-    std::string dir = options.tuneCacheDir;
-    if (dir.empty())
+    std::string dir = options.useTuneCache ? options.tuneCacheDir : "";
+    if (dir.empty() && options.useTuneCache)
       if (const char *env = std::getenv("HESPER_CACHE_DIR"))
         dir = env;
     std::string error;

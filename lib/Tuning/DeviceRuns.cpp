@@ -41,6 +41,13 @@ std::vector<interp::HostTensor> devrun::randomInputs(cir::GraphOp graph,
   return inputs;
 }
 
+CompileOptions devrun::asSet() {
+  CompileOptions options;
+  options.fuse = false;
+  options.useTuneCache = false;
+  return options;
+}
+
 FailureOr<std::vector<interp::HostTensor>>
 devrun::interpret(cir::GraphOp graph, ArrayRef<interp::HostTensor> inputs) {
   std::vector<interp::HostTensor> scratch(inputs.begin(), inputs.end());
@@ -54,12 +61,29 @@ devrun::loadRunner(Operation *where, rt::Device &device,
   auto runner = rt::ProgramRunner::create(device, program, timing);
   if (!runner)
     return where->emitError(runner.status().message());
+  if (failed(upload(**runner, inputs, where)))
+    return failure();
+  return std::move(*runner);
+}
+
+LogicalResult devrun::upload(rt::ProgramRunner &runner,
+                             ArrayRef<interp::HostTensor> inputs,
+                             Operation *where) {
   for (auto [i, t] : llvm::enumerate(inputs))
     if (rt::Status s =
-            (*runner)->setArgument(i, t.bytes().data(), t.bytes().size());
+            runner.setArgument(i, t.bytes().data(), t.bytes().size());
         !s)
       return where->emitError(s.message());
-  return std::move(*runner);
+  return success();
+}
+
+FailureOr<double> devrun::stepNs(rt::ProgramRunner &runner, Operation *where) {
+  if (rt::Status s = runner.run(); !s)
+    return where->emitError(s.message());
+  double ns = 0;
+  for (double t : runner.lastKernelTimesNs())
+    ns += t;
+  return ns;
 }
 
 FailureOr<Verification>
@@ -102,7 +126,16 @@ std::vector<uint8_t> devrun::programBinary(const rt::Program &program) {
   return bytes;
 }
 
-double devrun::median(std::vector<double> values) {
+double devrun::quartile(std::vector<double> values, unsigned k) {
   std::sort(values.begin(), values.end());
-  return values.empty() ? 0 : values[values.size() / 2];
+  return values.empty() ? 0 : values[values.size() * k / 4];
+}
+
+double devrun::median(std::vector<double> values) {
+  return quartile(std::move(values), 2);
+}
+
+double devrun::spread(const std::vector<double> &values) {
+  double middle = median(values);
+  return middle > 0 ? (quartile(values, 3) - quartile(values, 1)) / middle : 0;
 }

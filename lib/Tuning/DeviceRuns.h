@@ -14,6 +14,7 @@
 #define HESPER_LIB_TUNING_DEVICERUNS_H
 
 #include "Hesper/Dialect/Circuit/IR/Circuit.h"
+#include "Hesper/Execution/Execution.h"
 #include "Hesper/Interpreter/Interpreter.h"
 #include "Hesper/Tuning/Tuner.h"
 
@@ -32,6 +33,11 @@ namespace hesper::tune::devrun {
 std::vector<interp::HostTensor> randomInputs(circuit::GraphOp graph,
                                              uint64_t seed);
 
+/// How the tuner, plan verification and the mutation tests compile: the
+/// graph as it is (fused already, or one kernel alone) with the knobs it
+/// carries, and no tuning cache, which would replace them.
+CompileOptions asSet();
+
 /// The reference interpreter's results of `graph` on `inputs` (arguments
 /// it writes in place are updated on a copy).
 mlir::FailureOr<std::vector<interp::HostTensor>>
@@ -44,6 +50,16 @@ loadRunner(mlir::Operation *where, rt::Device &device,
            const rt::Program &program, bool timing,
            llvm::ArrayRef<interp::HostTensor> inputs);
 
+/// Uploads `inputs` as `runner`'s arguments (again: a graph that writes
+/// arguments in place starts over from them).
+mlir::LogicalResult upload(rt::ProgramRunner &runner,
+                           llvm::ArrayRef<interp::HostTensor> inputs,
+                           mlir::Operation *where);
+
+/// Runs the step once: the sum of its launches' device times, in ns.
+mlir::FailureOr<double> stepNs(rt::ProgramRunner &runner,
+                               mlir::Operation *where);
+
 /// Reads the results of `runner`'s last run and compares them with the
 /// interpreter's `want` within --check's tolerances.
 mlir::FailureOr<Verification>
@@ -54,7 +70,12 @@ compareWithInterpreter(rt::ProgramRunner &runner, circuit::GraphOp graph,
 /// compiles of a kernel apart.
 std::vector<uint8_t> programBinary(const rt::Program &program);
 
+/// Quartile `k` (1, 2 or 3) of `values`: the element a quarter, half or
+/// three quarters of the way up.
+double quartile(std::vector<double> values, unsigned k);
 double median(std::vector<double> values);
+/// The interquartile range over the median (0 when the median is 0).
+double spread(const std::vector<double> &values);
 
 } // namespace hesper::tune::devrun
 

@@ -36,13 +36,6 @@ namespace cir = hesper::circuit;
 
 namespace {
 
-/// One workload: how to build its graph and what it moves and computes.
-struct Workload {
-  std::string name;
-  bool quick = false;
-  double flops = 0;
-  std::function<void(GraphBuilder &)> build;
-};
 
 struct LayerSize {
   const char *name;
@@ -211,33 +204,26 @@ struct Timing {
 /// (the sum of its launches).
 FailureOr<Timing> time(rt::ProgramRunner &runner, unsigned runs,
                        Operation *where) {
-  if (rt::Status s = runner.run(); !s)
-    return where->emitError(s.message());
+  if (failed(devrun::stepNs(runner, where)))
+    return failure();
   std::vector<double> us;
   for (unsigned r = 0; r < runs; ++r) {
-    if (rt::Status s = runner.run(); !s)
-      return where->emitError(s.message());
-    double ns = 0;
-    for (double t : runner.lastKernelTimesNs())
-      ns += t;
-    us.push_back(ns / 1000);
+    auto ns = devrun::stepNs(runner, where);
+    if (failed(ns))
+      return failure();
+    us.push_back(*ns / 1000);
   }
-  std::sort(us.begin(), us.end());
   Timing t;
-  t.minUs = us.front();
+  t.minUs = *std::min_element(us.begin(), us.end());
   t.medianUs = devrun::median(us);
-  t.noise = t.medianUs > 0
-                ? (us[us.size() * 3 / 4] - us[us.size() / 4]) / t.medianUs
-                : 0;
+  t.noise = devrun::spread(us);
   return t;
 }
 
 } // namespace
 
-namespace {
-/// The workloads `options` selects: the standard ones, then its models'.
-FailureOr<std::vector<Workload>> selectWorkloads(const EvalOptions &options,
-                                                 std::string &error) {
+FailureOr<std::vector<Workload>>
+hesper::tune::selectWorkloads(const EvalOptions &options, std::string &error) {
   auto models = modelWorkloads(options.models, error);
   if (failed(models))
     return failure();
@@ -247,18 +233,6 @@ FailureOr<std::vector<Workload>> selectWorkloads(const EvalOptions &options,
         StringRef(w.name).contains(options.filter))
       selected.push_back(std::move(w));
   return selected;
-}
-} // namespace
-
-FailureOr<std::vector<std::string>>
-hesper::tune::workloadNames(const EvalOptions &options, std::string &error) {
-  auto selected = selectWorkloads(options, error);
-  if (failed(selected))
-    return failure();
-  std::vector<std::string> names;
-  for (const Workload &w : *selected)
-    names.push_back(w.name);
-  return names;
 }
 
 OwningOpRef<ModuleOp> hesper::tune::buildWorkload(MLIRContext *context,
@@ -283,6 +257,7 @@ OwningOpRef<ModuleOp> hesper::tune::buildWorkload(MLIRContext *context,
 
 FailureOr<EvalReport> hesper::tune::runEval(
     MLIRContext *context, rt::Device &device, const EvalOptions &options,
+    ArrayRef<Workload> selected,
     const std::function<void(size_t, size_t, const std::string &)>
         &progress) {
   const rt::DeviceInfo &info = device.info();
@@ -310,13 +285,6 @@ FailureOr<EvalReport> hesper::tune::runEval(
     report.copyGbps = 2.0 * 1024 * 4096 * 4 / (t->medianUs * 1e3);
   }
 
-  std::string error;
-  auto chosen = selectWorkloads(options, error);
-  if (failed(chosen)) {
-    emitError(UnknownLoc::get(context)) << error;
-    return failure();
-  }
-  std::vector<Workload> &selected = *chosen;
   for (auto [index, w] : llvm::enumerate(selected)) {
     if (progress)
       progress(index, selected.size(), w.name);

@@ -130,38 +130,19 @@ struct Candidate {
   bool rejected = false;
 };
 
-/// The graph step of `fused` with the knobs of `knobs` (by kernel
-/// signature) on every op of that signature, compiled and loaded.
+/// The graph step of `fused` with the knobs of `plan`, compiled and loaded.
 FailureOr<std::unique_ptr<rt::ProgramRunner>>
-loadWithKnobs(ModuleOp fused, rt::Device &device,
-              const llvm::StringMap<DictionaryAttr> &knobs,
-              ArrayRef<interp::HostTensor> inputs) {
+loadWithPlan(ModuleOp fused, rt::Device &device, const Plan &plan,
+             ArrayRef<interp::HostTensor> inputs) {
   OwningOpRef<ModuleOp> variant = fused.clone();
+  if (failed(applyPlan(*variant, plan, device.info())))
+    return failure();
   auto graph = *variant->getOps<cir::GraphOp>().begin();
-  graph.walk([&](Operation *op) {
-    if (!cir::isDispatchOp(op))
-      return;
-    auto it = knobs.find(kernelSignature(op));
-    if (it != knobs.end() && !it->second.empty())
-      op->setAttr(cir::kKnobsAttrName, it->second);
-  });
-  CompileOptions compile;
-  compile.fuse = false;
   auto program = compileForDevice(*variant, graph.getSymName(), device.info(),
-                                  compile);
+                                  devrun::asSet());
   if (failed(program))
     return failure();
   return devrun::loadRunner(*variant, device, *program, true, inputs);
-}
-
-/// One run of the whole step: the sum of its launches' device times.
-FailureOr<double> stepNs(rt::ProgramRunner &runner, Operation *where) {
-  if (rt::Status s = runner.run(); !s)
-    return where->emitError(s.message());
-  double ns = 0;
-  for (double t : runner.lastKernelTimesNs())
-    ns += t;
-  return ns;
 }
 
 /// Confirms the kernels' winners inside the whole graph, greatest claimed
@@ -194,54 +175,56 @@ LogicalResult confirmInGraph(ModuleOp fused, rt::Device &device,
 
   std::vector<interp::HostTensor> inputs =
       devrun::randomInputs(graph, options.seed);
-  llvm::StringMap<DictionaryAttr> confirmed;
-  auto current = loadWithKnobs(fused, device, confirmed, inputs);
-  if (failed(current))
+  Plan confirmed{device.info().name, {}};
+  auto baseline = loadWithPlan(fused, device, confirmed, inputs);
+  if (failed(baseline))
     return failure();
-  std::unique_ptr<rt::ProgramRunner> runner = std::move(*current);
+  // The graph with every knob confirmed so far; the baseline until one is.
+  std::unique_ptr<rt::ProgramRunner> latest;
+  auto current = [&]() -> rt::ProgramRunner & {
+    return latest ? *latest : **baseline;
+  };
+  const unsigned rounds = std::max(options.graphRounds, 3u);
   for (size_t i : winners) {
     KernelTuning &k = report.kernels[i];
-    llvm::StringMap<DictionaryAttr> trial = confirmed;
-    trial[k.signature] = k.best;
-    auto next = loadWithKnobs(fused, device, trial, inputs);
+    Plan trial = confirmed;
+    trial.entries.push_back({k.signature, k.best});
+    auto next = loadWithPlan(fused, device, trial, inputs);
     if (failed(next))
       return failure();
     // Warm both, then alternate.
-    if (failed(stepNs(*runner, fused)) || failed(stepNs(**next, fused)))
+    if (failed(devrun::stepNs(current(), fused)) ||
+        failed(devrun::stepNs(**next, fused)))
       return failure();
     std::vector<double> without, with;
-    for (unsigned r = 0; r < std::max(options.graphRounds, 3u); ++r) {
-      auto a = stepNs(*runner, fused);
-      auto b = stepNs(**next, fused);
+    for (unsigned r = 0; r < rounds; ++r) {
+      auto a = devrun::stepNs(current(), fused);
+      auto b = devrun::stepNs(**next, fused);
       if (failed(a) || failed(b))
         return failure();
       without.push_back(*a);
       with.push_back(*b);
     }
-    if (graphConfirms(without, with, saving(i))) {
+    if (std::optional<double> gained = graphSaving(without, with, saving(i))) {
       confirmed = std::move(trial);
-      runner = std::move(*next);
-      std::vector<double> differences;
-      for (auto [a, b] : llvm::zip(without, with))
-        differences.push_back(a - b);
-      k.graphSavingNs = devrun::median(differences);
+      latest = std::move(*next);
+      k.graphSavingNs = *gained;
     } else {
       k.lostInGraph = k.best;
       k.best = DictionaryAttr::get(fused.getContext());
       k.bestNs = k.defaultNs;
     }
   }
-  if (confirmed.empty())
+  if (!latest)
     return success();
   // The whole graph with every confirmed knob, against the interpreter:
-  // one run of a fresh copy (a graph may update its arguments in place).
+  // one run from the inputs again (a graph may update its arguments in
+  // place).
   auto want = devrun::interpret(graph, inputs);
-  if (failed(want))
+  if (failed(want) || failed(devrun::upload(*latest, inputs, fused)) ||
+      failed(devrun::stepNs(*latest, fused)))
     return failure();
-  auto fresh = loadWithKnobs(fused, device, confirmed, inputs);
-  if (failed(fresh) || failed(stepNs(**fresh, fused)))
-    return failure();
-  auto verified = devrun::compareWithInterpreter(**fresh, graph, *want);
+  auto verified = devrun::compareWithInterpreter(*latest, graph, *want);
   if (failed(verified))
     return failure();
   if (!verified->ok)
@@ -249,13 +232,10 @@ LogicalResult confirmInGraph(ModuleOp fused, rt::Device &device,
                            "disagrees with the interpreter: ")
            << verified->problem;
   // The step with the defaults and with the confirmed knobs, alternately.
-  auto baseline = loadWithKnobs(fused, device, {}, inputs);
-  if (failed(baseline) || failed(stepNs(**baseline, fused)))
-    return failure();
   std::vector<double> defaults, tuned;
-  for (unsigned r = 0; r < std::max(options.graphRounds, 3u); ++r) {
-    auto a = stepNs(**baseline, fused);
-    auto b = stepNs(*runner, fused);
+  for (unsigned r = 0; r < rounds; ++r) {
+    auto a = devrun::stepNs(**baseline, fused);
+    auto b = devrun::stepNs(*latest, fused);
     if (failed(a) || failed(b))
       return failure();
     defaults.push_back(*a);
@@ -268,21 +248,20 @@ LogicalResult confirmInGraph(ModuleOp fused, rt::Device &device,
 
 } // namespace
 
-bool hesper::tune::graphConfirms(const std::vector<double> &without,
-                                 const std::vector<double> &with,
-                                 double isolatedSavingNs) {
+std::optional<double>
+hesper::tune::graphSaving(const std::vector<double> &without,
+                          const std::vector<double> &with,
+                          double isolatedSavingNs) {
   if (without.empty() || without.size() != with.size())
-    return false;
+    return std::nullopt;
   std::vector<double> differences;
   for (auto [a, b] : llvm::zip(without, with))
     differences.push_back(a - b);
   double gained = devrun::median(differences);
-  auto upperQuartile = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() * 3 / 4];
-  };
-  return gained > 0 && gained >= 0.25 * isolatedSavingNs &&
-         upperQuartile(with) <= upperQuartile(without);
+  if (gained > 0 && gained >= 0.25 * isolatedSavingNs &&
+      devrun::quartile(with, 3) <= devrun::quartile(without, 3))
+    return gained;
+  return std::nullopt;
 }
 
 FailureOr<TuneReport>
@@ -345,9 +324,8 @@ hesper::tune::tuneGraph(ModuleOp module, StringRef graphName,
       OwningOpRef<ModuleOp> variant = alone->clone();
       if (!knobs.empty())
         theKernel(*variant)->setAttr(cir::kKnobsAttrName, knobs);
-      CompileOptions compile;
-      compile.fuse = false;
-      auto program = compileForDevice(*variant, "kernel", info, compile);
+      auto program =
+          compileForDevice(*variant, "kernel", info, devrun::asSet());
       if (failed(program))
         return failure();
       // Knobs that make the same code as an earlier candidate (the
@@ -377,12 +355,10 @@ hesper::tune::tuneGraph(ModuleOp module, StringRef graphName,
     // interpreter; the defaults (candidate 0) run in every round.
     auto measure = [&](Candidate &c, unsigned runs) -> LogicalResult {
       for (unsigned r = 0; r < runs; ++r) {
-        if (rt::Status s = c.runner->run(); !s)
-          return module.emitError(s.message());
-        double ns = 0;
-        for (double t : c.runner->lastKernelTimesNs())
-          ns += t;
-        c.times.push_back(ns);
+        auto ns = devrun::stepNs(*c.runner, module);
+        if (failed(ns))
+          return failure();
+        c.times.push_back(*ns);
       }
       if (progress) {
         std::string line = result.signature.substr(
@@ -422,11 +398,8 @@ hesper::tune::tuneGraph(ModuleOp module, StringRef graphName,
       double bestNs = devrun::median(best.times);
       // The winner must beat the defaults by more than their own spread
       // (the distance between their quartiles) and by minSpeedup.
-      std::vector<double> d = candidates[0].times;
-      std::sort(d.begin(), d.end());
-      double spread = (d[d.size() * 3 / 4] - d[d.size() / 4]) /
-                      std::max(result.defaultNs, 1.0);
-      double needed = std::max(options.minSpeedup, 1.0 + 2 * spread);
+      double needed = std::max(options.minSpeedup,
+                               1.0 + 2 * devrun::spread(candidates[0].times));
       if (bestNs > 0 && result.defaultNs / bestNs >= needed &&
           !candidates[0].rejected) {
         result.best = best.knobs;
@@ -458,9 +431,8 @@ FailureOr<Verification> hesper::tune::verifyOnDevice(ModuleOp module,
   auto want = devrun::interpret(graph, inputs);
   if (failed(want))
     return failure();
-  CompileOptions compile;
-  compile.fuse = false;
-  auto program = compileForDevice(module, graphName, device.info(), compile);
+  auto program =
+      compileForDevice(module, graphName, device.info(), devrun::asSet());
   if (failed(program))
     return failure();
   auto runner = devrun::loadRunner(module, device, *program, false, inputs);
@@ -550,10 +522,8 @@ hesper::tune::runMutationTests(MLIRContext *context, rt::Device &device) {
   };
   // The kernels' binaries of a workload compiled with `mutant`.
   auto binaryOf = [&](ModuleOp module) -> FailureOr<std::vector<uint8_t>> {
-    CompileOptions compile;
-    compile.fuse = false;
     auto program =
-        compileForDevice(module, "workload", device.info(), compile);
+        compileForDevice(module, "workload", device.info(), devrun::asSet());
     if (failed(program))
       return failure();
     return devrun::programBinary(*program);

@@ -100,12 +100,12 @@ int main(int argc, char **argv) {
   options.runs = runs;
   options.models.assign(models.begin(), models.end());
   std::string error;
-  auto names = tune::workloadNames(options, error);
-  if (mlir::failed(names))
+  auto workloads = tune::selectWorkloads(options, error);
+  if (mlir::failed(workloads))
     return fail(error);
   if (list) {
-    for (const std::string &name : *names)
-      outs() << name << "\n";
+    for (const tune::Workload &w : *workloads)
+      outs() << w.name << "\n";
     return 0;
   }
   if (!comparePath.empty() && baselinePath.empty())
@@ -118,7 +118,7 @@ int main(int argc, char **argv) {
       return 1;
     report = *read;
   } else {
-    if (names->empty())
+    if (workloads->empty())
       return fail("no workload matches --filter '" + filter + "'");
     exec::DeviceModeOptions deviceOptions;
     deviceOptions.backend = exec::backendOf(backend);
@@ -134,7 +134,7 @@ int main(int argc, char **argv) {
     context.loadAllAvailableDialects();
     const bool tty = isatty(STDERR_FILENO);
     auto result = tune::runEval(
-        &context, *device, options,
+        &context, *device, options, *workloads,
         [&](size_t i, size_t n, const std::string &name) {
           if (tty)
             errs() << "\r\033[K[" << i + 1 << "/" << n << "] " << name;

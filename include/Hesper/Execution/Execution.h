@@ -43,6 +43,10 @@ struct CompileOptions {
   /// the knobs it holds for this device and compiler version are used.
   /// Empty: $HESPER_CACHE_DIR when set, else no cache.
   std::string tuneCacheDir;
+  /// False: no cache is read, so the graph's knobs are compiled as they
+  /// are set (the tuner's and plan verification's compiles: a cache must
+  /// not replace the settings being measured or verified).
+  bool useTuneCache = true;
   /// Filled with the passes run and their times.
   std::vector<CompileEvent> *events = nullptr;
 };

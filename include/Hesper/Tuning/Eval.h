@@ -29,6 +29,9 @@
 #include <vector>
 
 namespace hesper {
+namespace circuit {
+class GraphBuilder;
+} // namespace circuit
 namespace tune {
 
 struct WorkloadResult {
@@ -64,10 +67,21 @@ struct EvalOptions {
 /// The KV cache length of a model workload's decode step.
 inline constexpr int64_t kModelContext = 256;
 
-/// The names of the workloads `options` selects; a model that cannot be
-/// loaded is a failure, with the reason in `error`.
-mlir::FailureOr<std::vector<std::string>>
-workloadNames(const EvalOptions &options, std::string &error);
+/// One workload: how to build its graph (a graph named "workload") and
+/// how many floating-point operations it does (0: count the graph's matrix
+/// products).
+struct Workload {
+  std::string name;
+  bool quick = false;
+  double flops = 0;
+  std::function<void(circuit::GraphBuilder &)> build;
+};
+
+/// The workloads `options` selects, its models loaded once (they stay
+/// loaded while a workload that builds from them lives); a model that
+/// cannot be loaded is a failure, with the reason in `error`.
+mlir::FailureOr<std::vector<Workload>>
+selectWorkloads(const EvalOptions &options, std::string &error);
 
 /// The graph of workload `name` (a graph named "workload"; the models are
 /// those of `options`), or null with the reason in `error`.
@@ -76,10 +90,11 @@ mlir::OwningOpRef<mlir::ModuleOp> buildWorkload(mlir::MLIRContext *context,
                                                 const EvalOptions &options,
                                                 std::string &error);
 
-/// Runs the suite; `progress` is called before each workload.
+/// Runs `workloads` (selectWorkloads), `options.runs` timed runs each;
+/// `progress` is called before each workload.
 mlir::FailureOr<EvalReport>
 runEval(mlir::MLIRContext *context, rt::Device &device,
-        const EvalOptions &options,
+        const EvalOptions &options, llvm::ArrayRef<Workload> workloads,
         const std::function<void(size_t, size_t, const std::string &)>
             &progress = {});
 

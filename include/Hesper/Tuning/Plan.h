@@ -5,10 +5,12 @@
 //===----------------------------------------------------------------------===//
 //
 // A kernel's knobs are the choices its lowering leaves open: `lanes` (the
-// workgroup size), `rows` (rows of x one matmul workgroup takes at once),
-// `subgroup_reduce` (whether a reduction combines within subgroups before
-// shared memory) and `unroll` (of a reduction's loop over its row). They live on a dispatch op as its `circuit.knobs`
-// attribute; an op without one keeps the target's defaults.
+// workgroup size), the matmul tile (`rows` of x, `cols` of the weights),
+// `subgroup_reduce` (whether lanes combine within subgroups before shared
+// memory), `unroll` (of a row or dot-product loop), `vector_width` and, on
+// the CPU target, `threads` (docs/Tuning.md has the table). They live on a
+// dispatch op as its `circuit.knobs` attribute; an op without one keeps the
+// target's defaults.
 //
 // A plan is a JSON file mapping kernel signatures to knobs for one device:
 //

@@ -25,6 +25,7 @@
 #include "mlir/IR/BuiltinOps.h"
 
 #include <functional>
+#include <optional>
 
 namespace hesper {
 namespace tune {
@@ -71,16 +72,18 @@ struct TuneReport {
   double seconds = 0;
 };
 
-/// Whether a kernel's winner is confirmed inside its graph: `without` and
-/// `with` are the graph step's times without and with it, one pair per
-/// round of alternating runs. The median of the rounds' differences must be
-/// positive and at least a quarter of `isolatedSavingNs` (what the kernel
-/// alone saved, times its uses), and the slower quarter of the runs with
-/// it no slower than without it: a setting that is faster on some runs
-/// and much slower on others (fewer workgroups than the device balances
-/// well) is not a win.
-bool graphConfirms(const std::vector<double> &without,
-                   const std::vector<double> &with, double isolatedSavingNs);
+/// What a kernel's winner saves inside its graph, when the graph confirms
+/// it: `without` and `with` are the graph step's times without and with
+/// it, one pair per round of alternating runs. The median of the rounds'
+/// differences (the saving returned) must be positive and at least a
+/// quarter of `isolatedSavingNs` (what the kernel alone saved, times its
+/// uses), and the slower quarter of the runs with it no slower than
+/// without it: a setting that is faster on some runs and much slower on
+/// others (fewer workgroups than the device balances well) is not a win.
+/// nullopt when not confirmed.
+std::optional<double> graphSaving(const std::vector<double> &without,
+                                  const std::vector<double> &with,
+                                  double isolatedSavingNs);
 
 /// The legal knob settings of `op` on `device` (the defaults first).
 std::vector<mlir::DictionaryAttr> candidateKnobs(mlir::Operation *op,

@@ -26,8 +26,8 @@ SmallVector<Value> GraphLowering::emitPartialDot(KernelState &ks, Value x,
   IndexMath im(b, loc);
   auto wType = cast<RankedTensorType>(weight.getType());
   int64_t k = wType.getShape().back();
-  DotOperands ops{arg(ks,x), arg(ks,weight), {}, ns.front(), {}, k, tid, lanes,
-                  loc};
+  DotOperands ops{arg(ks, x), arg(ks, weight), {}, ns.front(), {},
+                  k, tid, lanes, loc};
   for (Value m : ms)
     ops.xRows.push_back(im.mul(m, im.c(k)));
   Type element = wType.getElementType();
