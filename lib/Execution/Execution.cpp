@@ -129,10 +129,8 @@ hesper::compileForDevice(ModuleOp module, ArrayRef<std::string> graphNames,
     if (failed(plan))
       return module.emitError("--plan ") << options.planPath << ": " << error;
   } else {
-    std::string dir = options.useTuneCache ? options.tuneCacheDir : "";
-    if (dir.empty() && options.useTuneCache)
-      if (const char *env = std::getenv("HESPER_CACHE_DIR"))
-        dir = env;
+    std::string dir =
+        options.useTuneCache ? tune::cacheDirOr(options.tuneCacheDir) : "";
     std::string error;
     auto entries = dir.empty() ? FailureOr<std::vector<tune::CacheEntry>>(
                                      std::vector<tune::CacheEntry>())

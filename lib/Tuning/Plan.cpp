@@ -378,6 +378,13 @@ std::string hesper::tune::compilerVersion() {
   return "hesper-" HESPER_SOURCE_REVISION;
 }
 
+std::string hesper::tune::cacheDirOr(StringRef dir) {
+  if (!dir.empty())
+    return dir.str();
+  const char *env = std::getenv("HESPER_CACHE_DIR");
+  return env ? env : "";
+}
+
 std::string hesper::tune::cachePath(StringRef dir) {
   SmallString<128> path(dir);
   llvm::sys::path::append(path, "tune-cache.json");

@@ -107,10 +107,7 @@ int main(int argc, char **argv) {
                 "--workload NAME)");
   if (firstRuns < 1)
     return fail("--runs takes a count of at least 1");
-  std::string dir = cacheDir;
-  if (dir.empty())
-    if (const char *env = std::getenv("HESPER_CACHE_DIR"))
-      dir = env;
+  std::string dir = tune::cacheDirOr(cacheDir);
   if (dir.empty() && planPath.empty() && !mutants)
     return fail("nowhere to write the results: give --cache-dir, set "
                 "HESPER_CACHE_DIR, or give -o plan.json");

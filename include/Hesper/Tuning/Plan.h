@@ -97,6 +97,9 @@ struct CacheEntry {
   mlir::DictionaryAttr knobs;
 };
 
+/// `dir`, or $HESPER_CACHE_DIR when `dir` is empty ("" when neither is set).
+std::string cacheDirOr(llvm::StringRef dir);
+
 std::string cachePath(llvm::StringRef dir);
 /// The entries of the cache in `dir` (none when there is no file);
 /// failure, with `error` set, for a file that is not a cache.

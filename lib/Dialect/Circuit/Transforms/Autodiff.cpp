@@ -73,6 +73,16 @@ static SmallVector<Value> cloneBody(ExpBuilder &e, Block &src, ValueRange args,
   return yields;
 }
 
+/// The first value a lane body (arguments: the lane, then `args`) yields,
+/// copied at the builder's insertion point.
+static Value cloneLaneBody(ExpBuilder &e, Block &src, Value lane,
+                           ValueRange args) {
+  IRMapping mapping;
+  SmallVector<Value> bodyArgs{lane};
+  llvm::append_range(bodyArgs, args);
+  return cloneBody(e, src, bodyArgs, mapping)[0];
+}
+
 /// Reverse mode through a body copied by cloneBody: given the cotangents
 /// `seeds` of its yielded values (null for none), emits the derivative of
 /// each op and returns the cotangent of every argument of `src` (null where
@@ -369,10 +379,7 @@ LogicalResult Differentiator::copyOp(Operation &op) {
     Value result = g.map(
         inputs, whole, matmul.getType().getShape(), g.f32(),
         [&](ExpBuilder &e, Value lane, ValueRange args) {
-          IRMapping m;
-          SmallVector<Value> bodyArgs{lane};
-          llvm::append_range(bodyArgs, args);
-          return cloneBody(e, body, bodyArgs, m)[0];
+          return cloneLaneBody(e, body, lane, args);
         });
     order.push_back(result.getDefiningOp());
     primal.map(matmul.getResult(), result);
@@ -398,10 +405,7 @@ LogicalResult Differentiator::copyOp(Operation &op) {
           fused.getKind(), inputs,
           wholeInputs(fused.getPrologue(), fused.getInputs(), 1),
           [&](ExpBuilder &e, Value lane, ValueRange args) {
-            IRMapping m;
-            SmallVector<Value> bodyArgs{lane};
-            llvm::append_range(bodyArgs, args);
-            return cloneBody(e, prologue, bodyArgs, m)[0];
+            return cloneLaneBody(e, prologue, lane, args);
           });
     }
     order.push_back(reduced.getDefiningOp());
@@ -781,10 +785,7 @@ LogicalResult Differentiator::scatterRule(ScatterOp op, Value dy) {
         g.writeSlice(g.zeros(destType.getShape(), g.f32()), dy, /*offset=*/0);
     Value cleared = g.scatter(
         copy, grid, inputs, [&](ExpBuilder &e, Value lane, ValueRange args) {
-          IRMapping m;
-          SmallVector<Value> bodyArgs{lane};
-          llvm::append_range(bodyArgs, args);
-          Value addr = cloneBody(e, body, bodyArgs, m)[0];
+          Value addr = cloneLaneBody(e, body, lane, args);
           return std::make_pair(addr, e.f32(0));
         });
     accumulate(dest, cleared);
