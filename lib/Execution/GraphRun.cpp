@@ -148,6 +148,17 @@ hesper::exec::openRequestedDevice(const DeviceModeOptions &opts) {
   return cpuVulkan;
 }
 
+std::unique_ptr<rt::Device>
+hesper::exec::openFlaggedDevice(BackendFlag flag, int deviceIndex,
+                                unsigned threads, bool validation) {
+  DeviceModeOptions opts;
+  opts.backend = backendOf(flag);
+  opts.deviceIndex = deviceIndex;
+  opts.threads = threads;
+  opts.validation = validation;
+  return openRequestedDevice(opts);
+}
+
 llvm::cl::ValuesClass hesper::exec::backendFlagValues() {
   return llvm::cl::values(
       clEnumValN(BackendFlag::Auto, "auto",

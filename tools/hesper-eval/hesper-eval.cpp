@@ -120,12 +120,9 @@ int main(int argc, char **argv) {
   } else {
     if (workloads->empty())
       return fail("no workload matches --filter '" + filter + "'");
-    exec::DeviceModeOptions deviceOptions;
-    deviceOptions.backend = exec::backendOf(backend);
-    deviceOptions.deviceIndex = deviceIndex;
     registerAllPasses();
     std::unique_ptr<rt::Device> device =
-        exec::openRequestedDevice(deviceOptions);
+        exec::openFlaggedDevice(backend, deviceIndex);
     if (!device)
       return fail("no device to evaluate");
     mlir::DialectRegistry registry;

@@ -240,14 +240,9 @@ int main(int argc, char **argv) {
     return 0;
   }
 
-  exec::DeviceModeOptions deviceOptions;
-  deviceOptions.backend = exec::backendOf(backend);
-  deviceOptions.deviceIndex = deviceIndex;
-  deviceOptions.threads = threads;
-  deviceOptions.validation = validation;
   registerAllPasses();
   std::unique_ptr<rt::Device> device =
-      exec::openRequestedDevice(deviceOptions);
+      exec::openFlaggedDevice(backend, deviceIndex, threads, validation);
   if (!device)
     return fail("no device to train on");
 

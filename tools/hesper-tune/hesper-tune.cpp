@@ -112,12 +112,9 @@ int main(int argc, char **argv) {
     return fail("nowhere to write the results: give --cache-dir, set "
                 "HESPER_CACHE_DIR, or give -o plan.json");
 
-  exec::DeviceModeOptions deviceOptions;
-  deviceOptions.backend = exec::backendOf(backend);
-  deviceOptions.deviceIndex = deviceIndex;
   registerAllPasses();
   std::unique_ptr<rt::Device> device =
-      exec::openRequestedDevice(deviceOptions);
+      exec::openFlaggedDevice(backend, deviceIndex);
   if (!device)
     return fail("no device to tune for");
 

@@ -58,6 +58,12 @@ enum class BackendFlag { Auto, Vulkan, Cuda, Cpu };
 llvm::cl::ValuesClass backendFlagValues();
 /// The backend a flag names; nullopt for auto (openRequestedDevice's order).
 std::optional<rt::Backend> backendOf(BackendFlag flag);
+/// openRequestedDevice for a --backend flag and --device index (and the
+/// CPU backend's threads, Vulkan's validation layers).
+std::unique_ptr<rt::Device> openFlaggedDevice(BackendFlag flag,
+                                              int deviceIndex,
+                                              unsigned threads = 0,
+                                              bool validation = false);
 
 /// Hides every registered option outside the categories named in `shown`
 /// and LLVM's "Generic Options" (--help, --version) from --help: LLVM's
