@@ -24,11 +24,15 @@
 // in a heap; a popped pair whose symbols changed since it was pushed is
 // stale and skipped.
 //
+// This file sets up the vocabulary (Tokenizer::Impl::init), cuts a text at
+// its special tokens, decodes, and holds the public API; PreTokenizer.cpp
+// has the pre-tokenizers and TokenizerMerge.cpp the two merge loops.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Hesper/Models/Tokenizer.h"
 
-#include "Unicode.h"
+#include "TokenizerImpl.h"
 
 #include <algorithm>
 #include <cmath>
@@ -38,42 +42,12 @@
 #include <utility>
 
 using namespace hesper::models;
-namespace uc = hesper::models::unicode;
+using namespace hesper::models::tokenizer;
 
 namespace {
 
 /// U+2581 LOWER ONE EIGHTH BLOCK, SentencePiece's stand-in for a space.
 constexpr std::string_view spaceMarker = "\xE2\x96\x81";
-
-//===----------------------------------------------------------------------===//
-// GPT-2's byte <-> code point mapping
-//===----------------------------------------------------------------------===//
-
-/// GPT-2's bytes_to_unicode: the printable bytes ('!'..'~', U+00A1..U+00AC,
-/// U+00AE..U+00FF) stand for themselves, the other 68 bytes take the code
-/// points from U+0100 up, in byte order.
-struct ByteMapping {
-  static constexpr uint32_t numCodePoints = 256 + 68;
-  std::string utf8[256];         ///< The UTF-8 of each byte's code point.
-  int16_t byteOf[numCodePoints]; ///< Code point -> byte, -1 if none.
-
-  ByteMapping() {
-    std::fill(std::begin(byteOf), std::end(byteOf), int16_t(-1));
-    uint32_t next = 256;
-    for (uint32_t b = 0; b < 256; ++b) {
-      bool printable = (b >= 0x21 && b <= 0x7E) || (b >= 0xA1 && b <= 0xAC) ||
-                       (b >= 0xAE && b <= 0xFF);
-      uint32_t cp = printable ? b : next++;
-      uc::appendUtf8(utf8[b], cp);
-      byteOf[cp] = static_cast<int16_t>(b);
-    }
-  }
-};
-
-const ByteMapping &byteMapping() {
-  static const ByteMapping mapping;
-  return mapping;
-}
 
 //===----------------------------------------------------------------------===//
 // Small helpers
@@ -120,344 +94,6 @@ std::string quoted(std::string_view text) {
   return s;
 }
 
-//===----------------------------------------------------------------------===//
-// Pre-tokenizers
-//===----------------------------------------------------------------------===//
-
-/// The regexes the pre-tokenizers implement.
-enum class PreKind {
-  /// 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
-  Gpt2,
-  /// (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|
-  ///  ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
-  Llama3,
-  /// As Llama3, with \p{N} in place of \p{N}{1,3}.
-  Qwen2,
-};
-
-struct PreTokenizerInfo {
-  PreKind kind;
-  bool ignoreMerges; ///< Words that are tokens skip the merges (Llama 3).
-};
-
-/// The tokenizer.ggml.pre names understood, with llama.cpp's aliases that
-/// use the same regex. An empty name is "default", as in llama.cpp.
-bool lookupPreTokenizer(std::string_view name, PreTokenizerInfo &info) {
-  static const struct {
-    const char *name;
-    PreTokenizerInfo info;
-  } known[] = {
-      {"", {PreKind::Gpt2, false}},
-      {"default", {PreKind::Gpt2, false}},
-      {"gpt2", {PreKind::Gpt2, false}},
-      {"gpt-2", {PreKind::Gpt2, false}},
-      {"phi-2", {PreKind::Gpt2, false}},
-      {"mpt", {PreKind::Gpt2, false}},
-      {"olmo", {PreKind::Gpt2, false}},
-      {"llama-bpe", {PreKind::Llama3, true}},
-      {"llama3", {PreKind::Llama3, true}},
-      {"llama-v3", {PreKind::Llama3, true}},
-      {"falcon3", {PreKind::Llama3, true}},
-      {"smaug-bpe", {PreKind::Llama3, false}},
-      {"dbrx", {PreKind::Llama3, false}},
-      {"qwen2", {PreKind::Qwen2, false}},
-      {"deepseek-r1-qwen", {PreKind::Qwen2, false}},
-      {"stablelm2", {PreKind::Qwen2, false}},
-  };
-  for (const auto &entry : known) {
-    if (name == entry.name) {
-      info = entry.info;
-      return true;
-    }
-  }
-  return false;
-}
-
-/// The characters of a text, as the pre-tokenizers see them.
-class CharSequence {
-public:
-  /// Marks a position past the end.
-  static constexpr uint8_t noChar = 0x80;
-
-  void assign(std::string_view text) {
-    codePoints.clear();
-    classes.clear();
-    offsets.clear();
-    for (size_t off = 0; off < text.size();) {
-      uint32_t cp;
-      size_t len = uc::decodeUtf8(text.data() + off, text.size() - off, cp);
-      codePoints.push_back(cp);
-      classes.push_back(uc::classify(cp));
-      offsets.push_back(off);
-      off += len;
-    }
-    offsets.push_back(text.size());
-  }
-
-  size_t size() const { return codePoints.size(); }
-  /// The code point at `i`, or an impossible value past the end.
-  uint32_t cp(size_t i) const {
-    return i < codePoints.size() ? codePoints[i] : 0xFFFFFFFFu;
-  }
-  /// The class at `i`, or noChar past the end.
-  uint8_t cls(size_t i) const {
-    return i < classes.size() ? classes[i] : noChar;
-  }
-  /// The byte offset of character `i` (the text size for i == size()).
-  size_t offset(size_t i) const { return offsets[i]; }
-
-private:
-  std::vector<uint32_t> codePoints;
-  std::vector<uint8_t> classes;
-  std::vector<size_t> offsets;
-};
-
-/// Matches 's 't 're 've 'm 'll 'd at `p`; sets `end` past it.
-bool matchContraction(const CharSequence &s, size_t p, bool anyCase,
-                      size_t &end) {
-  if (s.cp(p) != '\'')
-    return false;
-  auto at = [&](size_t i) {
-    uint32_t c = s.cp(i);
-    if (anyCase && c >= 'A' && c <= 'Z')
-      c += 'a' - 'A';
-    return c;
-  };
-  uint32_t c1 = at(p + 1);
-  if (c1 == 's' || c1 == 't' || c1 == 'm' || c1 == 'd') {
-    end = p + 2;
-    return true;
-  }
-  uint32_t c2 = at(p + 2);
-  if ((c1 == 'r' && c2 == 'e') || (c1 == 'v' && c2 == 'e') ||
-      (c1 == 'l' && c2 == 'l')) {
-    end = p + 3;
-    return true;
-  }
-  return false;
-}
-
-/// The length of the run of class `cls` from `p`.
-size_t runLength(const CharSequence &s, size_t p, uint8_t cls) {
-  size_t q = p;
-  while (s.cls(q) == cls)
-    ++q;
-  return q - p;
-}
-
-/// The end of the GPT-2 regex match that starts at `p` (< s.size()).
-size_t matchGpt2(const CharSequence &s, size_t p) {
-  size_t end;
-  if (matchContraction(s, p, /*anyCase=*/false, end))
-    return end;
-  // " ?\p{L}+", " ?\p{N}+", " ?[^\s\p{L}\p{N}]+".
-  bool space = s.cp(p) == ' ';
-  uint8_t cls = space ? s.cls(p + 1) : s.cls(p);
-  if (cls == uc::Letter || cls == uc::Number || cls == uc::Other) {
-    size_t start = p + (space ? 1 : 0);
-    return start + runLength(s, start, cls);
-  }
-  // "\s+(?!\S)": a run of spaces followed by a non-space leaves its last one
-  // to that; "\s+" otherwise.
-  size_t n = runLength(s, p, uc::Whitespace);
-  if (n > 1 && p + n < s.size())
-    return p + n - 1;
-  return p + std::max<size_t>(n, 1);
-}
-
-/// The end of the Llama 3 (`maxDigits` = 3) or Qwen2 (`maxDigits` = 1)
-/// regex match that starts at `p` (< s.size()).
-size_t matchLlama3(const CharSequence &s, size_t p, size_t maxDigits) {
-  size_t end;
-  if (matchContraction(s, p, /*anyCase=*/true, end))
-    return end;
-  uint32_t c0 = s.cp(p);
-  uint8_t k0 = s.cls(p);
-  // "[^\r\n\p{L}\p{N}]?\p{L}+".
-  if (c0 != '\r' && c0 != '\n' && k0 != uc::Number &&
-      (k0 == uc::Letter || s.cls(p + 1) == uc::Letter))
-    return p + 1 + runLength(s, p + 1, uc::Letter);
-  // "\p{N}{1,3}" (or "\p{N}").
-  if (k0 == uc::Number)
-    return p + std::min(maxDigits, runLength(s, p, uc::Number));
-  // " ?[^\s\p{L}\p{N}]+[\r\n]*".
-  bool space = c0 == ' ';
-  if ((space ? s.cls(p + 1) : k0) == uc::Other) {
-    size_t q = p + (space ? 1 : 0);
-    q += runLength(s, q, uc::Other);
-    while (s.cp(q) == '\r' || s.cp(q) == '\n')
-      ++q;
-    return q;
-  }
-  // "\s*[\r\n]+": through the last line break of the run of spaces.
-  size_t n = runLength(s, p, uc::Whitespace);
-  size_t afterBreak = 0;
-  for (size_t i = p; i < p + n; ++i)
-    if (s.cp(i) == '\r' || s.cp(i) == '\n')
-      afterBreak = i + 1;
-  if (afterBreak)
-    return afterBreak;
-  // "\s+(?!\S)", "\s+".
-  if (n > 1 && p + n < s.size())
-    return p + n - 1;
-  return p + std::max<size_t>(n, 1);
-}
-
-/// Splits `text` into words, as byte ranges [first, second).
-void splitWords(PreKind kind, std::string_view text, CharSequence &chars,
-                std::vector<std::pair<size_t, size_t>> &words) {
-  words.clear();
-  chars.assign(text);
-  for (size_t p = 0, n = chars.size(); p < n;) {
-    size_t end = p + 1;
-    switch (kind) {
-    case PreKind::Gpt2:
-      end = matchGpt2(chars, p);
-      break;
-    case PreKind::Llama3:
-      end = matchLlama3(chars, p, 3);
-      break;
-    case PreKind::Qwen2:
-      end = matchLlama3(chars, p, 1);
-      break;
-    }
-    end = std::min(std::max(end, p + 1), n);
-    words.emplace_back(chars.offset(p), chars.offset(end));
-    p = end;
-  }
-}
-
-//===----------------------------------------------------------------------===//
-// Merge loop data
-//===----------------------------------------------------------------------===//
-
-/// A symbol of the merge loops: a byte range of the text being tokenized,
-/// linked to its neighbours. A symbol merged into its left neighbour has
-/// length 0.
-struct Symbol {
-  size_t start;
-  size_t length;
-  int32_t prev;
-  int32_t next;
-  int32_t id; ///< Token id of the symbol's text, -1 if none (BPE reads
-              ///< it; SPM emits symbols by their text).
-};
-
-/// A candidate merge of two adjacent symbols.
-struct Candidate {
-  float score;     ///< SPM: the merged token's score (higher first).
-  int32_t rank;    ///< BPE: the merge's rank (lower first).
-  int32_t left;    ///< Index of the left symbol (lower first on ties).
-  int32_t right;   ///< Index of the right symbol.
-  uint32_t length; ///< Bytes the two symbols had together when pushed
-                   ///< (truncated; a mismatch only drops the merge).
-  int32_t result;  ///< The merged symbol's token id, -1 if none.
-};
-
-/// Heap order: true when `a` comes after `b`.
-struct SpmLater {
-  bool operator()(const Candidate &a, const Candidate &b) const {
-    if (a.score != b.score)
-      return a.score < b.score;
-    return a.left > b.left;
-  }
-};
-
-struct BpeLater {
-  bool operator()(const Candidate &a, const Candidate &b) const {
-    if (a.rank != b.rank)
-      return a.rank > b.rank;
-    return a.left > b.left;
-  }
-};
-
-/// Buffers reused across the pieces of one encode() call.
-struct Scratch {
-  std::vector<Symbol> symbols;
-  std::vector<Candidate> heap;
-  std::vector<std::pair<size_t, size_t>> words;
-  CharSequence chars;
-  std::string text;
-};
-
-/// Cuts `symbols` off at `text`'s characters, linked in order.
-void initSymbols(std::string_view text, bool perByte,
-                 std::vector<Symbol> &symbols) {
-  symbols.clear();
-  symbols.reserve(text.size());
-  for (size_t off = 0; off < text.size();) {
-    size_t len = 1;
-    if (!perByte) {
-      uint32_t cp;
-      len = uc::decodeUtf8(text.data() + off, text.size() - off, cp);
-    }
-    int32_t index = static_cast<int32_t>(symbols.size());
-    symbols.push_back({off, len, index - 1, -1, -1});
-    if (index > 0)
-      symbols[index - 1].next = index;
-    off += len;
-  }
-}
-
-/// Whether a popped candidate still describes two adjacent live symbols.
-bool isCurrent(const std::vector<Symbol> &symbols, const Candidate &c) {
-  const Symbol &l = symbols[c.left], &r = symbols[c.right];
-  return l.length != 0 && r.length != 0 && l.next == c.right &&
-         static_cast<uint32_t>(l.length + r.length) == c.length;
-}
-
-/// Merges the right symbol of `c` into its left one.
-void applyMerge(std::vector<Symbol> &symbols, const Candidate &c) {
-  Symbol &l = symbols[c.left], &r = symbols[c.right];
-  l.length += r.length;
-  r.length = 0;
-  l.next = r.next;
-  if (r.next >= 0)
-    symbols[r.next].prev = c.left;
-}
-
-/// The merge loop of both models. Every adjacent pair gets a candidate if
-/// `pairOf(left, right, candidate)` finds one; then, best first (`Later`
-/// orders the heap), each candidate that still describes two adjacent live
-/// symbols is merged, the merged symbol takes the candidate's result id,
-/// and its new pairs with its neighbours become candidates.
-template <typename Later, typename PairFn>
-void mergeBest(std::vector<Symbol> &symbols, std::vector<Candidate> &heap,
-               PairFn pairOf) {
-  heap.clear();
-  heap.reserve(symbols.size());
-  auto consider = [&](int32_t left, int32_t right, bool keepHeap) {
-    Candidate c;
-    if (left < 0 || right < 0 || !pairOf(left, right, c))
-      return;
-    heap.push_back(c);
-    if (keepHeap)
-      std::push_heap(heap.begin(), heap.end(), Later());
-  };
-  // Seed with every adjacent pair, then heapify once.
-  for (int32_t i = 1; i < static_cast<int32_t>(symbols.size()); ++i)
-    consider(i - 1, i, false);
-  std::make_heap(heap.begin(), heap.end(), Later());
-  while (!heap.empty()) {
-    std::pop_heap(heap.begin(), heap.end(), Later());
-    Candidate c = heap.back();
-    heap.pop_back();
-    if (!isCurrent(symbols, c))
-      continue;
-    applyMerge(symbols, c);
-    symbols[c.left].id = c.result;
-    consider(symbols[c.left].prev, c.left, true);
-    consider(c.left, symbols[c.left].next, true);
-  }
-}
-
-/// A piece of the text to encode: raw text, or a special token.
-struct Fragment {
-  size_t offset;
-  size_t length;
-  int32_t token; ///< -1 for raw text.
-};
-
 const char *const eogNames[] = {
     "<|eot_id|>", "<|im_end|>", "<|endoftext|>",   "<end_of_turn>",
     "<|eom_id|>", "<|end|>",    "<|end_of_text|>", "<EOT>",
@@ -466,55 +102,21 @@ const char *const eogNames[] = {
 } // namespace
 
 //===----------------------------------------------------------------------===//
-// Tokenizer::Impl
+// GPT-2's byte <-> code point mapping
 //===----------------------------------------------------------------------===//
 
-struct Tokenizer::Impl {
-  TokenizerVocab v;
-  bool spm = false;
-  PreTokenizerInfo pre = {PreKind::Gpt2, false};
+namespace hesper::models::tokenizer {
 
-  /// Token types, derived when the vocabulary gives none.
-  std::vector<TokenType> types;
-  /// Token scores (0 when none are given; NaN taken as -infinity).
-  std::vector<float> scores;
-  /// Token text -> id; the views point into v.tokens.
-  std::unordered_map<std::string_view, int32_t> ids;
-  /// Tokens kept whole when they occur in the text, longest first.
-  std::vector<int32_t> specials;
-  /// End-of-generation tokens besides EOS.
-  std::vector<int32_t> eogIds;
+const ByteMapping &byteMapping() {
+  static const ByteMapping mapping;
+  return mapping;
+}
 
-  /// SPM: each byte's fallback token, -1 if none.
-  int32_t byteTokens[256];
+} // namespace hesper::models::tokenizer
 
-  /// BPE: the merge of the token pair (left id << 32 | right id).
-  struct Merge {
-    int32_t rank;
-    int32_t result; ///< Id of the merged text, -1 if not a token.
-  };
-  std::unordered_map<uint64_t, Merge> merges;
-  /// BPE: the token of each byte's mapped code point, -1 if none.
-  int32_t byteCharTokens[256];
-
-  bool init(std::string &error);
-
-  int32_t lookup(std::string_view text) const {
-    auto it = ids.find(text);
-    return it == ids.end() ? -1 : it->second;
-  }
-
-  void partition(const std::string &text, bool parseSpecial,
-                 std::vector<Fragment> &fragments) const;
-  void encodeSpm(std::string_view text, Scratch &scratch,
-                 std::vector<int32_t> &out) const;
-  void emitSpmSymbol(std::string_view piece, std::vector<int32_t> &out) const;
-  void encodeBpe(std::string_view text, Scratch &scratch,
-                 std::vector<int32_t> &out) const;
-  void encodeBpeWord(std::string_view word, Scratch &scratch,
-                     std::vector<int32_t> &out) const;
-  void appendPiece(int32_t id, bool showSpecial, std::string &out) const;
-};
+//===----------------------------------------------------------------------===//
+// Tokenizer::Impl
+//===----------------------------------------------------------------------===//
 
 bool Tokenizer::Impl::init(std::string &error) {
   const size_t n = v.tokens.size();
@@ -708,108 +310,6 @@ void Tokenizer::Impl::partition(const std::string &text, bool parseSpecial,
   }
 }
 
-void Tokenizer::Impl::emitSpmSymbol(std::string_view piece,
-                                    std::vector<int32_t> &out) const {
-  int32_t id = lookup(piece);
-  if (id >= 0) {
-    out.push_back(id);
-    return;
-  }
-  // Byte fallback; a character some of whose bytes have no token becomes
-  // one unknown token instead (if there is one).
-  bool allBytes = true;
-  for (char c : piece)
-    allBytes &= byteTokens[static_cast<uint8_t>(c)] >= 0;
-  if (!allBytes && v.unk >= 0) {
-    out.push_back(v.unk);
-    return;
-  }
-  for (char c : piece)
-    if (int32_t b = byteTokens[static_cast<uint8_t>(c)]; b >= 0)
-      out.push_back(b);
-}
-
-void Tokenizer::Impl::encodeSpm(std::string_view text, Scratch &scratch,
-                                std::vector<int32_t> &out) const {
-  std::vector<Symbol> &symbols = scratch.symbols;
-  std::vector<Candidate> &heap = scratch.heap;
-  initSymbols(text, /*perByte=*/false, symbols);
-  if (symbols.empty())
-    return;
-  mergeBest<SpmLater>(
-      symbols, heap, [&](int32_t left, int32_t right, Candidate &c) {
-        const Symbol &l = symbols[left], &r = symbols[right];
-        std::string_view joined = text.substr(l.start, l.length + r.length);
-        int32_t id = lookup(joined);
-        if (id < 0)
-          return false;
-        c = {scores[id], 0, left, right,
-             static_cast<uint32_t>(joined.size()), id};
-        return true;
-      });
-  for (int32_t i = 0; i >= 0; i = symbols[i].next)
-    emitSpmSymbol(text.substr(symbols[i].start, symbols[i].length), out);
-}
-
-void Tokenizer::Impl::encodeBpeWord(std::string_view word, Scratch &scratch,
-                                    std::vector<int32_t> &out) const {
-  const ByteMapping &mapping = byteMapping();
-  if (pre.ignoreMerges) {
-    std::string &mapped = scratch.text;
-    mapped.clear();
-    for (char c : word)
-      mapped += mapping.utf8[static_cast<uint8_t>(c)];
-    if (int32_t id = lookup(mapped); id >= 0) {
-      out.push_back(id);
-      return;
-    }
-  }
-
-  std::vector<Symbol> &symbols = scratch.symbols;
-  std::vector<Candidate> &heap = scratch.heap;
-  initSymbols(word, /*perByte=*/true, symbols);
-  if (symbols.empty())
-    return;
-  for (Symbol &s : symbols)
-    s.id = byteCharTokens[static_cast<uint8_t>(word[s.start])];
-  mergeBest<BpeLater>(
-      symbols, heap, [&](int32_t left, int32_t right, Candidate &c) {
-        const Symbol &l = symbols[left], &r = symbols[right];
-        if (l.id < 0 || r.id < 0)
-          return false;
-        auto it =
-            merges.find((uint64_t(uint32_t(l.id)) << 32) | uint32_t(r.id));
-        if (it == merges.end())
-          return false;
-        c = {0.0f, it->second.rank, left, right,
-             static_cast<uint32_t>(l.length + r.length), it->second.result};
-        return true;
-      });
-  for (int32_t i = 0; i >= 0; i = symbols[i].next) {
-    const Symbol &s = symbols[i];
-    if (s.id >= 0) {
-      out.push_back(s.id);
-      continue;
-    }
-    // A merge whose result is not a token: one token per byte.
-    for (size_t k = s.start; k < s.start + s.length; ++k) {
-      int32_t id = byteCharTokens[static_cast<uint8_t>(word[k])];
-      if (id < 0)
-        id = v.unk;
-      if (id >= 0)
-        out.push_back(id);
-    }
-  }
-}
-
-void Tokenizer::Impl::encodeBpe(std::string_view text, Scratch &scratch,
-                                std::vector<int32_t> &out) const {
-  splitWords(pre.kind, text, scratch.chars, scratch.words);
-  // encodeBpeWord uses the other scratch buffers, not the word list.
-  for (const auto &[begin, end] : scratch.words)
-    encodeBpeWord(text.substr(begin, end - begin), scratch, out);
-}
-
 void Tokenizer::Impl::appendPiece(int32_t id, bool showSpecial,
                                   std::string &out) const {
   if (id < 0 || id >= static_cast<int32_t>(v.tokens.size()))
@@ -965,19 +465,4 @@ bool Tokenizer::isEog(int32_t id) const {
     return true;
   return std::find(impl->eogIds.begin(), impl->eogIds.end(), id) !=
          impl->eogIds.end();
-}
-
-std::vector<std::string> hesper::models::preTokenize(const std::string &pre,
-                                                     const std::string &text) {
-  std::vector<std::string> pieces;
-  PreTokenizerInfo info;
-  if (!lookupPreTokenizer(pre, info))
-    return pieces;
-  CharSequence chars;
-  std::vector<std::pair<size_t, size_t>> words;
-  splitWords(info.kind, text, chars, words);
-  pieces.reserve(words.size());
-  for (const auto &[begin, end] : words)
-    pieces.emplace_back(text, begin, end - begin);
-  return pieces;
 }
