@@ -10,9 +10,14 @@
 // type the kernels read, so that problems in a file surface at load time as
 // one line, never later inside the compiler or a kernel.
 //
+// This file holds the loader's common part and the Model methods; the Gemma,
+// Gemma 4 and BitNet branches of the loader are in ModelArchitectures.cpp.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Hesper/Models/Model.h"
+
+#include "ModelLoader.h"
 
 #include <cmath>
 #include <cstdlib>
@@ -21,6 +26,7 @@
 
 using namespace hesper;
 using namespace hesper::models;
+using namespace hesper::models::loader;
 using rt::GgmlType;
 using rt::Status;
 
@@ -133,581 +139,318 @@ hesper::models::readTokenizerVocab(const rt::GgufFile &file) {
   return v;
 }
 
-namespace {
-/// Reads and checks one file's hyperparameters and tensors.
-class Loader {
-public:
-  Loader(const rt::GgufFile &file, LlamaHParams &hp) : file(file), hp(hp) {}
+//===----------------------------------------------------------------------===//
+// Loader
+//===----------------------------------------------------------------------===//
 
-  Status fail(const std::string &what) {
-    return Status::error(file.path() + ": " + what);
-  }
-
-  /// `{arch}.key` as a positive integer; `fallback` when absent (0: the key
-  /// is required).
-  Status integer(const std::string &key, int64_t &out, int64_t fallback) {
-    std::string full = hp.arch + "." + key;
-    const rt::GgufValue *value = file.find(full);
-    if (!value) {
-      if (fallback <= 0)
-        return fail("missing metadata key '" + full + "'");
-      out = fallback;
-      return Status();
-    }
-    if (!value->isInteger())
-      return fail("metadata key '" + full + "' is not an integer");
-    if (value->i <= 0 || value->i > (int64_t(1) << 31))
-      return fail("metadata key '" + full + "' has the value " +
-                  std::to_string(value->i) + ", expected 1 to 2^31");
-    out = value->i;
-    return Status();
-  }
-
-  Status real(const std::string &key, double &out) {
-    std::string full = hp.arch + "." + key;
-    const rt::GgufValue *value = file.find(full);
-    if (!value)
-      return Status(); // keep the default
-    std::optional<double> number = value->asNumber();
-    if (!number || !std::isfinite(*number) || *number <= 0)
-      return fail("metadata key '" + full + "' is not a positive number");
-    out = *number;
-    return Status();
-  }
-
-  /// A table rows are looked up from by token id (circuit.gather): a type
-  /// the gather decodes, and element indices that fit its 32-bit lanes.
-  Status lookupTable(const std::string &name) {
-    const rt::GgufTensor *t = file.tensor(name);
-    if (t->type == GgmlType::I2_S)
-      return fail("tensor '" + name +
-                  "' is i2_s, which the embedding lookup does not read");
-    // Larger tables are bound as row ranges; a row must fit in one.
-    if (t->dims[0] > hp.maxLookupValues)
-      return fail("tensor '" + name + "' has rows of " +
-                  std::to_string(t->dims[0]) +
-                  " values, more than the embedding lookup's 32-bit "
-                  "indices reach (" + std::to_string(hp.maxLookupValues) +
-                  ")");
-    return Status();
-  }
-
-  /// Checks that tensor `name` exists with ggml dims `dims` (row length
-  /// first) and, for a matrix, a type the kernels read.
-  Status expect(const std::string &name, std::vector<int64_t> dims) {
-    const rt::GgufTensor *t = file.tensor(name);
-    if (!t)
-      return fail("missing tensor '" + name + "'");
-    if (t->dims != dims)
-      return fail("tensor '" + name + "' has shape " + shapeString(t->dims) +
-                  ", expected " + shapeString(dims));
-    if (dims.size() == 1 && t->type != GgmlType::F32)
-      return fail("tensor '" + name + "' has type " +
-                  rt::ggmlTypeName(t->type) + ", expected f32");
-    if (dims.size() == 2 && !isKernelWeightType(t->type))
-      return fail("tensor '" + name + "' has type " +
-                  rt::ggmlTypeName(t->type) +
-                  ", which the matmul kernels do not read yet (supported: "
-                  "f32, f16, bf16, q8_0, q4_0, q4_k, q5_k, q6_k, tq1_0, tq2_0, "
-                  "i2_s)");
-    // The k-quant kernels read whole super-blocks per row.
-    if (dims.size() == 2 && dims[0] % rt::ggmlBlockSize(t->type) != 0)
-      return fail("tensor '" + name + "' rows of " + std::to_string(dims[0]) +
-                  " elements are not whole " + rt::ggmlTypeName(t->type) +
-                  " blocks");
-    return Status();
-  }
-
-  Status run() {
-    auto arch = file.getString("general.architecture");
-    if (!arch)
-      return fail("missing metadata key 'general.architecture'");
-    hp.arch = *arch;
-    if (hp.arch == "llama") {
-      hp.ropeType = RopeType::Norm;
-    } else if (hp.arch == "qwen2") {
-      hp.ropeType = RopeType::NeoX;
-      hp.qkvBias = true;
-    } else if (hp.arch == "qwen3") {
-      hp.ropeType = RopeType::NeoX;
-      hp.qkNorm = true;
-    } else if (hp.arch == "bitnet") {
-      hp.ropeType = RopeType::NeoX;
-      hp.subNorms = true;
-      if (Status s = bitnetActivation(); !s)
-        return s;
-    } else if (isGemma() || hp.arch == "gemma4") {
-      hp.ropeType = RopeType::NeoX;
-      hp.ffnActivation = FfnActivation::GeluTanh;
-      hp.postNorms = hp.arch != "gemma";
-      hp.qkNorm = hp.arch == "gemma3" || hp.arch == "gemma4";
-    } else {
-      return fail("unsupported architecture '" + hp.arch +
-                  "' (supported: llama, qwen2, qwen3, gemma, gemma2, "
-                  "gemma3, gemma4, bitnet)");
-    }
-
-    Status s;
-    // gemma4 may give head counts and FFN widths per layer.
-    std::vector<int64_t> headsPerLayer, kvHeadsPerLayer, ffnPerLayer;
-    if (!(s = integer("embedding_length", hp.dim, 0)) ||
-        !(s = integer("block_count", hp.layers, 0)) ||
-        !(s = perLayer("feed_forward_length", hp.ffn, 0, ffnPerLayer)) ||
-        !(s = perLayer("attention.head_count", hp.heads, 0, headsPerLayer)) ||
-        !(s = perLayer("attention.head_count_kv", hp.kvHeads, hp.heads,
-                       kvHeadsPerLayer)) ||
-        !(s = integer("context_length", hp.contextLength, 2048)))
-      return s;
-    if (hp.arch != "gemma4" &&
-        (headsPerLayer.size() || kvHeadsPerLayer.size() || ffnPerLayer.size()))
-      return fail("per-layer head counts or FFN widths are supported for "
-                  "gemma4 only");
-    // As llama.cpp: without head_count_kv, every layer's is its head count.
-    if (kvHeadsPerLayer.empty() && !headsPerLayer.empty() &&
-        !file.find(hp.arch + ".attention.head_count_kv"))
-      kvHeadsPerLayer = headsPerLayer;
-    if (hp.dim % hp.heads != 0 &&
-        !file.find(hp.arch + ".attention.key_length"))
-      return fail("embedding_length " + std::to_string(hp.dim) +
-                  " is not a multiple of head_count " +
-                  std::to_string(hp.heads));
-    if (!(s = integer("attention.key_length", hp.headDim,
-                      hp.dim / hp.heads)))
-      return s;
-    int64_t valueLength = 0;
-    if (!(s = integer("attention.value_length", valueLength, hp.headDim)))
-      return s;
-    if (valueLength != hp.headDim)
-      return fail("attention.value_length " + std::to_string(valueLength) +
-                  " differs from key_length " + std::to_string(hp.headDim) +
-                  " (not supported)");
-    if (hp.heads % hp.kvHeads != 0)
-      return fail("head_count " + std::to_string(hp.heads) +
-                  " is not a multiple of head_count_kv " +
-                  std::to_string(hp.kvHeads));
-    if (hp.headDim % 2 != 0)
-      return fail("head dimension " + std::to_string(hp.headDim) +
-                  " is odd");
-    if (!(s = integer("rope.dimension_count", hp.ropeDims, hp.headDim)))
-      return s;
-    if (hp.ropeDims > hp.headDim || hp.ropeDims % 2 != 0)
-      return fail("rope.dimension_count " + std::to_string(hp.ropeDims) +
-                  " must be even and at most the head dimension " +
-                  std::to_string(hp.headDim));
-    if (!(s = real("attention.layer_norm_rms_epsilon", hp.eps)) ||
-        !(s = real("rope.freq_base", hp.ropeBase)))
-      return s;
-    std::string scaling =
-        file.getString(hp.arch + ".rope.scaling.type").value_or("none");
-    if (scaling == "linear") {
-      if (!(s = real("rope.scaling.factor", hp.ropeScale)))
-        return s;
-    } else if (scaling != "none") {
-      return fail("rope.scaling.type '" + scaling +
-                  "' is not supported (supported: none, linear)");
-    }
-    // Older files state linear scaling only as a factor.
-    if (scaling == "none" && file.find(hp.arch + ".rope.scale_linear"))
-      if (!(s = real("rope.scale_linear", hp.ropeScale)))
-        return s;
-
-    hp.attnScale = 1.0 / std::sqrt(double(hp.headDim));
-    hp.ropeDimsSwa = hp.ropeDims;
-    if (isGemma() && !(s = gemma()))
-      return s;
-    // Every layer's shape; gemma4 then changes its own.
-    hp.layerShapes.clear();
-    for (int64_t l = 0; l < hp.layers; ++l) {
-      LayerShape shape;
-      shape.heads = headsPerLayer.empty() ? hp.heads : headsPerLayer[l];
-      shape.kvHeads = kvHeadsPerLayer.empty() ? hp.kvHeads : kvHeadsPerLayer[l];
-      shape.headDim = hp.headDim;
-      shape.ropeDims = hp.ropeDims;
-      shape.ffn = ffnPerLayer.empty() ? hp.ffn : ffnPerLayer[l];
-      shape.slidingWindow = hp.isSwa(l);
-      shape.kvSource = l;
-      hp.layerShapes.push_back(shape);
-    }
-    if (hp.arch == "gemma4" && !(s = gemma4()))
-      return s;
-
-    const rt::GgufTensor *embd = file.tensor("token_embd.weight");
-    if (!embd)
-      return fail("missing tensor 'token_embd.weight'");
-    if (embd->dims.size() != 2 || embd->dims[0] != hp.dim)
-      return fail("tensor 'token_embd.weight' has shape " +
-                  shapeString(embd->dims) + ", expected [" +
-                  std::to_string(hp.dim) + ", vocabulary]");
-    hp.vocab = embd->dims[1];
-    // gemma and gemma2's head is the embedding table (llama.cpp ignores
-    // any output.weight); gemma3 reads output.weight when there is one.
-    hp.tiedHead = hp.arch == "gemma" || hp.arch == "gemma2" ||
-                  hp.arch == "bitnet" ||
-                  file.tensor("output.weight") == nullptr;
-    if (hp.arch == "gemma4")
-      return gemma4Tensors();
-    // The table is read in place by the embedding gather (and, tied, by
-    // the LM head).
-    if (!(s = expect("token_embd.weight", {hp.dim, hp.vocab})) ||
-        !(s = lookupTable("token_embd.weight")))
-      return s;
-    if (!hp.tiedHead && !(s = expect("output.weight", {hp.dim, hp.vocab})))
-      return s;
-    if (!(s = expect("output_norm.weight", {hp.dim})))
-      return s;
-    // llama.cpp passes rope_freqs to the llama and qwen graphs only.
-    const bool takesFreqFactors = hp.arch == "llama" ||
-                                  hp.arch == "qwen2" || hp.arch == "qwen3";
-    if (takesFreqFactors && file.tensor("rope_freqs.weight")) {
-      hp.ropeFreqFactors = true;
-      if (!(s = expect("rope_freqs.weight", {hp.ropeDims / 2})))
-        return s;
-    }
-    // llama.cpp loads Q/K/V biases for llama when present, and requires
-    // them for qwen2.
-    if (file.tensor("blk.0.attn_q.bias"))
-      hp.qkvBias = true;
-
-    for (int64_t l = 0; l < hp.layers; ++l) {
-      std::string b = "blk." + std::to_string(l) + ".";
-      if (!(s = expect(b + "attn_norm.weight", {hp.dim})) ||
-          !(s = expect(b + "attn_q.weight", {hp.dim, hp.qDim()})) ||
-          !(s = expect(b + "attn_k.weight", {hp.dim, hp.kvDim()})) ||
-          !(s = expect(b + "attn_v.weight", {hp.dim, hp.kvDim()})) ||
-          !(s = expect(b + "attn_output.weight", {hp.qDim(), hp.dim})) ||
-          !(s = expect(b + "ffn_norm.weight", {hp.dim})) ||
-          !(s = expect(b + "ffn_gate.weight", {hp.dim, hp.ffn})) ||
-          !(s = expect(b + "ffn_up.weight", {hp.dim, hp.ffn})) ||
-          !(s = expect(b + "ffn_down.weight", {hp.ffn, hp.dim})))
-        return s;
-      if (hp.qkvBias &&
-          (!(s = expect(b + "attn_q.bias", {hp.qDim()})) ||
-           !(s = expect(b + "attn_k.bias", {hp.kvDim()})) ||
-           !(s = expect(b + "attn_v.bias", {hp.kvDim()}))))
-        return s;
-      if (hp.qkNorm &&
-          (!(s = expect(b + "attn_q_norm.weight", {hp.headDim})) ||
-           !(s = expect(b + "attn_k_norm.weight", {hp.headDim}))))
-        return s;
-      if (hp.postNorms &&
-          (!(s = expect(b + "post_attention_norm.weight", {hp.dim})) ||
-           !(s = expect(b + "post_ffw_norm.weight", {hp.dim}))))
-        return s;
-      if (hp.subNorms &&
-          (!(s = expect(b + "attn_sub_norm.weight", {hp.dim})) ||
-           !(s = expect(b + "ffn_sub_norm.weight", {hp.ffn}))))
-        return s;
-      // Optional per-projection scales (BitNet): one f32 each.
-      for (const char *proj : {"attn_q", "attn_k", "attn_v", "attn_output",
-                               "ffn_gate", "ffn_up", "ffn_down"})
-        if (file.tensor(b + proj + ".scale") &&
-            !(s = expect(b + proj + ".scale", {1})))
-          return s;
-    }
-    return Status();
-  }
-
-private:
-  /// `{arch}.key` as a positive integer, or, when it is an array of one per
-  /// layer, `out` = the first and `perLayerValues` = all of them.
-  Status perLayer(const std::string &key, int64_t &out, int64_t fallback,
-                  std::vector<int64_t> &perLayerValues) {
-    std::string full = hp.arch + "." + key;
-    const rt::GgufValue *value = file.find(full);
-    if (!value || value->type != rt::GgufType::Array)
-      return integer(key, out, fallback);
-    if (int64_t(value->array.size()) != hp.layers)
-      return fail("metadata key '" + full + "' has " +
-                  std::to_string(value->array.size()) +
-                  " entries, expected one per layer (" +
-                  std::to_string(hp.layers) + ")");
-    for (const rt::GgufValue &v : value->array) {
-      if (!v.isInteger() || v.i <= 0 || v.i > (int64_t(1) << 31))
-        return fail("metadata key '" + full +
-                    "' has an entry that is not an integer from 1 to 2^31");
-      perLayerValues.push_back(v.i);
-    }
-    out = perLayerValues.front();
-    return Status();
-  }
-
-  static bool isFlag(const rt::GgufValue &v) {
-    return v.type == rt::GgufType::Bool || v.isInteger();
-  }
-
-  /// gemma4's own hyperparameters (dense models): sliding-window layers
-  /// with their own head size, rotary size and RoPE base; layers sharing an
-  /// earlier layer's KV cache; per-layer embeddings.
-  Status gemma4() {
-    Status s;
-    hp.embedScale = double(std::sqrt(float(hp.dim)));
-    hp.attnScale = 1.0; // the Q/K norms take the place of 1/sqrt(d)
-    hp.vNorm = true;
-    if (file.find(hp.arch + ".expert_count") &&
-        file.getInt(hp.arch + ".expert_count").value_or(0) > 0)
-      return fail("gemma4 with mixture-of-experts layers is not supported "
-                  "(dense models only)");
-    if (hp.ropeScale != 1)
-      return fail("gemma4 with rope.scaling is not supported");
-    if (!(s = integer("attention.sliding_window", hp.slidingWindow, 0)))
-      return s;
-    std::string patternKey = hp.arch + ".attention.sliding_window_pattern";
-    const rt::GgufValue *pattern = file.find(patternKey);
-    if (!pattern)
-      return fail("missing metadata key '" + patternKey + "'");
-    hp.swaLayers.assign(hp.layers, false);
-    if (pattern->type == rt::GgufType::Array) {
-      if (int64_t(pattern->array.size()) != hp.layers)
-        return fail("metadata key '" + patternKey + "' has " +
-                    std::to_string(pattern->array.size()) +
-                    " entries, expected one per layer (" +
-                    std::to_string(hp.layers) + ")");
-      for (int64_t l = 0; l < hp.layers; ++l) {
-        if (!isFlag(pattern->array[l]))
-          return fail("metadata key '" + patternKey +
-                      "' has an entry that is not a bool");
-        hp.swaLayers[l] = pattern->array[l].i != 0;
-      }
-    } else if (isFlag(*pattern)) {
-      hp.swaLayers.assign(hp.layers, pattern->i != 0);
-    } else {
-      return fail("metadata key '" + patternKey +
-                  "' is neither a bool nor an array of bools");
-    }
-    int64_t headDimSwa = 0, valueSwa = 0;
-    if (!(s = integer("attention.key_length_swa", headDimSwa, hp.headDim)) ||
-        !(s = integer("attention.value_length_swa", valueSwa, headDimSwa)) ||
-        !(s = integer("rope.dimension_count_swa", hp.ropeDimsSwa,
-                      hp.ropeDims)))
-      return s;
-    if (valueSwa != headDimSwa)
-      return fail("attention.value_length_swa differs from key_length_swa "
-                  "(not supported)");
-    if (headDimSwa % 2 || hp.ropeDimsSwa % 2 || hp.ropeDimsSwa > headDimSwa)
-      return fail("rope.dimension_count_swa " +
-                  std::to_string(hp.ropeDimsSwa) +
-                  " must be even and at most key_length_swa " +
-                  std::to_string(headDimSwa));
-    hp.ropeBaseSwa = 10000.0; // llama.cpp's default for gemma4
-    if (!(s = real("rope.freq_base_swa", hp.ropeBaseSwa)))
-      return s;
-    hp.ropeScaleSwa = 1;
-    int64_t shared = 0;
-    if (!(s = count("attention.shared_kv_layers", shared, 0)) ||
-        !(s = count("embedding_length_per_layer_input", hp.perLayerDim, 0)))
-      return s;
-    if (shared >= hp.layers)
-      return fail("attention.shared_kv_layers " + std::to_string(shared) +
-                  " leaves no layer with a KV cache of its own");
-    hp.finalSoftcap = 30.0; // llama.cpp's default; 0 in the file: none
-    if (!(s = softcap("final_logit_softcapping", hp.finalSoftcap)))
-      return s;
-
-    const int64_t ownKv = hp.layers - shared;
-    for (int64_t l = 0; l < hp.layers; ++l) {
-      LayerShape &shape = hp.layerShapes[l];
-      shape.slidingWindow = hp.swaLayers[l];
-      shape.headDim = shape.slidingWindow ? headDimSwa : hp.headDim;
-      shape.ropeDims = shape.slidingWindow ? hp.ropeDimsSwa : hp.ropeDims;
-      if (shape.heads % shape.kvHeads)
-        return fail("layer " + std::to_string(l) + ": head_count " +
-                    std::to_string(shape.heads) +
-                    " is not a multiple of head_count_kv " +
-                    std::to_string(shape.kvHeads));
-      // A shared layer reads the cache of the last own layer of its kind
-      // (llama.cpp: n_kv_from_start - 2 for sliding-window layers, - 1
-      // for the others).
-      shape.kvSource = l;
-      if (l >= ownKv) {
-        int64_t source = ownKv - (shape.slidingWindow ? 2 : 1);
-        if (source < 0 || hp.swaLayers[source] != shape.slidingWindow ||
-            hp.layerShapes[source].kvHeads != shape.kvHeads)
-          return fail("layer " + std::to_string(l) +
-                      " shares the KV cache of layer " +
-                      std::to_string(source) +
-                      ", which is not a layer of its kind");
-        shape.kvSource = source;
-      }
-      std::string b = "blk." + std::to_string(l) + ".";
-      shape.hasV = file.tensor(b + "attn_v.weight") != nullptr;
-      shape.outScale = file.tensor(b + "layer_output_scale.weight") != nullptr;
-    }
-    return Status();
-  }
-
-  /// The tensors gemma4 needs, with each layer's shapes.
-  Status gemma4Tensors() {
-    Status s;
-    if (!(s = expect("token_embd.weight", {hp.dim, hp.vocab})) ||
-        !(s = lookupTable("token_embd.weight")) ||
-        (!hp.tiedHead && !(s = expect("output.weight", {hp.dim, hp.vocab}))) ||
-        !(s = expect("output_norm.weight", {hp.dim})))
-      return s;
-    bool anyGlobal = false;
-    for (const LayerShape &shape : hp.layerShapes)
-      anyGlobal |= !shape.slidingWindow;
-    hp.ropeFreqFactors = file.tensor("rope_freqs.weight") != nullptr;
-    if ((anyGlobal || hp.ropeFreqFactors) &&
-        !(s = expect("rope_freqs.weight", {hp.headDim / 2})))
-      return s;
-    const int64_t pl = hp.perLayerDim, all = hp.perLayerDim * hp.layers;
-    if (pl > 0 &&
-        (!(s = expect("per_layer_token_embd.weight", {all, hp.vocab})) ||
-         !(s = lookupTable("per_layer_token_embd.weight")) ||
-         !(s = expect("per_layer_model_proj.weight", {hp.dim, all})) ||
-         !(s = expect("per_layer_proj_norm.weight", {pl}))))
-      return s;
-    for (int64_t l = 0; l < hp.layers; ++l) {
-      const LayerShape &shape = hp.layerShapes[l];
-      std::string b = "blk." + std::to_string(l) + ".";
-      if (!(s = expect(b + "attn_norm.weight", {hp.dim})) ||
-          !(s = expect(b + "attn_q.weight", {hp.dim, shape.qDim()})) ||
-          !(s = expect(b + "attn_q_norm.weight", {shape.headDim})) ||
-          !(s = expect(b + "attn_output.weight", {shape.qDim(), hp.dim})) ||
-          !(s = expect(b + "post_attention_norm.weight", {hp.dim})) ||
-          !(s = expect(b + "ffn_norm.weight", {hp.dim})) ||
-          !(s = expect(b + "ffn_gate.weight", {hp.dim, shape.ffn})) ||
-          !(s = expect(b + "ffn_up.weight", {hp.dim, shape.ffn})) ||
-          !(s = expect(b + "ffn_down.weight", {shape.ffn, hp.dim})) ||
-          !(s = expect(b + "post_ffw_norm.weight", {hp.dim})))
-        return s;
-      if (file.tensor(b + "ffn_gate_inp.weight"))
-        return fail("gemma4 with mixture-of-experts layers is not supported "
-                    "(dense models only)");
-      if (shape.kvSource == l &&
-          (!(s = expect(b + "attn_k.weight", {hp.dim, shape.kvDim()})) ||
-           !(s = expect(b + "attn_k_norm.weight", {shape.headDim})) ||
-           (shape.hasV &&
-            !(s = expect(b + "attn_v.weight", {hp.dim, shape.kvDim()})))))
-        return s;
-      if (shape.outScale &&
-          !(s = expect(b + "layer_output_scale.weight", {1})))
-        return s;
-      if (pl > 0 && (!(s = expect(b + "inp_gate.weight", {hp.dim, pl})) ||
-                     !(s = expect(b + "proj.weight", {pl, hp.dim})) ||
-                     !(s = expect(b + "post_norm.weight", {hp.dim}))))
-        return s;
-    }
-    return Status();
-  }
-
-  /// bitnet.hidden_activation: SiLU when absent (what llama.cpp's bitnet
-  /// graph was written for), ReLU² for "relu2" (bitnet-b1.58-2B-4T, which
-  /// needs it; later llama.cpp versions and Microsoft's fork read it).
-  Status bitnetActivation() {
-    std::string key = hp.arch + ".hidden_activation";
-    const rt::GgufValue *value = file.find(key);
-    if (!value)
-      return Status();
-    if (value->type != rt::GgufType::String)
-      return fail("metadata key '" + key + "' is not a string");
-    const std::string &act = value->str;
-    if (act == "silu" || act == "swish" || act == "swiglu")
-      hp.ffnActivation = FfnActivation::SiLU;
-    else if (act == "relu2")
-      hp.ffnActivation = FfnActivation::ReluSquared;
-    else if (act == "relu" || act == "reglu")
-      hp.ffnActivation = FfnActivation::Relu;
-    else
-      return fail("metadata key '" + key + "' names the activation '" + act +
-                  "' (supported: silu, swish, swiglu, relu2, relu, reglu)");
-    return Status();
-  }
-
-  bool isGemma() const {
-    return hp.arch == "gemma" || hp.arch == "gemma2" || hp.arch == "gemma3";
-  }
-
-  /// `{arch}.key` as a non-negative integer, or `fallback` when absent.
-  Status count(const std::string &key, int64_t &out, int64_t fallback) {
-    std::string full = hp.arch + "." + key;
-    const rt::GgufValue *value = file.find(full);
+Status Loader::integer(const std::string &key, int64_t &out, int64_t fallback) {
+  std::string full = hp.arch + "." + key;
+  const rt::GgufValue *value = file.find(full);
+  if (!value) {
+    if (fallback <= 0)
+      return fail("missing metadata key '" + full + "'");
     out = fallback;
-    if (!value)
-      return Status();
-    if (!value->isInteger() || value->i < 0 || value->i > (int64_t(1) << 31))
-      return fail("metadata key '" + full +
-                  "' is not an integer from 0 to 2^31");
-    out = value->i;
     return Status();
   }
+  if (!value->isInteger())
+    return fail("metadata key '" + full + "' is not an integer");
+  if (value->i <= 0 || value->i > (int64_t(1) << 31))
+    return fail("metadata key '" + full + "' has the value " +
+                std::to_string(value->i) + ", expected 1 to 2^31");
+  out = value->i;
+  return Status();
+}
 
-  /// What the Gemma versions add, as llama.cpp's loaders set it: the
-  /// embedding scale, the attention scale of the 27B models, soft-capping
-  /// (gemma2), and sliding-window layers with their own RoPE base.
-  Status gemma() {
-    Status s;
-    // llama.cpp scales by sqrtf(n_embd), a float.
-    hp.embedScale = double(std::sqrt(float(hp.dim)));
-    const bool is27B = (hp.arch == "gemma2" && hp.layers == 46) ||
-                       (hp.arch == "gemma3" && hp.layers == 62);
-    if (is27B)
-      hp.attnScale = 1.0 / std::sqrt(double(hp.dim / hp.heads));
-    if (hp.arch == "gemma")
-      return Status();
+Status Loader::real(const std::string &key, double &out) {
+  std::string full = hp.arch + "." + key;
+  const rt::GgufValue *value = file.find(full);
+  if (!value)
+    return Status(); // keep the default
+  std::optional<double> number = value->asNumber();
+  if (!number || !std::isfinite(*number) || *number <= 0)
+    return fail("metadata key '" + full + "' is not a positive number");
+  out = *number;
+  return Status();
+}
 
-    int64_t period = hp.arch == "gemma2" ? 2 : 6;
-    if (!(s = count("attention.sliding_window", hp.slidingWindow,
-                    hp.arch == "gemma2" ? 4096 : 0)))
+Status Loader::lookupTable(const std::string &name) {
+  const rt::GgufTensor *t = file.tensor(name);
+  if (t->type == GgmlType::I2_S)
+    return fail("tensor '" + name +
+                "' is i2_s, which the embedding lookup does not read");
+  // Larger tables are bound as row ranges; a row must fit in one.
+  if (t->dims[0] > hp.maxLookupValues)
+    return fail("tensor '" + name + "' has rows of " +
+                std::to_string(t->dims[0]) +
+                " values, more than the embedding lookup's 32-bit "
+                "indices reach (" + std::to_string(hp.maxLookupValues) +
+                ")");
+  return Status();
+}
+
+Status Loader::expect(const std::string &name, std::vector<int64_t> dims) {
+  const rt::GgufTensor *t = file.tensor(name);
+  if (!t)
+    return fail("missing tensor '" + name + "'");
+  if (t->dims != dims)
+    return fail("tensor '" + name + "' has shape " + shapeString(t->dims) +
+                ", expected " + shapeString(dims));
+  if (dims.size() == 1 && t->type != GgmlType::F32)
+    return fail("tensor '" + name + "' has type " +
+                rt::ggmlTypeName(t->type) + ", expected f32");
+  if (dims.size() == 2 && !isKernelWeightType(t->type))
+    return fail("tensor '" + name + "' has type " +
+                rt::ggmlTypeName(t->type) +
+                ", which the matmul kernels do not read yet (supported: "
+                "f32, f16, bf16, q8_0, q4_0, q4_k, q5_k, q6_k, tq1_0, tq2_0, "
+                "i2_s)");
+  // The k-quant kernels read whole super-blocks per row.
+  if (dims.size() == 2 && dims[0] % rt::ggmlBlockSize(t->type) != 0)
+    return fail("tensor '" + name + "' rows of " + std::to_string(dims[0]) +
+                " elements are not whole " + rt::ggmlTypeName(t->type) +
+                " blocks");
+  return Status();
+}
+
+Status Loader::run() {
+  auto arch = file.getString("general.architecture");
+  if (!arch)
+    return fail("missing metadata key 'general.architecture'");
+  hp.arch = *arch;
+  if (hp.arch == "llama") {
+    hp.ropeType = RopeType::Norm;
+  } else if (hp.arch == "qwen2") {
+    hp.ropeType = RopeType::NeoX;
+    hp.qkvBias = true;
+  } else if (hp.arch == "qwen3") {
+    hp.ropeType = RopeType::NeoX;
+    hp.qkNorm = true;
+  } else if (hp.arch == "bitnet") {
+    hp.ropeType = RopeType::NeoX;
+    hp.subNorms = true;
+    if (Status s = bitnetActivation(); !s)
       return s;
-    // Layer l slides when l % period < period - 1 (llama.cpp's
-    // set_swa_pattern); the pattern may also be given per layer.
-    hp.swaLayers.assign(hp.layers, false);
-    std::string patternKey = hp.arch + ".attention.sliding_window_pattern";
-    const rt::GgufValue *pattern = file.find(patternKey);
-    if (pattern && pattern->type == rt::GgufType::Array) {
-      if (int64_t(pattern->array.size()) != hp.layers)
-        return fail("metadata key '" + patternKey + "' has " +
-                    std::to_string(pattern->array.size()) +
-                    " entries, expected one per layer (" +
-                    std::to_string(hp.layers) + ")");
-      for (int64_t l = 0; l < hp.layers; ++l)
-        hp.swaLayers[l] = pattern->array[l].i != 0;
-    } else {
-      if (!(s = count("attention.sliding_window_pattern", period, period)))
-        return s;
-      for (int64_t l = 0; l < hp.layers; ++l)
-        hp.swaLayers[l] = period == 0 || l % period < period - 1;
-    }
-
-    if (hp.arch == "gemma2") {
-      hp.attnSoftcap = 50.0;
-      hp.finalSoftcap = 30.0;
-      if (!(s = real("attn_logit_softcapping", hp.attnSoftcap)) ||
-          !(s = softcap("final_logit_softcapping", hp.finalSoftcap)))
-        return s;
-      hp.ropeBaseSwa = hp.ropeBase;
-      hp.ropeScaleSwa = hp.ropeScale;
-    } else {
-      // gemma3's local layers rotate with base 10000 and no scaling; its
-      // logits are soft-capped only when the file says so.
-      hp.ropeBaseSwa = 10000.0;
-      hp.ropeScaleSwa = 1.0;
-      if (!(s = softcap("final_logit_softcapping", hp.finalSoftcap)))
-        return s;
-    }
-    return real("rope.freq_base_swa", hp.ropeBaseSwa);
+  } else if (isGemma() || hp.arch == "gemma4") {
+    hp.ropeType = RopeType::NeoX;
+    hp.ffnActivation = FfnActivation::GeluTanh;
+    hp.postNorms = hp.arch != "gemma";
+    hp.qkNorm = hp.arch == "gemma3" || hp.arch == "gemma4";
+  } else {
+    return fail("unsupported architecture '" + hp.arch +
+                "' (supported: llama, qwen2, qwen3, gemma, gemma2, "
+                "gemma3, gemma4, bitnet)");
   }
 
-  /// `{arch}.key` as a soft-cap: a positive number, or 0 for none; `out`
-  /// keeps its default when the key is absent.
-  Status softcap(const std::string &key, double &out) {
-    std::string full = hp.arch + "." + key;
-    const rt::GgufValue *value = file.find(full);
-    if (!value)
-      return Status();
-    std::optional<double> number = value->asNumber();
-    if (!number || !std::isfinite(*number) || *number < 0)
+  Status s;
+  // gemma4 may give head counts and FFN widths per layer.
+  std::vector<int64_t> headsPerLayer, kvHeadsPerLayer, ffnPerLayer;
+  if (!(s = integer("embedding_length", hp.dim, 0)) ||
+      !(s = integer("block_count", hp.layers, 0)) ||
+      !(s = perLayer("feed_forward_length", hp.ffn, 0, ffnPerLayer)) ||
+      !(s = perLayer("attention.head_count", hp.heads, 0, headsPerLayer)) ||
+      !(s = perLayer("attention.head_count_kv", hp.kvHeads, hp.heads,
+                     kvHeadsPerLayer)) ||
+      !(s = integer("context_length", hp.contextLength, 2048)))
+    return s;
+  if (hp.arch != "gemma4" &&
+      (headsPerLayer.size() || kvHeadsPerLayer.size() || ffnPerLayer.size()))
+    return fail("per-layer head counts or FFN widths are supported for "
+                "gemma4 only");
+  // As llama.cpp: without head_count_kv, every layer's is its head count.
+  if (kvHeadsPerLayer.empty() && !headsPerLayer.empty() &&
+      !file.find(hp.arch + ".attention.head_count_kv"))
+    kvHeadsPerLayer = headsPerLayer;
+  if (hp.dim % hp.heads != 0 &&
+      !file.find(hp.arch + ".attention.key_length"))
+    return fail("embedding_length " + std::to_string(hp.dim) +
+                " is not a multiple of head_count " +
+                std::to_string(hp.heads));
+  if (!(s = integer("attention.key_length", hp.headDim,
+                    hp.dim / hp.heads)))
+    return s;
+  int64_t valueLength = 0;
+  if (!(s = integer("attention.value_length", valueLength, hp.headDim)))
+    return s;
+  if (valueLength != hp.headDim)
+    return fail("attention.value_length " + std::to_string(valueLength) +
+                " differs from key_length " + std::to_string(hp.headDim) +
+                " (not supported)");
+  if (hp.heads % hp.kvHeads != 0)
+    return fail("head_count " + std::to_string(hp.heads) +
+                " is not a multiple of head_count_kv " +
+                std::to_string(hp.kvHeads));
+  if (hp.headDim % 2 != 0)
+    return fail("head dimension " + std::to_string(hp.headDim) +
+                " is odd");
+  if (!(s = integer("rope.dimension_count", hp.ropeDims, hp.headDim)))
+    return s;
+  if (hp.ropeDims > hp.headDim || hp.ropeDims % 2 != 0)
+    return fail("rope.dimension_count " + std::to_string(hp.ropeDims) +
+                " must be even and at most the head dimension " +
+                std::to_string(hp.headDim));
+  if (!(s = real("attention.layer_norm_rms_epsilon", hp.eps)) ||
+      !(s = real("rope.freq_base", hp.ropeBase)))
+    return s;
+  std::string scaling =
+      file.getString(hp.arch + ".rope.scaling.type").value_or("none");
+  if (scaling == "linear") {
+    if (!(s = real("rope.scaling.factor", hp.ropeScale)))
+      return s;
+  } else if (scaling != "none") {
+    return fail("rope.scaling.type '" + scaling +
+                "' is not supported (supported: none, linear)");
+  }
+  // Older files state linear scaling only as a factor.
+  if (scaling == "none" && file.find(hp.arch + ".rope.scale_linear"))
+    if (!(s = real("rope.scale_linear", hp.ropeScale)))
+      return s;
+
+  hp.attnScale = 1.0 / std::sqrt(double(hp.headDim));
+  hp.ropeDimsSwa = hp.ropeDims;
+  if (isGemma() && !(s = gemma()))
+    return s;
+  // Every layer's shape; gemma4 then changes its own.
+  hp.layerShapes.clear();
+  for (int64_t l = 0; l < hp.layers; ++l) {
+    LayerShape shape;
+    shape.heads = headsPerLayer.empty() ? hp.heads : headsPerLayer[l];
+    shape.kvHeads = kvHeadsPerLayer.empty() ? hp.kvHeads : kvHeadsPerLayer[l];
+    shape.headDim = hp.headDim;
+    shape.ropeDims = hp.ropeDims;
+    shape.ffn = ffnPerLayer.empty() ? hp.ffn : ffnPerLayer[l];
+    shape.slidingWindow = hp.isSwa(l);
+    shape.kvSource = l;
+    hp.layerShapes.push_back(shape);
+  }
+  if (hp.arch == "gemma4" && !(s = gemma4()))
+    return s;
+
+  const rt::GgufTensor *embd = file.tensor("token_embd.weight");
+  if (!embd)
+    return fail("missing tensor 'token_embd.weight'");
+  if (embd->dims.size() != 2 || embd->dims[0] != hp.dim)
+    return fail("tensor 'token_embd.weight' has shape " +
+                shapeString(embd->dims) + ", expected [" +
+                std::to_string(hp.dim) + ", vocabulary]");
+  hp.vocab = embd->dims[1];
+  // gemma and gemma2's head is the embedding table (llama.cpp ignores
+  // any output.weight); gemma3 reads output.weight when there is one.
+  hp.tiedHead = hp.arch == "gemma" || hp.arch == "gemma2" ||
+                hp.arch == "bitnet" ||
+                file.tensor("output.weight") == nullptr;
+  if (hp.arch == "gemma4")
+    return gemma4Tensors();
+  // The table is read in place by the embedding gather (and, tied, by
+  // the LM head).
+  if (!(s = expect("token_embd.weight", {hp.dim, hp.vocab})) ||
+      !(s = lookupTable("token_embd.weight")))
+    return s;
+  if (!hp.tiedHead && !(s = expect("output.weight", {hp.dim, hp.vocab})))
+    return s;
+  if (!(s = expect("output_norm.weight", {hp.dim})))
+    return s;
+  // llama.cpp passes rope_freqs to the llama and qwen graphs only.
+  const bool takesFreqFactors = hp.arch == "llama" ||
+                                hp.arch == "qwen2" || hp.arch == "qwen3";
+  if (takesFreqFactors && file.tensor("rope_freqs.weight")) {
+    hp.ropeFreqFactors = true;
+    if (!(s = expect("rope_freqs.weight", {hp.ropeDims / 2})))
+      return s;
+  }
+  // llama.cpp loads Q/K/V biases for llama when present, and requires
+  // them for qwen2.
+  if (file.tensor("blk.0.attn_q.bias"))
+    hp.qkvBias = true;
+
+  for (int64_t l = 0; l < hp.layers; ++l) {
+    std::string b = "blk." + std::to_string(l) + ".";
+    if (!(s = expect(b + "attn_norm.weight", {hp.dim})) ||
+        !(s = expect(b + "attn_q.weight", {hp.dim, hp.qDim()})) ||
+        !(s = expect(b + "attn_k.weight", {hp.dim, hp.kvDim()})) ||
+        !(s = expect(b + "attn_v.weight", {hp.dim, hp.kvDim()})) ||
+        !(s = expect(b + "attn_output.weight", {hp.qDim(), hp.dim})) ||
+        !(s = expect(b + "ffn_norm.weight", {hp.dim})) ||
+        !(s = expect(b + "ffn_gate.weight", {hp.dim, hp.ffn})) ||
+        !(s = expect(b + "ffn_up.weight", {hp.dim, hp.ffn})) ||
+        !(s = expect(b + "ffn_down.weight", {hp.ffn, hp.dim})))
+      return s;
+    if (hp.qkvBias &&
+        (!(s = expect(b + "attn_q.bias", {hp.qDim()})) ||
+         !(s = expect(b + "attn_k.bias", {hp.kvDim()})) ||
+         !(s = expect(b + "attn_v.bias", {hp.kvDim()}))))
+      return s;
+    if (hp.qkNorm &&
+        (!(s = expect(b + "attn_q_norm.weight", {hp.headDim})) ||
+         !(s = expect(b + "attn_k_norm.weight", {hp.headDim}))))
+      return s;
+    if (hp.postNorms &&
+        (!(s = expect(b + "post_attention_norm.weight", {hp.dim})) ||
+         !(s = expect(b + "post_ffw_norm.weight", {hp.dim}))))
+      return s;
+    if (hp.subNorms &&
+        (!(s = expect(b + "attn_sub_norm.weight", {hp.dim})) ||
+         !(s = expect(b + "ffn_sub_norm.weight", {hp.ffn}))))
+      return s;
+    // Optional per-projection scales (BitNet): one f32 each.
+    for (const char *proj : {"attn_q", "attn_k", "attn_v", "attn_output",
+                             "ffn_gate", "ffn_up", "ffn_down"})
+      if (file.tensor(b + proj + ".scale") &&
+          !(s = expect(b + proj + ".scale", {1})))
+        return s;
+  }
+  return Status();
+}
+
+Status Loader::perLayer(const std::string &key, int64_t &out, int64_t fallback,
+                        std::vector<int64_t> &perLayerValues) {
+  std::string full = hp.arch + "." + key;
+  const rt::GgufValue *value = file.find(full);
+  if (!value || value->type != rt::GgufType::Array)
+    return integer(key, out, fallback);
+  if (int64_t(value->array.size()) != hp.layers)
+    return fail("metadata key '" + full + "' has " +
+                std::to_string(value->array.size()) +
+                " entries, expected one per layer (" +
+                std::to_string(hp.layers) + ")");
+  for (const rt::GgufValue &v : value->array) {
+    if (!v.isInteger() || v.i <= 0 || v.i > (int64_t(1) << 31))
       return fail("metadata key '" + full +
-                  "' is not a non-negative number");
-    out = *number;
-    return Status();
+                  "' has an entry that is not an integer from 1 to 2^31");
+    perLayerValues.push_back(v.i);
   }
+  out = perLayerValues.front();
+  return Status();
+}
 
-  const rt::GgufFile &file;
-  LlamaHParams &hp;
-};
-} // namespace
+Status Loader::count(const std::string &key, int64_t &out, int64_t fallback) {
+  std::string full = hp.arch + "." + key;
+  const rt::GgufValue *value = file.find(full);
+  out = fallback;
+  if (!value)
+    return Status();
+  if (!value->isInteger() || value->i < 0 || value->i > (int64_t(1) << 31))
+    return fail("metadata key '" + full +
+                "' is not an integer from 0 to 2^31");
+  out = value->i;
+  return Status();
+}
+
+Status Loader::softcap(const std::string &key, double &out) {
+  std::string full = hp.arch + "." + key;
+  const rt::GgufValue *value = file.find(full);
+  if (!value)
+    return Status();
+  std::optional<double> number = value->asNumber();
+  if (!number || !std::isfinite(*number) || *number < 0)
+    return fail("metadata key '" + full +
+                "' is not a non-negative number");
+  out = *number;
+  return Status();
+}
+
+//===----------------------------------------------------------------------===//
+// Model
+//===----------------------------------------------------------------------===//
 
 rt::Result<std::unique_ptr<Model>> Model::load(const std::string &path) {
   auto file = rt::GgufFile::open(path);
