@@ -48,13 +48,23 @@ if "vulkan 0:" in devices:
     config.available_features.add("vulkan")
 if "cuda 0:" in devices:
     config.available_features.add("cuda")
+# A GPU that `--backend=auto` prefers to the CPU target: a CUDA device or a
+# Vulkan device that is not a CPU (lavapipe is one).
+import re
+if "cuda 0:" in devices or any(
+        re.search(r"\((\w+), subgroup \d+, shared memory \d+ bytes\)$", line)
+        and not re.search(r"\(cpu, subgroup", line)
+        for line in devices.splitlines() if line.startswith("vulkan ")):
+    config.available_features.add("gpu")
 # The native CPU target needs the CPU driver and a C compiler driver (cc)
 # to link its kernels.
 if "cpu 0:" in devices and shutil.which("cc"):
     config.available_features.add("cpu-target")
 # Validation-layer messages fail the Vulkan tests (hesper-run --validation).
+# NPY_PROMOTION_STATE=weak runs the NumPy reference under NumPy 2's
+# promotion rules on NumPy 1.24.
 for var in ["VK_ICD_FILENAMES", "VK_LAYER_PATH", "HESPER_CACHE_DIR",
-            "HESPER_VULKAN_KEEP_DRIVERS_LOADED"]:
+            "HESPER_VULKAN_KEEP_DRIVERS_LOADED", "NPY_PROMOTION_STATE"]:
     if var in os.environ:
         config.environment[var] = os.environ[var]
 
@@ -102,6 +112,11 @@ config.substitutions.append(("%gguf_tools", gguf_tools))
 # hesper-run's path, for scripts that run it themselves.
 config.substitutions.append(
     ("%hesper_run", os.path.join(config.hesper_tools_dir, "hesper-run")))
+
+# mlir-runner (Debian's mlir-22-tools), for tests that run lowered host code
+# through upstream's runner rather than hesper-run.
+if os.path.exists(os.path.join(config.llvm_tools_dir, "mlir-runner")):
+    config.available_features.add("mlir-runner")
 
 # MLIR's runner utilities (printMemrefF32, ...), for gpu dialect programs'
 # --shared-libs, named as mlir-runner's own tests name them.

@@ -328,7 +328,10 @@ class TestHandBuiltBlocks(unittest.TestCase):
             with self.subTest(type=gid):
                 raw = random_k_blocks(rng, 6, size, dpos)
                 got = ref.dequantize(raw.reshape(-1), gid, 6 * 256)
-                want = np.concatenate([scalar(list(b)) for b in raw])
+                # Python ints, not NumPy uint8 scalars: the loops' integer
+                # arithmetic must not depend on NumPy's promotion rules
+                # (value-based in 1.x, NEP 50 in 2.x, where uint8 - 32 wraps).
+                want = np.concatenate([scalar(b.tolist()) for b in raw])
                 self.assertTrue(np.array_equal(got.view(np.uint32), want.view(np.uint32)))
 
     def test_f16_bf16(self):

@@ -4,6 +4,7 @@
 // the edges, for divisors that stress the magic numbers. The result is the
 // number of mismatches, which must be 0.
 //
+// REQUIRES: mlir-runner
 // RUN: hesper-opt %s --convert-exp-to-std --convert-scf-to-cf \
 // RUN:   --convert-arith-to-llvm --convert-cf-to-llvm --convert-func-to-llvm \
 // RUN:   --reconcile-unrealized-casts \
