@@ -9,7 +9,7 @@
 #include "Hesper/Dialect/Circuit/Transforms/Passes.h"
 #include "Hesper/Dialect/ShaderM/IR/ShaderM.h"
 #include "Hesper/Target/Target.h"
-#include "Hesper/Tuning/Plan.h"
+#include "Hesper/Target/Plan.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Pass/Pass.h"
@@ -96,6 +96,60 @@ private:
 };
 } // namespace
 
+TargetBackend hesper::targetBackend(rt::Backend backend) {
+  switch (backend) {
+  case rt::Backend::Vulkan:
+    return TargetBackend::Vulkan;
+  case rt::Backend::Cuda:
+    return TargetBackend::Cuda;
+  case rt::Backend::Cpu:
+    break;
+  }
+  return TargetBackend::Cpu;
+}
+
+rt::Backend hesper::runtimeBackend(TargetBackend backend) {
+  switch (backend) {
+  case TargetBackend::Vulkan:
+    return rt::Backend::Vulkan;
+  case TargetBackend::Cuda:
+    return rt::Backend::Cuda;
+  case TargetBackend::Cpu:
+    break;
+  }
+  return rt::Backend::Cpu;
+}
+
+TargetDevice hesper::describeDevice(const rt::DeviceInfo &info) {
+  TargetDevice device;
+  device.backend = targetBackend(info.backend);
+  device.name = info.name;
+  if (info.backend == rt::Backend::Cuda)
+    device.chip = "sm_" + std::to_string(info.computeCapability
+                                             ? info.computeCapability
+                                             : 90);
+  else if (info.backend == rt::Backend::Cpu)
+    device.chip = rt::hostCpuIsa();
+  device.subgroupSize = info.subgroupSize;
+  device.subgroupArithmetic = info.subgroupArithmetic;
+  for (int i = 0; i < 3; ++i)
+    device.maxWorkgroupSize[i] = info.maxWorkgroupSize[i];
+  device.maxWorkgroupInvocations = info.maxWorkgroupInvocations;
+  device.maxSharedMemoryBytes = info.maxSharedMemoryBytes;
+  device.float16 = info.shaderFloat16 && info.storage16Bit && info.shaderInt16;
+  device.int8 = info.shaderInt8 && info.storage8Bit;
+  device.threads = info.threads;
+  if (info.backend == rt::Backend::Cpu) {
+    std::string features = rt::hostCpuFeatures();
+    llvm::SmallVector<StringRef> names;
+    StringRef(features).split(names, ',', -1, /*KeepEmpty=*/false);
+    for (StringRef name : names)
+      device.cpuFeatures.push_back(name.str());
+  }
+  device.cacheId = info.cacheId;
+  return device;
+}
+
 FailureOr<rt::Program> hesper::compileForDevice(ModuleOp module,
                                                 StringRef graphName,
                                                 const rt::DeviceInfo &device,
@@ -110,12 +164,13 @@ FailureOr<rt::Program> hesper::compileForDevice(ModuleOp module,
 
 FailureOr<std::vector<rt::Program>>
 hesper::compileForDevice(ModuleOp module, ArrayRef<std::string> graphNames,
-                         const rt::DeviceInfo &device,
+                         const rt::DeviceInfo &runtimeDevice,
                          const CompileOptions &options) {
+  TargetDevice device = describeDevice(runtimeDevice);
   std::unique_ptr<Target> target = targetForDevice(device);
   if (!target)
     return module.emitError("no compilation target for ")
-           << rt::backendName(device.backend) << " devices";
+           << targetBackendName(device.backend) << " devices";
   FailureOr<tune::Plan> plan = tune::Plan();
   bool fromCache = false;
   if (!options.planPath.empty()) {
@@ -181,7 +236,8 @@ hesper::compileForTarget(ModuleOp module, ArrayRef<std::string> graphNames,
     return failure();
   std::vector<rt::Program> programs;
   for (const std::string &name : graphNames) {
-    auto program = extractProgram(*lowered, name, target.backend(), *binary);
+    auto program = extractProgram(*lowered, name, runtimeBackend(target.backend()),
+                                  *binary);
     if (failed(program))
       return failure();
     programs.push_back(std::move(*program));

@@ -38,26 +38,6 @@ static double nowUs() {
       .count();
 }
 
-void hesper::exec::listAllDevices(llvm::raw_ostream &os) {
-  for (rt::Backend b :
-       {rt::Backend::Vulkan, rt::Backend::Cuda, rt::Backend::Cpu}) {
-    auto devices = rt::listDevices(b);
-    if (!devices) {
-      os << rt::backendName(b) << ": " << devices.status().message() << "\n";
-      continue;
-    }
-    for (auto [i, d] : llvm::enumerate(*devices)) {
-      os << rt::backendName(b) << " " << i << ": " << d.name << " ("
-         << rt::deviceTypeName(d.type);
-      if (d.threads)
-        os << ")\n"; // the name says the threads and the ISA
-      else
-        os << ", subgroup " << d.subgroupSize << ", shared memory "
-           << d.maxSharedMemoryBytes << " bytes)\n";
-    }
-  }
-}
-
 uint64_t hesper::exec::hostMemoryBytes() {
   long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
   if (pages <= 0 || size <= 0)
@@ -146,54 +126,6 @@ hesper::exec::openRequestedDevice(const DeviceModeOptions &opts) {
   if (auto cpu = rt::openDevice(rt::Backend::Cpu, deviceOptions))
     return std::move(*cpu);
   return cpuVulkan;
-}
-
-std::unique_ptr<rt::Device>
-hesper::exec::openFlaggedDevice(BackendFlag flag, int deviceIndex,
-                                unsigned threads, bool validation) {
-  DeviceModeOptions opts;
-  opts.backend = backendOf(flag);
-  opts.deviceIndex = deviceIndex;
-  opts.threads = threads;
-  opts.validation = validation;
-  return openRequestedDevice(opts);
-}
-
-llvm::cl::ValuesClass hesper::exec::backendFlagValues() {
-  return llvm::cl::values(
-      clEnumValN(BackendFlag::Auto, "auto",
-                 "a GPU, else native code on the CPU, else lavapipe"),
-      clEnumValN(BackendFlag::Vulkan, "vulkan", "a Vulkan device"),
-      clEnumValN(BackendFlag::Cuda, "cuda", "a CUDA device"),
-      clEnumValN(BackendFlag::Cpu, "cpu", "native code on the CPU"));
-}
-
-std::optional<rt::Backend> hesper::exec::backendOf(BackendFlag flag) {
-  switch (flag) {
-  case BackendFlag::Auto:
-    return std::nullopt;
-  case BackendFlag::Vulkan:
-    return rt::Backend::Vulkan;
-  case BackendFlag::Cuda:
-    return rt::Backend::Cuda;
-  case BackendFlag::Cpu:
-    return rt::Backend::Cpu;
-  }
-  return std::nullopt;
-}
-
-void hesper::exec::hideOptionsOutside(llvm::ArrayRef<llvm::StringRef> shown) {
-  for (auto &entry : llvm::cl::getRegisteredOptions()) {
-    llvm::cl::Option *option = entry.second;
-    bool ours = llvm::any_of(option->Categories,
-                             [&](llvm::cl::OptionCategory *category) {
-                               StringRef name = category->getName();
-                               return name == "Generic Options" ||
-                                      llvm::is_contained(shown, name);
-                             });
-    if (!ours && option->getOptionHiddenFlag() == llvm::cl::NotHidden)
-      option->setHiddenFlag(llvm::cl::Hidden);
-  }
 }
 
 //===----------------------------------------------------------------------===//

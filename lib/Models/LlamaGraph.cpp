@@ -99,7 +99,8 @@ public:
     SmallVector<int64_t> tokenShape{1};
     if (rows > 1)
       tokenShape = {rows, 1};
-    Value tokens = g.external("tokens", tokenShape, g.i32());
+    Value tokens =
+        g.external("tokens", tokenShape, g.i32(), circuit::ArgRole::Tokens);
     x = lookupRows("token_embd.weight", tokens);
     const bool isF32 =
         cast<RankedTensorType>(x.getType()).getElementType().isF32();
@@ -111,10 +112,12 @@ public:
                   return scale == 1 ? v : e.mul(v, e.f32(scale));
                 });
     }
-    pos = g.external("pos", {1}, g.i32());
-    freqs = g.external("rope_freqs", {hp.ropeDims / 2}, g.f32());
+    pos = g.external("pos", {1}, g.i32(), circuit::ArgRole::Position);
+    freqs = g.external("rope_freqs", {hp.ropeDims / 2}, g.f32(),
+                       circuit::ArgRole::RopeFreqs);
     if (hp.swaHasOwnRope())
-      freqsSwa = g.external("rope_freqs_swa", {hp.ropeDimsSwa / 2}, g.f32());
+      freqsSwa = g.external("rope_freqs_swa", {hp.ropeDimsSwa / 2}, g.f32(),
+                            circuit::ArgRole::RopeFreqsSwa);
     if (hp.perLayerDim > 0)
       perLayerInputs = buildPerLayerInputs(tokens, x);
     Value h = x;
@@ -123,7 +126,8 @@ public:
     if (rows > 1 && lastRowOnly) {
       // Generation needs the logits of the chunk's last token only (row
       // `last`): the final norm and the LM head run on that row alone.
-      Value last = g.external("last", {1}, g.i32());
+      Value last =
+          g.external("last", {1}, g.i32(), circuit::ArgRole::LastRow);
       const int64_t dim = hp.dim;
       h = g.gather(h, ValueRange{last}, {dim},
                    [&](ExpBuilder &e, Value lane, ValueRange a) {
@@ -155,7 +159,8 @@ private:
       return it->second;
     const rt::GgufTensor &t = model.weight(name);
     SmallVector<int64_t> shape(t.dims.rbegin(), t.dims.rend());
-    Value v = g.external(name, shape, elementTypeFor(g.getContext(), t.type));
+    Value v = g.externalWeight(
+        name, shape, elementTypeFor(g.getContext(), t.type), name);
     weights[name] = v;
     return v;
   }
@@ -186,7 +191,8 @@ private:
 
   /// The rows of lookup table `name` for the step's tokens ([rows, width],
   /// the table's element type, f32 for a quantized one). A table past the
-  /// gather's 32-bit indices is bound as row ranges "<name>@<k>": each
+  /// gather's 32-bit indices is bound as row ranges (arguments "<name>@<k>"
+  /// whose circuit.rows say which rows): each
   /// range's gather reads zeros for tokens outside it (an index past its
   /// end), and the ranges' rows are added.
   Value lookupRows(const std::string &name, Value tokens) {
@@ -216,7 +222,8 @@ private:
       const int64_t first = k * c.rowsPerChunk;
       const int64_t count = std::min(c.rowsPerChunk, c.rows - first);
       std::string argName = name + "@" + std::to_string(k);
-      Value range = g.external(argName, {count, width}, element);
+      Value range =
+          g.externalWeight(argName, {count, width}, element, name, first);
       parts.push_back(gatherRange(range, first, count));
     }
     const bool f32 =
@@ -417,9 +424,9 @@ private:
     if (ownsCache) {
       const int64_t cacheElems = ctx * shape.kvDim();
       kCache = g.external("cache_k." + std::to_string(l), {cacheElems},
-                          g.f32());
+                          g.f32(), circuit::ArgRole::Cache);
       vCache = g.external("cache_v." + std::to_string(l), {cacheElems},
-                          g.f32());
+                          g.f32(), circuit::ArgRole::Cache);
     }
     const bool swa = shape.slidingWindow;
     SmallVector<Value> written =

@@ -509,25 +509,27 @@ Model::TableChunks Model::lookupChunks(const std::string &name) const {
   return c;
 }
 
-bool Model::chunkBytes(const std::string &argument, std::string &table,
-                       const uint8_t *&data, uint64_t &bytes) const {
-  size_t at = argument.rfind('@');
-  if (at == std::string::npos)
-    return false;
-  table = argument.substr(0, at);
-  const rt::GgufTensor *t = gguf->tensor(table);
+rt::Status Model::weightBytes(const std::string &name, int64_t firstRow,
+                              int64_t rowCount, const uint8_t *&data,
+                              uint64_t &bytes) const {
+  const rt::GgufTensor *t = gguf->tensor(name);
   if (!t)
-    return false;
-  int64_t k = std::strtoll(argument.c_str() + at + 1, nullptr, 10);
-  TableChunks c = lookupChunks(table);
-  if (k < 0 || k >= c.chunks)
-    return false;
-  const uint64_t rowBytes = t->bytes / uint64_t(c.rows);
-  const int64_t first = k * c.rowsPerChunk;
-  const int64_t count = std::min(c.rowsPerChunk, c.rows - first);
-  data = t->data + uint64_t(first) * rowBytes;
-  bytes = uint64_t(count) * rowBytes;
-  return true;
+    return rt::Status::error("the model file has no tensor '" + name + "'");
+  if (firstRow < 0) {
+    data = t->data;
+    bytes = t->bytes;
+    return rt::Status();
+  }
+  const int64_t rows = t->dims.size() > 1 ? t->dims[1] : 1;
+  if (rowCount <= 0 || firstRow + rowCount > rows)
+    return rt::Status::error("rows " + std::to_string(firstRow) + ".." +
+                             std::to_string(firstRow + rowCount - 1) +
+                             " are outside tensor '" + name + "' (" +
+                             std::to_string(rows) + " rows)");
+  const uint64_t rowBytes = t->bytes / uint64_t(rows);
+  data = t->data + uint64_t(firstRow) * rowBytes;
+  bytes = uint64_t(rowCount) * rowBytes;
+  return rt::Status();
 }
 
 std::vector<float> Model::ropeFrequencies(bool slidingWindowLayers) const {

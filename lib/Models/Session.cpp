@@ -15,10 +15,10 @@
 
 #include "Hesper/Models/Session.h"
 
+#include "Hesper/Dialect/Circuit/IR/ArgRoles.h"
 #include "Hesper/Dialect/Circuit/Transforms/Passes.h"
 #include "Hesper/Execution/Execution.h"
 #include "Hesper/InitAllDialects.h"
-#include "Hesper/InitAllPasses.h"
 #include "Hesper/Interpreter/Interpreter.h"
 #include "Hesper/Models/LlamaGraph.h"
 
@@ -30,7 +30,6 @@
 #include <chrono>
 #include <cstring>
 #include <map>
-#include <mutex>
 #include <set>
 
 using namespace mlir;
@@ -44,21 +43,39 @@ static double nowMs() {
       .count();
 }
 
-/// Where the bytes of a graph argument come from.
-enum class ArgKind { Weight, Tokens, Position, LastRow, RopeFreqs, Cache };
+/// What a graph argument binds, from its declared role (ArgRoles.h): the
+/// builder (LlamaGraph.cpp) sets them; nothing here reads argument names.
+struct ArgBinding {
+  circuit::ArgRole role = circuit::ArgRole::Input;
+  std::string name;   ///< circuit.name: how the decode and chunk steps match
+  std::string tensor; ///< a weight's tensor in the model file
+  int64_t firstRow = -1, rowCount = 0; ///< a weight's row range, if any
+};
 
-static ArgKind classify(const std::string &name) {
-  if (name == "tokens")
-    return ArgKind::Tokens;
-  if (name == "pos")
-    return ArgKind::Position;
-  if (name == "last")
-    return ArgKind::LastRow;
-  if (name == "rope_freqs" || name == "rope_freqs_swa")
-    return ArgKind::RopeFreqs;
-  if (name.rfind("cache_", 0) == 0)
-    return ArgKind::Cache;
-  return ArgKind::Weight;
+static ArgBinding bindingOf(circuit::GraphOp graph, unsigned i) {
+  ArgBinding b;
+  if (auto name = graph.getArgAttrOfType<StringAttr>(i, "circuit.name"))
+    b.name = name.getValue().str();
+  if (auto role = graph.getArgAttrOfType<StringAttr>(i, circuit::kArgRoleAttr))
+    b.role = circuit::symbolizeArgRole(role.getValue())
+                 .value_or(circuit::ArgRole::Input);
+  if (auto tensor =
+          graph.getArgAttrOfType<StringAttr>(i, circuit::kArgTensorAttr))
+    b.tensor = tensor.getValue().str();
+  if (auto rows = graph.getArgAttrOfType<DenseI64ArrayAttr>(
+          i, circuit::kArgRowsAttr)) {
+    b.firstRow = rows[0];
+    b.rowCount = rows[1];
+  }
+  return b;
+}
+
+/// The step's own inputs, which a chunk does not borrow from the decode
+/// step.
+static bool isStepInput(const ArgBinding &b) {
+  using circuit::ArgRole;
+  return b.role == ArgRole::Tokens || b.role == ArgRole::Position ||
+         b.role == ArgRole::LastRow;
 }
 
 namespace {
@@ -67,7 +84,7 @@ struct Step {
   std::string name;
   int64_t rows = 1;
   circuit::GraphOp graph;
-  std::vector<std::string> argNames;
+  std::vector<ArgBinding> argBindings;
   int tokensIndex = -1, posIndex = -1;
   int lastIndex = -1; ///< a chunk that computes its last token's logits only
   // Device path.
@@ -106,35 +123,29 @@ struct Session::Impl {
 
   /// The initial bytes of an argument: the weights from the file, the RoPE
   /// frequencies; zeros for the caches and the per-step inputs.
-  Status hostBytes(const std::string &name, size_t bytes,
+  Status hostBytes(const ArgBinding &arg, size_t bytes,
                    std::vector<uint8_t> &out) {
     out.assign(bytes, 0);
-    switch (classify(name)) {
-    case ArgKind::Weight: {
-      // A row range of a large lookup table ("<table>@<k>").
-      std::string table;
-      const uint8_t *chunk = nullptr;
-      uint64_t chunkBytes = 0;
-      if (model->chunkBytes(name, table, chunk, chunkBytes)) {
-        if (chunkBytes > bytes)
-          return Status::error("rows '" + name + "' have " +
-                               std::to_string(chunkBytes) +
-                               " bytes, the program's buffer " +
-                               std::to_string(bytes));
-        std::memcpy(out.data(), chunk, chunkBytes);
-        return Status();
-      }
-      const rt::GgufTensor &t = model->weight(name);
-      if (t.bytes > bytes)
-        return Status::error("weight '" + name + "' has " +
-                             std::to_string(t.bytes) +
+    switch (arg.role) {
+    case circuit::ArgRole::Weight: {
+      const uint8_t *data = nullptr;
+      uint64_t size = 0;
+      if (Status s = model->weightBytes(arg.tensor, arg.firstRow,
+                                        arg.rowCount, data, size);
+          !s)
+        return s;
+      if (size > bytes)
+        return Status::error("weight '" + arg.name + "' has " +
+                             std::to_string(size) +
                              " bytes, the program's buffer " +
                              std::to_string(bytes));
-      std::memcpy(out.data(), t.data, t.bytes);
+      std::memcpy(out.data(), data, size);
       return Status();
     }
-    case ArgKind::RopeFreqs: {
-      std::vector<float> f = model->ropeFrequencies(name == "rope_freqs_swa");
+    case circuit::ArgRole::RopeFreqs:
+    case circuit::ArgRole::RopeFreqsSwa: {
+      std::vector<float> f = model->ropeFrequencies(
+          arg.role == circuit::ArgRole::RopeFreqsSwa);
       std::memcpy(out.data(), f.data(),
                   std::min(bytes, f.size() * sizeof(float)));
       return Status();
@@ -146,21 +157,16 @@ struct Session::Impl {
 
   void describe(Step &step) {
     step.graph = module->lookupSymbol<circuit::GraphOp>(step.name);
-    step.argNames.clear();
+    step.argBindings.clear();
     for (BlockArgument arg : step.graph.getBody().front().getArguments()) {
-      std::string name =
-          step.graph
-              .getArgAttrOfType<StringAttr>(arg.getArgNumber(), "circuit.name")
-              .getValue()
-              .str();
-      ArgKind kind = classify(name);
-      if (kind == ArgKind::Tokens)
+      ArgBinding b = bindingOf(step.graph, arg.getArgNumber());
+      if (b.role == circuit::ArgRole::Tokens)
         step.tokensIndex = arg.getArgNumber();
-      if (kind == ArgKind::Position)
+      if (b.role == circuit::ArgRole::Position)
         step.posIndex = arg.getArgNumber();
-      if (kind == ArgKind::LastRow)
+      if (b.role == circuit::ArgRole::LastRow)
         step.lastIndex = arg.getArgNumber();
-      step.argNames.push_back(name);
+      step.argBindings.push_back(std::move(b));
     }
   }
 
@@ -207,7 +213,7 @@ struct Session::Impl {
       for (auto [i, type] :
            llvm::enumerate(decode.graph.getFunctionType().getInputs())) {
         interp::HostTensor t(cast<RankedTensorType>(type));
-        if (Status s = hostBytes(decode.argNames[i], t.bytes().size(),
+        if (Status s = hostBytes(decode.argBindings[i], t.bytes().size(),
                                  t.bytes());
             !s)
           return s;
@@ -230,8 +236,6 @@ struct Session::Impl {
       return Status();
     }
 
-    static std::once_flag passes;
-    std::call_once(passes, [] { hesper::registerAllPasses(); });
     CompileOptions compileOptions;
     compileOptions.fuse = options.fuse;
     compileOptions.dumpDir = options.dumpDir;
@@ -262,8 +266,10 @@ struct Session::Impl {
     for (const rt::ProgramBuffer &b : decodeProgram.buffers)
       stats.deviceBytes += b.bytes;
     for (uint32_t i = 0; i < decodeProgram.numArguments; ++i) {
+      // The program's arguments are the graph's, in order.
       const rt::ProgramBuffer &buffer = decodeProgram.buffers[i];
-      if (Status s = hostBytes(buffer.name, buffer.bytes, scratch); !s)
+      if (Status s = hostBytes(decode.argBindings[i], buffer.bytes, scratch);
+          !s)
         return s;
       if (Status s = decode.runner->setArgument(i, scratch.data(),
                                                 scratch.size());
@@ -279,9 +285,7 @@ struct Session::Impl {
       std::vector<rt::Buffer *> shared(chunkProgram.numArguments, nullptr);
       for (uint32_t i = 0; i < chunkProgram.numArguments; ++i) {
         const std::string &name = chunkProgram.buffers[i].name;
-        ArgKind kind = classify(name);
-        if (kind == ArgKind::Tokens || kind == ArgKind::Position ||
-            kind == ArgKind::LastRow)
+        if (isStepInput(chunk.argBindings[i]))
           continue;
         auto it = decodeArgs.find(name);
         if (it == decodeArgs.end())
@@ -325,12 +329,13 @@ struct Session::Impl {
     });
     std::vector<std::pair<size_t, size_t>> lent;
     if (&step != &decode) {
-      for (size_t i = 0; i < step.argNames.size(); ++i) {
-        if (int(i) == step.tokensIndex || int(i) == step.posIndex ||
-            int(i) == step.lastIndex)
+      for (size_t i = 0; i < step.argBindings.size(); ++i) {
+        if (isStepInput(step.argBindings[i]))
           continue;
-        auto it = llvm::find(decode.argNames, step.argNames[i]);
-        size_t j = it - decode.argNames.begin();
+        auto it = llvm::find_if(decode.argBindings, [&](const ArgBinding &b) {
+          return b.name == step.argBindings[i].name;
+        });
+        size_t j = it - decode.argBindings.begin();
         std::swap(step.args[i], decode.args[j]);
         lent.push_back({i, j});
       }

@@ -4,42 +4,45 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Each pipeline is written as the textual pipeline a user would pass to
-// hesper-opt, so that docs/Pipelines.md, the tests and the tools agree on
-// one spelling. The passes must be registered (hesper::registerAllPasses).
+// The shared first half of every target's pipeline, built from typed pass
+// constructors: a program that links this library runs it without
+// registering any pass, and a misspelt pass or option does not compile.
+// hesper-opt registers the same function under the name hesper-to-gpu;
+// docs/Pipelines.md spells each pipeline as the equivalent text.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Hesper/Pipelines/Pipelines.h"
 
+#include "Hesper/Conversion/Passes.h"
+#include "Hesper/Dialect/Circuit/Transforms/Passes.h"
+#include "Hesper/Dialect/ShaderM/Transforms/Passes.h"
+
 #include "mlir/Pass/PassRegistry.h"
-#include "llvm/Support/raw_ostream.h"
+#include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
-
-void hesper::addPipeline(OpPassManager &pm, const std::string &text) {
-  if (failed(parsePassPipeline(text, pm, llvm::errs())))
-    llvm::report_fatal_error(llvm::Twine("hesper: bad built-in pipeline: ") +
-                             text);
-}
 
 void hesper::buildHesperToGPUPipeline(OpPassManager &pm, bool fuse,
                                       bool sharedMemoryAsAlloc,
                                       unsigned subgroupSize,
                                       bool singleLane) {
-  std::string text;
   if (fuse)
-    text += "hesper-fuse,";
+    circuit::buildHesperFusePipeline(pm);
   // One kernel per dispatch op, then one copy of identical kernels (the
   // layers of a model launch the same ones).
-  text += "convert-circuit-to-shaderm{subgroup-size=" +
-          std::to_string(subgroupSize) +
-          (singleLane ? " single-lane=true" : "") +
-          "},shaderm-dedup-kernels,";
-  text += "convert-shaderm-to-gpu{shared-memory-as-alloc=";
-  text += sharedMemoryAsAlloc ? "true" : "false";
-  text += "},convert-exp-to-std,canonicalize,cse,loop-invariant-code-motion";
-  addPipeline(pm, text);
+  ConvertCircuitToShaderMPassOptions toShaderM;
+  toShaderM.subgroupSize = subgroupSize;
+  toShaderM.singleLane = singleLane;
+  pm.addPass(createConvertCircuitToShaderMPass(toShaderM));
+  pm.addPass(shaderm::createShaderMDedupKernelsPass());
+  ConvertShaderMToGPUPassOptions toGPU;
+  toGPU.sharedMemoryAsAlloc = sharedMemoryAsAlloc;
+  pm.addPass(createConvertShaderMToGPUPass(toGPU));
+  pm.addPass(createConvertExpToStdPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createLoopInvariantCodeMotionPass());
 }
 
 void hesper::registerHesperPipelines() {

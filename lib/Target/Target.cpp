@@ -57,7 +57,7 @@ std::unique_ptr<Target> hesper::parseTarget(StringRef spec,
   // A kind is also known by its runtime backend's name: vulkan:8 is
   // spirv:8, cuda:sm_90 is nvvm:sm_90.
   for (const TargetKind &kind : targetKinds())
-    if (kind.name == name || rt::backendName(kind.backend) == name)
+    if (kind.name == name || targetBackendName(kind.backend) == name)
       return kind.parse(options, error);
   error = "unknown target '" + spec.str() + "' (expected ";
   for (const TargetKind &kind : targetKinds())
@@ -67,7 +67,19 @@ std::unique_ptr<Target> hesper::parseTarget(StringRef spec,
   return nullptr;
 }
 
-std::unique_ptr<Target> hesper::targetForDevice(const rt::DeviceInfo &device) {
+StringRef hesper::targetBackendName(TargetBackend backend) {
+  switch (backend) {
+  case TargetBackend::Vulkan:
+    return "vulkan";
+  case TargetBackend::Cuda:
+    return "cuda";
+  case TargetBackend::Cpu:
+    return "cpu";
+  }
+  return "unknown";
+}
+
+std::unique_ptr<Target> hesper::targetForDevice(const TargetDevice &device) {
   for (const TargetKind &kind : targetKinds())
     if (kind.backend == device.backend)
       return kind.forDevice(device);

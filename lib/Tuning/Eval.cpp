@@ -7,7 +7,7 @@
 #include "Hesper/Tuning/Eval.h"
 
 #include "DeviceRuns.h"
-#include "Json.h"
+#include "Hesper/Support/Json.h"
 
 #include "Hesper/Dialect/Circuit/Builder/GraphBuilder.h"
 #include "Hesper/Execution/Execution.h"
@@ -17,7 +17,7 @@
 #include "Hesper/Models/Model.h"
 
 #include "llvm/Support/Path.h"
-#include "Hesper/Tuning/Plan.h"
+#include "Hesper/Target/Plan.h"
 
 #include "hesper/runtime/Program.h"
 

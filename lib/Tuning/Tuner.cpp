@@ -35,7 +35,7 @@ using namespace hesper::tune;
 namespace cir = hesper::circuit;
 
 std::vector<DictionaryAttr>
-hesper::tune::candidateKnobs(Operation *op, const rt::DeviceInfo &device) {
+hesper::tune::candidateKnobs(Operation *op, const TargetDevice &device) {
   Builder b(op->getContext());
   std::vector<DictionaryAttr> all{b.getDictionaryAttr({})};
   auto add = [&](SmallVector<NamedAttribute> knobs) {
@@ -47,7 +47,7 @@ hesper::tune::candidateKnobs(Operation *op, const rt::DeviceInfo &device) {
   bool combines = matmul || isa<cir::ReduceOp, cir::ReduceEpilogueOp,
                                 cir::ReduceScatterEpilogueOp, cir::QuantizeOp>(
                                 op);
-  if (device.backend != rt::Backend::Cpu) {
+  if (device.backend != TargetBackend::Cpu) {
     for (int64_t lanes : {32, 64, 128, 256, 512}) {
       add({b.getNamedAttr("lanes", b.getI64IntegerAttr(lanes))});
       if (combines)
@@ -73,11 +73,11 @@ hesper::tune::candidateKnobs(Operation *op, const rt::DeviceInfo &device) {
     for (int64_t cols : {2, 4, 8})
       one("cols", cols);
     // Narrower loads of plain weights (GPU targets; illegal ones drop out).
-    if (device.backend != rt::Backend::Cpu)
+    if (device.backend != TargetBackend::Cpu)
       for (int64_t width : {1, 2})
         one("vector_width", width);
   }
-  if (device.backend == rt::Backend::Cpu) {
+  if (device.backend == TargetBackend::Cpu) {
     // The vectorizers' width, and fewer threads for small kernels (whose
     // wake-ups may cost more than their work).
     for (int64_t width : {4, 8, 16})
@@ -135,7 +135,7 @@ FailureOr<std::unique_ptr<rt::ProgramRunner>>
 loadWithPlan(ModuleOp fused, rt::Device &device, const Plan &plan,
              ArrayRef<interp::HostTensor> inputs) {
   OwningOpRef<ModuleOp> variant = fused.clone();
-  if (failed(applyPlan(*variant, plan, device.info())))
+  if (failed(applyPlan(*variant, plan, describeDevice(device.info()))))
     return failure();
   auto graph = *variant->getOps<cir::GraphOp>().begin();
   auto program = compileForDevice(*variant, graph.getSymName(), device.info(),
@@ -318,7 +318,7 @@ hesper::tune::tuneGraph(ModuleOp module, StringRef graphName,
 
     std::vector<Candidate> candidates;
     std::vector<std::vector<uint8_t>> binaries;
-    for (DictionaryAttr knobs : candidateKnobs(op, info)) {
+    for (DictionaryAttr knobs : candidateKnobs(op, describeDevice(info))) {
       Candidate c;
       c.knobs = knobs;
       OwningOpRef<ModuleOp> variant = alone->clone();
@@ -455,7 +455,8 @@ LogicalResult hesper::tune::verifyPlan(ModuleOp module, StringRef graphName,
     (*fused)->setAttr(attr.getName(), attr.getValue());
   PassManager pm(module.getContext());
   cir::buildHesperFusePipeline(pm);
-  if (failed(pm.run(*fused)) || failed(applyPlan(*fused, plan, device.info())))
+  if (failed(pm.run(*fused)) || failed(applyPlan(*fused, plan,
+                                                describeDevice(device.info()))))
     return failure();
   SmallVector<Operation *> planned;
   fused->walk([&](Operation *op) {

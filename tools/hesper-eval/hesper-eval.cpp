@@ -15,8 +15,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "Hesper/Execution/GraphRun.h"
+#include "ToolFlags.h"
 #include "Hesper/InitAllDialects.h"
-#include "Hesper/InitAllPasses.h"
 #include "Hesper/Tuning/Eval.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -34,9 +34,9 @@ using namespace llvm;
 using namespace hesper;
 
 static cl::OptionCategory category("Evaluation");
-static cl::opt<exec::BackendFlag>
-    backend("backend", cl::desc("The device to evaluate"), cl::init(exec::BackendFlag::Auto),
-            exec::backendFlagValues(), cl::cat(category));
+static cl::opt<tools::BackendFlag>
+    backend("backend", cl::desc("The device to evaluate"), cl::init(tools::BackendFlag::Auto),
+            tools::backendFlagValues(), cl::cat(category));
 static cl::opt<int> deviceIndex("device", cl::init(-1),
                                 cl::desc("Device index"), cl::cat(category));
 static cl::opt<bool> quick("quick", cl::desc("The quick subset"),
@@ -90,7 +90,7 @@ static FailureOr<tune::EvalReport> readReport(const std::string &path) {
 
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
-  exec::hideOptionsOutside({category.getName()});
+  tools::hideOptionsOutside({category.getName()});
   cl::ParseCommandLineOptions(argc, argv,
                               "hesper-eval: run the standard workloads on a "
                               "device and compare with a baseline\n");
@@ -120,9 +120,8 @@ int main(int argc, char **argv) {
   } else {
     if (workloads->empty())
       return fail("no workload matches --filter '" + filter + "'");
-    registerAllPasses();
     std::unique_ptr<rt::Device> device =
-        exec::openFlaggedDevice(backend, deviceIndex);
+        tools::openFlaggedDevice(backend, deviceIndex);
     if (!device)
       return fail("no device to evaluate");
     mlir::DialectRegistry registry;

@@ -12,6 +12,7 @@
 
 #include "ProgramMode.h"
 
+#include "Hesper/Execution/Execution.h"
 #include "Hesper/Execution/GpuProgram.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -54,7 +55,7 @@ static llvm::cl::opt<bool> optO3("O3", llvm::cl::desc("Host code at -O3"),
 
 /// True when the device's target compiles gpu dialect kernels.
 static bool compilesGpuKernels(const rt::DeviceInfo &info) {
-  std::unique_ptr<Target> target = targetForDevice(info);
+  std::unique_ptr<Target> target = targetForDevice(describeDevice(info));
   OpPassManager scratch("builtin.module");
   std::string whyNot;
   return target && target->buildGpuKernelPipeline(scratch, whyNot);
@@ -128,7 +129,8 @@ LogicalResult run::runProgramMode(ModuleOp module,
   exec::GpuProgramOptions options = *parsed;
   options.dumpDir = opts.dumpDir;
 
-  std::unique_ptr<Target> target = targetForDevice(device->info());
+  std::unique_ptr<Target> target =
+      targetForDevice(describeDevice(device->info()));
   if (!target)
     return fail("no compilation target for device '" + device->info().name +
                 "'");

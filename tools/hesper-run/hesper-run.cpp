@@ -23,6 +23,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Hesper/Execution/GraphRun.h"
+#include "ToolFlags.h"
 #include "ModelMode.h"
 #include "ProgramMode.h"
 
@@ -33,10 +34,9 @@
 #include "Hesper/Interpreter/Interpreter.h"
 #include "Hesper/Interpreter/Validate.h"
 #include "Hesper/InitAllDialects.h"
-#include "Hesper/InitAllPasses.h"
-#include "Hesper/Models/LlamaLayer.h"
+#include "Hesper/Models/ExampleGraphs.h"
 #include "Hesper/Support/InputChecks.h"
-#include "Hesper/Tuning/Plan.h"
+#include "Hesper/Target/Plan.h"
 #include "Hesper/Tuning/Tuner.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -63,9 +63,7 @@ using namespace mlir;
 using namespace hesper;
 using namespace hesper::circuit;
 
-namespace {
-enum class Example { RmsNorm, Softmax, LayerNorm, Rope, LlamaLayer };
-} // namespace
+using Example = hesper::models::ExampleGraph;
 
 // The tool's own flags, by what they are for; --help shows these and hides
 // LLVM's (--help-hidden shows everything).
@@ -253,45 +251,12 @@ static llvm::cl::opt<bool> splitInputFile(
     llvm::cl::desc("Handle each '// -----' chunk of the input separately"),
     llvm::cl::init(false), llvm::cl::cat(graphCategory));
 
-/// Builds the chosen example; returns null after printing diagnostics.
-static OwningOpRef<ModuleOp> buildExample(MLIRContext &context) {
-  SmallVector<int64_t> shape;
-  if (rows > 1)
-    shape.push_back(rows);
-  shape.push_back(dim);
-  GraphBuilder g(&context, "main");
-  if (example == Example::LlamaLayer) {
-    hesper::models::LlamaLayerConfig config;
-    config.dim = dim;
-    config.ffnDim = 2 * dim;
-    hesper::models::buildLlamaDecodeLayer(g, config);
-    return g.finish();
-  }
-  Value x = g.external("x", shape, g.f32());
-  switch (example) {
-  case Example::LlamaLayer:
-    break;
-  case Example::RmsNorm: {
-    Value w = g.external("w", {dim}, g.f32());
-    g.output(g.rmsNorm(x, w, 1e-6));
-    break;
-  }
-  case Example::Softmax:
-    g.output(g.softmax(x));
-    break;
-  case Example::LayerNorm: {
-    Value w = g.external("w", {dim}, g.f32());
-    Value b = g.external("b", {dim}, g.f32());
-    g.output(g.layerNorm(x, w, b, 1e-5));
-    break;
-  }
-  case Example::Rope: {
-    Value pos = g.external("pos", {1}, g.i32());
-    g.output(g.rope(x, pos, dim, 1e6, RopeStyle::NeoX));
-    break;
-  }
-  }
-  return g.finish();
+/// The --dim and --rows of the examples.
+static hesper::models::ExampleShape exampleShape() {
+  hesper::models::ExampleShape shape;
+  shape.dim = dim;
+  shape.rows = rows;
+  return shape;
 }
 
 static void printCounts(ModuleOp module, StringRef stage) {
@@ -314,62 +279,6 @@ static void printCounts(ModuleOp module, StringRef stage) {
   llvm::outs() << (names.empty() ? "\n" : ")\n");
 }
 
-/// Seeded example inputs: x[i] = 2 sin(0.37 i + 0.1), w[i] = 1 + i/D,
-/// b[i] = 0.01 i, pos = 7.
-static float inputX(int64_t i) { return 2.0f * std::sin(0.37f * i + 0.1f); }
-static float inputW(int64_t i) { return 1.0f + float(i % dim) / dim; }
-static float inputB(int64_t i) { return 0.01f * float(i % dim); }
-static constexpr int32_t kPos = 7;
-
-/// The example's formula in double precision, row by row.
-static std::vector<double> referenceOutput() {
-  int64_t d = dim, n = rows * dim;
-  std::vector<double> out(n);
-  for (int64_t r = 0; r < rows; ++r) {
-    const int64_t base = r * d;
-    double sum = 0, sumSq = 0, max = -INFINITY;
-    for (int64_t i = 0; i < d; ++i) {
-      double v = inputX(base + i);
-      sum += v;
-      sumSq += v * v;
-      max = std::max(max, v);
-    }
-    double mean = sum / d, var = 0, expSum = 0;
-    for (int64_t i = 0; i < d; ++i) {
-      double c = inputX(base + i) - mean;
-      var += c * c;
-      expSum += std::exp(inputX(base + i) - max);
-    }
-    var /= d;
-    for (int64_t i = 0; i < d; ++i) {
-      double x = inputX(base + i);
-      switch (example) {
-      case Example::RmsNorm:
-        out[base + i] = x / std::sqrt(sumSq / d + 1e-6) * inputW(i);
-        break;
-      case Example::Softmax:
-        out[base + i] = std::exp(x - max) / expSum;
-        break;
-      case Example::LayerNorm:
-        out[base + i] =
-            (x - mean) / std::sqrt(var + 1e-5) * inputW(i) + inputB(i);
-        break;
-      case Example::LlamaLayer:
-        break;
-      case Example::Rope: {
-        int64_t half = d / 2, j = i % half;
-        double theta = kPos * std::pow(1e6, -2.0 * j / d);
-        double other = inputX(base + (i < half ? i + half : i - half));
-        out[base + i] = i < half ? x * std::cos(theta) - other * std::sin(theta)
-                                 : x * std::cos(theta) + other * std::sin(theta);
-        break;
-      }
-      }
-    }
-  }
-  return out;
-}
-
 /// Runs the graph in the reference interpreter and compares it with the
 /// double-precision formula; returns false on a mismatch.
 static bool interpretAndCheck(ModuleOp module) {
@@ -382,11 +291,11 @@ static bool interpretAndCheck(ModuleOp module) {
         graph.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "circuit.name")
             .getValue();
     for (int64_t i = 0, e = t.getNumElements(); i < e; ++i) {
+      double value = hesper::models::exampleInput(name, i, exampleShape());
       if (name == "pos")
-        t.setInt(i, kPos);
+        t.setInt(i, static_cast<int32_t>(value));
       else
-        t.setFloat(i, name == "x" ? inputX(i)
-                                  : name == "w" ? inputW(i) : inputB(i));
+        t.setFloat(i, static_cast<float>(value));
     }
     args.push_back(std::move(t));
   }
@@ -394,7 +303,8 @@ static bool interpretAndCheck(ModuleOp module) {
   if (failed(results))
     return false;
   std::vector<float> got = (*results)[0].toFloats();
-  std::vector<double> want = referenceOutput();
+  std::vector<double> want =
+      hesper::models::exampleReference(example, exampleShape());
   double maxError = 0, checksum = 0;
   for (size_t i = 0; i < got.size(); ++i) {
     maxError = std::max(maxError, std::fabs(got[i] - want[i]));
@@ -605,7 +515,8 @@ static LogicalResult emitPlanMode(ModuleOp module, llvm::raw_ostream &os) {
   auto out = mlir::openOutputFile(emitPlanPath, &error);
   if (!out)
     return module.emitError("--emit-plan: ") << error;
-  hesper::tune::Plan plan = hesper::tune::planOf(*fused, device->info());
+  hesper::tune::Plan plan = hesper::tune::planOf(
+      *fused, hesper::describeDevice(device->info()));
   out->os() << hesper::tune::printPlan(plan);
   out->keep();
   os << "plan of @" << graph.getSymName() << " for " << plan.device << ": "
@@ -868,7 +779,7 @@ static int runOnFile() {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
-  hesper::exec::hideOptionsOutside(
+  hesper::tools::hideOptionsOutside(
       {"Running Circuit graphs", "Devices, targets and bundles",
        "Example graphs (--example)", "Model mode (GGUF files)",
        "Running gpu dialect programs (as mlir-runner)"});
@@ -881,7 +792,7 @@ int main(int argc, char **argv) {
       "interpreter, validate its fusion, or build and check an example "
       "graph\n");
   if (listDevicesFlag) {
-    hesper::exec::listAllDevices(llvm::outs());
+    hesper::tools::listAllDevices(llvm::outs());
     return 0;
   }
   // Flags that would otherwise be ignored or silently reinterpreted.
@@ -932,10 +843,6 @@ int main(int argc, char **argv) {
     }
     bool onDevice = backendChoice != BackendChoice::Interp &&
                     !validateFusion && compileTarget.empty();
-    // The device pipelines are parsed from text: their passes must be
-    // registered.
-    if (onDevice || !compileTarget.empty())
-      hesper::registerAllPasses();
     if (onDevice) {
       // Auto falls back to the interpreter when no device opens; a named
       // backend that does not open is an error.
@@ -963,7 +870,8 @@ int main(int argc, char **argv) {
   }
 
   MLIRContext context;
-  OwningOpRef<ModuleOp> module = buildExample(context);
+  OwningOpRef<ModuleOp> module =
+      hesper::models::buildExampleGraph(context, example, exampleShape());
   if (!module) {
     llvm::errs() << "error: the example graph failed to verify\n";
     return 1;

@@ -15,8 +15,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "Hesper/Execution/GraphRun.h"
+#include "ToolFlags.h"
 #include "Hesper/InitAllDialects.h"
-#include "Hesper/InitAllPasses.h"
 #include "Hesper/Models/Trainer.h"
 
 #include "hesper/runtime/Npy.h"
@@ -94,9 +94,9 @@ static cl::opt<double> clip("clip", cl::init(1.0),
                                      "(0: off)"),
                             cl::cat(optCategory));
 
-static cl::opt<exec::BackendFlag>
+static cl::opt<tools::BackendFlag>
     backend("backend", cl::desc("Where the steps run"),
-            cl::init(exec::BackendFlag::Auto), exec::backendFlagValues(),
+            cl::init(tools::BackendFlag::Auto), tools::backendFlagValues(),
             cl::cat(runCategory));
 static cl::opt<unsigned> threads("cpu-threads",
                                  cl::desc("CPU backend threads, also -t N (0: all "
@@ -167,7 +167,7 @@ static int fail(const Twine &message) {
 
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
-  exec::hideOptionsOutside({dataCategory.getName(), optCategory.getName(),
+  tools::hideOptionsOutside({dataCategory.getName(), optCategory.getName(),
                             runCategory.getName()});
   cl::ParseCommandLineOptions(
       argc, argv,
@@ -240,9 +240,8 @@ int main(int argc, char **argv) {
     return 0;
   }
 
-  registerAllPasses();
   std::unique_ptr<rt::Device> device =
-      exec::openFlaggedDevice(backend, deviceIndex, threads, validation);
+      tools::openFlaggedDevice(backend, deviceIndex, threads, validation);
   if (!device)
     return fail("no device to train on");
 

@@ -17,8 +17,8 @@
 
 #include "Hesper/Dialect/Circuit/IR/Circuit.h"
 #include "Hesper/Execution/GraphRun.h"
+#include "ToolFlags.h"
 #include "Hesper/InitAllDialects.h"
-#include "Hesper/InitAllPasses.h"
 #include "Hesper/Tuning/Eval.h"
 #include "Hesper/Tuning/Tuner.h"
 
@@ -59,9 +59,9 @@ static cl::opt<std::string> graphName("graph",
                                       cl::desc("The graph to tune (default: "
                                                "the first)"),
                                       cl::cat(category));
-static cl::opt<exec::BackendFlag>
-    backend("backend", cl::desc("The device to tune for"), cl::init(exec::BackendFlag::Auto),
-            exec::backendFlagValues(), cl::cat(category));
+static cl::opt<tools::BackendFlag>
+    backend("backend", cl::desc("The device to tune for"), cl::init(tools::BackendFlag::Auto),
+            tools::backendFlagValues(), cl::cat(category));
 static cl::opt<int> deviceIndex("device", cl::init(-1),
                                 cl::desc("Device index"), cl::cat(category));
 static cl::opt<std::string> cacheDir(
@@ -98,7 +98,7 @@ static int fail(const Twine &message) {
 
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
-  exec::hideOptionsOutside({category.getName()});
+  tools::hideOptionsOutside({category.getName()});
   cl::ParseCommandLineOptions(argc, argv,
                               "hesper-tune: search the kernel knobs of a "
                               "Circuit graph on a device\n");
@@ -112,9 +112,8 @@ int main(int argc, char **argv) {
     return fail("nowhere to write the results: give --cache-dir, set "
                 "HESPER_CACHE_DIR, or give -o plan.json");
 
-  registerAllPasses();
   std::unique_ptr<rt::Device> device =
-      exec::openFlaggedDevice(backend, deviceIndex);
+      tools::openFlaggedDevice(backend, deviceIndex);
   if (!device)
     return fail("no device to tune for");
 

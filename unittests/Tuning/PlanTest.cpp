@@ -11,7 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Hesper/Dialect/Circuit/Builder/GraphBuilder.h"
-#include "Hesper/Tuning/Plan.h"
+#include "Hesper/Target/Plan.h"
 
 #include "mlir/IR/MLIRContext.h"
 
@@ -29,19 +29,19 @@ class PlanTest : public ::testing::Test {
 protected:
   PlanTest() {
     context.loadDialect<CircuitDialect, exp::ExpDialect>();
-    gpu.backend = rt::Backend::Vulkan;
+    gpu.backend = TargetBackend::Vulkan;
     gpu.name = "test GPU";
     gpu.subgroupSize = 32;
     gpu.subgroupArithmetic = true;
     gpu.maxWorkgroupSize[0] = 1024;
     gpu.maxWorkgroupInvocations = 1024;
     gpu.maxSharedMemoryBytes = 2048; // small, to reach its limit
-    cpu.backend = rt::Backend::Cpu;
+    cpu.backend = TargetBackend::Cpu;
     cpu.name = "test CPU";
     cpu.maxWorkgroupSize[0] = 1;
     cpu.maxWorkgroupInvocations = 1;
     cpu.threads = 4;
-    cpu.cacheId = "cpu:x86-64-v3";
+    cpu.chip = "x86-64-v3";
   }
 
   /// A matmul with f32 weights of rows of 62 (which 4 does not divide) or
@@ -87,7 +87,7 @@ protected:
   Attribute flag(bool v) { return Builder(&context).getBoolAttr(v); }
 
   MLIRContext context;
-  rt::DeviceInfo gpu, cpu;
+  TargetDevice gpu, cpu;
 };
 
 TEST_F(PlanTest, LegalKnobs) {
@@ -133,7 +133,7 @@ TEST_F(PlanTest, EachLimitIsNamed) {
   struct Case {
     Operation *op;
     DictionaryAttr knobs;
-    const rt::DeviceInfo *device;
+    const TargetDevice *device;
     const char *message;
   } cases[] = {
       {map, knobs({{"lanes", i(48)}}), &gpu, "lanes = 48 is not a power of two"},

@@ -23,6 +23,13 @@
 
 namespace hesper {
 
+/// The compiler's description of a runtime device (the one place the
+/// runtime's DeviceInfo becomes a TargetDevice).
+TargetDevice describeDevice(const rt::DeviceInfo &device);
+/// The runtime's backend for a target's, and back.
+rt::Backend runtimeBackend(TargetBackend backend);
+TargetBackend targetBackend(rt::Backend backend);
+
 /// One timed compilation step (a pass), for --profile traces.
 struct CompileEvent {
   std::string name;
@@ -35,7 +42,7 @@ struct CompileOptions {
   /// NN-passname.mlir, and the kernels' binary under the target's name for
   /// it (hesper_kernels.spv, .ptx, .so; the CPU target adds .o and .s).
   std::string dumpDir;
-  /// When set, a tuning plan (JSON, include/Hesper/Tuning/Plan.h) whose
+  /// When set, a tuning plan (JSON, include/Hesper/Target/Plan.h) whose
   /// knobs are checked against the device and set on the fused graph's
   /// kernels (compileForDevice only: the checks need the device's limits).
   std::string planPath;

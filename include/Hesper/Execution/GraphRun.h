@@ -20,7 +20,6 @@
 #include "hesper/runtime/Npy.h"
 #include "hesper/runtime/Program.h"
 
-#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <optional>
@@ -50,25 +49,6 @@ struct DeviceModeOptions {
 /// CPU device such as lavapipe (null, silently, when none opens: the caller
 /// falls back to the interpreter).
 std::unique_ptr<rt::Device> openRequestedDevice(const DeviceModeOptions &opts);
-
-/// The --backend choices of hesper-train, hesper-tune and hesper-eval
-/// (hesper-run adds the interpreter).
-enum class BackendFlag { Auto, Vulkan, Cuda, Cpu };
-/// The values of a `cl::opt<BackendFlag>`: auto, vulkan, cuda, cpu.
-llvm::cl::ValuesClass backendFlagValues();
-/// The backend a flag names; nullopt for auto (openRequestedDevice's order).
-std::optional<rt::Backend> backendOf(BackendFlag flag);
-/// openRequestedDevice for a --backend flag and --device index (and the
-/// CPU backend's threads, Vulkan's validation layers).
-std::unique_ptr<rt::Device> openFlaggedDevice(BackendFlag flag,
-                                              int deviceIndex,
-                                              unsigned threads = 0,
-                                              bool validation = false);
-
-/// Hides every registered option outside the categories named in `shown`
-/// and LLVM's "Generic Options" (--help, --version) from --help: LLVM's
-/// own hundreds of options; --help-hidden still lists them.
-void hideOptionsOutside(llvm::ArrayRef<llvm::StringRef> shown);
 
 /// A tensor in host memory as the device holds it: its type and its bytes
 /// (f32/i32 little-endian, f16 as half bits, quantized types as their GGUF
@@ -106,9 +86,6 @@ uint64_t hostMemoryBytes();
 /// machine's memory").
 mlir::LogicalResult checkTensorSizes(circuit::GraphOp graph, uint64_t limit,
                                      llvm::StringRef where);
-
-/// Prints the devices of every backend (`--list-devices`).
-void listAllDevices(llvm::raw_ostream &os);
 
 } // namespace hesper::exec
 

@@ -144,15 +144,18 @@ public:
   /// How the lookup table `name` (rows of ggml dims[0] values) is split
   /// into graph arguments: `chunks` row ranges of `rowsPerChunk` rows (the
   /// last may be shorter), each within hparams().maxLookupValues. One
-  /// chunk: the table is bound whole, under its own name.
+  /// chunk: the table is bound whole. (A range's graph argument declares
+  /// its rows: circuit.rows.)
   struct TableChunks {
     int64_t rows = 0, rowsPerChunk = 0, chunks = 1;
   };
   TableChunks lookupChunks(const std::string &name) const;
-  /// The bytes of graph argument `argument` when it names a row range
-  /// "<table>@<k>", with the table's name in `table`; false otherwise.
-  bool chunkBytes(const std::string &argument, std::string &table,
-                  const uint8_t *&data, uint64_t &bytes) const;
+  /// The bytes of tensor `name` of the file, or with `firstRow` >= 0 those
+  /// of its rows [firstRow, firstRow + rowCount) (rows of ggml dims[0]
+  /// values); an error for a tensor the file lacks or rows outside it.
+  rt::Status weightBytes(const std::string &name, int64_t firstRow,
+                         int64_t rowCount, const uint8_t *&data,
+                         uint64_t &bytes) const;
   /// The RoPE frequency of each rotated pair (ropeDims/2 values): base^(-2i
   /// / ropeDims), divided by the linear scale factor and by rope_freqs when
   /// the file has them. With `slidingWindowLayers`, those of the

@@ -29,16 +29,15 @@ struct GPUPipelineOptions : mlir::PassPipelineOptions<GPUPipelineOptions> {
                     llvm::cl::init(true)};
 };
 
+/// hesper-to-gpu: hesper-fuse (when `fuse`), convert-circuit-to-shaderm
+/// (with `subgroupSize`, one lane per workgroup when `singleLane`),
+/// shaderm-dedup-kernels, convert-shaderm-to-gpu (workgroup memory as
+/// allocations when `sharedMemoryAsAlloc`), convert-exp-to-std,
+/// canonicalize, cse, loop-invariant-code-motion.
 void buildHesperToGPUPipeline(mlir::OpPassManager &pm, bool fuse,
                               bool sharedMemoryAsAlloc,
                               unsigned subgroupSize = 0,
                               bool singleLane = false);
-/// Appends `text` (a comma-separated list of passes nested in
-/// builtin.module, as a user would write it for hesper-opt) to `pm`; a
-/// parse error is a bug in the caller.
-void addPipeline(mlir::OpPassManager &pm, const std::string &text);
-
-/// The libdevice bitcode of a CUDA installation, or "" when none is found.
 
 /// Registers hesper-to-gpu, hesper-to-ptx and hesper-to-spirv.
 void registerHesperPipelines();

@@ -179,6 +179,11 @@ def SerializeCPUPass : Pass<"hesper-serialize-cpu", "::mlir::ModuleOp"> {
     Option<"dumpDir", "dump-dir", "std::string", "\"\"",
            "Write the object code (hesper_kernels.o) and its assembly "
            "(hesper_kernels.s) here">,
+    ListOption<"hostFeatures", "host-features", "std::string",
+               "With isa=native: the host's features, as the runtime that "
+               "will load the code names those it checks (GCC's names); "
+               "by default, the host's features as LLVM detects them, "
+               "among those the runtime can check">,
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
                            "::mlir::LLVM::LLVMDialect"];

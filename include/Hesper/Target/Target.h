@@ -6,7 +6,7 @@
 //
 // A Target is what the execution library and the tools know about a
 // backend: how to parse its target string, how to derive it from a runtime
-// device, which pipeline lowers Circuit graphs for it, where the serialized
+// device (TargetDevice.h), which pipeline lowers Circuit graphs for it, where the serialized
 // kernels are in the lowered module, and what its dump files are called.
 // Each target lives in its own folder of lib/Target (SPIRV, NVVM, CPU);
 // nothing outside them branches on the backend.
@@ -21,7 +21,7 @@
 #ifndef HESPER_TARGET_TARGET_H
 #define HESPER_TARGET_TARGET_H
 
-#include "hesper/runtime/Runtime.h"
+#include "Hesper/Target/TargetDevice.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
@@ -53,8 +53,8 @@ public:
 
   /// The target string that parses back to this target ("nvvm:sm_90").
   virtual std::string str() const = 0;
-  /// The runtime backend that runs this target's kernels.
-  virtual rt::Backend backend() const = 0;
+  /// The API whose driver runs this target's kernels.
+  virtual TargetBackend backend() const = 0;
   /// Appends the passes that take a module of Circuit graphs to schedules
   /// and serialized kernels.
   virtual void buildPipeline(mlir::OpPassManager &pm,
@@ -84,13 +84,13 @@ public:
 struct TargetKind {
   /// The part of the target string before ':' ("spirv").
   std::string name;
-  rt::Backend backend;
+  TargetBackend backend;
   /// Parses the part after ':' (empty when there is none); on failure
   /// returns null and sets `error`.
   std::unique_ptr<Target> (*parse)(llvm::StringRef options,
                                    std::string &error);
   /// The target that suits `device` (of this kind's backend).
-  std::unique_ptr<Target> (*forDevice)(const rt::DeviceInfo &device);
+  std::unique_ptr<Target> (*forDevice)(const TargetDevice &device);
 };
 
 /// Every target kind, in the order parseTarget tries them.
@@ -100,9 +100,9 @@ llvm::ArrayRef<TargetKind> targetKinds();
 /// one line naming the problem.
 std::unique_ptr<Target> parseTarget(llvm::StringRef spec, std::string &error);
 
-/// The target for a runtime device (its backend, subgroup size, features,
-/// compute capability or ISA).
-std::unique_ptr<Target> targetForDevice(const rt::DeviceInfo &device);
+/// The target for a device (its backend, subgroup size, features, chip or
+/// the host CPU's features).
+std::unique_ptr<Target> targetForDevice(const TargetDevice &device);
 
 // The kinds, one per folder of lib/Target.
 TargetKind spirvTargetKind();

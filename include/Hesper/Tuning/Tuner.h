@@ -18,7 +18,7 @@
 #ifndef HESPER_TUNING_TUNER_H
 #define HESPER_TUNING_TUNER_H
 
-#include "Hesper/Tuning/Plan.h"
+#include "Hesper/Target/Plan.h"
 
 #include "hesper/runtime/Runtime.h"
 
@@ -87,7 +87,7 @@ std::optional<double> graphSaving(const std::vector<double> &without,
 
 /// The legal knob settings of `op` on `device` (the defaults first).
 std::vector<mlir::DictionaryAttr> candidateKnobs(mlir::Operation *op,
-                                                 const rt::DeviceInfo &device);
+                                                 const TargetDevice &device);
 
 /// Tunes every kernel of `graph` (fused first unless `fused`). `progress`
 /// is called after each candidate with (kernel index, kernels, line).

@@ -20,6 +20,7 @@
 #ifndef HESPER_LIB_TARGET_CPU_CPUPASSES_H
 #define HESPER_LIB_TARGET_CPU_CPUPASSES_H
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <string>
@@ -46,8 +47,12 @@ struct ISA {
 };
 
 /// Resolves `native` (the host) or a named x86-64 level; on failure sets
-/// `error`.
-bool resolveISA(llvm::StringRef name, ISA &isa, std::string &error);
+/// `error`. For `native`, `hostFeatures` are the host's features that the
+/// runtime checks (the device's description); when empty, those of
+/// checkableFeatures() that LLVM detects on the host.
+bool resolveISA(llvm::StringRef name, llvm::ArrayRef<std::string> hostFeatures,
+                ISA &isa, std::string &error);
+
 
 
 

@@ -18,6 +18,18 @@
 #include "Hesper/Target/Passes.h"
 #include "Hesper/Target/Target.h"
 
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/MathToLibm/MathToLibm.h"
+#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVMPass.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Transforms/Passes.h"
+
 
 using namespace mlir;
 using namespace hesper;
@@ -25,15 +37,23 @@ using namespace hesper;
 /// From the modules of workgroup or thread functions hesper-gpu-to-cpu
 /// wrote to a gpu.binary holding a shared object.
 static void addCPUCodeSteps(OpPassManager &pm, const CPUPipelineOptions &options) {
-  addPipeline(pm, "builtin.module(convert-scf-to-cf,"
-                  "convert-math-to-llvm,convert-math-to-libm,"
-                  "convert-vector-to-llvm,"
-                  "finalize-memref-to-llvm,convert-arith-to-llvm,"
-                  "convert-cf-to-llvm,"
-                  "convert-func-to-llvm{use-bare-ptr-memref-call-conv=true},"
-                  "reconcile-unrealized-casts)");
+  // Inside each module of workgroup bodies: upstream's lowering to llvm.
+  OpPassManager &bodies = pm.nest<ModuleOp>();
+  bodies.addPass(createSCFToControlFlowPass());
+  bodies.addPass(createConvertMathToLLVMPass());
+  bodies.addPass(createConvertMathToLibmPass());
+  bodies.addPass(createConvertVectorToLLVMPass());
+  bodies.addPass(createFinalizeMemRefToLLVMConversionPass());
+  bodies.addPass(createArithToLLVMConversionPass());
+  bodies.addPass(createConvertControlFlowToLLVMPass());
+  ConvertFuncToLLVMPassOptions funcs;
+  funcs.useBarePtrCallConv = true;
+  bodies.addPass(createConvertFuncToLLVMPass(funcs));
+  bodies.addPass(createReconcileUnrealizedCastsPass());
   SerializeCPUPassOptions serialize;
   serialize.isaName = options.isa;
+  serialize.hostFeatures.assign(options.hostFeatures.begin(),
+                                options.hostFeatures.end());
   serialize.dumpDir = options.dumpDir;
   pm.addPass(createSerializeCPUPass(serialize));
 }
@@ -42,22 +62,27 @@ void hesper::buildHesperToCPUPipeline(OpPassManager &pm,
                                       const CPUPipelineOptions &options) {
   buildHesperToGPUPipeline(pm, options.fuse, /*sharedMemoryAsAlloc=*/true,
                            /*subgroupSize=*/1, /*singleLane=*/true);
-  addPipeline(pm, "hesper-gpu-to-cpu");
+  pm.addPass(createGpuToCPUPass());
   addCPUCodeSteps(pm, options);
 }
 
 namespace {
 class CPUTarget : public Target {
 public:
-  explicit CPUTarget(std::string isa) : isa(std::move(isa)) {}
+  /// `hostFeatures`: with isa `native`, the features of the host (as the
+  /// runtime names those it checks) that the code may require; empty: as
+  /// LLVM detects them.
+  CPUTarget(std::string isa, std::vector<std::string> hostFeatures)
+      : isa(std::move(isa)), hostFeatures(std::move(hostFeatures)) {}
 
   std::string str() const override { return "cpu:" + isa; }
-  rt::Backend backend() const override { return rt::Backend::Cpu; }
+  TargetBackend backend() const override { return TargetBackend::Cpu; }
   void buildPipeline(OpPassManager &pm,
                      const TargetPipelineOptions &options) const override {
     CPUPipelineOptions cpu;
     cpu.fuse = options.fuse;
     cpu.isa = isa;
+    cpu.hostFeatures = hostFeatures;
     cpu.dumpDir = options.dumpDir;
     buildHesperToCPUPipeline(pm, cpu);
   }
@@ -65,11 +90,17 @@ public:
   /// workgroup's OS thread, subgroups of one lane.
   bool buildGpuKernelPipeline(OpPassManager &pm,
                               std::string &) const override {
-    addPipeline(pm, "hesper-normalize-gpu-kernels,"
-                    "hesper-specialize-subgroup-size{size=1},canonicalize,"
-                    "hesper-gpu-to-cpu{threads=true}");
+    pm.addPass(createNormalizeGpuKernelsPass());
+    SpecializeSubgroupSizePassOptions oneLane;
+    oneLane.subgroupSize = 1;
+    pm.addPass(createSpecializeSubgroupSizePass(oneLane));
+    pm.addPass(createCanonicalizerPass());
+    GpuToCPUPassOptions threads;
+    threads.threads = true;
+    pm.addPass(createGpuToCPUPass(threads));
     CPUPipelineOptions cpu;
     cpu.isa = isa;
+    cpu.hostFeatures = hostFeatures;
     addCPUCodeSteps(pm, cpu);
     return true;
   }
@@ -79,23 +110,24 @@ public:
 
 private:
   std::string isa;
+  std::vector<std::string> hostFeatures;
 };
 } // namespace
 
 TargetKind hesper::cpuTargetKind() {
   TargetKind kind;
   kind.name = "cpu";
-  kind.backend = rt::Backend::Cpu;
+  kind.backend = TargetBackend::Cpu;
   kind.parse = [](StringRef options,
                   std::string &error) -> std::unique_ptr<Target> {
     std::string name = options.empty() ? "native" : options.str();
     cpu::ISA isa;
-    if (!cpu::resolveISA(name, isa, error))
+    if (!cpu::resolveISA(name, {}, isa, error))
       return nullptr;
-    return std::make_unique<CPUTarget>(name);
+    return std::make_unique<CPUTarget>(name, std::vector<std::string>());
   };
-  kind.forDevice = [](const rt::DeviceInfo &) -> std::unique_ptr<Target> {
-    return std::make_unique<CPUTarget>("native");
+  kind.forDevice = [](const TargetDevice &device) -> std::unique_ptr<Target> {
+    return std::make_unique<CPUTarget>("native", device.cpuFeatures);
   };
   return kind;
 }

@@ -25,8 +25,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "CPUPasses.h"
+#include "Hesper/Target/CPU/CPUTarget.h"
 #include "Hesper/Target/Passes.h"
-#include "hesper/runtime/Runtime.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -85,7 +85,23 @@ const Level kLevels[] = {
 };
 } // namespace
 
-bool resolveISA(llvm::StringRef name, ISA &isa, std::string &error) {
+llvm::ArrayRef<llvm::StringLiteral> checkableFeatures() {
+  static const llvm::StringLiteral kFeatures[] = {
+      "sse3",       "ssse3",        "sse4.1",          "sse4.2",
+      "popcnt",     "avx",          "avx2",            "fma",
+      "f16c",       "bmi",          "bmi2",            "lzcnt",
+      "movbe",      "aes",          "pclmul",          "vpclmulqdq",
+      "gfni",       "avxvnni",      "avx512f",         "avx512bw",
+      "avx512vl",   "avx512dq",     "avx512cd",        "avx512vbmi",
+      "avx512vbmi2", "avx512ifma",  "avx512vnni",      "avx512bitalg",
+      "avx512vpopcntdq", "avx512bf16", "avx512fp16",   "avx512vp2intersect",
+      "amx-tile",   "amx-int8",     "amx-bf16",        "sse4a",
+      "fma4",       "xop"};
+  return kFeatures;
+}
+
+bool resolveISA(llvm::StringRef name, llvm::ArrayRef<std::string> hostFeatures,
+                ISA &isa, std::string &error) {
   isa = ISA();
   isa.name = name.str();
   if (name == "native") {
@@ -98,11 +114,13 @@ bool resolveISA(llvm::StringRef name, ISA &isa, std::string &error) {
     isa.features = llvm::join(features, ",");
     // Code for this host may use anything it has: a bundle compiled here
     // requires every feature of the host that the runtime can check.
-    SmallVector<StringRef> hostFeatures;
-    std::string checkable = rt::hostCpuFeatures();
-    StringRef(checkable).split(hostFeatures, ',', -1, /*KeepEmpty=*/false);
-    for (StringRef feature : hostFeatures)
-      isa.required.push_back(feature.str());
+    if (!hostFeatures.empty()) {
+      llvm::append_range(isa.required, hostFeatures);
+      return true;
+    }
+    for (StringRef feature : checkableFeatures())
+      if (host.lookup(feature))
+        isa.required.push_back(feature.str());
     return true;
   }
   for (const Level &level : kLevels) {
@@ -226,7 +244,7 @@ void addThreadEntryPoint(llvm::Module &module, llvm::Function *body,
       false);
   auto *entry = llvm::Function::Create(
       type, llvm::GlobalValue::ExternalLinkage,
-      std::string(rt::kCpuThreadEntryPrefix) + name.str(), module);
+      std::string(kThreadEntryPrefix) + name.str(), module);
   llvm::Value *bindings = entry->getArg(0), *grid = entry->getArg(2),
               *workgroup = entry->getArg(3), *thread = entry->getArg(4);
   llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", entry));
@@ -374,7 +392,7 @@ struct SerializeCPUPass
     ModuleOp module = getOperation();
     ISA isa;
     std::string error;
-    if (!resolveISA(isaName, isa, error)) {
+    if (!resolveISA(isaName, hostFeatures, isa, error)) {
       module.emitError(error);
       return signalPassFailure();
     }

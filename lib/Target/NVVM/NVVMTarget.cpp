@@ -12,7 +12,15 @@
 
 #include "Hesper/Pipelines/Pipelines.h"
 #include "Hesper/Target/NVVM/NVVMTarget.h"
+#include "Hesper/Target/Passes.h"
 #include "Hesper/Target/Target.h"
+
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Transforms/Passes.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -43,30 +51,40 @@ std::string hesper::findLibdevice() {
 /// From gpu.func kernels (with Hesper's ABI) to a gpu.binary of PTX: the
 /// steps after hesper-to-gpu, shared with gpu dialect programs. Memrefs
 /// are passed as bare pointers, the CUDA driver's binding ABI.
-static std::string ptxKernelSteps(const PTXPipelineOptions &options) {
+static void addPTXKernelSteps(OpPassManager &pm,
+                              const PTXPipelineOptions &options) {
   std::string libdevice = options.libdevice;
   if (libdevice.empty())
     libdevice = findLibdevice();
-  std::string text = "hesper-specialize-subgroup-size{size=" +
-                     std::to_string(kWarpSize) +
-                     "},hesper-expand-subgroup-reduce{size=" +
-                     std::to_string(kWarpSize) + "},canonicalize,";
-  text += "nvvm-attach-target{chip=" + options.chip +
-          " features=" + options.features;
+  SpecializeSubgroupSizePassOptions warp;
+  warp.subgroupSize = kWarpSize;
+  pm.addPass(createSpecializeSubgroupSizePass(warp));
+  ExpandSubgroupReducePassOptions shuffles;
+  shuffles.subgroupSize = kWarpSize;
+  pm.addPass(createExpandSubgroupReducePass(shuffles));
+  pm.addPass(createCanonicalizerPass());
+  GpuNVVMAttachTargetOptions target;
+  target.chip = options.chip;
+  target.features = options.features;
   if (!libdevice.empty())
-    text += " l=" + libdevice;
-  text += "},gpu.module(convert-scf-to-cf,"
-          "convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=true}),"
-          "reconcile-unrealized-casts,gpu-module-to-binary{format=" +
-          options.format + "}";
-  return text;
+    target.linkLibs.push_back(libdevice);
+  pm.addPass(createGpuNVVMAttachTarget(target));
+  OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  kernels.addPass(createSCFToControlFlowPass());
+  ConvertGpuOpsToNVVMOpsOptions toNVVM;
+  toNVVM.useBarePtrCallConv = true;
+  kernels.addPass(createConvertGpuOpsToNVVMOps(toNVVM));
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = options.format;
+  pm.addPass(createGpuModuleToBinaryPass(binary));
 }
 
 void hesper::buildHesperToPTXPipeline(OpPassManager &pm,
                                       const PTXPipelineOptions &options) {
   buildHesperToGPUPipeline(pm, options.fuse, /*sharedMemoryAsAlloc=*/false,
                            /*subgroupSize=*/kWarpSize);
-  addPipeline(pm, ptxKernelSteps(options));
+  addPTXKernelSteps(pm, options);
 }
 
 namespace {
@@ -75,7 +93,7 @@ public:
   explicit NVVMTarget(std::string chip) : chip(std::move(chip)) {}
 
   std::string str() const override { return "nvvm:" + chip; }
-  rt::Backend backend() const override { return rt::Backend::Cuda; }
+  TargetBackend backend() const override { return TargetBackend::Cuda; }
   void buildPipeline(OpPassManager &pm,
                      const TargetPipelineOptions &options) const override {
     PTXPipelineOptions ptx;
@@ -87,7 +105,8 @@ public:
                               std::string &) const override {
     PTXPipelineOptions ptx;
     ptx.chip = chip;
-    addPipeline(pm, "hesper-normalize-gpu-kernels," + ptxKernelSteps(ptx));
+    pm.addPass(createNormalizeGpuKernelsPass());
+    addPTXKernelSteps(pm, ptx);
     return true;
   }
   /// PTX text as ptxas reads it; the CUDA driver adds the NUL its loader
@@ -105,7 +124,7 @@ private:
 TargetKind hesper::nvvmTargetKind() {
   TargetKind kind;
   kind.name = "nvvm";
-  kind.backend = rt::Backend::Cuda;
+  kind.backend = TargetBackend::Cuda;
   kind.parse = [](StringRef options,
                   std::string &error) -> std::unique_ptr<Target> {
     if (options.empty())
@@ -118,9 +137,9 @@ TargetKind hesper::nvvmTargetKind() {
     }
     return std::make_unique<NVVMTarget>("sm_" + std::to_string(sm));
   };
-  kind.forDevice = [](const rt::DeviceInfo &device) -> std::unique_ptr<Target> {
-    unsigned cc = device.computeCapability ? device.computeCapability : 90;
-    return std::make_unique<NVVMTarget>("sm_" + std::to_string(cc));
+  kind.forDevice = [](const TargetDevice &device) -> std::unique_ptr<Target> {
+    return std::make_unique<NVVMTarget>(device.chip.empty() ? "sm_90"
+                                                            : device.chip);
   };
   return kind;
 }

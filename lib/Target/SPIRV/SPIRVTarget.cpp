@@ -11,7 +11,17 @@
 
 #include "Hesper/Pipelines/Pipelines.h"
 #include "Hesper/Target/SPIRV/SPIRVTarget.h"
+#include "Hesper/Target/Passes.h"
 #include "Hesper/Target/Target.h"
+
+#include "mlir/Conversion/GPUToSPIRV/GPUToSPIRVPass.h"
+#include "mlir/Conversion/MathToSPIRV/MathToSPIRVPass.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/SPIRV/IR/SPIRVAttributes.h"
+#include "mlir/Dialect/SPIRV/IR/SPIRVOps.h"
+#include "mlir/Dialect/SPIRV/Transforms/Passes.h"
+#include "mlir/Transforms/Passes.h"
 
 #include "llvm/ADT/StringExtras.h"
 
@@ -20,38 +30,53 @@ using namespace hesper;
 
 /// From gpu.func kernels (with Hesper's ABI) to a gpu.binary of SPIR-V:
 /// the steps after hesper-to-gpu, shared with gpu dialect programs.
-static std::string spirvKernelSteps(const SPIRVPipelineOptions &options) {
+static void addSPIRVKernelSteps(OpPassManager &pm,
+                                const SPIRVPipelineOptions &options) {
+  SpecializeSubgroupSizePassOptions subgroup;
+  subgroup.subgroupSize = options.subgroupSize;
+  pm.addPass(createSpecializeSubgroupSizePass(subgroup));
+  pm.addPass(createCanonicalizerPass());
   // Everything the device offers is declared; spirv-update-vce then keeps
   // only the capabilities and extensions the kernels use.
-  std::string caps = "Shader,Int64,GroupNonUniform,GroupNonUniformArithmetic,"
-                     "GroupNonUniformShuffle,GroupNonUniformShuffleRelative,"
-                     "GroupNonUniformBallot,"
-                     "GroupNonUniformVote";
-  std::string exts = "SPV_KHR_storage_buffer_storage_class";
+  GpuSPIRVAttachTargetOptions target;
+  target.spirvVersion = "v1.3";
+  target.clientApi = "Vulkan";
+  target.deviceId = spirv::TargetEnvAttr::kUnknownDeviceID;
+  target.spirvCapabilities = {"Shader",
+                              "Int64",
+                              "GroupNonUniform",
+                              "GroupNonUniformArithmetic",
+                              "GroupNonUniformShuffle",
+                              "GroupNonUniformShuffleRelative",
+                              "GroupNonUniformBallot",
+                              "GroupNonUniformVote"};
+  target.spirvExtensions = {"SPV_KHR_storage_buffer_storage_class"};
   if (options.float16) {
-    caps += ",Float16,Int16,StorageBuffer16BitAccess";
-    exts += ",SPV_KHR_16bit_storage";
+    target.spirvCapabilities.append(
+        {"Float16", "Int16", "StorageBuffer16BitAccess"});
+    target.spirvExtensions.push_back("SPV_KHR_16bit_storage");
   }
   if (options.int8) {
-    caps += ",Int8,StorageBuffer8BitAccess";
-    exts += ",SPV_KHR_8bit_storage";
+    target.spirvCapabilities.append({"Int8", "StorageBuffer8BitAccess"});
+    target.spirvExtensions.push_back("SPV_KHR_8bit_storage");
   }
-  std::string text = "hesper-specialize-subgroup-size{size=" +
-                     std::to_string(options.subgroupSize) + "},canonicalize,";
-  text += "spirv-attach-target{ver=v1.3 client_api=Vulkan caps=" + caps +
-          " exts=" + exts + "},hesper-prepare-spirv-kernels{subgroup-size=" +
-          std::to_string(options.subgroupSize) + "},";
-  text += "gpu.module(convert-math-to-spirv),convert-gpu-to-spirv,"
-          "spirv.module(spirv-lower-abi-attrs,"
-          "spirv-update-vce),hesper-serialize-spirv";
-  return text;
+  pm.addPass(createGpuSPIRVAttachTarget(target));
+  PrepareSPIRVKernelsPassOptions prepare;
+  prepare.subgroupSize = options.subgroupSize;
+  pm.addPass(createPrepareSPIRVKernelsPass(prepare));
+  pm.nest<gpu::GPUModuleOp>().addPass(createConvertMathToSPIRVPass());
+  pm.addPass(createConvertGPUToSPIRVPass());
+  OpPassManager &modules = pm.nest<spirv::ModuleOp>();
+  modules.addPass(spirv::createSPIRVLowerABIAttributesPass());
+  modules.addPass(spirv::createSPIRVUpdateVCEPass());
+  pm.addPass(createSerializeSPIRVPass());
 }
 
 void hesper::buildHesperToSPIRVPipeline(OpPassManager &pm,
                                         const SPIRVPipelineOptions &options) {
   buildHesperToGPUPipeline(pm, options.fuse, /*sharedMemoryAsAlloc=*/true,
                            options.subgroupSize);
-  addPipeline(pm, spirvKernelSteps(options));
+  addSPIRVKernelSteps(pm, options);
 }
 
 namespace {
@@ -63,7 +88,7 @@ public:
   std::string str() const override {
     return "spirv:" + std::to_string(subgroupSize);
   }
-  rt::Backend backend() const override { return rt::Backend::Vulkan; }
+  TargetBackend backend() const override { return TargetBackend::Vulkan; }
   void buildPipeline(OpPassManager &pm,
                      const TargetPipelineOptions &options) const override {
     SPIRVPipelineOptions spirv;
@@ -80,9 +105,11 @@ public:
     spirv.float16 = float16;
     spirv.int8 = int8;
     // Vulkan kernels take no memory attributions and print nothing.
-    addPipeline(pm, "hesper-normalize-gpu-kernels{attributions-as-alloc=true "
-                    "allow-printf=false}," +
-                        spirvKernelSteps(spirv));
+    NormalizeGpuKernelsPassOptions normalize;
+    normalize.attributionsAsAlloc = true;
+    normalize.allowPrintf = false;
+    pm.addPass(createNormalizeGpuKernelsPass(normalize));
+    addSPIRVKernelSteps(pm, spirv);
     return true;
   }
   StringRef binaryFormat() const override { return "spirv"; }
@@ -99,7 +126,7 @@ private:
 TargetKind hesper::spirvTargetKind() {
   TargetKind kind;
   kind.name = "spirv";
-  kind.backend = rt::Backend::Vulkan;
+  kind.backend = TargetBackend::Vulkan;
   kind.parse = [](StringRef options,
                   std::string &error) -> std::unique_ptr<Target> {
     unsigned size = 32;
@@ -112,11 +139,9 @@ TargetKind hesper::spirvTargetKind() {
     }
     return std::make_unique<SPIRVTarget>(size, true, true);
   };
-  kind.forDevice = [](const rt::DeviceInfo &device) -> std::unique_ptr<Target> {
-    return std::make_unique<SPIRVTarget>(
-        device.subgroupSize,
-        device.shaderFloat16 && device.storage16Bit && device.shaderInt16,
-        device.shaderInt8 && device.storage8Bit);
+  kind.forDevice = [](const TargetDevice &device) -> std::unique_ptr<Target> {
+    return std::make_unique<SPIRVTarget>(device.subgroupSize, device.float16,
+                                         device.int8);
   };
   return kind;
 }

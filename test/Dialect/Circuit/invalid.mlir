@@ -28,6 +28,49 @@ circuit.graph @unranked_argument(%a: tensor<*xf32>) {
 
 // -----
 
+// expected-error @+1 {{'circuit.graph' op expects argument #0's circuit.role to be one of input, weight, tokens, position, last_row, rope_freqs, rope_freqs_swa, cache, targets, got "kv"}}
+circuit.graph @unknown_role(%a: tensor<4xf32> {circuit.role = "kv"}) {
+  circuit.output
+}
+
+// -----
+
+// expected-error @+1 {{'circuit.graph' op expects argument #0's circuit.role to be one of}}
+circuit.graph @role_not_a_string(%a: tensor<4xf32> {circuit.role = 3 : i32}) {
+  circuit.output
+}
+
+// -----
+
+// expected-error @+1 {{'circuit.graph' op expects circuit.tensor and circuit.rows only on a weight argument, got them on argument #1}}
+circuit.graph @tensor_on_cache(%w: tensor<4xf32> {circuit.role = "weight", circuit.tensor = "w"},
+                               %c: tensor<4xf32> {circuit.role = "cache", circuit.tensor = "c"}) {
+  circuit.output
+}
+
+// -----
+
+// expected-error @+1 {{'circuit.graph' op expects argument #0's circuit.tensor to be a string, got 7 : i32}}
+circuit.graph @tensor_not_a_string(%w: tensor<4xf32> {circuit.role = "weight", circuit.tensor = 7 : i32}) {
+  circuit.output
+}
+
+// -----
+
+// expected-error @+1 {{'circuit.graph' op expects argument #0's circuit.rows to be array<i64: first, count> with count equal to the argument's rows, got array<i64: 8, 3>}}
+circuit.graph @rows_mismatch(%w: tensor<4x16xf32> {circuit.role = "weight", circuit.tensor = "e", circuit.rows = array<i64: 8, 3>}) {
+  circuit.output
+}
+
+// -----
+
+// expected-error @+1 {{'circuit.graph' op expects argument #0's circuit.rows to be array<i64: first, count>}}
+circuit.graph @rows_negative(%w: tensor<4x16xf32> {circuit.role = "weight", circuit.tensor = "e", circuit.rows = array<i64: -1, 4>}) {
+  circuit.output
+}
+
+// -----
+
 // expected-error @+1 {{'circuit.graph' op expects argument #0 to be a statically shaped tensor, got 'memref<4xf32>'}}
 circuit.graph @memref_argument(%a: memref<4xf32>) {
   circuit.output

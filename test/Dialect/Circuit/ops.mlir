@@ -768,3 +768,15 @@ circuit.graph @gated_matmul(%x: tensor<64xf32>, %g: tensor<32x64x!circuit.q8_0>,
   }
   circuit.output %h : tensor<32xf32>
 }
+
+// Argument roles (ArgRoles.h) round-trip; a row range of a weight names its
+// first row and count.
+// CHECK-LABEL: circuit.graph @roles
+// CHECK-SAME: circuit.role = "tokens"
+// CHECK-SAME: circuit.role = "weight", circuit.rows = array<i64: 4096, 4>, circuit.tensor = "token_embd.weight"
+// CHECK-SAME: circuit.role = "cache"
+circuit.graph @roles(%t: tensor<1xi32> {circuit.name = "tokens", circuit.role = "tokens"},
+                     %e: tensor<4x16xf32> {circuit.name = "token_embd.weight@1", circuit.role = "weight", circuit.tensor = "token_embd.weight", circuit.rows = array<i64: 4096, 4>},
+                     %c: tensor<64xf32> {circuit.name = "cache_k.0", circuit.role = "cache"}) {
+  circuit.output
+}

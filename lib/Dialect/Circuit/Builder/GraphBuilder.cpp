@@ -48,7 +48,7 @@ RankedTensorType GraphBuilder::tensorType(ArrayRef<int64_t> shape,
 //===----------------------------------------------------------------------===//
 
 Value GraphBuilder::external(StringRef name, ArrayRef<int64_t> shape,
-                             Type element) {
+                             Type element, ArgRole role) {
   Block &entry = graph.getBody().front();
   Type type = tensorType(shape, element);
   Value arg = entry.addArgument(type, loc);
@@ -62,9 +62,25 @@ Value GraphBuilder::external(StringRef name, ArrayRef<int64_t> shape,
     DictionaryAttr attrs = graph.getArgAttrDict(i);
     argAttrs.push_back(attrs ? attrs : builder.getDictionaryAttr({}));
   }
-  argAttrs.push_back(builder.getDictionaryAttr(builder.getNamedAttr(
-      "circuit.name", builder.getStringAttr(name))));
+  SmallVector<NamedAttribute> attrs{
+      builder.getNamedAttr("circuit.name", builder.getStringAttr(name))};
+  if (role != ArgRole::Input)
+    attrs.push_back(builder.getNamedAttr(
+        kArgRoleAttr, builder.getStringAttr(stringifyArgRole(role))));
+  argAttrs.push_back(builder.getDictionaryAttr(attrs));
   graph.setAllArgAttrs(argAttrs);
+  return arg;
+}
+
+Value GraphBuilder::externalWeight(StringRef name, ArrayRef<int64_t> shape,
+                                   Type element, StringRef tensor,
+                                   std::optional<int64_t> firstRow) {
+  Value arg = external(name, shape, element, ArgRole::Weight);
+  unsigned index = cast<BlockArgument>(arg).getArgNumber();
+  graph.setArgAttr(index, kArgTensorAttr, builder.getStringAttr(tensor));
+  if (firstRow)
+    graph.setArgAttr(index, kArgRowsAttr,
+                     builder.getDenseI64ArrayAttr({*firstRow, shape[0]}));
   return arg;
 }
 

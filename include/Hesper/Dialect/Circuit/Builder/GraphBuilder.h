@@ -21,6 +21,7 @@
 #ifndef HESPER_DIALECT_CIRCUIT_BUILDER_GRAPHBUILDER_H
 #define HESPER_DIALECT_CIRCUIT_BUILDER_GRAPHBUILDER_H
 
+#include "Hesper/Dialect/Circuit/IR/ArgRoles.h"
 #include "Hesper/Dialect/Circuit/IR/Circuit.h"
 #include "Hesper/Dialect/Exp/Utils/ExpBuilder.h"
 
@@ -72,9 +73,16 @@ public:
   //===--------------------------------------------------------------------===//
 
   /// Registers an external buffer: a new graph argument, named in its
-  /// `circuit.name` argument attribute.
+  /// `circuit.name` argument attribute, with its role in `circuit.role`
+  /// (ArgRoles.h; left out for ArgRole::Input).
   Value external(llvm::StringRef name, llvm::ArrayRef<int64_t> shape,
-                 mlir::Type element);
+                 mlir::Type element, ArgRole role = ArgRole::Input);
+  /// An external buffer of role `weight` that binds tensor `tensor` of the
+  /// model file (`circuit.tensor`), or, with `firstRow`, the shape[0] rows
+  /// of it from that row on (`circuit.rows`).
+  Value externalWeight(llvm::StringRef name, llvm::ArrayRef<int64_t> shape,
+                       mlir::Type element, llvm::StringRef tensor,
+                       std::optional<int64_t> firstRow = std::nullopt);
   /// A fresh zero-filled buffer.
   Value zeros(llvm::ArrayRef<int64_t> shape, mlir::Type element);
   /// Sets the graph results (may be called once).

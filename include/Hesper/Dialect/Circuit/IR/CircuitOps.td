@@ -29,6 +29,15 @@ def Circuit_GraphOp : Circuit_Op<"graph", [
     buffer may be read only before the write that updates it. The body is
     one block of primitives ending in `circuit.output`.
 
+    Arguments carry attributes for whoever binds them: `circuit.name` (the
+    name a user binds it by) and, optionally, `circuit.role`: one of
+    `input` (the default), `weight`, `tokens`, `position`, `last_row`,
+    `rope_freqs`, `rope_freqs_swa`, `cache` and `targets`. A weight may name
+    its tensor in the model file (`circuit.tensor = "blk.0.attn_q.weight"`)
+    and the rows of it that it binds (`circuit.rows = array<i64: first,
+    count>`, count equal to the argument's first dimension); the verifier
+    refuses an unknown role and these attributes on another role.
+
     ```mlir
     circuit.graph @double(%x: tensor<128xf32>) -> tensor<128xf32> {
       %y = circuit.map ins(%x : tensor<128xf32>) -> tensor<128xf32> {

@@ -24,10 +24,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef HESPER_TUNING_PLAN_H
-#define HESPER_TUNING_PLAN_H
+#ifndef HESPER_TARGET_PLAN_H
+#define HESPER_TARGET_PLAN_H
 
-#include "hesper/runtime/Runtime.h"
+#include "Hesper/Target/TargetDevice.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -47,7 +47,7 @@ std::string kernelSignature(mlir::Operation *op);
 /// "" when `knobs` are legal for `op` on `device`; otherwise one line
 /// naming the knob, its value and the limit it breaks.
 std::string checkKnobs(mlir::Operation *op, mlir::DictionaryAttr knobs,
-                       const rt::DeviceInfo &device);
+                       const TargetDevice &device);
 
 struct PlanEntry {
   std::string signature;
@@ -69,7 +69,7 @@ std::string printPlan(const Plan &plan);
 /// A plan for `device` with one entry per kernel of `module`'s graphs
 /// (fused already) and the knobs they carry now (none: the defaults): a
 /// template to edit, or the starting point of a search.
-Plan planOf(mlir::ModuleOp module, const rt::DeviceInfo &device);
+Plan planOf(mlir::ModuleOp module, const TargetDevice &device);
 
 /// Sets the knobs of every dispatch op of `module`'s graphs that the plan
 /// names, after checking the plan is for `device` and every knob it sets
@@ -78,7 +78,7 @@ Plan planOf(mlir::ModuleOp module, const rt::DeviceInfo &device);
 /// knobs are illegal is left out instead (for the cache, which must never
 /// stop a compile).
 mlir::LogicalResult applyPlan(mlir::ModuleOp module, const Plan &plan,
-                              const rt::DeviceInfo &device,
+                              const TargetDevice &device,
                               bool skipIllegal = false);
 
 //===----------------------------------------------------------------------===//
@@ -90,7 +90,7 @@ mlir::LogicalResult applyPlan(mlir::ModuleOp module, const Plan &plan,
 std::string compilerVersion();
 
 /// The persistent cache of tuned knobs, `<dir>/tune-cache.json`: entries
-/// keyed by device (DeviceInfo::cacheId, which includes the driver
+/// keyed by device (TargetDevice::cacheId, which includes the driver
 /// version), compiler version and kernel signature.
 struct CacheEntry {
   std::string device, compiler, signature;
@@ -113,9 +113,9 @@ std::string storeCache(llvm::StringRef dir, mlir::MLIRContext *context,
 /// The plan the cache holds for `device` and this compiler: stale entries
 /// (another compiler version, another device or driver) are left out.
 Plan planFromCache(llvm::ArrayRef<CacheEntry> entries,
-                   const rt::DeviceInfo &device);
+                   const TargetDevice &device);
 
 } // namespace tune
 } // namespace hesper
 
-#endif // HESPER_TUNING_PLAN_H
+#endif // HESPER_TARGET_PLAN_H

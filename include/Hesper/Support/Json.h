@@ -1,16 +1,17 @@
-//===- Json.h - The JSON files of lib/Tuning ------------------*- C++ -*-===//
+//===- Json.h - The versioned JSON files of plans and reports --*- C++ -*-===//
 //
 // Part of the Hesper project.
 //
 //===----------------------------------------------------------------------===//
 //
-// Private to lib/Tuning: what plans, the tuning cache and eval reports share
-// -- a versioned top-level object, knobs as JSON objects, the printing.
+// What tuning plans, the tuning cache (lib/Target/Plan.cpp) and eval
+// reports (lib/Tuning/Eval.cpp) share: a versioned top-level object, knobs
+// as JSON objects, the printing.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef HESPER_LIB_TUNING_JSON_H
-#define HESPER_LIB_TUNING_JSON_H
+#ifndef HESPER_SUPPORT_JSON_H
+#define HESPER_SUPPORT_JSON_H
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -81,4 +82,4 @@ inline std::string print(const llvm::json::Value &value) {
 
 } // namespace hesper::tune::json
 
-#endif // HESPER_LIB_TUNING_JSON_H
+#endif // HESPER_SUPPORT_JSON_H

@@ -4,9 +4,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Hesper/Tuning/Plan.h"
+#include "Hesper/Target/Plan.h"
 
-#include "Json.h"
+#include "Hesper/Support/Json.h"
 
 #include "Hesper/Dialect/Circuit/IR/Circuit.h"
 
@@ -46,8 +46,8 @@ constexpr int64_t kMaxRows = 32;
 constexpr int64_t kMaxCols = 8;
 
 /// The widest vector, in f32 elements, the CPU device's ISA has.
-int64_t widestCpuVector(const rt::DeviceInfo &device) {
-  StringRef isa = device.cacheId;
+int64_t widestCpuVector(const TargetDevice &device) {
+  StringRef isa = device.chip;
   if (isa.ends_with("x86-64-v4"))
     return 16;
   if (isa.ends_with("x86-64-v3"))
@@ -90,7 +90,7 @@ std::string hesper::tune::kernelSignature(Operation *op) {
 }
 
 std::string hesper::tune::checkKnobs(Operation *op, DictionaryAttr knobs,
-                                     const rt::DeviceInfo &device) {
+                                     const TargetDevice &device) {
   std::string error;
   llvm::raw_string_ostream os(error);
   if (!cir::isDispatchOp(op)) {
@@ -98,7 +98,7 @@ std::string hesper::tune::checkKnobs(Operation *op, DictionaryAttr knobs,
     return error;
   }
   KernelKind kind = kindOf(op);
-  bool cpu = device.backend == rt::Backend::Cpu;
+  bool cpu = device.backend == TargetBackend::Cpu;
   int64_t lanes = 0;
   for (NamedAttribute knob : knobs) {
     StringRef name = knob.getName().getValue();
@@ -317,7 +317,7 @@ std::string hesper::tune::printPlan(const Plan &plan) {
                                         {"kernels", std::move(kernels)}});
 }
 
-Plan hesper::tune::planOf(ModuleOp module, const rt::DeviceInfo &device) {
+Plan hesper::tune::planOf(ModuleOp module, const TargetDevice &device) {
   Plan plan;
   plan.device = device.name;
   llvm::StringSet<> seen;
@@ -335,7 +335,7 @@ Plan hesper::tune::planOf(ModuleOp module, const rt::DeviceInfo &device) {
 }
 
 LogicalResult hesper::tune::applyPlan(ModuleOp module, const Plan &plan,
-                                      const rt::DeviceInfo &device,
+                                      const TargetDevice &device,
                                       bool skipIllegal) {
   if (plan.device != device.name)
     return module.emitError("plan for device '")
@@ -470,7 +470,7 @@ std::string hesper::tune::storeCache(StringRef dir, MLIRContext *context,
 }
 
 Plan hesper::tune::planFromCache(ArrayRef<CacheEntry> entries,
-                                 const rt::DeviceInfo &device) {
+                                 const TargetDevice &device) {
   Plan plan;
   plan.device = device.name;
   std::string compiler = compilerVersion();

@@ -1,0 +1,74 @@
+# The layers of Hesper's libraries, lowest first (docs/Architecture.md has
+# the same table; utils/check-layering.py checks the #includes). A library
+# may link libraries of its own layer and of the layers below it; the
+# runtime only from the execution layer up, and the runtime links none of
+# the compiler's libraries. hesper_check_layering() stops the configure
+# step at the first library that breaks the rule.
+set(HESPER_LAYERS
+  "exp:1:HesperExpDialect"
+  "shaderm:2:HesperShaderMDialect,HesperShaderMTransforms"
+  "circuit:3:HesperCircuitDialect,HesperCircuitBuilder,HesperCircuitTransforms"
+  "conversion:4:HesperExpToStd,HesperCircuitToShaderM,HesperShaderMToGPU"
+  "interpreter:4:HesperInterpreter"
+  "pipelines:5:HesperPipelines"
+  "target:6:HesperTarget"
+  "registration:7:HesperRegistration"
+  "execution:8:HesperExecution"
+  "models:9:HesperModels"
+  "tuning:10:HesperTuner"
+  "tools:11:HesperToolSupport")
+set(HESPER_RUNTIME_USERS_FROM 8)
+
+function(hesper_check_layering)
+  set(all)
+  foreach(entry ${HESPER_LAYERS})
+    string(REPLACE ":" ";" parts "${entry}")
+    list(GET parts 0 layer)
+    list(GET parts 1 rank)
+    list(GET parts 2 libs)
+    string(REPLACE "," ";" libs "${libs}")
+    foreach(lib ${libs})
+      set(layer_of_${lib} ${layer})
+      set(rank_of_${lib} ${rank})
+      list(APPEND all ${lib})
+    endforeach()
+  endforeach()
+
+  foreach(lib ${all})
+    if(NOT TARGET ${lib})
+      message(FATAL_ERROR "layering: ${lib} is in HESPER_LAYERS "
+                          "(cmake/HesperLayering.cmake) but not a target")
+    endif()
+    get_target_property(links ${lib} LINK_LIBRARIES)
+    if(NOT links)
+      continue()
+    endif()
+    foreach(dep ${links})
+      if(dep STREQUAL "HesperRuntime")
+        if(rank_of_${lib} LESS HESPER_RUNTIME_USERS_FROM)
+          message(FATAL_ERROR "layering: ${lib} (layer "
+            "'${layer_of_${lib}}') links HesperRuntime; only the execution "
+            "layer and above may")
+        endif()
+      elseif(DEFINED rank_of_${dep})
+        if(rank_of_${dep} GREATER rank_of_${lib} OR
+           (rank_of_${dep} EQUAL rank_of_${lib} AND
+            NOT layer_of_${dep} STREQUAL layer_of_${lib}))
+          message(FATAL_ERROR "layering: ${lib} (layer '${layer_of_${lib}}') "
+            "links ${dep} (layer '${layer_of_${dep}}'), which is not below it")
+        endif()
+      elseif(dep MATCHES "^Hesper" AND NOT dep MATCHES "PassIncGen$|IncGen$")
+        message(FATAL_ERROR "layering: ${lib} links ${dep}, which has no "
+          "layer in HESPER_LAYERS (cmake/HesperLayering.cmake)")
+      endif()
+    endforeach()
+  endforeach()
+
+  get_target_property(runtime_links HesperRuntime LINK_LIBRARIES)
+  foreach(dep ${runtime_links})
+    if(dep MATCHES "^Hesper|^MLIR|^LLVM")
+      message(FATAL_ERROR "layering: HesperRuntime links ${dep}; the "
+        "runtime links no compiler, MLIR or LLVM library")
+    endif()
+  endforeach()
+endfunction()

@@ -1,0 +1,57 @@
+//===- ArgRoles.h - What a graph argument is for ----------------*- C++ -*-===//
+//
+// Part of the Hesper project.
+//
+//===----------------------------------------------------------------------===//
+//
+// A graph argument may declare its role in the `circuit.role` argument
+// attribute, so that whoever binds the arguments (a model session, a
+// trainer) reads what each one is instead of guessing from its name:
+//
+//   circuit.graph @decode(
+//       %tokens: tensor<1xi32> {circuit.name = "tokens", circuit.role = "tokens"},
+//       %w: tensor<512x512x!circuit.q8_0> {circuit.name = "blk.0.attn_q.weight",
+//           circuit.role = "weight", circuit.tensor = "blk.0.attn_q.weight"},
+//       %e: tensor<4096x512xf32> {circuit.name = "token_embd.weight@1",
+//           circuit.role = "weight", circuit.tensor = "token_embd.weight",
+//           circuit.rows = array<i64: 4096, 4096>}) ...
+//
+// A weight names its tensor in the model file (`circuit.tensor`) and, when
+// it binds a row range of it, the first row and the count (`circuit.rows`).
+// circuit.graph's verifier checks the attributes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HESPER_DIALECT_CIRCUIT_IR_ARGROLES_H
+#define HESPER_DIALECT_CIRCUIT_IR_ARGROLES_H
+
+#include "llvm/ADT/StringRef.h"
+
+#include <optional>
+
+namespace hesper::circuit {
+
+enum class ArgRole {
+  Input,        ///< bound by the caller (the default, without an attribute)
+  Weight,       ///< a tensor of the model file (circuit.tensor, circuit.rows)
+  Tokens,       ///< the token ids of the step
+  Position,     ///< the position of the step's first token
+  LastRow,      ///< the row of a chunk whose logits are computed
+  RopeFreqs,    ///< the RoPE frequencies of the full-attention layers
+  RopeFreqsSwa, ///< the RoPE frequencies of the sliding-window layers
+  Cache,        ///< a KV cache, written in place
+  Targets,      ///< the training targets of the step
+};
+
+inline constexpr llvm::StringLiteral kArgRoleAttr = "circuit.role";
+inline constexpr llvm::StringLiteral kArgTensorAttr = "circuit.tensor";
+inline constexpr llvm::StringLiteral kArgRowsAttr = "circuit.rows";
+
+/// The attribute's spelling of `role` ("weight", "rope_freqs_swa", ...).
+llvm::StringRef stringifyArgRole(ArgRole role);
+/// The role an attribute spells; std::nullopt for an unknown one.
+std::optional<ArgRole> symbolizeArgRole(llvm::StringRef name);
+
+} // namespace hesper::circuit
+
+#endif // HESPER_DIALECT_CIRCUIT_IR_ARGROLES_H
