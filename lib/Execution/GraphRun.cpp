@@ -13,6 +13,7 @@
 
 #include "Hesper/Execution/GraphRun.h"
 
+#include "Hesper/Dialect/Circuit/IR/ArgRoles.h"
 #include "Hesper/Dialect/Circuit/Transforms/Passes.h"
 #include "Hesper/Execution/Execution.h"
 
@@ -36,6 +37,32 @@ static double nowUs() {
   using namespace std::chrono;
   return duration<double, std::micro>(steady_clock::now().time_since_epoch())
       .count();
+}
+
+int64_t hesper::exec::indexBound(circuit::GraphOp graph, unsigned i) {
+  auto bound = graph.getArgAttrOfType<IntegerAttr>(i, circuit::kArgBoundAttr);
+  return bound ? bound.getInt() : 0;
+}
+
+std::string hesper::exec::checkIndexBounds(circuit::GraphOp graph,
+                                           ArrayRef<HostTensor> args) {
+  for (unsigned i = 0; i < graph.getNumArguments() && i < args.size(); ++i) {
+    int64_t bound = indexBound(graph, i);
+    if (!bound)
+      continue;
+    for (int64_t k = 0, e = args[i].getNumElements(); k < e; ++k) {
+      int64_t v = args[i].getInt(k);
+      if (v < 0 || v >= bound) {
+        auto name = graph.getArgAttrOfType<StringAttr>(i, "circuit.name");
+        return "argument '" +
+               (name ? name.getValue().str() : "arg" + std::to_string(i)) +
+               "' element " + std::to_string(k) + " is " + std::to_string(v) +
+               ", outside 0.." + std::to_string(bound - 1) +
+               " (its circuit.bound is " + std::to_string(bound) + ")";
+      }
+    }
+  }
+  return "";
 }
 
 uint64_t hesper::exec::hostMemoryBytes() {

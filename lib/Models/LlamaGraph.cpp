@@ -99,8 +99,8 @@ public:
     SmallVector<int64_t> tokenShape{1};
     if (rows > 1)
       tokenShape = {rows, 1};
-    Value tokens =
-        g.external("tokens", tokenShape, g.i32(), circuit::ArgRole::Tokens);
+    Value tokens = g.externalIndices("tokens", tokenShape,
+                                     circuit::ArgRole::Tokens, hp.vocab);
     x = lookupRows("token_embd.weight", tokens);
     const bool isF32 =
         cast<RankedTensorType>(x.getType()).getElementType().isF32();

@@ -289,9 +289,10 @@ hesper::train::buildTrainingModule(MLIRContext *context, const ModelShape &s,
   GraphBuilder lossBuilder(context, "loss");
   {
     SmallVector<Value> weights = externals(lossBuilder, params);
-    Value tokens = lossBuilder.external("tokens", {s.seq}, lossBuilder.i32());
-    Value targets =
-        lossBuilder.external("targets", {s.seq}, lossBuilder.i32());
+    Value tokens = lossBuilder.externalIndices(
+        "tokens", {s.seq}, circuit::ArgRole::Tokens, s.vocab);
+    Value targets = lossBuilder.externalIndices(
+        "targets", {s.seq}, circuit::ArgRole::Targets, s.vocab);
     ForwardBuilder forward(lossBuilder, s);
     lossBuilder.output(
         lossBuilder.crossEntropy(forward.logits(weights, tokens), targets));
@@ -313,8 +314,8 @@ hesper::train::buildTrainingModule(MLIRContext *context, const ModelShape &s,
   GraphBuilder logitsBuilder(context, "logits");
   {
     SmallVector<Value> weights = externals(logitsBuilder, params);
-    Value tokens =
-        logitsBuilder.external("tokens", {s.seq}, logitsBuilder.i32());
+    Value tokens = logitsBuilder.externalIndices(
+        "tokens", {s.seq}, circuit::ArgRole::Tokens, s.vocab);
     ForwardBuilder forward(logitsBuilder, s);
     logitsBuilder.output(forward.logits(weights, tokens));
   }
@@ -329,8 +330,10 @@ hesper::train::buildTrainingModule(MLIRContext *context, const ModelShape &s,
   SmallVector<Value> weights = externals(stepBuilder, params);
   SmallVector<Value> m = externals(stepBuilder, params, "adam.m.");
   SmallVector<Value> v = externals(stepBuilder, params, "adam.v.");
-  Value tokens = stepBuilder.external("tokens", {s.seq}, stepBuilder.i32());
-  Value targets = stepBuilder.external("targets", {s.seq}, stepBuilder.i32());
+  Value tokens = stepBuilder.externalIndices(
+      "tokens", {s.seq}, circuit::ArgRole::Tokens, s.vocab);
+  Value targets = stepBuilder.externalIndices(
+      "targets", {s.seq}, circuit::ArgRole::Targets, s.vocab);
   Value step = stepBuilder.external("step", {1}, stepBuilder.f32());
   Value seed = stepBuilder.map(ValueRange{}, {1}, stepBuilder.f32(),
                                [](ExpBuilder &e, Value, ValueRange) {

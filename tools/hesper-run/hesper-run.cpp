@@ -119,7 +119,8 @@ static llvm::cl::opt<std::string> graphName(
 static llvm::cl::list<std::string> inputSpecs(
     "input",
     llvm::cl::desc("NAME=SPEC binds a graph argument: iota, const:V, "
-                   "linear:A,B (A*i+B), values:V0,V1,..., random[:SEED]"), llvm::cl::cat(graphCategory));
+                   "linear:A,B (A*i+B), values:V0,V1,..., random[:SEED] "
+                   "(token ids and targets within their circuit.bound)"), llvm::cl::cat(graphCategory));
 static llvm::cl::opt<bool>
     printResults("print-results",
                  llvm::cl::desc("Print the results (and arguments written in "
@@ -581,7 +582,12 @@ static LogicalResult runGraphMode(ModuleOp module, llvm::raw_ostream &os) {
       uint64_t seed = 1;
       if (spec.consume_front("random:") && spec.getAsInteger(10, seed))
         return graph.emitError("bad seed in --input ") << name;
-      args.push_back(hesper::interp::randomTensor(type, seed));
+      HostTensor t = hesper::interp::randomTensor(type, seed);
+      // Indices stay within their declared bound.
+      if (int64_t bound = hesper::exec::indexBound(graph, arg.getArgNumber()))
+        for (int64_t i = 0, e = t.getNumElements(); i < e; ++i)
+          t.setInt(i, t.getInt(i) % bound);
+      args.push_back(std::move(t));
       continue;
     }
     HostTensor t(type);
@@ -590,6 +596,9 @@ static LogicalResult runGraphMode(ModuleOp module, llvm::raw_ostream &os) {
       return graph.emitError("bad --input ") << name << ": " << problem;
     args.push_back(std::move(t));
   }
+  std::string outOfBounds = hesper::exec::checkIndexBounds(graph, args);
+  if (!outOfBounds.empty())
+    return graph.emitError("--input: ") << outOfBounds;
   // Where --output names point: results by index or name, arguments by
   // name.
   for (auto [name, path] : outputs) {

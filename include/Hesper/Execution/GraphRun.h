@@ -76,6 +76,14 @@ std::string tensorFromNpy(const rt::NpyArray &array,
 /// The .npy form of a tensor (quantized tensors as u8 bytes).
 rt::NpyArray npyFromTensor(const interp::HostTensor &tensor);
 
+/// The bound argument `i` of `graph` declares for its elements
+/// (circuit.bound: token ids, training targets), or 0 for none.
+int64_t indexBound(circuit::GraphOp graph, unsigned i);
+/// Checks the elements of every argument of `graph` that declares a bound
+/// against it: "" or one line naming the argument, the element, its value
+/// and the bound (an index past it would read another row's values).
+std::string checkIndexBounds(circuit::GraphOp graph,
+                             llvm::ArrayRef<interp::HostTensor> args);
 /// The physical memory of this machine in bytes.
 uint64_t hostMemoryBytes();
 

@@ -64,6 +64,27 @@ circuit.graph @rows_mismatch(%w: tensor<4x16xf32> {circuit.role = "weight", circ
 
 // -----
 
+// expected-error @+1 {{'circuit.graph' op expects circuit.bound only on a tokens or targets argument, got it on argument #0}}
+circuit.graph @bound_on_input(%t: tensor<4xi32> {circuit.bound = 8 : i64}) {
+  circuit.output
+}
+
+// -----
+
+// expected-error @+1 {{'circuit.graph' op expects argument #0's circuit.bound to be a positive integer on an i32 tensor, got 0 : i64}}
+circuit.graph @bound_zero(%t: tensor<4xi32> {circuit.role = "tokens", circuit.bound = 0 : i64}) {
+  circuit.output
+}
+
+// -----
+
+// expected-error @+1 {{'circuit.graph' op expects argument #0's circuit.bound to be a positive integer on an i32 tensor, got 8 : i64}}
+circuit.graph @bound_on_floats(%t: tensor<4xf32> {circuit.role = "targets", circuit.bound = 8 : i64}) {
+  circuit.output
+}
+
+// -----
+
 // expected-error @+1 {{'circuit.graph' op expects argument #0's circuit.rows to be array<i64: first, count>}}
 circuit.graph @rows_negative(%w: tensor<4x16xf32> {circuit.role = "weight", circuit.tensor = "e", circuit.rows = array<i64: -1, 4>}) {
   circuit.output

@@ -72,6 +72,14 @@ Value GraphBuilder::external(StringRef name, ArrayRef<int64_t> shape,
   return arg;
 }
 
+Value GraphBuilder::externalIndices(StringRef name, ArrayRef<int64_t> shape,
+                                    ArgRole role, int64_t bound) {
+  Value arg = external(name, shape, i32(), role);
+  graph.setArgAttr(cast<BlockArgument>(arg).getArgNumber(), kArgBoundAttr,
+                   builder.getI64IntegerAttr(bound));
+  return arg;
+}
+
 Value GraphBuilder::externalWeight(StringRef name, ArrayRef<int64_t> shape,
                                    Type element, StringRef tensor,
                                    std::optional<int64_t> firstRow) {

@@ -317,6 +317,19 @@ static LogicalResult verifyArgRole(GraphOp op, unsigned i) {
     return op.emitOpError("expects argument #")
            << i << "'s " << kArgTensorAttr << " to be a string, got "
            << tensor;
+  if (Attribute bound = op.getArgAttr(i, kArgBoundAttr)) {
+    auto value = dyn_cast<IntegerAttr>(bound);
+    auto type = dyn_cast<RankedTensorType>(op.getArgumentTypes()[i]);
+    if (kind != ArgRole::Tokens && kind != ArgRole::Targets)
+      return op.emitOpError("expects ")
+             << kArgBoundAttr << " only on a tokens or targets argument, got "
+             << "it on argument #" << i;
+    if (!value || value.getInt() <= 0 || !type ||
+        !type.getElementType().isInteger(32))
+      return op.emitOpError("expects argument #")
+             << i << "'s " << kArgBoundAttr
+             << " to be a positive integer on an i32 tensor, got " << bound;
+  }
   if (rows) {
     auto range = dyn_cast<DenseI64ArrayAttr>(rows);
     auto type = dyn_cast<RankedTensorType>(op.getArgumentTypes()[i]);

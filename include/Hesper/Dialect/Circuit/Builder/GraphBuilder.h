@@ -77,6 +77,10 @@ public:
   /// (ArgRoles.h; left out for ArgRole::Input).
   Value external(llvm::StringRef name, llvm::ArrayRef<int64_t> shape,
                  mlir::Type element, ArgRole role = ArgRole::Input);
+  /// An i32 external of role `role` (tokens, targets) whose elements index
+  /// something of `bound` entries (`circuit.bound`).
+  Value externalIndices(llvm::StringRef name, llvm::ArrayRef<int64_t> shape,
+                        ArgRole role, int64_t bound);
   /// An external buffer of role `weight` that binds tensor `tensor` of the
   /// model file (`circuit.tensor`), or, with `firstRow`, the shape[0] rows
   /// of it from that row on (`circuit.rows`).

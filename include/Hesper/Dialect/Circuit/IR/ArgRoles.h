@@ -18,6 +18,10 @@
 //
 // A weight names its tensor in the model file (`circuit.tensor`) and, when
 // it binds a row range of it, the first row and the count (`circuit.rows`).
+// Token ids and training targets may declare their bound (`circuit.bound =
+// 256 : i64`: every element in [0, 256)), which whoever binds them checks:
+// a graph indexes with them, and an index past the bound would read
+// another row's values.
 // circuit.graph's verifier checks the attributes.
 //
 //===----------------------------------------------------------------------===//
@@ -46,6 +50,7 @@ enum class ArgRole {
 inline constexpr llvm::StringLiteral kArgRoleAttr = "circuit.role";
 inline constexpr llvm::StringLiteral kArgTensorAttr = "circuit.tensor";
 inline constexpr llvm::StringLiteral kArgRowsAttr = "circuit.rows";
+inline constexpr llvm::StringLiteral kArgBoundAttr = "circuit.bound";
 
 /// The attribute's spelling of `role` ("weight", "rope_freqs_swa", ...).
 llvm::StringRef stringifyArgRole(ArgRole role);
