@@ -5,8 +5,8 @@
 #
 # ===----------------------------------------------------------------------=== #
 #
-# Writes a changed copy of a bundle (runtime/lib/Program.cpp: version 3 ends
-# with a u64 FNV-1a checksum of every byte before it):
+# Writes a changed copy of a bundle (runtime/lib/program/Program.cpp:
+# version 3 ends with a u64 FNV-1a checksum of every byte before it):
 #
 #   bundle_edit.py IN OUT --replace OLD NEW   replace the one occurrence of
 #                                             OLD by NEW (same length) and

@@ -25,6 +25,13 @@
 //   i2_s  (32 B / 128): 2-bit codes; v = (q - 1) * scale, the tensor's one
 //                       f32 scale stored after all its blocks (+28 bytes)
 //
+// These decoders are the oracle's, and deliberately a second implementation:
+// the runtime's GGUF reader decodes the same formats with its own code
+// (runtime/lib/formats/gguf/GgufDequant.cpp), and neither calls the other.
+// unittests/Interpreter/QuantTest.cpp decodes random blocks of every format
+// both know with both and asserts the same bits (the runtime's follow
+// ggml's reference dequantize_row_* operation for operation).
+//
 //===----------------------------------------------------------------------===//
 
 #include "Hesper/Interpreter/Interpreter.h"

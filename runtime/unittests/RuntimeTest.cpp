@@ -11,7 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "../lib/Drivers.h"
+#include "../lib/hal/Drivers.h"
 
 #include <gtest/gtest.h>
 

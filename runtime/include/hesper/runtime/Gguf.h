@@ -23,6 +23,7 @@
 #ifndef HESPER_RUNTIME_GGUF_H
 #define HESPER_RUNTIME_GGUF_H
 
+#include "hesper/base/Half.h"
 #include "hesper/runtime/Runtime.h"
 
 #include <map>
@@ -193,9 +194,10 @@ private:
   std::vector<Tensor> tensors;
 };
 
-/// IEEE half and bfloat16 to f32.
-float halfToFloat(uint16_t h);
-float bf16ToFloat(uint16_t b);
+/// IEEE half and bfloat16 to f32, as the reader decodes them (a half NaN is
+/// made quiet, as F16C does); the conversions are hesper/base/Half.h's.
+inline float halfToFloat(uint16_t h) { return halfBitsToFloatQuietNaN(h); }
+inline float bf16ToFloat(uint16_t b) { return bfloat16BitsToFloat(b); }
 
 } // namespace hesper::rt
 

@@ -29,7 +29,7 @@
 
 #include "CpuFibers.h"
 #include "CpuThreadPool.h"
-#include "Drivers.h"
+#include "hal/Drivers.h"
 
 #include <dlfcn.h>
 #include <elf.h>

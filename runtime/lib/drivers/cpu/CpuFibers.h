@@ -13,8 +13,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef HESPER_RUNTIME_LIB_CPUFIBERS_H
-#define HESPER_RUNTIME_LIB_CPUFIBERS_H
+#ifndef HESPER_RUNTIME_LIB_DRIVERS_CPU_CPUFIBERS_H
+#define HESPER_RUNTIME_LIB_DRIVERS_CPU_CPUFIBERS_H
 
 #include <cstdint>
 
@@ -39,4 +39,4 @@ void fiberBarrier(void *state);
 
 } // namespace hesper::rt::detail
 
-#endif // HESPER_RUNTIME_LIB_CPUFIBERS_H
+#endif // HESPER_RUNTIME_LIB_DRIVERS_CPU_CPUFIBERS_H

@@ -11,10 +11,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef HESPER_RUNTIME_LIB_VULKANINTERNAL_H
-#define HESPER_RUNTIME_LIB_VULKANINTERNAL_H
+#ifndef HESPER_RUNTIME_LIB_DRIVERS_VULKAN_VULKANINTERNAL_H
+#define HESPER_RUNTIME_LIB_DRIVERS_VULKAN_VULKANINTERNAL_H
 
-#include "Drivers.h"
+#include "hal/Drivers.h"
 
 #ifndef VK_NO_PROTOTYPES
 #define VK_NO_PROTOTYPES
@@ -393,4 +393,4 @@ private:
 
 } // namespace hesper::rt::detail::vk
 
-#endif // HESPER_RUNTIME_LIB_VULKANINTERNAL_H
+#endif // HESPER_RUNTIME_LIB_DRIVERS_VULKAN_VULKANINTERNAL_H

@@ -30,7 +30,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Drivers.h"
+#include "hal/Drivers.h"
 
 #ifndef HESPER_HAVE_VULKAN_HEADERS
 

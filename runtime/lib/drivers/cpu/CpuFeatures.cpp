@@ -11,7 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Drivers.h"
+#include "hal/Drivers.h"
 
 namespace hesper::rt {
 namespace {

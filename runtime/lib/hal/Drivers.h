@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef HESPER_RUNTIME_LIB_DRIVERS_H
-#define HESPER_RUNTIME_LIB_DRIVERS_H
+#ifndef HESPER_RUNTIME_LIB_HAL_DRIVERS_H
+#define HESPER_RUNTIME_LIB_HAL_DRIVERS_H
 
 #include "hesper/runtime/Runtime.h"
 
@@ -96,4 +96,4 @@ private:
 
 } // namespace hesper::rt::detail
 
-#endif // HESPER_RUNTIME_LIB_DRIVERS_H
+#endif // HESPER_RUNTIME_LIB_HAL_DRIVERS_H

@@ -11,10 +11,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef HESPER_RUNTIME_LIB_CUDAINTERNAL_H
-#define HESPER_RUNTIME_LIB_CUDAINTERNAL_H
+#ifndef HESPER_RUNTIME_LIB_DRIVERS_CUDA_CUDAINTERNAL_H
+#define HESPER_RUNTIME_LIB_DRIVERS_CUDA_CUDAINTERNAL_H
 
-#include "Drivers.h"
+#include "hal/Drivers.h"
 
 #include <mutex>
 #include <unordered_map>
@@ -336,4 +336,4 @@ private:
 
 } // namespace hesper::rt::detail::cuda
 
-#endif // HESPER_RUNTIME_LIB_CUDAINTERNAL_H
+#endif // HESPER_RUNTIME_LIB_DRIVERS_CUDA_CUDAINTERNAL_H

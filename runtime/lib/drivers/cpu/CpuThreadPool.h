@@ -12,8 +12,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef HESPER_RUNTIME_LIB_CPUTHREADPOOL_H
-#define HESPER_RUNTIME_LIB_CPUTHREADPOOL_H
+#ifndef HESPER_RUNTIME_LIB_DRIVERS_CPU_CPUTHREADPOOL_H
+#define HESPER_RUNTIME_LIB_DRIVERS_CPU_CPUTHREADPOOL_H
 
 #include "hesper/runtime/Runtime.h"
 
@@ -104,4 +104,4 @@ private:
 
 } // namespace hesper::rt::detail
 
-#endif // HESPER_RUNTIME_LIB_CPUTHREADPOOL_H
+#endif // HESPER_RUNTIME_LIB_DRIVERS_CPU_CPUTHREADPOOL_H

@@ -1,4 +1,4 @@
-//===- Gguf.cpp - GGUF model files ----------------------------------------===//
+//===- GgufFile.cpp - The GGUF container parser ---------------------------===//
 //
 // Part of the Hesper project.
 //
@@ -20,12 +20,11 @@
 // that remain, and checks every count against the smallest number of bytes
 // its items could take before it allocates anything for them.
 //
-// Dequantization follows ggml's reference dequantize_row_* (ggml-quants.c):
-// the same float operations in the same order, so the results are the same
-// bit for bit. (The code must not be built with FMA contraction; the
-// runtime is not built with -ffp-contract=fast on an FMA target.)
+// The type table is in GgufTypes.cpp, the block decoders in GgufDequant.cpp.
 //
 //===----------------------------------------------------------------------===//
+
+#include "GgufInternal.h"
 
 #include "hesper/runtime/Gguf.h"
 
@@ -40,209 +39,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#if defined(__clang__)
-#pragma STDC FP_CONTRACT OFF
-#endif
-
 namespace hesper::rt {
 
-//===----------------------------------------------------------------------===//
-// Types
-//===----------------------------------------------------------------------===//
-
-const char *ggufTypeName(GgufType t) {
-  switch (t) {
-  case GgufType::U8:
-    return "u8";
-  case GgufType::I8:
-    return "i8";
-  case GgufType::U16:
-    return "u16";
-  case GgufType::I16:
-    return "i16";
-  case GgufType::U32:
-    return "u32";
-  case GgufType::I32:
-    return "i32";
-  case GgufType::F32:
-    return "f32";
-  case GgufType::Bool:
-    return "bool";
-  case GgufType::String:
-    return "string";
-  case GgufType::Array:
-    return "array";
-  case GgufType::U64:
-    return "u64";
-  case GgufType::I64:
-    return "i64";
-  case GgufType::F64:
-    return "f64";
-  }
-  return "?";
-}
-
-bool GgufValue::isInteger() const {
-  switch (type) {
-  case GgufType::U8:
-  case GgufType::I8:
-  case GgufType::U16:
-  case GgufType::I16:
-  case GgufType::U32:
-  case GgufType::I32:
-  case GgufType::U64:
-  case GgufType::I64:
-    return true;
-  default:
-    return false;
-  }
-}
-
-std::optional<double> GgufValue::asNumber() const {
-  switch (type) {
-  case GgufType::U8:
-  case GgufType::U16:
-  case GgufType::U32:
-  case GgufType::U64:
-    return static_cast<double>(u);
-  case GgufType::I8:
-  case GgufType::I16:
-  case GgufType::I32:
-  case GgufType::I64:
-  case GgufType::Bool:
-    return static_cast<double>(i);
-  case GgufType::F32:
-  case GgufType::F64:
-    return f;
-  case GgufType::String:
-  case GgufType::Array:
-    break;
-  }
-  return std::nullopt;
-}
-
-const char *ggmlTypeName(GgmlType t) {
-  switch (t) {
-  case GgmlType::F32:
-    return "f32";
-  case GgmlType::F16:
-    return "f16";
-  case GgmlType::Q4_0:
-    return "q4_0";
-  case GgmlType::Q8_0:
-    return "q8_0";
-  case GgmlType::Q4_K:
-    return "q4_K";
-  case GgmlType::Q5_K:
-    return "q5_K";
-  case GgmlType::Q6_K:
-    return "q6_K";
-  case GgmlType::BF16:
-    return "bf16";
-  case GgmlType::TQ1_0:
-    return "tq1_0";
-  case GgmlType::TQ2_0:
-    return "tq2_0";
-  case GgmlType::I2_S:
-    return "i2_s";
-  }
-  return "?";
-}
-
-int64_t ggmlBlockSize(GgmlType t) {
-  switch (t) {
-  case GgmlType::F32:
-  case GgmlType::F16:
-  case GgmlType::BF16:
-    return 1;
-  case GgmlType::Q4_0:
-  case GgmlType::Q8_0:
-    return 32;
-  case GgmlType::Q4_K:
-  case GgmlType::Q5_K:
-  case GgmlType::Q6_K:
-  case GgmlType::TQ1_0:
-  case GgmlType::TQ2_0:
-    return 256;
-  case GgmlType::I2_S:
-    return 128;
-  }
-  return 0;
-}
-
-int64_t ggmlBlockBytes(GgmlType t) {
-  switch (t) {
-  case GgmlType::F32:
-    return 4;
-  case GgmlType::F16:
-  case GgmlType::BF16:
-    return 2;
-  case GgmlType::Q4_0:
-    return 2 + 16;
-  case GgmlType::Q8_0:
-    return 2 + 32;
-  case GgmlType::Q4_K:
-    return 2 + 2 + 12 + 128;
-  case GgmlType::Q5_K:
-    return 2 + 2 + 12 + 32 + 128;
-  case GgmlType::Q6_K:
-    return 128 + 64 + 16 + 2;
-  case GgmlType::TQ1_0:
-    return 48 + 4 + 2;
-  case GgmlType::TQ2_0:
-    return 64 + 2;
-  case GgmlType::I2_S:
-    return 32;
-  }
-  return 0;
-}
-
-int64_t ggmlTensorTrailerBytes(GgmlType t) {
-  return t == GgmlType::I2_S ? 32 : 0;
-}
-
-std::optional<int64_t> ggmlRowBytes(GgmlType t, int64_t n) {
-  int64_t blockSize = ggmlBlockSize(t), blockBytes = ggmlBlockBytes(t);
-  if (blockSize == 0 || n < 0 || n % blockSize != 0)
-    return std::nullopt;
-  int64_t blocks = n / blockSize;
-  if (blocks > std::numeric_limits<int64_t>::max() / blockBytes)
-    return std::nullopt;
-  return blocks * blockBytes;
-}
-
 namespace {
-
-/// Names of ggml's other type numbers, for messages about files that use
-/// them. Numbers ggml has retired, and numbers past the table, are unknown.
-const char *otherGgmlTypeName(uint32_t t) {
-  static const char *const names[] = {
-      "f32",     "f16",    "q4_0",    "q4_1",  nullptr, nullptr, "q5_0",
-      "q5_1",    "q8_0",   "q8_1",    "q2_K",  "q3_K",  "q4_K",  "q5_K",
-      "q6_K",    "q8_K",   "iq2_xxs", "iq2_xs", "iq3_xxs", "iq1_s", "iq4_nl",
-      "iq3_s",   "iq2_s",  "iq4_xs",  "i8",    "i16",   "i32",   "i64",
-      "f64",     "iq1_m",  "bf16",    nullptr, nullptr, nullptr, "tq1_0",
-      "tq2_0",   "i2_s",   nullptr,   nullptr, "mxfp4"};
-  return t < sizeof(names) / sizeof(names[0]) ? names[t] : nullptr;
-}
-
-bool isSupportedGgmlType(uint32_t t) {
-  switch (static_cast<GgmlType>(t)) {
-  case GgmlType::F32:
-  case GgmlType::F16:
-  case GgmlType::Q4_0:
-  case GgmlType::Q8_0:
-  case GgmlType::Q4_K:
-  case GgmlType::Q5_K:
-  case GgmlType::Q6_K:
-  case GgmlType::BF16:
-  case GgmlType::TQ1_0:
-  case GgmlType::TQ2_0:
-  case GgmlType::I2_S:
-    return true;
-  }
-  return false;
-}
 
 //===----------------------------------------------------------------------===//
 // Parsing
@@ -381,8 +180,10 @@ private:
     pos += n;
     return true;
   }
+  // `w` and `len` start at 0 only to quiet GCC's -Wmaybe-uninitialized,
+  // which cannot see that readLE writes them whenever it succeeds.
   bool readU32(uint32_t &v) {
-    uint64_t w;
+    uint64_t w = 0;
     if (!readLE(4, w))
       return false;
     v = static_cast<uint32_t>(w);
@@ -391,7 +192,7 @@ private:
   bool readU64(uint64_t &v) { return readLE(8, v); }
 
   bool readString(std::string &s) {
-    uint64_t len;
+    uint64_t len = 0;
     if (!readU64(len))
       return false;
     if (len > remaining())
@@ -584,8 +385,8 @@ bool Parser::readTensorInfos(uint64_t count) {
     uint32_t type;
     if (!readU32(type))
       return false;
-    if (!isSupportedGgmlType(type)) {
-      if (const char *other = otherGgmlTypeName(type))
+    if (!detail::isSupportedGgmlType(type)) {
+      if (const char *other = detail::otherGgmlTypeName(type))
         return fail(name + " has ggml type " + std::to_string(type) + " (" +
                     other + "), which is not supported");
       return fail(name + " has unknown ggml type " + std::to_string(type));
@@ -808,297 +609,6 @@ std::optional<bool> GgufFile::getBool(const std::string &key) const {
 const GgufTensor *GgufFile::tensor(const std::string &tensorName) const {
   auto it = tensorIndex.find(tensorName);
   return it == tensorIndex.end() ? nullptr : &tens[it->second];
-}
-
-//===----------------------------------------------------------------------===//
-// Dequantization
-//===----------------------------------------------------------------------===//
-
-float halfToFloat(uint16_t h) {
-  uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16;
-  uint32_t exponent = (h >> 10) & 0x1f;
-  uint32_t mantissa = h & 0x3ff;
-  uint32_t bits;
-  if (exponent == 0x1f) {
-    // Infinity, or NaN with its payload kept and made quiet (as the F16C
-    // instruction does).
-    bits = sign | 0x7f800000u | (mantissa << 13) | (mantissa ? 0x00400000u : 0);
-  } else if (exponent != 0) {
-    // Normal: rebias the exponent from 15 to 127.
-    bits = sign | ((exponent + (127 - 15)) << 23) | (mantissa << 13);
-  } else if (mantissa == 0) {
-    bits = sign; // signed zero
-  } else {
-    // Subnormal: mantissa * 2^-24. Shift the leading one up to the implicit
-    // bit; every shift halves the exponent 2^-14 of the smallest normal.
-    int shifts = 0;
-    while (!(mantissa & 0x400)) {
-      mantissa <<= 1;
-      ++shifts;
-    }
-    bits = sign | (static_cast<uint32_t>(127 - 15 + 1 - shifts) << 23) |
-           ((mantissa & 0x3ff) << 13);
-  }
-  float f;
-  std::memcpy(&f, &bits, sizeof(f));
-  return f;
-}
-
-float bf16ToFloat(uint16_t b) {
-  uint32_t bits = static_cast<uint32_t>(b) << 16;
-  float f;
-  std::memcpy(&f, &bits, sizeof(f));
-  return f;
-}
-
-namespace {
-
-uint16_t loadU16(const uint8_t *p) {
-  return static_cast<uint16_t>(p[0] | (p[1] << 8));
-}
-
-float loadHalf(const uint8_t *p) { return halfToFloat(loadU16(p)); }
-
-float loadF32(const uint8_t *p) {
-  uint32_t bits = static_cast<uint32_t>(p[0]) |
-                  static_cast<uint32_t>(p[1]) << 8 |
-                  static_cast<uint32_t>(p[2]) << 16 |
-                  static_cast<uint32_t>(p[3]) << 24;
-  float f;
-  std::memcpy(&f, &bits, sizeof(f));
-  return f;
-}
-
-/// Q8_0: an f16 scale d, then 32 signed bytes q; x = q * d.
-void dequantQ8_0(const uint8_t *block, float *y) {
-  const float d = loadHalf(block);
-  const int8_t *q = reinterpret_cast<const int8_t *>(block + 2);
-  for (int j = 0; j < 32; ++j)
-    y[j] = q[j] * d;
-}
-
-/// Q4_0: an f16 scale d, then 16 bytes of nibbles. Byte j holds element j
-/// in its low nibble and element j + 16 in its high one; x = (nibble - 8) * d.
-void dequantQ4_0(const uint8_t *block, float *y) {
-  const float d = loadHalf(block);
-  const uint8_t *q = block + 2;
-  for (int j = 0; j < 16; ++j) {
-    const int low = (q[j] & 0x0f) - 8;
-    const int high = (q[j] >> 4) - 8;
-    y[j] = low * d;
-    y[j + 16] = high * d;
-  }
-}
-
-/// The 6-bit scale and min of sub-block j (0..7) of a Q4_K or Q5_K block,
-/// packed into 12 bytes. Sub-blocks 0..3 keep their scale in the low six bits
-/// of byte j and their min in the low six bits of byte j + 4. Sub-blocks 4..7
-/// keep the low four bits of the scale in the low nibble of byte j + 4 and
-/// the low four bits of the min in its high nibble; the top two bits of each
-/// sit in the spare top bits of bytes j - 4 (scale) and j (min).
-void kQuantScaleMin(const uint8_t *packed, int j, uint8_t &scale,
-                    uint8_t &min) {
-  if (j < 4) {
-    scale = packed[j] & 0x3f;
-    min = packed[j + 4] & 0x3f;
-    return;
-  }
-  scale = static_cast<uint8_t>((packed[j + 4] & 0x0f) |
-                               ((packed[j - 4] >> 6) << 4));
-  min = static_cast<uint8_t>((packed[j + 4] >> 4) | ((packed[j] >> 6) << 4));
-}
-
-/// Q4_K: 256 elements in 8 sub-blocks of 32. f16 d, f16 dmin, 12 bytes of
-/// packed scales and mins, 128 bytes of nibbles. The elements come in four
-/// runs of 64 that share 32 bytes: the low nibbles are the first sub-block
-/// of the run, the high nibbles the second. x = d*scale * q - dmin*min.
-void dequantQ4_K(const uint8_t *block, float *y) {
-  const float d = loadHalf(block);
-  const float dmin = loadHalf(block + 2);
-  const uint8_t *packed = block + 4;
-  const uint8_t *q = block + 16;
-  for (int run = 0; run < 4; ++run) {
-    uint8_t scale, min;
-    kQuantScaleMin(packed, 2 * run, scale, min);
-    const float dLow = d * scale, mLow = dmin * min;
-    kQuantScaleMin(packed, 2 * run + 1, scale, min);
-    const float dHigh = d * scale, mHigh = dmin * min;
-    for (int l = 0; l < 32; ++l) {
-      y[l] = dLow * (q[l] & 0x0f) - mLow;
-      y[l + 32] = dHigh * (q[l] >> 4) - mHigh;
-    }
-    q += 32;
-    y += 64;
-  }
-}
-
-/// Q5_K: Q4_K with a fifth bit per element. f16 d, f16 dmin, 12 bytes of
-/// scales and mins, 32 bytes of high bits, 128 bytes of nibbles. In run r of
-/// 64 elements, element l (< 32) takes bit 2r of high-bit byte l, and
-/// element l + 32 takes bit 2r + 1.
-void dequantQ5_K(const uint8_t *block, float *y) {
-  const float d = loadHalf(block);
-  const float dmin = loadHalf(block + 2);
-  const uint8_t *packed = block + 4;
-  const uint8_t *highBits = block + 16;
-  const uint8_t *q = block + 48;
-  for (int run = 0; run < 4; ++run) {
-    uint8_t scale, min;
-    kQuantScaleMin(packed, 2 * run, scale, min);
-    const float dLow = d * scale, mLow = dmin * min;
-    kQuantScaleMin(packed, 2 * run + 1, scale, min);
-    const float dHigh = d * scale, mHigh = dmin * min;
-    const uint8_t lowMask = static_cast<uint8_t>(1u << (2 * run));
-    const uint8_t highMask = static_cast<uint8_t>(2u << (2 * run));
-    for (int l = 0; l < 32; ++l) {
-      y[l] = dLow * ((q[l] & 0x0f) + (highBits[l] & lowMask ? 16 : 0)) - mLow;
-      y[l + 32] =
-          dHigh * ((q[l] >> 4) + (highBits[l] & highMask ? 16 : 0)) - mHigh;
-    }
-    q += 32;
-    y += 64;
-  }
-}
-
-/// Q6_K: 256 six-bit values in 16 sub-blocks of 16, each with a signed
-/// 8-bit scale. 128 bytes of low nibbles (ql), 64 bytes of high bit pairs
-/// (qh), 16 scales, and the f16 d last. Each half of 128 elements uses 64
-/// bytes of ql, 32 of qh and 8 scales; its quarters g = 0..3 of 32 take
-/// their low nibbles from ql[l] low, ql[l + 32] low, ql[l] high and
-/// ql[l + 32] high, and their high bits from bits 2g, 2g + 1 of qh[l].
-/// x = d * scale * (q - 32).
-void dequantQ6_K(const uint8_t *block, float *y) {
-  const uint8_t *ql = block;
-  const uint8_t *qh = block + 128;
-  const int8_t *scales = reinterpret_cast<const int8_t *>(block + 192);
-  const float d = loadHalf(block + 208);
-  for (int half = 0; half < 2; ++half) {
-    for (int l = 0; l < 32; ++l) {
-      const int s = l / 16;
-      const int q0 = ((ql[l] & 0x0f) | ((qh[l] & 3) << 4)) - 32;
-      const int q1 = ((ql[l + 32] & 0x0f) | (((qh[l] >> 2) & 3) << 4)) - 32;
-      const int q2 = ((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32;
-      const int q3 = ((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32;
-      y[l] = d * scales[s] * q0;
-      y[l + 32] = d * scales[s + 2] * q1;
-      y[l + 64] = d * scales[s + 4] * q2;
-      y[l + 96] = d * scales[s + 6] * q3;
-    }
-    ql += 64;
-    qh += 32;
-    scales += 8;
-    y += 128;
-  }
-}
-
-/// TQ1_0: qs[48] and qh[4] of base-3 digits, then an f16 d; each byte is a
-/// fixed-point fraction whose leading digit is (byte * 3) >> 8, the next
-/// digits appearing after multiplying by 3 (mod 256). Element 32n + m is
-/// digit n of qs[m] (m < 32), 160 + 16n + m digit n of qs[32 + m], 240 +
-/// 4n + j digit n of qh[j]; x = (digit - 1) * d.
-void dequantTQ1_0(const uint8_t *block, float *y) {
-  static const uint8_t pow3[5] = {1, 3, 9, 27, 81};
-  const float d = loadHalf(block + 52);
-  auto digit = [&](uint8_t byte, int n) {
-    uint8_t shifted = static_cast<uint8_t>(byte * pow3[n]);
-    return static_cast<int>((static_cast<uint16_t>(shifted) * 3) >> 8);
-  };
-  for (int n = 0; n < 5; ++n)
-    for (int m = 0; m < 32; ++m)
-      *y++ = static_cast<float>(digit(block[m], n) - 1) * d;
-  for (int n = 0; n < 5; ++n)
-    for (int m = 0; m < 16; ++m)
-      *y++ = static_cast<float>(digit(block[32 + m], n) - 1) * d;
-  for (int n = 0; n < 4; ++n)
-    for (int j = 0; j < 4; ++j)
-      *y++ = static_cast<float>(digit(block[48 + j], n) - 1) * d;
-}
-
-/// TQ2_0: qs[64] of 2-bit codes, then an f16 d. Element 128h + 32l + m is
-/// bits 2l..2l+1 of qs[32h + m]; x = (code - 1) * d.
-void dequantTQ2_0(const uint8_t *block, float *y) {
-  const float d = loadHalf(block + 64);
-  for (int h = 0; h < 2; ++h)
-    for (int l = 0; l < 4; ++l)
-      for (int m = 0; m < 32; ++m)
-        *y++ = static_cast<float>(((block[32 * h + m] >> (2 * l)) & 3) - 1) *
-               d;
-}
-
-/// I2_S, one 32-byte block of 128 codes: element 32k + m is bits
-/// 6-2k..7-2k of byte m; x = code - 1 (the tensor's scale is applied by
-/// whoever reads the tensor).
-void dequantI2_S(const uint8_t *block, float *y) {
-  for (int k = 0; k < 4; ++k)
-    for (int m = 0; m < 32; ++m)
-      *y++ = static_cast<float>(((block[m] >> (6 - 2 * k)) & 3) - 1);
-}
-
-} // namespace
-
-float i2sScale(const GgufTensor &t) {
-  // The reader sized the tensor as its blocks and the 32-byte trailer; a
-  // tensor built by hand may not have one.
-  const uint64_t packed = static_cast<uint64_t>(t.numElements) / 4;
-  if (t.type != GgmlType::I2_S || t.bytes < packed + 4)
-    return 0.0f;
-  return loadF32(t.data + packed);
-}
-
-Status dequantizeRow(GgmlType t, const uint8_t *src, float *dst, int64_t n) {
-  int64_t blockSize = ggmlBlockSize(t);
-  if (blockSize == 0)
-    return Status::error("dequantizeRow: unknown ggml type " +
-                         std::to_string(static_cast<uint32_t>(t)));
-  if (n < 0 || n % blockSize != 0)
-    return Status::error("dequantizeRow: " + std::to_string(n) +
-                         " elements are not a whole number of " +
-                         ggmlTypeName(t) + " blocks of " +
-                         std::to_string(blockSize));
-  const size_t blockBytes = static_cast<size_t>(ggmlBlockBytes(t));
-  const size_t blocks = static_cast<size_t>(n / blockSize);
-  void (*perBlock)(const uint8_t *, float *) = nullptr;
-  switch (t) {
-  case GgmlType::F32:
-    for (size_t i = 0; i < blocks; ++i)
-      dst[i] = loadF32(src + 4 * i);
-    return Status();
-  case GgmlType::F16:
-    for (size_t i = 0; i < blocks; ++i)
-      dst[i] = halfToFloat(loadU16(src + 2 * i));
-    return Status();
-  case GgmlType::BF16:
-    for (size_t i = 0; i < blocks; ++i)
-      dst[i] = bf16ToFloat(loadU16(src + 2 * i));
-    return Status();
-  case GgmlType::Q4_0:
-    perBlock = dequantQ4_0;
-    break;
-  case GgmlType::Q8_0:
-    perBlock = dequantQ8_0;
-    break;
-  case GgmlType::Q4_K:
-    perBlock = dequantQ4_K;
-    break;
-  case GgmlType::Q5_K:
-    perBlock = dequantQ5_K;
-    break;
-  case GgmlType::Q6_K:
-    perBlock = dequantQ6_K;
-    break;
-  case GgmlType::TQ1_0:
-    perBlock = dequantTQ1_0;
-    break;
-  case GgmlType::TQ2_0:
-    perBlock = dequantTQ2_0;
-    break;
-  case GgmlType::I2_S:
-    perBlock = dequantI2_S;
-    break;
-  }
-  for (size_t i = 0; i < blocks; ++i)
-    perBlock(src + i * blockBytes, dst + i * static_cast<size_t>(blockSize));
-  return Status();
 }
 
 } // namespace hesper::rt
