@@ -5,7 +5,9 @@ Each source folder belongs to a layer (LAYERS, lowest first; docs/
 Architecture.md draws the same table). A file may include headers of its
 own layer and of layers below it; the runtime's headers (hesper/runtime/)
 only from the execution layer up, and the runtime itself nothing of the
-compiler's, nor MLIR or LLVM. Prints one line per violation, as
+compiler's, nor MLIR or LLVM. The runtime's header-only bottom
+(runtime/include/hesper/base/) may be included by every layer and itself
+includes nothing but the standard library. Prints one line per violation, as
 `path:line: error: ...`, and exits 1 when there is any.
 
     check-layering.py [ROOT]     (ROOT: the repository, by default the
@@ -48,6 +50,7 @@ LAYERS = [
 # The lowest layer that may include the runtime's headers.
 RUNTIME_USERS_FROM = 8
 RUNTIME_FOLDERS = ["runtime/lib", "runtime/include", "runtime/tools"]
+BASE_FOLDER = "runtime/include/hesper/base"
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^">]+)[">]')
 SOURCES = (".h", ".cpp", ".inc", ".td")
@@ -92,6 +95,16 @@ def check(root):
                             continue
                         header = m.group(1)
                         where = "%s:%d: error: " % (rel, number)
+                        if rel.startswith(BASE_FOLDER + "/"):
+                            if "/" in header and not header.startswith(
+                                    "hesper/base/"):
+                                problems.append(
+                                    where + "hesper/base includes '%s' (it "
+                                    "includes nothing but the standard "
+                                    "library and itself)" % header)
+                            continue
+                        if header.startswith("hesper/base/"):
+                            continue
                         if in_runtime:
                             if header.startswith(("Hesper/", "mlir/",
                                                   "llvm/")):
