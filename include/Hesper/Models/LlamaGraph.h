@@ -7,20 +7,27 @@
 // Emits one decode step of a Llama-family model (llama, qwen2, qwen3, the
 // Gemma versions gemma to gemma4, and bitnet) as a Circuit graph, from the
 // hyperparameters and tensor types of its GGUF file.
-// The graph's arguments are named buffers the session binds:
+// The graph's arguments are buffers the session binds by their declared
+// role (circuit.role, Dialect/Circuit/IR/ArgRoles.h), never by their names:
 //
-//   x                 [dim] f32     the token's embedding row (from the host)
-//   pos               [1] i32       the position being written
-//   rope_freqs        [rope/2] f32  per-pair RoPE frequency (Model::
-//                                   ropeFrequencies)
-//   rope_freqs_swa    [rope/2] f32  those of the sliding-window layers, when
-//                                   they differ (gemma3)
-//   <GGUF tensor name> the weights, in their GGUF element types ([rows,
-//                                   row length], weights never dequantized)
-//   cache_k.L, cache_v.L [ctx * kvHeads * headDim] f32 KV cache of layer L,
-//                                   written in place at row `pos` (none
-//                                   for gemma4's layers that share another
-//                                   layer's cache)
+//   tokens            [1] i32 (role tokens, circuit.bound = vocabulary)
+//                                   the token ids of the step
+//   pos               [1] i32 (position) the position being written
+//   rope_freqs        [rope/2] f32 (rope_freqs) per-pair RoPE frequency
+//                                   (Model::ropeFrequencies)
+//   rope_freqs_swa    [rope/2] f32 (rope_freqs_swa) those of the sliding-
+//                                   window layers, when they differ (gemma3)
+//   <GGUF tensor name> (weight, circuit.tensor = the name) the weights, in
+//                                   their GGUF element types ([rows, row
+//                                   length], never dequantized); a lookup
+//                                   table past 32-bit indices as row ranges
+//                                   "<name>@<k>" with circuit.rows
+//   cache_k.L, cache_v.L [ctx * kvHeads * headDim] f32 (cache) KV cache of
+//                                   layer L, written in place at row `pos`
+//                                   (none for gemma4's layers that share
+//                                   another layer's cache)
+//   last              [1] i32 (last_row) in a chunk that computes one row's
+//                                   logits, that row
 //
 // and its one result is the logits [vocab] of the token.
 //
