@@ -485,6 +485,29 @@ private:
   /// (the caller keeps an InsertionGuard). `finishUnits` yields the next
   /// accumulators and returns the lane's totals.
   scf::ForOp beginUnits(const DotOperands &d, int64_t units, size_t count);
+  /// Where the lane is in a block-format weight row: what every
+  /// lane-strided quantized dot product starts with (beginBlockUnits).
+  struct BlockUnit {
+    scf::ForOp loop; ///< over the lane's units (beginUnits)
+    Value zero;      ///< the accumulators' start, for inner loops
+    Value unit;      ///< the unit's index within the row
+    Value block;     ///< the unit's block within the row
+    Value part;      ///< the unit within its block (null: one per block)
+    /// The block's index in the whole weight buffer (row n's blocks
+    /// first): times the block's bytes or words, where the block starts.
+    Value blockIndex;
+  };
+  /// Starts the lane's loop over the units of weight row `d.n`: its
+  /// K/blockValues blocks, each split into `unitsPerBlock` units, with
+  /// `accumulators` f32 sums (the builder is left inside; the caller keeps
+  /// an InsertionGuard and ends with finishUnits).
+  BlockUnit beginBlockUnits(const DotOperands &d, int64_t blockValues,
+                            int64_t unitsPerBlock, size_t accumulators);
+  /// Whether byte offset `at` is not on a word boundary: blocks of an odd
+  /// number of half-words (q8_0's 34 bytes, q6_k's 210, ...) alternate,
+  /// and their words are assembled from the two aligned words around them
+  /// (loadWordAtEvenByte).
+  Value isMisaligned(Value at, Location loc);
   /// The dot product of a block-format (quantized, bf16) weight row.
   SmallVector<Value> emitBlockDot(const DotOperands &d, Type element);
   SmallVector<Value> finishUnits(scf::ForOp loop, ValueRange next);

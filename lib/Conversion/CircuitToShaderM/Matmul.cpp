@@ -99,6 +99,31 @@ scf::ForOp GraphLowering::beginUnits(const DotOperands &d, int64_t units,
   return loop;
 }
 
+GraphLowering::BlockUnit
+GraphLowering::beginBlockUnits(const DotOperands &d, int64_t blockValues,
+                               int64_t unitsPerBlock, size_t accumulators) {
+  IndexMath im(b, d.loc);
+  int64_t blocksPerRow = d.k / blockValues;
+  Value rowBlocks = im.mul(d.n, im.c(blocksPerRow));
+  BlockUnit u;
+  u.loop = beginUnits(d, blocksPerRow * unitsPerBlock, accumulators);
+  u.zero = u.loop.getInitArgs()[0];
+  u.unit = u.loop.getInductionVar();
+  u.block = u.unit;
+  if (unitsPerBlock > 1) {
+    u.block = im.div(u.unit, unitsPerBlock);
+    u.part = im.rem(u.unit, unitsPerBlock);
+  }
+  u.blockIndex = im.add(rowBlocks, u.block);
+  return u;
+}
+
+Value GraphLowering::isMisaligned(Value at, Location loc) {
+  IndexMath im(b, loc);
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                               im.rem(at, 4), im.c(0));
+}
+
 SmallVector<Value> GraphLowering::finishUnits(scf::ForOp loop,
                                               ValueRange next) {
   scf::YieldOp::create(b, loop.getLoc(), next);
@@ -192,20 +217,17 @@ SmallVector<Value> GraphLowering::emitHalfScaledBlockDot(
   // the two aligned words around it.
   Location loc = d.loc;
   IndexMath im(b, loc);
-  int64_t blocksPerRow = d.k / blockValues;
   const size_t rows = d.xRows.size();
-  Value rowBlocks = im.mul(d.n, im.c(blocksPerRow));
   OpBuilder::InsertionGuard guard(b);
-  scf::ForOp loop = beginUnits(d, blocksPerRow, rows);
-  Value zero = loop.getInitArgs()[0];
-  Value blk = loop.getInductionVar();
-  Value base = im.mul(im.add(rowBlocks, blk), im.c(blockBytes));
+  BlockUnit u = beginBlockUnits(d, blockValues, 1, rows);
+  scf::ForOp loop = u.loop;
+  Value zero = u.zero, blk = u.block;
+  Value base = im.mul(u.blockIndex, im.c(blockBytes));
   Value scale = loadHalf(b, loc, d.w, base);
   if (shape.mutant == "drop-scale") // A mutant: the block scale ignored.
     scale = ex::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0f));
   Value values = im.add(base, im.c(2)); // first value byte
-  Value misaligned = arith::CmpIOp::create(
-      b, loc, arith::CmpIPredicate::ne, im.rem(values, 4), im.c(0));
+  Value misaligned = isMisaligned(values, loc);
   SmallVector<Value> xBlocks;
   for (size_t r = 0; r < rows; ++r)
     xBlocks.push_back(im.add(d.xRows[r], im.mul(blk, im.c(blockValues))));
@@ -270,15 +292,12 @@ SmallVector<Value> GraphLowering::emitQ4_KDot(const DotOperands &d,
   Location loc = d.loc;
   IndexMath im(b, loc);
   WordMath wm(b, loc);
-  int64_t blocksPerRow = d.k / kValues;
   const size_t rows = d.xRows.size();
-  Value rowBlocks = im.mul(d.n, im.c(blocksPerRow));
   OpBuilder::InsertionGuard guard(b);
-  scf::ForOp loop = beginUnits(d, blocksPerRow * 4, rows);
-  Value zero = loop.getInitArgs()[0];
-  Value unit = loop.getInductionVar();
-  Value blk = im.div(unit, 4), quarter = im.rem(unit, 4);
-  Value blockWord = im.mul(im.add(rowBlocks, blk), im.c(kWords));
+  BlockUnit u = beginBlockUnits(d, kValues, 4, rows);
+  scf::ForOp loop = u.loop;
+  Value zero = u.zero, blk = u.block, quarter = u.part;
+  Value blockWord = im.mul(u.blockIndex, im.c(kWords));
   Value head = sm::LoadOp::create(b, loc, b.getI32Type(), d.w, blockWord);
   Value scaleD = ex::UnpackF16x2Op::create(b, loc, b.getF32Type(), head, 0);
   Value scaleMin = ex::UnpackF16x2Op::create(b, loc, b.getF32Type(), head, 1);
@@ -379,20 +398,16 @@ SmallVector<Value> GraphLowering::emitQ6_KDot(const DotOperands &d) {
   Location loc = d.loc;
   IndexMath im(b, loc);
   WordMath wm(b, loc);
-  int64_t blocksPerRow = d.k / kValues;
   const size_t rows = d.xRows.size();
-  Value rowBlocks = im.mul(d.n, im.c(blocksPerRow));
   OpBuilder::InsertionGuard guard(b);
-  scf::ForOp loop = beginUnits(d, blocksPerRow * 16, rows);
-  Value zero = loop.getInitArgs()[0];
-  Value unit = loop.getInductionVar();
-  Value blk = im.div(unit, 16), within = im.rem(unit, 16);
+  BlockUnit u = beginBlockUnits(d, kValues, 16, rows);
+  scf::ForOp loop = u.loop;
+  Value zero = u.zero, blk = u.block, within = u.part;
   Value half = im.div(within, 8), r = im.rem(im.div(within, 2), 4),
         sixteenth = im.rem(within, 2);
-  Value base = im.mul(im.add(rowBlocks, blk), im.c(kBytes));
+  Value base = im.mul(u.blockIndex, im.c(kBytes));
   // Reads the 32 bits at even byte offset `at`.
-  Value misaligned = arith::CmpIOp::create(
-      b, loc, arith::CmpIPredicate::ne, im.rem(base, 4), im.c(0));
+  Value misaligned = isMisaligned(base, loc);
   auto wordAt = [&](Value at) {
     return loadWordAtEvenByte(b, loc, d.w, at, misaligned);
   };

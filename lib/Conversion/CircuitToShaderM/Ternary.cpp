@@ -50,19 +50,15 @@ SmallVector<Value> GraphLowering::emitTQ2_0Dot(const DotOperands &d) {
   Location loc = d.loc;
   IndexMath im(b, loc);
   WordMath wm(b, loc);
-  int64_t blocksPerRow = d.k / kValues;
   const size_t rows = d.xRows.size();
-  Value rowBlocks = im.mul(d.n, im.c(blocksPerRow));
   OpBuilder::InsertionGuard guard(b);
-  scf::ForOp loop = beginUnits(d, blocksPerRow * 2, rows);
-  Value zero = loop.getInitArgs()[0];
-  Value unit = loop.getInductionVar();
-  Value blk = im.div(unit, 2), half = im.rem(unit, 2);
-  Value base = im.mul(im.add(rowBlocks, blk), im.c(kBytes));
+  BlockUnit u = beginBlockUnits(d, kValues, 2, rows);
+  scf::ForOp loop = u.loop;
+  Value zero = u.zero, blk = u.block, half = u.part;
+  Value base = im.mul(u.blockIndex, im.c(kBytes));
   Value scale = loadHalf(b, loc, d.w, im.add(base, im.c(64)));
   Value quants = im.add(base, im.mul(half, im.c(32)));
-  Value misaligned = arith::CmpIOp::create(
-      b, loc, arith::CmpIPredicate::ne, im.rem(base, 4), im.c(0));
+  Value misaligned = isMisaligned(base, loc);
   Value unitOffset =
       im.add(im.mul(blk, im.c(kValues)), im.mul(half, im.c(128)));
   auto words = scf::ForOp::create(b, loc, im.c(0), im.c(8), im.c(1),
@@ -104,17 +100,14 @@ SmallVector<Value> GraphLowering::emitTQ1_0Dot(const DotOperands &d) {
   Location loc = d.loc;
   IndexMath im(b, loc);
   WordMath wm(b, loc);
-  int64_t blocksPerRow = d.k / kValues;
   const size_t rows = d.xRows.size();
-  Value rowBlocks = im.mul(d.n, im.c(blocksPerRow));
   OpBuilder::InsertionGuard guard(b);
-  scf::ForOp loop = beginUnits(d, blocksPerRow, rows);
-  Value zero = loop.getInitArgs()[0];
-  Value blk = loop.getInductionVar();
-  Value base = im.mul(im.add(rowBlocks, blk), im.c(kBytes));
+  BlockUnit u = beginBlockUnits(d, kValues, 1, rows);
+  scf::ForOp loop = u.loop;
+  Value zero = u.zero, blk = u.block;
+  Value base = im.mul(u.blockIndex, im.c(kBytes));
   Value scale = loadHalf(b, loc, d.w, im.add(base, im.c(52)));
-  Value misaligned = arith::CmpIOp::create(
-      b, loc, arith::CmpIPredicate::ne, im.rem(base, 4), im.c(0));
+  Value misaligned = isMisaligned(base, loc);
   Value blockValues = im.mul(blk, im.c(kValues));
 
   // Words of `count` bytes starting at byte `first` of the block, digits
@@ -181,16 +174,15 @@ SmallVector<Value> GraphLowering::emitI2_SDot(const DotOperands &d) {
   Location loc = d.loc;
   IndexMath im(b, loc);
   WordMath wm(b, loc);
-  int64_t blocksPerRow = d.k / kValues;
   const size_t rows = d.xRows.size();
-  Value rowBlocks = im.mul(d.n, im.c(blocksPerRow));
   // The lane's unscaled sums, computed in a scope of their own so that
   // the builder is back after the loop for the scaling.
   SmallVector<Value> sums = [&] {
     OpBuilder::InsertionGuard guard(b);
-    scf::ForOp loop = beginUnits(d, blocksPerRow, rows);
-    Value blk = loop.getInductionVar();
-    Value blockWord = im.mul(im.add(rowBlocks, blk), im.c(kWords));
+    BlockUnit u = beginBlockUnits(d, kValues, 1, rows);
+    scf::ForOp loop = u.loop;
+    Value blk = u.block;
+    Value blockWord = im.mul(u.blockIndex, im.c(kWords));
     Value unitOffset = im.mul(blk, im.c(kValues));
     auto words = scf::ForOp::create(b, loc, im.c(0), im.c(kWords), im.c(1),
                                     loop.getRegionIterArgs());
@@ -339,8 +331,7 @@ SmallVector<Value> GraphLowering::emitTQ2_0DotVector(const DotOperands &d) {
   scf::ForOp loop = vm.beginRows(blocks, rows);
   Value blk = loop.getInductionVar();
   Value base = im.mul(im.add(rowBlocks, blk), im.c(kBytes));
-  Value misaligned = arith::CmpIOp::create(
-      b, loc, arith::CmpIPredicate::ne, im.rem(base, 4), im.c(0));
+  Value misaligned = isMisaligned(base, loc);
   Value word = im.div(base, 4);
   Value scale = vector::BroadcastOp::create(
       b, loc, cm.of(b.getF32Type(), 32),
@@ -387,8 +378,7 @@ SmallVector<Value> GraphLowering::emitTQ1_0DotVector(const DotOperands &d) {
   b.setInsertionPointToStart(loop.getBody());
   Value blk = loop.getInductionVar();
   Value base = im.mul(im.add(rowBlocks, blk), im.c(kBytes));
-  Value misaligned = arith::CmpIOp::create(
-      b, loc, arith::CmpIPredicate::ne, im.rem(base, 4), im.c(0));
+  Value misaligned = isMisaligned(base, loc);
   Value word = im.div(base, 4);
   Value d32 = loadHalf(b, loc, d.w, im.add(base, im.c(52)));
   SmallVector<Value> acc(loop.getRegionIterArgs());

@@ -970,8 +970,8 @@ circuit.graph @matvec_f16(%x: tensor<64xf16>, %w: tensor<16x64xf16>)
 // CHECK:         %[[BPR:.*]] = arith.constant 4 : index
 // CHECK-NEXT:    %[[RB:.*]] = arith.muli %[[N]], %[[BPR]] : index
 // CHECK:         scf.for %[[BLK:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (f32) {
-// CHECK-NEXT:      %[[C34:.*]] = arith.constant 34 : index
 // CHECK-NEXT:      %[[B:.*]] = arith.addi %[[RB]], %[[BLK]] : index
+// CHECK-NEXT:      %[[C34:.*]] = arith.constant 34 : index
 // CHECK-NEXT:      %[[BASE:.*]] = arith.muli %[[B]], %[[C34]] : index
 // CHECK:           %[[SCALE:.*]] = exp.unpack_f16x2 %{{.*}}[0] : f32
 // CHECK:           %[[VALUES:.*]] = arith.addi %[[BASE]], %{{.*}} : index
