@@ -33,7 +33,8 @@ OwningOpRef<ModuleOp> models::buildExampleGraph(MLIRContext &context,
     LlamaLayerConfig config;
     config.dim = dim;
     config.ffnDim = 2 * dim;
-    buildLlamaDecodeLayer(g, config);
+    if (failed(buildLlamaDecodeLayer(g, config)))
+      return nullptr;
     return g.finish();
   }
   Value x = g.external("x", dims, g.f32());

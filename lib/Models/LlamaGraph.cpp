@@ -112,12 +112,7 @@ public:
                   return scale == 1 ? v : e.mul(v, e.f32(scale));
                 });
     }
-    pos = g.external("pos", {1}, g.i32(), circuit::ArgRole::Position);
-    freqs = g.external("rope_freqs", {hp.ropeDims / 2}, g.f32(),
-                       circuit::ArgRole::RopeFreqs);
-    if (hp.swaHasOwnRope())
-      freqsSwa = g.external("rope_freqs_swa", {hp.ropeDimsSwa / 2}, g.f32(),
-                            circuit::ArgRole::RopeFreqsSwa);
+    positionArguments();
     if (hp.perLayerDim > 0)
       perLayerInputs = buildPerLayerInputs(tokens, x);
     Value h = x;
@@ -142,7 +137,30 @@ public:
     g.output(logits);
   }
 
+  /// Layer `l` alone: its input `x` [dim] (or [rows, dim]) is an argument
+  /// and its output the result.
+  LogicalResult emitLayer(int64_t l) {
+    if (hp.perLayerDim > 0 || hp.layer(l).kvSource != l)
+      return g.getGraph().emitError("layer ")
+             << l << " reads per-layer inputs or another layer's KV cache: "
+             << "it is not a graph on its own";
+    x = g.external("x", vec(hp.dim), g.f32());
+    positionArguments();
+    g.output(layer(l, x));
+    return success();
+  }
+
 private:
+  /// The position and the RoPE frequencies, as arguments.
+  void positionArguments() {
+    pos = g.external("pos", {1}, g.i32(), circuit::ArgRole::Position);
+    freqs = g.external("rope_freqs", {hp.ropeDims / 2}, g.f32(),
+                       circuit::ArgRole::RopeFreqs);
+    if (hp.swaHasOwnRope())
+      freqsSwa = g.external("rope_freqs_swa", {hp.ropeDimsSwa / 2}, g.f32(),
+                            circuit::ArgRole::RopeFreqsSwa);
+  }
+
   /// The shape of `n` values per token: [n] for one token, [rows, n] for a
   /// chunk.
   SmallVector<int64_t> vec(int64_t n) const {
@@ -527,6 +545,13 @@ void hesper::models::buildDecodeGraph(GraphBuilder &g, const Model &model,
                                       int64_t contextSize, int64_t tokens,
                                       bool lastRowOnly) {
   DecodeGraphEmitter(g, model, contextSize, tokens, lastRowOnly).emit();
+}
+
+LogicalResult hesper::models::buildLayerGraph(GraphBuilder &g,
+                                             const Model &model,
+                                             int64_t contextSize,
+                                             int64_t layer) {
+  return DecodeGraphEmitter(g, model, contextSize, 1, false).emitLayer(layer);
 }
 
 OwningOpRef<ModuleOp> hesper::models::buildModelModule(MLIRContext *context,

@@ -458,6 +458,23 @@ rt::Result<std::unique_ptr<Model>> Model::load(const std::string &path) {
     return file.status();
   std::unique_ptr<Model> model(new Model());
   model->gguf = std::move(*file);
+  return finishLoad(std::move(model), path);
+}
+
+rt::Result<std::unique_ptr<Model>>
+Model::loadImage(std::vector<uint8_t> image, const std::string &what) {
+  std::unique_ptr<Model> model(new Model());
+  model->image = std::move(image);
+  auto file =
+      rt::GgufFile::parse(model->image.data(), model->image.size(), what);
+  if (!file)
+    return file.status();
+  model->gguf = std::move(*file);
+  return finishLoad(std::move(model), what);
+}
+
+rt::Result<std::unique_ptr<Model>>
+Model::finishLoad(std::unique_ptr<Model> model, const std::string &path) {
   if (const char *limit = std::getenv("HESPER_MAX_LOOKUP_VALUES")) {
     char *end = nullptr;
     long long v = std::strtoll(limit, &end, 10);

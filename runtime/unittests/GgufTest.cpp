@@ -1530,4 +1530,42 @@ TEST(GgufTest, WriterRoundTrips) {
             std::string::npos);
 }
 
+TEST(GgufTest, WriterTakesRawTensorsAndGivesAnImage) {
+  GgufWriter w;
+  w.addString("general.architecture", "llama");
+  // Two rows of 64 q8_0 values: two 34-byte blocks a row.
+  std::vector<uint8_t> q8(2 * 2 * 34);
+  for (size_t i = 0; i < q8.size(); ++i)
+    q8[i] = static_cast<uint8_t>(i * 7);
+  ASSERT_TRUE(w.addRawTensor("q.weight", {64, 2}, GgmlType::Q8_0, q8).ok());
+  std::vector<float> f{1.5f, -2.0f};
+  w.addTensor("f.weight", {2}, f.data());
+
+  // Bytes that are not whole rows of the type are refused.
+  Status bad = w.addRawTensor("bad.weight", {64, 2}, GgmlType::Q8_0,
+                              std::vector<uint8_t>(135));
+  EXPECT_FALSE(bad.ok());
+  EXPECT_NE(bad.message().find("tensor 'bad.weight': 135 bytes"),
+            std::string::npos)
+      << bad.message();
+  EXPECT_FALSE(w.addRawTensor("odd.weight", {48, 1}, GgmlType::Q8_0,
+                              std::vector<uint8_t>(34))
+                   .ok());
+
+  std::vector<uint8_t> image = w.image();
+  auto file = GgufFile::parse(image.data(), image.size(), "the image");
+  ASSERT_TRUE(file.ok()) << file.status().message();
+  const GgufTensor *q = (*file)->tensor("q.weight");
+  ASSERT_TRUE(q);
+  EXPECT_EQ(q->type, GgmlType::Q8_0);
+  EXPECT_EQ(q->dims, (std::vector<int64_t>{64, 2}));
+  ASSERT_EQ(q->bytes, q8.size());
+  EXPECT_EQ(std::memcmp(q->data, q8.data(), q8.size()), 0);
+  const GgufTensor *fw = (*file)->tensor("f.weight");
+  ASSERT_TRUE(fw);
+  EXPECT_EQ(fw->offset % 32, 0u);
+  EXPECT_EQ(std::memcmp(fw->data, f.data(), 8), 0);
+  EXPECT_EQ((*file)->tensor("bad.weight"), nullptr);
+}
+
 } // namespace

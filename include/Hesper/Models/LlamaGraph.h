@@ -57,6 +57,16 @@ void buildDecodeGraph(circuit::GraphBuilder &g, const Model &model,
                       int64_t contextSize, int64_t tokens = 1,
                       bool lastRowOnly = false);
 
+/// The decode step of layer `layer` of `model` alone, emitted as the
+/// model's graph emits it: arguments `x` ([dim] f32, the layer's input),
+/// `pos`, the RoPE frequencies, the layer's weights and its KV cache; the
+/// result is the layer's output [dim]. A layer that needs more of the model
+/// (gemma4's per-layer inputs, a cache shared with another layer) is an
+/// error.
+mlir::LogicalResult buildLayerGraph(circuit::GraphBuilder &g,
+                                    const Model &model, int64_t contextSize,
+                                    int64_t layer = 0);
+
 /// The module a session compiles: graph @decode (one token) and, when
 /// `batch` > 1, graph @prefill (a prompt chunk of `batch` tokens, with the
 /// logits of every token when `allLogits`, else of its last). Null after

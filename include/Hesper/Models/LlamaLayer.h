@@ -4,12 +4,12 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Builds one decode step of a Llama-family transformer layer with the
-// GraphBuilder API: RMSNorm, Q/K/V projections, RoPE on Q and K, the K/V
-// cache writes at a dynamic position, attention over the cache, the output
-// projection with the residual, RMSNorm, gate/up, SiLU(gate)·up, and the
-// down projection with the residual. Model loading from GGUF fills a config
-// like this one from the file's metadata.
+// One decode step of a Llama layer (RMSNorm, Q/K/V projections, RoPE on Q
+// and K, the K/V cache writes at a dynamic position, attention over the
+// cache, the output projection with the residual, RMSNorm, gate/up,
+// SiLU(gate)·up, the down projection with the residual) from a handful of
+// sizes: the same graph a `llama` model file of those sizes gives, built by
+// the model's own emitter (LlamaLayer.cpp says how).
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,18 +29,21 @@ struct LlamaLayerConfig {
   int64_t maxSeq = 16;     ///< Cache length.
   double ropeBase = 10000; ///< RoPE frequency base.
   double eps = 1e-5;       ///< RMSNorm epsilon.
-  circuit::RopeStyle ropeStyle = circuit::RopeStyle::Normal;
   /// Weight element type (f32, f16 or a block format); null means f32.
   mlir::Type weightType;
 
   int64_t headDim() const { return dim / heads; }
 };
 
-/// Builds the layer into `g`: externals `x` [dim], `pos` [1] i32, the
-/// weights, and the caches `k_cache`/`v_cache` [maxSeq*kvHeads*headDim]
-/// (written in place); the graph's result is the layer output [dim].
-void buildLlamaDecodeLayer(circuit::GraphBuilder &g,
-                           const LlamaLayerConfig &config);
+/// Builds the layer into `g`: arguments `x` [dim], `pos` [1] i32, the RoPE
+/// frequencies, the weights (named as in a GGUF file, blk.0.attn_q.weight
+/// ...) and the caches cache_k.0/cache_v.0 [maxSeq*kvHeads*headDim]
+/// (written in place); the result is the layer's output [dim]. Sizes a
+/// model file could not have (a width that is not a multiple of the heads,
+/// rows that are not whole blocks of the weight type) are an error on the
+/// graph.
+mlir::LogicalResult buildLlamaDecodeLayer(circuit::GraphBuilder &g,
+                                          const LlamaLayerConfig &config);
 
 } // namespace models
 } // namespace hesper

@@ -129,6 +129,10 @@ public:
   /// one line: "m.gguf: unsupported architecture 'bert' (supported: llama,
   /// qwen2, qwen3, gemma, gemma2, gemma3, gemma4, bitnet)".
   static rt::Result<std::unique_ptr<Model>> load(const std::string &path);
+  /// As load, from a GGUF image in memory (rt::GgufWriter::image), which
+  /// the model keeps; `what` names it in errors.
+  static rt::Result<std::unique_ptr<Model>>
+  loadImage(std::vector<uint8_t> image, const std::string &what);
 
   const rt::GgufFile &file() const { return *gguf; }
   const LlamaHParams &hparams() const { return hp; }
@@ -164,6 +168,10 @@ public:
 
 private:
   Model() = default;
+  /// Reads the hyperparameters and the tokenizer of the parsed `gguf`.
+  static rt::Result<std::unique_ptr<Model>>
+  finishLoad(std::unique_ptr<Model> model, const std::string &what);
+  std::vector<uint8_t> image; ///< the bytes `gguf` reads, for loadImage
   std::unique_ptr<rt::GgufFile> gguf;
   LlamaHParams hp;
   std::unique_ptr<Tokenizer> tok;

@@ -179,6 +179,13 @@ public:
   /// data is copied.
   void addTensor(const std::string &name, const std::vector<int64_t> &dims,
                  const float *data);
+  /// A tensor of any type as its stored bytes (ggmlRowBytes of each row);
+  /// an error when their count does not match the type and dims.
+  Status addRawTensor(const std::string &name,
+                      const std::vector<int64_t> &dims, GgmlType type,
+                      std::vector<uint8_t> bytes);
+  /// The file's bytes (what GgufFile::parse reads).
+  std::vector<uint8_t> image() const;
   /// Writes the file (to a temporary name, then renamed over `path`, so a
   /// crash never leaves a half-written file behind).
   Status write(const std::string &path) const;
@@ -187,7 +194,8 @@ private:
   struct Tensor {
     std::string name;
     std::vector<int64_t> dims;
-    std::vector<float> data;
+    GgmlType type;
+    std::vector<uint8_t> bytes;
   };
   std::string meta; ///< the encoded key/value pairs
   uint64_t numMeta = 0;

@@ -101,10 +101,32 @@ void GgufWriter::addTensor(const std::string &name,
   int64_t n = 1;
   for (int64_t d : dims)
     n *= d;
-  tensors.push_back({name, dims, std::vector<float>(data, data + n)});
+  const uint8_t *raw = reinterpret_cast<const uint8_t *>(data);
+  tensors.push_back({name, dims, GgmlType::F32,
+                     std::vector<uint8_t>(raw, raw + n * sizeof(float))});
 }
 
-Status GgufWriter::write(const std::string &path) const {
+Status GgufWriter::addRawTensor(const std::string &name,
+                                const std::vector<int64_t> &dims,
+                                GgmlType type, std::vector<uint8_t> bytes) {
+  if (dims.empty())
+    return Status::error("tensor '" + name + "' has no dims");
+  std::optional<int64_t> rowBytes = ggmlRowBytes(type, dims[0]);
+  int64_t rows = 1;
+  for (size_t i = 1; i < dims.size(); ++i)
+    rows *= dims[i];
+  if (!rowBytes || static_cast<uint64_t>(*rowBytes * rows +
+                                         ggmlTensorTrailerBytes(type)) !=
+                       bytes.size())
+    return Status::error("tensor '" + name + "': " +
+                         std::to_string(bytes.size()) +
+                         " bytes do not hold its " + ggmlTypeName(type) +
+                         " rows");
+  tensors.push_back({name, dims, type, std::move(bytes)});
+  return {};
+}
+
+std::vector<uint8_t> GgufWriter::image() const {
   std::string header;
   putRaw(header, "GGUF", 4);
   put<uint32_t>(header, 3);
@@ -117,26 +139,27 @@ Status GgufWriter::write(const std::string &path) const {
     put<uint32_t>(header, static_cast<uint32_t>(t.dims.size()));
     for (int64_t d : t.dims)
       put<uint64_t>(header, static_cast<uint64_t>(d));
-    put<uint32_t>(header, static_cast<uint32_t>(GgmlType::F32));
+    put<uint32_t>(header, static_cast<uint32_t>(t.type));
     put<uint64_t>(header, offset);
-    offset += (t.data.size() * sizeof(float) + kAlignment - 1) / kAlignment *
-              kAlignment;
+    offset += (t.bytes.size() + kAlignment - 1) / kAlignment * kAlignment;
   }
   header.resize((header.size() + kAlignment - 1) / kAlignment * kAlignment,
                 '\0');
+  std::vector<uint8_t> out(header.begin(), header.end());
+  for (const Tensor &t : tensors) {
+    out.insert(out.end(), t.bytes.begin(), t.bytes.end());
+    out.resize((out.size() + kAlignment - 1) / kAlignment * kAlignment, 0);
+  }
+  return out;
+}
 
+Status GgufWriter::write(const std::string &path) const {
+  std::vector<uint8_t> bytes = image();
   std::string temporary = path + ".tmp";
   FILE *f = std::fopen(temporary.c_str(), "wb");
   if (!f)
     return Status::error(path + ": cannot write: " + std::strerror(errno));
-  bool ok = std::fwrite(header.data(), 1, header.size(), f) == header.size();
-  static const char zeros[kAlignment] = {};
-  for (const Tensor &t : tensors) {
-    size_t bytes = t.data.size() * sizeof(float);
-    ok = ok && std::fwrite(t.data.data(), 1, bytes, f) == bytes;
-    size_t pad = (kAlignment - bytes % kAlignment) % kAlignment;
-    ok = ok && std::fwrite(zeros, 1, pad, f) == pad;
-  }
+  bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
   ok = std::fclose(f) == 0 && ok;
   if (!ok || std::rename(temporary.c_str(), path.c_str()) != 0) {
     std::remove(temporary.c_str());
