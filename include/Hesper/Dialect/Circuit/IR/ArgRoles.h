@@ -29,6 +29,7 @@
 #ifndef HESPER_DIALECT_CIRCUIT_IR_ARGROLES_H
 #define HESPER_DIALECT_CIRCUIT_IR_ARGROLES_H
 
+#include "mlir/Support/LogicalResult.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <optional>
@@ -56,6 +57,13 @@ inline constexpr llvm::StringLiteral kArgBoundAttr = "circuit.bound";
 llvm::StringRef stringifyArgRole(ArgRole role);
 /// The role an attribute spells; std::nullopt for an unknown one.
 std::optional<ArgRole> symbolizeArgRole(llvm::StringRef name);
+
+class GraphOp;
+/// Checks the role attributes of argument `i` of `graph` (circuit.graph's
+/// verifier): a known role; a weight's tensor name and its rows as
+/// [first, count] with count the argument's rows, only on a weight; a
+/// positive bound on an i32 tokens or targets argument.
+mlir::LogicalResult verifyArgRoles(GraphOp graph, unsigned i);
 
 } // namespace hesper::circuit
 
