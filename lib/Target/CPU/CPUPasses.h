@@ -53,9 +53,6 @@ struct ISA {
 bool resolveISA(llvm::StringRef name, llvm::ArrayRef<std::string> hostFeatures,
                 ISA &isa, std::string &error);
 
-
-
-
 } // namespace hesper::cpu
 
 #endif // HESPER_LIB_TARGET_CPU_CPUPASSES_H

@@ -87,16 +87,10 @@ const Level kLevels[] = {
 
 llvm::ArrayRef<llvm::StringLiteral> checkableFeatures() {
   static const llvm::StringLiteral kFeatures[] = {
-      "sse3",       "ssse3",        "sse4.1",          "sse4.2",
-      "popcnt",     "avx",          "avx2",            "fma",
-      "f16c",       "bmi",          "bmi2",            "lzcnt",
-      "movbe",      "aes",          "pclmul",          "vpclmulqdq",
-      "gfni",       "avxvnni",      "avx512f",         "avx512bw",
-      "avx512vl",   "avx512dq",     "avx512cd",        "avx512vbmi",
-      "avx512vbmi2", "avx512ifma",  "avx512vnni",      "avx512bitalg",
-      "avx512vpopcntdq", "avx512bf16", "avx512fp16",   "avx512vp2intersect",
-      "amx-tile",   "amx-int8",     "amx-bf16",        "sse4a",
-      "fma4",       "xop"};
+#define HESPER_CPU_FEATURE(name) name,
+#define HESPER_GCC_CPU_FEATURE(name) name,
+#include "hesper/base/CpuFeatures.def"
+  };
   return kFeatures;
 }
 

@@ -25,58 +25,21 @@ struct CpuFeature {
 // name. Clang (14, at least) rejects some names GCC 12 knows; built with
 // it, the runtime reports those features as absent.
 #define HESPER_CPU_FEATURE(name)                                               \
-  { name, __builtin_cpu_supports(name) != 0 }
+  {name, __builtin_cpu_supports(name) != 0},
 #ifdef __clang__
-#define HESPER_GCC_CPU_FEATURE(name)                                           \
-  { name, false }
+#define HESPER_GCC_CPU_FEATURE(name) {name, false},
 #else
 #define HESPER_GCC_CPU_FEATURE(name) HESPER_CPU_FEATURE(name)
 #endif
 
-/// The features a CPU kernel's format may name, in a fixed order.
+/// The features a CPU kernel's format may name, in a fixed order
+/// (hesper/base/CpuFeatures.def, which the CPU target reads too).
 const std::vector<CpuFeature> &cpuFeatures() {
   static const std::vector<CpuFeature> features = [] {
 #if defined(__x86_64__)
     __builtin_cpu_init();
     return std::vector<CpuFeature>{
-        HESPER_CPU_FEATURE("sse3"),
-        HESPER_CPU_FEATURE("ssse3"),
-        HESPER_CPU_FEATURE("sse4.1"),
-        HESPER_CPU_FEATURE("sse4.2"),
-        HESPER_CPU_FEATURE("popcnt"),
-        HESPER_CPU_FEATURE("avx"),
-        HESPER_CPU_FEATURE("avx2"),
-        HESPER_CPU_FEATURE("fma"),
-        HESPER_GCC_CPU_FEATURE("f16c"),
-        HESPER_CPU_FEATURE("bmi"),
-        HESPER_CPU_FEATURE("bmi2"),
-        HESPER_GCC_CPU_FEATURE("lzcnt"),
-        HESPER_GCC_CPU_FEATURE("movbe"),
-        HESPER_CPU_FEATURE("aes"),
-        HESPER_CPU_FEATURE("pclmul"),
-        HESPER_CPU_FEATURE("vpclmulqdq"),
-        HESPER_CPU_FEATURE("gfni"),
-        HESPER_GCC_CPU_FEATURE("avxvnni"),
-        HESPER_CPU_FEATURE("avx512f"),
-        HESPER_CPU_FEATURE("avx512bw"),
-        HESPER_CPU_FEATURE("avx512vl"),
-        HESPER_CPU_FEATURE("avx512dq"),
-        HESPER_CPU_FEATURE("avx512cd"),
-        HESPER_CPU_FEATURE("avx512vbmi"),
-        HESPER_CPU_FEATURE("avx512vbmi2"),
-        HESPER_CPU_FEATURE("avx512ifma"),
-        HESPER_CPU_FEATURE("avx512vnni"),
-        HESPER_CPU_FEATURE("avx512bitalg"),
-        HESPER_CPU_FEATURE("avx512vpopcntdq"),
-        HESPER_CPU_FEATURE("avx512bf16"),
-        HESPER_GCC_CPU_FEATURE("avx512fp16"),
-        HESPER_CPU_FEATURE("avx512vp2intersect"),
-        HESPER_GCC_CPU_FEATURE("amx-tile"),
-        HESPER_GCC_CPU_FEATURE("amx-int8"),
-        HESPER_GCC_CPU_FEATURE("amx-bf16"),
-        HESPER_CPU_FEATURE("sse4a"),
-        HESPER_CPU_FEATURE("fma4"),
-        HESPER_CPU_FEATURE("xop"),
+#include "hesper/base/CpuFeatures.def"
     };
 #else
     return std::vector<CpuFeature>{};
