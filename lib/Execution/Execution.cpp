@@ -124,10 +124,8 @@ TargetDevice hesper::describeDevice(const rt::DeviceInfo &info) {
   TargetDevice device;
   device.backend = targetBackend(info.backend);
   device.name = info.name;
-  if (info.backend == rt::Backend::Cuda)
-    device.chip = "sm_" + std::to_string(info.computeCapability
-                                             ? info.computeCapability
-                                             : 90);
+  if (info.backend == rt::Backend::Cuda && info.computeCapability)
+    device.chip = "sm_" + std::to_string(info.computeCapability);
   else if (info.backend == rt::Backend::Cpu)
     device.chip = rt::hostCpuIsa();
   device.subgroupSize = info.subgroupSize;

@@ -526,7 +526,7 @@ Model::TableChunks Model::lookupChunks(const std::string &name) const {
   return c;
 }
 
-rt::Status Model::weightBytes(const std::string &name, int64_t firstRow,
+rt::Status Model::tensorBytes(const std::string &name, int64_t firstRow,
                               int64_t rowCount, const uint8_t *&data,
                               uint64_t &bytes) const {
   const rt::GgufTensor *t = gguf->tensor(name);

@@ -130,7 +130,7 @@ struct Session::Impl {
     case circuit::ArgRole::Weight: {
       const uint8_t *data = nullptr;
       uint64_t size = 0;
-      if (Status s = model->weightBytes(arg.tensor, arg.firstRow,
+      if (Status s = model->tensorBytes(arg.tensor, arg.firstRow,
                                         arg.rowCount, data, size);
           !s)
         return s;

@@ -157,7 +157,7 @@ public:
   /// The bytes of tensor `name` of the file, or with `firstRow` >= 0 those
   /// of its rows [firstRow, firstRow + rowCount) (rows of ggml dims[0]
   /// values); an error for a tensor the file lacks or rows outside it.
-  rt::Status weightBytes(const std::string &name, int64_t firstRow,
+  rt::Status tensorBytes(const std::string &name, int64_t firstRow,
                          int64_t rowCount, const uint8_t *&data,
                          uint64_t &bytes) const;
   /// The RoPE frequency of each rotated pair (ropeDims/2 values): base^(-2i

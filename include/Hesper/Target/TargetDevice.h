@@ -38,7 +38,8 @@ struct TargetDevice {
   /// for one name.
   std::string name;
   /// The chip code is generated for: "sm_90" (CUDA), the ISA level
-  /// "x86-64-v3" (CPU); empty where kernels are not chip-specific (SPIR-V).
+  /// "x86-64-v3" (CPU); empty where kernels are not chip-specific (SPIR-V)
+  /// or the driver does not say (the target picks its default).
   std::string chip;
   uint32_t subgroupSize = 1;
   /// Subgroup reductions and shuffles are available in compute kernels.

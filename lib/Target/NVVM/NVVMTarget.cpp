@@ -33,6 +33,8 @@ using namespace hesper;
 
 /// Lanes per warp on every NVIDIA GPU the PTX targets.
 static constexpr unsigned kWarpSize = 32;
+/// The chip when neither the target string nor the device names one.
+static constexpr const char *kDefaultChip = "sm_90";
 
 std::string hesper::findLibdevice() {
   SmallVector<std::string> roots;
@@ -128,7 +130,7 @@ TargetKind hesper::nvvmTargetKind() {
   kind.parse = [](StringRef options,
                   std::string &error) -> std::unique_ptr<Target> {
     if (options.empty())
-      return std::make_unique<NVVMTarget>("sm_90");
+      return std::make_unique<NVVMTarget>(kDefaultChip);
     unsigned sm = 0;
     if (!options.consume_front("sm_") || !llvm::to_integer(options, sm) ||
         sm < 50 || sm > 999) {
@@ -138,7 +140,7 @@ TargetKind hesper::nvvmTargetKind() {
     return std::make_unique<NVVMTarget>("sm_" + std::to_string(sm));
   };
   kind.forDevice = [](const TargetDevice &device) -> std::unique_ptr<Target> {
-    return std::make_unique<NVVMTarget>(device.chip.empty() ? "sm_90"
+    return std::make_unique<NVVMTarget>(device.chip.empty() ? kDefaultChip
                                                             : device.chip);
   };
   return kind;
