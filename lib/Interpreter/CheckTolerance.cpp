@@ -26,10 +26,11 @@ static Tolerance looser(Tolerance a, Tolerance b) {
 
 static Tolerance ownTolerance(Operation *op, Type resultType) {
   constexpr Tolerance elementwise{1e-5, 1e-4}, accumulated{1e-3, 1e-3};
-  Tolerance tol = isa<ReduceOp, ReduceEpilogueOp, ReduceScatterEpilogueOp,
-                      MatmulOp, MultiMatmulOp, GatedMatmulOp, AttentionOp>(op)
-                      ? accumulated
-                      : elementwise;
+  Tolerance tol =
+      isa<ReduceOp, ReduceEpilogueOp, ReduceScatterEpilogueOp, ScatterAddOp,
+          MatmulOp, MultiMatmulOp, GatedMatmulOp, AttentionOp>(op)
+          ? accumulated
+          : elementwise;
   auto tensor = dyn_cast<RankedTensorType>(resultType);
   if (tensor && tensor.getElementType().isF16())
     tol.rel = std::max(tol.rel, 2e-3);

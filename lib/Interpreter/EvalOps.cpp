@@ -30,8 +30,8 @@ LogicalResult GraphEvaluator::evalMap(MapOp op) {
   if (failed(program))
     return failure();
   auto result = fresh(op.getType());
-  LaneInputs inputs = bindInputs(op.getInputs(), op.getType().getShape(),
-                                 &op.getBody(), 1);
+  LaneInputs inputs =
+      bindInputs(op.getInputs(), op.getType().getShape(), &op.getBody(), 1);
   program->run(
       result->getNumElements(),
       [&](int64_t lane, Val *args) {
@@ -50,8 +50,8 @@ LogicalResult GraphEvaluator::evalGather(GatherOp op) {
   auto result = fresh(op.getType());
   const HostTensor &source = *env[op.getSource()];
   int64_t sourceElements = source.getNumElements();
-  LaneInputs inputs = bindInputs(op.getInputs(), op.getType().getShape(),
-                                 &op.getBody(), 1);
+  LaneInputs inputs =
+      bindInputs(op.getInputs(), op.getType().getShape(), &op.getBody(), 1);
   // A quantized source is read dequantized, a row at a time (cached).
   bool quantized = isQuantized(source.getElementType());
   int64_t rowLength = source.getType().getShape().back();
@@ -67,8 +67,7 @@ LogicalResult GraphEvaluator::evalGather(GatherOp op) {
       decodeFailed |= failed(dequantizeRow(source, row, rowValues));
       cachedRow = row;
     }
-    return Val::ofFloat(rowValues.empty() ? 0.0f
-                                          : rowValues[addr % rowLength]);
+    return Val::ofFloat(rowValues.empty() ? 0.0f : rowValues[addr % rowLength]);
   };
   program->run(
       result->getNumElements(),
@@ -121,6 +120,30 @@ LogicalResult GraphEvaluator::evalScatter(Operation *op, ValueRange inputs,
     return failure();
   for (auto [result, out] : llvm::zip(op->getResults(), outs))
     env[result] = out;
+  return success();
+}
+
+LogicalResult GraphEvaluator::evalScatterAdd(ScatterAddOp op) {
+  auto result = fresh(op.getType());
+  const HostTensor &source = *env[op.getSource()];
+  const HostTensor &indices = *env[op.getIndices()];
+  int64_t rows = op.getType().getShape()[0];
+  int64_t width = op.getType().getShape()[1];
+  // Row by row in source order, each sum rounded to the tensor's storage:
+  // f32 as every backend's kernel adds, f64 in a gradient check.
+  for (int64_t s = 0; s < indices.getNumElements(); ++s) {
+    int64_t r = indices.getInt(s);
+    if (r < 0 || r >= rows) {
+      noteOutOfRange(s, r, rows);
+      continue;
+    }
+    for (int64_t d = 0; d < width; ++d)
+      result->setDouble(r * width + d, result->getDouble(r * width + d) +
+                                           source.getDouble(s * width + d));
+  }
+  if (failed(reportBounds(op, "adds into")))
+    return failure();
+  env[op] = result;
   return success();
 }
 
@@ -213,8 +236,8 @@ LogicalResult GraphEvaluator::evalReduce(Operation *op, ReduceKind kind,
       epilogueValues[lane] = static_cast<float>(res[0].f);
     });
     std::vector<uint8_t> bytes;
-    quantizeBlocks(epilogueValues,
-                   isa<Q8_1Type>(resultType.getElementType()), bytes);
+    quantizeBlocks(epilogueValues, isa<Q8_1Type>(resultType.getElementType()),
+                   bytes);
     result->bytes() = std::move(bytes);
   } else {
     program->run(total, setEpilogueArgs, [&](int64_t lane, const Val *res) {
@@ -244,10 +267,8 @@ static LogicalResult readRow(const HostTensor &t, int64_t row,
 /// Computes x · wᵀ (row-major [M, N]) after decoding both operands, each dot
 /// product accumulated in double and rounded to f32 once (unless `wide`).
 static FailureOr<std::vector<double>> product(Operation *op, Value xValue,
-                                              const HostTensor &x,
-                                              Value wValue,
-                                              const HostTensor &w,
-                                              bool wide) {
+                                              const HostTensor &x, Value wValue,
+                                              const HostTensor &w, bool wide) {
   auto xType = cast<RankedTensorType>(xValue.getType());
   auto wType = cast<RankedTensorType>(wValue.getType());
   int64_t k = xType.getShape().back();
@@ -395,49 +416,49 @@ LogicalResult GraphEvaluator::evalAttention(AttentionOp op) {
   auto out = fresh(op.getType());
   std::vector<double> scores(kAttentionTile), acc(dim);
   for (int64_t r = 0; r < rows; ++r)
-  for (int64_t h = 0; h < heads; ++h) {
-    // Row r is the token at pos + r: it sees positions 0 .. pos + r.
-    const int64_t last = std::clamp<int64_t>(
-        int64_t(env[op.getPos()]->getInt(0)) + r, 0, positions - 1);
-    // A window of W keeps positions last - W + 1 .. last; the tiles start
-    // at the first of them, as the kernels' do.
-    const int64_t first = window > 0 ? std::max<int64_t>(0, last + 1 - window)
-                                     : 0;
-    const int64_t qh = (r * heads + h) * dim;
-    const int64_t kvBase = (h / group) * dim;
-    double m = -std::numeric_limits<double>::max(), sum = 0;
-    std::fill(acc.begin(), acc.end(), 0.0);
-    for (int64_t tile = first; tile <= last; tile += kAttentionTile) {
-      const int64_t n = std::min(kAttentionTile, last + 1 - tile);
-      double tileMax = -std::numeric_limits<double>::max();
-      for (int64_t i = 0; i < n; ++i) {
-        const int64_t row = (tile + i) * rowStride + kvBase;
-        double dot = 0;
+    for (int64_t h = 0; h < heads; ++h) {
+      // Row r is the token at pos + r: it sees positions 0 .. pos + r.
+      const int64_t last = std::clamp<int64_t>(
+          int64_t(env[op.getPos()]->getInt(0)) + r, 0, positions - 1);
+      // A window of W keeps positions last - W + 1 .. last; the tiles start
+      // at the first of them, as the kernels' do.
+      const int64_t first =
+          window > 0 ? std::max<int64_t>(0, last + 1 - window) : 0;
+      const int64_t qh = (r * heads + h) * dim;
+      const int64_t kvBase = (h / group) * dim;
+      double m = -std::numeric_limits<double>::max(), sum = 0;
+      std::fill(acc.begin(), acc.end(), 0.0);
+      for (int64_t tile = first; tile <= last; tile += kAttentionTile) {
+        const int64_t n = std::min(kAttentionTile, last + 1 - tile);
+        double tileMax = -std::numeric_limits<double>::max();
+        for (int64_t i = 0; i < n; ++i) {
+          const int64_t row = (tile + i) * rowStride + kvBase;
+          double dot = 0;
+          for (int64_t d = 0; d < dim; ++d)
+            dot += q.getDouble(qh + d) * kc.getDouble(row + d);
+          scores[i] = dot * scale;
+          if (softcap > 0)
+            scores[i] = softcap * std::tanh(scores[i] / softcap);
+          tileMax = std::max(tileMax, scores[i]);
+        }
+        const double mNew = std::max(m, tileMax);
+        const double correction = std::exp(m - mNew);
+        double tileSum = 0;
         for (int64_t d = 0; d < dim; ++d)
-          dot += q.getDouble(qh + d) * kc.getDouble(row + d);
-        scores[i] = dot * scale;
-        if (softcap > 0)
-          scores[i] = softcap * std::tanh(scores[i] / softcap);
-        tileMax = std::max(tileMax, scores[i]);
+          acc[d] *= correction;
+        for (int64_t i = 0; i < n; ++i) {
+          const double p = std::exp(scores[i] - mNew);
+          tileSum += p;
+          const int64_t row = (tile + i) * rowStride + kvBase;
+          for (int64_t d = 0; d < dim; ++d)
+            acc[d] += p * vc.getDouble(row + d);
+        }
+        sum = sum * correction + tileSum;
+        m = mNew;
       }
-      const double mNew = std::max(m, tileMax);
-      const double correction = std::exp(m - mNew);
-      double tileSum = 0;
       for (int64_t d = 0; d < dim; ++d)
-        acc[d] *= correction;
-      for (int64_t i = 0; i < n; ++i) {
-        const double p = std::exp(scores[i] - mNew);
-        tileSum += p;
-        const int64_t row = (tile + i) * rowStride + kvBase;
-        for (int64_t d = 0; d < dim; ++d)
-          acc[d] += p * vc.getDouble(row + d);
-      }
-      sum = sum * correction + tileSum;
-      m = mNew;
+        out->setDouble(qh + d, finish(acc[d] / sum));
     }
-    for (int64_t d = 0; d < dim; ++d)
-      out->setDouble(qh + d, finish(acc[d] / sum));
-  }
   env[op.getResult()] = std::move(out);
   return success();
 }

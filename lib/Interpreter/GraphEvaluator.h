@@ -111,6 +111,7 @@ private:
   mlir::LogicalResult evalScatter(mlir::Operation *op, mlir::ValueRange inputs,
                                   mlir::ValueRange dests, int64_t grid,
                                   mlir::Region &body);
+  mlir::LogicalResult evalScatterAdd(circuit::ScatterAddOp op);
   mlir::LogicalResult evalReduce(mlir::Operation *op, circuit::ReduceKind kind,
                                  mlir::ValueRange inputs,
                                  mlir::Region &prologue, mlir::Region *epilogue,

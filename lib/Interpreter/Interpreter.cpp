@@ -72,6 +72,7 @@ LogicalResult GraphEvaluator::eval(Operation *op) {
         return evalScatter(s, s.getInputs(), s.getDests(),
                            static_cast<int64_t>(s.getGrid()), s.getBody());
       })
+      .Case([&](ScatterAddOp s) { return evalScatterAdd(s); })
       .Case([&](ReduceOp r) {
         return evalReduce(r, r.getKind(), r.getInputs(), r.getPrologue(),
                           nullptr, nullptr);

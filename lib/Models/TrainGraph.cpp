@@ -7,9 +7,10 @@
 // The forward pass is written once, from primitives that circuit-autodiff
 // has rules for; its gradient is derived, never written by hand. Choices
 // made for the sake of the backward pass:
-// - the token embedding is a one-hot matrix times the transposed table (a
-//   matmul), whose gradient is a matmul too, instead of a gather by token
-//   id, whose gradient would be a reduction over table × tokens;
+// - the token embedding is a row gather by token id
+//   (GraphBuilder::gatherRows), whose gradient is a scatter_add of dY's rows
+//   into the rows of the tokens: seq × dim additions in a fixed order, and
+//   a row no token reads gets a zero gradient even if it holds a NaN;
 // - attention is GraphBuilder::causalSelfAttention: per head, slice
 //   gathers (each reads an element at most once, so their gradient is a
 //   scatter), Q·Kᵀ and P·V matmuls, a masked softmax, and scatters that put
@@ -84,8 +85,8 @@ double hesper::train::learningRate(const OptimizerConfig &o, int64_t step) {
   double t = static_cast<double>(step);
   if (step < o.warmup)
     return o.lr * (t + 1) / static_cast<double>(o.warmup);
-  double span = static_cast<double>(std::max<int64_t>(1, o.totalSteps -
-                                                             o.warmup));
+  double span =
+      static_cast<double>(std::max<int64_t>(1, o.totalSteps - o.warmup));
   double progress = std::min(1.0, (t - o.warmup) / span);
   return o.minLr + 0.5 * (o.lr - o.minLr) * (1 + std::cos(M_PI * progress));
 }
@@ -102,9 +103,8 @@ public:
 
 private:
   Value add(Value a, Value b) {
-    return g.zip(a, b, [](ExpBuilder &e, Value x, Value y) {
-      return e.add(x, y);
-    });
+    return g.zip(a, b,
+                 [](ExpBuilder &e, Value x, Value y) { return e.add(x, y); });
   }
   Value embed(Value table, Value tokens);
   Value rope(Value x);
@@ -116,28 +116,17 @@ private:
 } // namespace
 
 Value ForwardBuilder::embed(Value table, Value tokens) {
-  // one_hot(tokens) [seq, vocab] · tableᵀ: the rows of the table.
-  Value oneHot = g.map(ValueRange{tokens}, {true}, {s.seq, s.vocab}, g.f32(),
-                       [&](ExpBuilder &e, Value lane, ValueRange args) {
-                         Value t = e.divConst(lane, s.vocab);
-                         Value v = e.remConst(lane, s.vocab);
-                         Value id = GraphBuilder::extract(e, args[0], t);
-                         return e.select(e.cmp(CmpPredicate::eq, id, v),
-                                         e.f32(1.0), e.f32(0.0));
-                       });
-  return g.matmul(oneHot, g.transpose(table));
+  return g.gatherRows(table, tokens);
 }
 
 Value ForwardBuilder::rope(Value x) {
   // Adjacent pairs (2j, 2j+1) of each head rotate by t·base^(-2j/headDim)
   // at position t, as llama.cpp's llama graph does.
   const int64_t hd = s.headDim();
-  Value partner = g.gather(x, {}, {s.seq, s.dim},
-                           [&](ExpBuilder &e, Value lane, ValueRange) {
-                             return exp::XorOp::create(e.builder(),
-                                                       e.location(), lane,
-                                                       e.i32(1));
-                           });
+  Value partner = g.gather(
+      x, {}, {s.seq, s.dim}, [&](ExpBuilder &e, Value lane, ValueRange) {
+        return exp::XorOp::create(e.builder(), e.location(), lane, e.i32(1));
+      });
   const double logBase = std::log(s.ropeBase);
   return g.map(ValueRange{x, partner}, {s.seq, s.dim}, g.f32(),
                [&](ExpBuilder &e, Value lane, ValueRange args) {
@@ -180,8 +169,7 @@ Value ForwardBuilder::logits(ArrayRef<Value> params, Value tokens) {
 }
 
 /// Registers the parameters as externals of `g`, in order.
-static SmallVector<Value> externals(GraphBuilder &g,
-                                    ArrayRef<Parameter> params,
+static SmallVector<Value> externals(GraphBuilder &g, ArrayRef<Parameter> params,
                                     StringRef prefix = "") {
   SmallVector<Value> out;
   for (const Parameter &p : params)
@@ -201,10 +189,9 @@ void hesper::train::appendOptimizer(GraphBuilder &g, ArrayRef<Value> weights,
   // Global norm: Σ over tensors of Σ g², each tensor read flat.
   SmallVector<Value> sums;
   for (Value grad : grads) {
-    Value flat = g.map(ValueRange{grad}, {elementsOf(grad)}, g.f32(),
-                       [](ExpBuilder &, Value, ValueRange args) {
-                         return args[0];
-                       });
+    Value flat =
+        g.map(ValueRange{grad}, {elementsOf(grad)}, g.f32(),
+              [](ExpBuilder &, Value, ValueRange args) { return args[0]; });
     sums.push_back(g.reduce(ReduceKind::sum_sq, flat));
   }
   // Added in groups, so that no kernel binds more buffers than a device
@@ -217,35 +204,33 @@ void hesper::train::appendOptimizer(GraphBuilder &g, ArrayRef<Value> weights,
       group.push_back(total);
     for (size_t i = first; i < std::min(sums.size(), first + kGroup); ++i)
       group.push_back(sums[i]);
-    total = g.map(group, {1}, g.f32(),
-                  [](ExpBuilder &e, Value, ValueRange args) {
-                    Value sum = args[0];
-                    for (Value a : args.drop_front())
-                      sum = e.add(sum, a);
-                    return sum;
-                  });
+    total =
+        g.map(group, {1}, g.f32(), [](ExpBuilder &e, Value, ValueRange args) {
+          Value sum = args[0];
+          for (Value a : args.drop_front())
+            sum = e.add(sum, a);
+          return sum;
+        });
   }
   Value norm = g.map(total, [](ExpBuilder &e, Value t) { return e.sqrt(t); });
   Value clip = g.map(norm, [&](ExpBuilder &e, Value n) {
     if (o.clipNorm <= 0)
       return e.f32(1.0);
-    return e.min(e.f32(1.0),
-                 e.div(e.f32(o.clipNorm), e.add(n, e.f32(1e-6))));
+    return e.min(e.f32(1.0), e.div(e.f32(o.clipNorm), e.add(n, e.f32(1e-6))));
   });
   // Schedule and bias corrections of step t (0-based).
   Value lr = g.map(step, [&](ExpBuilder &e, Value t) {
     Value warm = e.mul(e.f32(o.lr / static_cast<double>(o.warmup)),
                        e.add(t, e.f32(1.0)));
-    double span = static_cast<double>(std::max<int64_t>(1, o.totalSteps -
-                                                               o.warmup));
+    double span =
+        static_cast<double>(std::max<int64_t>(1, o.totalSteps - o.warmup));
     Value progress =
-        e.min(e.f32(1.0), e.div(e.sub(t, e.f32(static_cast<double>(
-                                                o.warmup))),
+        e.min(e.f32(1.0), e.div(e.sub(t, e.f32(static_cast<double>(o.warmup))),
                                 e.f32(span)));
-    Value cosine = e.add(
-        e.f32(o.minLr),
-        e.mul(e.f32(0.5 * (o.lr - o.minLr)),
-              e.add(e.f32(1.0), e.cos(e.mul(progress, e.f32(M_PI))))));
+    Value cosine =
+        e.add(e.f32(o.minLr),
+              e.mul(e.f32(0.5 * (o.lr - o.minLr)),
+                    e.add(e.f32(1.0), e.cos(e.mul(progress, e.f32(M_PI))))));
     Value warming =
         e.cmp(CmpPredicate::lt, t, e.f32(static_cast<double>(o.warmup)));
     return e.select(warming, warm, cosine);
@@ -268,8 +253,7 @@ void hesper::train::appendOptimizer(GraphBuilder &g, ArrayRef<Value> weights,
           Value v1 = e.add(e.mul(e.f32(o.beta2), a[3]),
                            e.mul(e.f32(1.0 - o.beta2), e.mul(grad, grad)));
           Value mHat = e.div(m1, a[6]), vHat = e.div(v1, a[7]);
-          Value update =
-              e.div(mHat, e.add(e.sqrt(vHat), e.f32(o.eps)));
+          Value update = e.div(mHat, e.add(e.sqrt(vHat), e.f32(o.eps)));
           if (o.weightDecay != 0)
             update = e.add(update, e.mul(e.f32(o.weightDecay), w));
           Value w1 = e.sub(w, e.mul(a[5], update));
@@ -330,15 +314,14 @@ hesper::train::buildTrainingModule(MLIRContext *context, const ModelShape &s,
   SmallVector<Value> weights = externals(stepBuilder, params);
   SmallVector<Value> m = externals(stepBuilder, params, "adam.m.");
   SmallVector<Value> v = externals(stepBuilder, params, "adam.v.");
-  Value tokens = stepBuilder.externalIndices(
-      "tokens", {s.seq}, circuit::ArgRole::Tokens, s.vocab);
+  Value tokens = stepBuilder.externalIndices("tokens", {s.seq},
+                                             circuit::ArgRole::Tokens, s.vocab);
   Value targets = stepBuilder.externalIndices(
       "targets", {s.seq}, circuit::ArgRole::Targets, s.vocab);
   Value step = stepBuilder.external("step", {1}, stepBuilder.f32());
-  Value seed = stepBuilder.map(ValueRange{}, {1}, stepBuilder.f32(),
-                               [](ExpBuilder &e, Value, ValueRange) {
-                                 return e.f32(1.0);
-                               });
+  Value seed = stepBuilder.map(
+      ValueRange{}, {1}, stepBuilder.f32(),
+      [](ExpBuilder &e, Value, ValueRange) { return e.f32(1.0); });
   IRMapping mapping;
   Block &gradBody = grad->getBody().front();
   for (unsigned i = 0; i < numParams; ++i)

@@ -18,8 +18,8 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/xxhash.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/Support/xxhash.h"
 
 using namespace mlir;
 using namespace hesper;
@@ -32,7 +32,8 @@ namespace {
 enum class KernelKind { Elementwise, Reduction, Matmul, Attention };
 
 KernelKind kindOf(Operation *op) {
-  if (isa<cir::MapOp, cir::GatherOp, cir::ScatterOp, cir::ScatterMultiOp>(op))
+  if (isa<cir::MapOp, cir::GatherOp, cir::ScatterOp, cir::ScatterMultiOp,
+          cir::ScatterAddOp>(op))
     return KernelKind::Elementwise;
   if (isa<cir::ReduceOp, cir::ReduceEpilogueOp, cir::ReduceScatterEpilogueOp,
           cir::QuantizeOp>(op))
@@ -146,8 +147,7 @@ std::string hesper::tune::checkKnobs(Operation *op, DictionaryAttr knobs,
       if (!rows)
         return error;
       if (kind != KernelKind::Matmul) {
-        os << "knob 'rows' applies to matmuls only, not to "
-           << op->getName();
+        os << "knob 'rows' applies to matmuls only, not to " << op->getName();
         return error;
       }
       if (*rows < 1 || *rows > kMaxRows) {
@@ -291,7 +291,8 @@ FailureOr<Plan> hesper::tune::parsePlan(StringRef text, MLIRContext *context,
     std::string where = "kernels[" + std::to_string(i) + "]";
     const llvm::json::Object *entry = value.getAsObject();
     auto signature = entry ? entry->getString("signature") : std::nullopt;
-    const llvm::json::Object *knobs = entry ? entry->getObject("knobs") : nullptr;
+    const llvm::json::Object *knobs =
+        entry ? entry->getObject("knobs") : nullptr;
     if (!signature || !knobs) {
       error = where + ": expects {\"signature\": ..., \"knobs\": {...}}";
       return failure();
@@ -391,9 +392,9 @@ std::string hesper::tune::cachePath(StringRef dir) {
   return std::string(path);
 }
 
-FailureOr<std::vector<CacheEntry>>
-hesper::tune::loadCache(StringRef dir, MLIRContext *context,
-                        std::string &error) {
+FailureOr<std::vector<CacheEntry>> hesper::tune::loadCache(StringRef dir,
+                                                           MLIRContext *context,
+                                                           std::string &error) {
   std::vector<CacheEntry> entries;
   std::string path = cachePath(dir);
   if (!llvm::sys::fs::exists(path))
@@ -404,9 +405,8 @@ hesper::tune::loadCache(StringRef dir, MLIRContext *context,
     return failure();
   }
   llvm::json::Value parsed(nullptr);
-  const llvm::json::Object *root =
-      json::parseVersioned(parsed, (*file)->getBuffer(), "hesper_tune_cache",
-                           "tuning cache", error);
+  const llvm::json::Object *root = json::parseVersioned(
+      parsed, (*file)->getBuffer(), "hesper_tune_cache", "tuning cache", error);
   const llvm::json::Array *list = root ? root->getArray("entries") : nullptr;
   if (!list) {
     error = path + ": " + (root ? "not a tuning cache" : error);

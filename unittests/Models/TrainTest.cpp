@@ -19,6 +19,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
 #include <random>
 
 using namespace mlir;
@@ -185,6 +187,57 @@ TEST_F(TrainTest, LossGradientMatchesFiniteDifferences) {
   ASSERT_TRUE(succeeded(report));
   EXPECT_TRUE(report->passed()) << report->describe();
   EXPECT_EQ(report->checked, 8 * 8 * 2 + 8 * 2 + 4 * 8 * 8 + 3 * 8 * 8 + 8);
+}
+
+TEST_F(TrainTest, ANaNInAnUnusedEmbeddingRowStaysThere) {
+  // The embedding is a row gather: a row no token reads is never touched,
+  // so a NaN there leaves the loss and every gradient finite (a one-hot
+  // matmul multiplied it by zero, and 0·NaN is NaN), and its own gradient
+  // is zero.
+  ModelShape s;
+  s.vocab = 8;
+  s.dim = 8;
+  s.layers = 1;
+  s.heads = 2;
+  s.ffn = 8;
+  s.seq = 4;
+  OptimizerConfig o;
+  OwningOpRef<ModuleOp> module = buildTrainingModule(&context, s, o);
+  ASSERT_TRUE(module);
+  auto grad = module->lookupSymbol<GraphOp>("loss_grad");
+  ASSERT_TRUE(grad);
+  std::mt19937 rng(11);
+  std::normal_distribution<float> normal(0, 0.5f);
+  std::vector<HostTensor> args;
+  for (const Parameter &p : parameters(s)) {
+    std::vector<float> values(p.numElements());
+    for (float &v : values)
+      v = p.shape.size() == 1 ? 1.0f + normal(rng) : normal(rng);
+    if (p.name == "token_embd.weight")
+      values[6 * s.dim + 3] = std::numeric_limits<float>::quiet_NaN();
+    args.push_back(HostTensor::fromFloats(&context, p.shape, values));
+  }
+  // Tokens 1, 5, 5, 2: row 6 is not read.
+  args.push_back(HostTensor::fromInts(&context, {4}, {1, 5, 5, 2}));
+  args.push_back(HostTensor::fromInts(&context, {4}, {5, 5, 2, 7}));
+  args.push_back(HostTensor::fromFloats(&context, {1}, {1.0f})); // dL
+  auto results = runGraph(grad, args);
+  ASSERT_TRUE(succeeded(results));
+  // The loss, then one gradient per parameter, the table's first.
+  ASSERT_EQ(results->size(), parameters(s).size() + 1);
+  for (auto [i, r] : llvm::enumerate(*results))
+    for (float v : r.toFloats())
+      ASSERT_TRUE(std::isfinite(v)) << "result #" << i;
+  std::vector<float> dTable = (*results)[1].toFloats();
+  for (int64_t d = 0; d < s.dim; ++d) {
+    EXPECT_EQ(dTable[6 * s.dim + d], 0.0f);
+    EXPECT_EQ(dTable[0 * s.dim + d], 0.0f);
+  }
+  // Row 5 (read twice) gets a gradient.
+  float row5 = 0;
+  for (int64_t d = 0; d < s.dim; ++d)
+    row5 += std::fabs(dTable[5 * s.dim + d]);
+  EXPECT_GT(row5, 0.0f);
 }
 
 } // namespace

@@ -307,6 +307,47 @@ TEST_F(AutodiffTest, Gathers) {
   }
 }
 
+TEST_F(AutodiffTest, RowGathersAndScatterAdds) {
+  {
+    SCOPED_TRACE("gatherRows, tokens repeated and out of range");
+    GraphBuilder g(&context, "f");
+    Value table = g.external("table", {5, 4}, g.f32());
+    Value tokens = g.external("tokens", {7}, g.i32());
+    g.output(g.map(g.gatherRows(table, tokens),
+                   [](ExpBuilder &e, Value v) { return e.tanh(v); }));
+    auto module = g.finish();
+    ASSERT_TRUE(module);
+    // Its transpose is one scatter_add, no reduction over table × lanes.
+    auto grad = differentiate(graphOf(*module), {0});
+    ASSERT_TRUE(succeeded(grad));
+    int adds = 0, reductions = 0;
+    grad->walk([&](Operation *op) {
+      adds += isa<ScatterAddOp>(op);
+      reductions += isa<ReduceOp>(op);
+    });
+    EXPECT_EQ(adds, 1);
+    EXPECT_EQ(reductions, 0);
+    (*grad)->erase();
+    HostTensor ids =
+        HostTensor::fromInts(&context, {7}, {3, 1, 3, 0, -1, 3, 9});
+    EXPECT_GRADIENTS_MATCH(
+        check(*module, {random({5, 4}, -1, 1), ids}, {0}));
+  }
+  {
+    SCOPED_TRACE("scatter_add, transposed into gatherRows");
+    GraphBuilder g(&context, "f");
+    Value rows = g.external("rows", {6, 3}, g.f32());
+    Value tokens = g.external("tokens", {6}, g.i32());
+    Value sums = g.scatterAdd(rows, tokens, 4);
+    g.output(g.map(sums, [](ExpBuilder &e, Value v) { return e.sin(v); }));
+    auto module = g.finish();
+    ASSERT_TRUE(module);
+    HostTensor ids = HostTensor::fromInts(&context, {6}, {2, 2, 0, 3, 2, 7});
+    EXPECT_GRADIENTS_MATCH(
+        check(*module, {random({6, 3}, -1, 1), ids}, {0}));
+  }
+}
+
 TEST_F(AutodiffTest, ScattersIntoFreshBuffers) {
   // Two slices written into one buffer, then read back whole by a
   // reduction: both sources and the untouched cells carry gradients.

@@ -171,6 +171,7 @@ LogicalResult GraphLowering::run() {
             .Case<cir::MapOp, cir::GatherOp, cir::ScatterOp,
                   cir::ScatterMultiOp>(
                 [&](Operation *e) { return lowerElementwise(e); })
+            .Case([&](cir::ScatterAddOp s) { return lowerScatterAdd(s); })
             .Case([&](cir::ReduceOp r) {
               return lowerReduce(r, r.getKind(), r.getInputs(),
                                  r.getPrologue(), nullptr, nullptr);

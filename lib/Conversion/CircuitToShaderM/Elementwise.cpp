@@ -1,4 +1,4 @@
-//===- Elementwise.cpp - zeros, map, gather and scatters ------------------===//
+//===- Elementwise.cpp - zeros, map, gather, scatters, scatter_add -------===//
 //
 // Part of the Hesper project.
 //
@@ -142,8 +142,8 @@ LogicalResult GraphLowering::lowerElementwise(Operation *op) {
   IndexMath im(b, loc);
   Value gid = sm::GlobalIdOp::create(b, loc, b.getIndexType(), sm::Dim::x);
   // A mutant: the bounds guard one short (the last lane never writes).
-  Value inRange = im.lt(
-      gid, im.c(shape.mutant == "guard-off-by-one" ? grid - 1 : grid));
+  Value inRange =
+      im.lt(gid, im.c(shape.mutant == "guard-off-by-one" ? grid - 1 : grid));
   // Bodies with subgroup operations run on every lane of the subgroup (on
   // a clamped lane for the loads); only the stores are guarded.
   bool allLanes = hasLaneOps(body);
@@ -173,10 +173,10 @@ LogicalResult GraphLowering::lowerElementwise(Operation *op) {
     Value safe = arith::SelectOp::create(b, loc, valid, addr, im.c(0));
     Type sourceElement =
         cast<RankedTensorType>(source.getType()).getElementType();
-    Value v = cir::isQuantized(sourceElement)
-                  ? emitDequantizeElement(arg(ks, source), sourceElement,
-                                          safe, loc)
-                  : loadElement(arg(ks, source), safe, loc);
+    Value v =
+        cir::isQuantized(sourceElement)
+            ? emitDequantizeElement(arg(ks, source), sourceElement, safe, loc)
+            : loadElement(arg(ks, source), safe, loc);
     Type element = v.getType();
     Value zero = zeroOf(b, loc, element);
     v = arith::SelectOp::create(b, loc, valid, v, zero);
@@ -192,6 +192,64 @@ LogicalResult GraphLowering::lowerElementwise(Operation *op) {
     }
   }
   finishKernel(ks, {ceilDiv(grid, lanes), 1, 1});
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// scatter_add
+//===----------------------------------------------------------------------===//
+
+// One lane per column d of the result: it clears its column, then walks the
+// source rows in order and adds row s's element d into row indices[s]. The
+// lanes own disjoint columns, so nothing races and every element sees its
+// additions in the same order on every backend; the work is R·D stores and
+// S·D additions, against the R·S·D steps of a reduction that asks every
+// result element which rows name it.
+LogicalResult GraphLowering::lowerScatterAdd(cir::ScatterAddOp op) {
+  int64_t rows = op.getType().getShape()[0];
+  int64_t width = op.getType().getShape()[1];
+  int64_t sourceRows =
+      cast<RankedTensorType>(op.getSource().getType()).getShape()[0];
+  if (ceilDiv(width, shape.elementwiseLanes) > shape.maxGridDim)
+    return op->emitOpError("has ")
+           << width << " columns, more than convert-circuit-to-shaderm "
+           << "launches in one grid dimension";
+  KernelState ks;
+  bind(ks, op.getSource(), false);
+  bind(ks, op.getIndices(), false);
+  allocFor(op.getResult());
+  bind(ks, op.getResult(), true);
+  int64_t lanes = std::min(shape.elementwiseLanes, powerOfTwoAtLeast(width));
+  createKernel(ks, op, lanes);
+  Location loc = op.getLoc();
+  IndexMath im(b, loc);
+  Value column = sm::GlobalIdOp::create(b, loc, b.getIndexType(), sm::Dim::x);
+  auto guard = scf::IfOp::create(b, loc, im.lt(column, im.c(width)));
+  b.setInsertionPointToStart(guard.thenBlock());
+  Value out = arg(ks, op.getResult());
+  Value zero = zeroOf(b, loc, b.getF32Type());
+
+  auto clear = scf::ForOp::create(b, loc, im.c(0), im.c(rows), im.c(1));
+  b.setInsertionPointToStart(clear.getBody());
+  sm::StoreOp::create(
+      b, loc, zero, out,
+      im.add(im.mul(clear.getInductionVar(), im.c(width)), column));
+  b.setInsertionPointAfter(clear);
+
+  auto walk = scf::ForOp::create(b, loc, im.c(0), im.c(sourceRows), im.c(1));
+  b.setInsertionPointToStart(walk.getBody());
+  Value s = walk.getInductionVar();
+  Value row = im.toIndex(loadElement(arg(ks, op.getIndices()), s, loc));
+  // Unsigned: a negative index is past the end too.
+  auto inRange = scf::IfOp::create(b, loc, im.lt(row, im.c(rows)));
+  b.setInsertionPointToStart(inRange.thenBlock());
+  Value at = im.add(im.mul(row, im.c(width)), column);
+  Value add = loadElement(arg(ks, op.getSource()),
+                          im.add(im.mul(s, im.c(width)), column), loc);
+  Value sum = ex::AddOp::create(b, loc, loadElement(out, at, loc), add);
+  sm::StoreOp::create(b, loc, sum, out, at);
+  b.setInsertionPointAfter(walk);
+  finishKernel(ks, {ceilDiv(width, lanes), 1, 1});
   return success();
 }
 

@@ -9,7 +9,8 @@
 // parts share. Each part lives in its own file:
 //
 //   CircuitToShaderM.cpp  the pass, the graph walk, kernel plumbing
-//   Elementwise.cpp       zeros, map, gather, scatter, scatter_multi
+//   Elementwise.cpp       zeros, map, gather, scatter, scatter_multi,
+//                         scatter_add
 //   Reductions.cpp        reductions, their epilogues, quantized stores
 //   Matmul.cpp            matmul, multi_matmul, gated_matmul, block decoding
 //   BlockDots.cpp         one-lane quantized dot products as vector<32> ops
@@ -410,6 +411,7 @@ private:
 
   LogicalResult lowerZeros(cir::ZerosOp op);
   LogicalResult lowerElementwise(Operation *op);
+  LogicalResult lowerScatterAdd(cir::ScatterAddOp op);
   LogicalResult lowerReduce(Operation *op, cir::ReduceKind kind,
                             ValueRange inputs, Region &prologue,
                             Region *epilogue, Value dest);

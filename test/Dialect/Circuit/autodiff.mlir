@@ -71,3 +71,65 @@ circuit.graph @constant(%s: tensor<4xf32> {circuit.name = "s"}) -> tensor<4xf32>
   circuit.output %y : tensor<4xf32>
 }
 
+
+// -----
+
+// An embedding lookup (GraphBuilder::gatherRows' body): its transpose adds
+// the rows of dY into the rows of the tokens, a circuit.scatter_add, not a
+// reduction over table × tokens.
+
+// CHECK-LABEL: circuit.graph @embed_grad(
+// CHECK-SAME:    %[[T:[^:]*]]: tensor<16x4xf32> {circuit.name = "s"}, %[[TOK:[^:]*]]: tensor<3xi32> {circuit.name = "tok"}, %[[DY:[^:]*]]: tensor<3x4xf32> {circuit.name = "d_result0"}) -> (tensor<3x4xf32>, tensor<16x4xf32>)
+// CHECK:         %[[D:.*]] = circuit.scatter_add %[[DY]], %[[TOK]] : tensor<3x4xf32>, tensor<3xi32> -> tensor<16x4xf32>
+// CHECK-NEXT:    circuit.output %{{.*}}, %[[D]]
+// CHECK-NOT:     circuit.reduce
+circuit.graph @embed(%table: tensor<16x4xf32> {circuit.name = "s"}, %tok: tensor<3xi32> {circuit.name = "tok"}) -> tensor<3x4xf32> {
+  %e = circuit.gather %table ins(%tok : tensor<3xi32>) : tensor<16x4xf32> -> tensor<3x4xf32> {
+  ^bb0(%lane: i32, %all: tensor<3xi32>):
+    %s = exp.div_by_const %lane, 4 : i32
+    %r = circuit.extract %all[%s] : tensor<3xi32>
+    %w = exp.constant 4 : i32
+    %base = exp.mul %w, %r : i32
+    %d = exp.rem_by_const %lane, 4 : i32
+    %a = exp.add %d, %base : i32
+    circuit.yield %a : i32
+  }
+  circuit.output %e : tensor<3x4xf32>
+}
+
+// -----
+
+// The same body with a different row length (5 is not the table's 4) is not
+// a row gather: the general rule, a reduction over [table, lanes].
+
+// CHECK-LABEL: circuit.graph @not_rows_grad(
+// CHECK-NOT:     circuit.scatter_add
+// CHECK:         circuit.reduce sum {{.*}} over [64, 12]
+circuit.graph @not_rows(%table: tensor<16x4xf32> {circuit.name = "s"}, %tok: tensor<3xi32> {circuit.name = "tok"}) -> tensor<3x4xf32> {
+  %e = circuit.gather %table ins(%tok : tensor<3xi32>) : tensor<16x4xf32> -> tensor<3x4xf32> {
+  ^bb0(%lane: i32, %all: tensor<3xi32>):
+    %s = exp.div_by_const %lane, 4 : i32
+    %r = circuit.extract %all[%s] : tensor<3xi32>
+    %w = exp.constant 5 : i32
+    %base = exp.mul %r, %w : i32
+    %d = exp.rem_by_const %lane, 4 : i32
+    %a = exp.add %base, %d : i32
+    circuit.yield %a : i32
+  }
+  circuit.output %e : tensor<3x4xf32>
+}
+
+// -----
+
+// circuit.scatter_add's own transpose: row s of dSource is row tokens[s] of
+// dY, a row gather.
+
+// CHECK-LABEL: circuit.graph @sum_rows_grad(
+// CHECK-SAME:    %[[X:[^:]*]]: tensor<3x4xf32> {circuit.name = "s"}, %[[TOK:[^:]*]]: tensor<3xi32> {circuit.name = "tok"}, %[[DY:[^:]*]]: tensor<8x4xf32> {circuit.name = "d_result0"})
+// CHECK:         %[[DX:.*]] = circuit.gather %[[DY]] ins(%[[TOK]] : tensor<3xi32>) : tensor<8x4xf32> -> tensor<3x4xf32>
+// CHECK:           circuit.extract
+// CHECK:         circuit.output %{{.*}}, %[[DX]]
+circuit.graph @sum_rows(%x: tensor<3x4xf32> {circuit.name = "s"}, %tok: tensor<3xi32> {circuit.name = "tok"}) -> tensor<8x4xf32> {
+  %d = circuit.scatter_add %x, %tok : tensor<3x4xf32>, tensor<3xi32> -> tensor<8x4xf32>
+  circuit.output %d : tensor<8x4xf32>
+}

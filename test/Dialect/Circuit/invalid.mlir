@@ -288,6 +288,38 @@ circuit.graph @gather_broadcast(%src: tensor<64xf32>, %ids: tensor<3xi32>) {
 
 // -----
 
+circuit.graph @scatter_add_rank(%x: tensor<64xf32>, %t: tensor<8xi32>) {
+  // expected-error @+1 {{'circuit.scatter_add' op expects a [S, D] source, [S] indices and an [R, D] result, got ranks 1, 1 and 2}}
+  %r = circuit.scatter_add %x, %t : tensor<64xf32>, tensor<8xi32> -> tensor<16x8xf32>
+  circuit.output
+}
+
+// -----
+
+circuit.graph @scatter_add_count(%x: tensor<8x4xf32>, %t: tensor<6xi32>) {
+  // expected-error @+1 {{'circuit.scatter_add' op expects one index per source row (8), got 6}}
+  %r = circuit.scatter_add %x, %t : tensor<8x4xf32>, tensor<6xi32> -> tensor<16x4xf32>
+  circuit.output
+}
+
+// -----
+
+circuit.graph @scatter_add_width(%x: tensor<8x4xf32>, %t: tensor<8xi32>) {
+  // expected-error @+1 {{'circuit.scatter_add' op expects result rows as long as the source's (4), got 5}}
+  %r = circuit.scatter_add %x, %t : tensor<8x4xf32>, tensor<8xi32> -> tensor<16x5xf32>
+  circuit.output
+}
+
+// -----
+
+circuit.graph @scatter_add_f16(%x: tensor<8x4xf16>, %t: tensor<8xi32>) {
+  // expected-error @+1 {{'circuit.scatter_add' op operand #0 must be statically shaped tensor of 32-bit float values}}
+  %r = circuit.scatter_add %x, %t : tensor<8x4xf16>, tensor<8xi32> -> tensor<16x4xf32>
+  circuit.output
+}
+
+// -----
+
 circuit.graph @scatter_broadcast(%x: tensor<16xf32>, %d: tensor<64xf32>) {
   // expected-error @+1 {{'circuit.scatter' op expects input #0 of shape [16] to broadcast over the iteration shape [8] (same size, or trailing dimensions equal or 1)}}
   %r = circuit.scatter grid(8) ins(%x : tensor<16xf32>) into %d : tensor<64xf32> {

@@ -207,6 +207,21 @@ circuit.graph @gather_embedding(%table: tensor<100x16xf16>,
 }
 
 //===----------------------------------------------------------------------===//
+// circuit.scatter_add
+//===----------------------------------------------------------------------===//
+
+// CHECK-LABEL: circuit.graph @scatter_add(
+// CHECK-SAME:    %[[DY:.*]]: tensor<8x64xf32>, %[[T:.*]]: tensor<8xi32>)
+// CHECK:         %[[D:.*]] = circuit.scatter_add %[[DY]], %[[T]] : tensor<8x64xf32>, tensor<8xi32> -> tensor<256x64xf32>
+// CHECK-NEXT:    circuit.output %[[D]] : tensor<256x64xf32>
+circuit.graph @scatter_add(%dy: tensor<8x64xf32>, %t: tensor<8xi32>)
+    -> tensor<256x64xf32> {
+  %d = circuit.scatter_add %dy, %t
+      : tensor<8x64xf32>, tensor<8xi32> -> tensor<256x64xf32>
+  circuit.output %d : tensor<256x64xf32>
+}
+
+//===----------------------------------------------------------------------===//
 // circuit.scatter / circuit.scatter_multi
 //===----------------------------------------------------------------------===//
 

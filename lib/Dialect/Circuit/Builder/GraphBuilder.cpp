@@ -27,8 +27,7 @@ GraphBuilder::GraphBuilder(MLIRContext *context, StringRef name)
   loc = NameLoc::get(builder.getStringAttr(name));
   module = ModuleOp::create(loc);
   builder.setInsertionPointToEnd(module->getBody());
-  graph = GraphOp::create(builder, loc, name,
-                          builder.getFunctionType({}, {}));
+  graph = GraphOp::create(builder, loc, name, builder.getFunctionType({}, {}));
   builder.setInsertionPointToEnd(&graph.getBody().front());
 }
 
@@ -53,8 +52,8 @@ Value GraphBuilder::external(StringRef name, ArrayRef<int64_t> shape,
   Type type = tensorType(shape, element);
   Value arg = entry.addArgument(type, loc);
   SmallVector<Type> inputs(entry.getArgumentTypes());
-  graph.setFunctionTypeAttr(TypeAttr::get(builder.getFunctionType(
-      inputs, graph.getFunctionType().getResults())));
+  graph.setFunctionTypeAttr(TypeAttr::get(
+      builder.getFunctionType(inputs, graph.getFunctionType().getResults())));
   // Rebuild the whole argument attribute array: it must have one entry per
   // argument, including the one just added.
   SmallVector<DictionaryAttr> argAttrs;
@@ -145,8 +144,8 @@ Value GraphBuilder::map(ValueRange inputs, ArrayRef<bool> whole,
   buildBody(
       op.getBody(), {i32()}, inputs,
       [&](ExpBuilder &e, Block *block) {
-        return SmallVector<Value>{body(e, block->getArgument(0),
-                                       block->getArguments().drop_front())};
+        return SmallVector<Value>{
+            body(e, block->getArgument(0), block->getArguments().drop_front())};
       },
       whole);
   return op;
@@ -156,13 +155,11 @@ Value GraphBuilder::extract(ExpBuilder &e, Value tensor, Value index) {
   return ExtractOp::create(e.builder(), e.location(), tensor, index);
 }
 
-Value GraphBuilder::map(Value x,
-                        function_ref<Value(ExpBuilder &, Value)> fn) {
+Value GraphBuilder::map(Value x, function_ref<Value(ExpBuilder &, Value)> fn) {
   RankedTensorType type = tensorOf(x);
-  return map(ValueRange{x}, type.getShape(), type.getElementType(),
-             [&](ExpBuilder &e, Value, ValueRange args) {
-               return fn(e, args[0]);
-             });
+  return map(
+      ValueRange{x}, type.getShape(), type.getElementType(),
+      [&](ExpBuilder &e, Value, ValueRange args) { return fn(e, args[0]); });
 }
 
 Value GraphBuilder::zip(Value a, Value b,
@@ -176,17 +173,45 @@ Value GraphBuilder::zip(Value a, Value b,
 
 Value GraphBuilder::gather(Value source, ValueRange inputs,
                            ArrayRef<int64_t> shape, LaneFn address) {
+  return gather(source, inputs, /*whole=*/{}, shape, address);
+}
+
+Value GraphBuilder::gather(Value source, ValueRange inputs,
+                           ArrayRef<bool> whole, ArrayRef<int64_t> shape,
+                           LaneFn address) {
   // A quantized source is read dequantized: the result is f32.
   Type element = tensorOf(source).getElementType();
   if (isQuantized(element))
     element = f32();
   auto op = GatherOp::create(builder, loc, tensorType(shape, element), source,
                              inputs);
-  buildBody(op.getBody(), {i32()}, inputs, [&](ExpBuilder &e, Block *block) {
-    return SmallVector<Value>{address(e, block->getArgument(0),
-                                      block->getArguments().drop_front())};
-  });
+  buildBody(
+      op.getBody(), {i32()}, inputs,
+      [&](ExpBuilder &e, Block *block) {
+        return SmallVector<Value>{address(e, block->getArgument(0),
+                                          block->getArguments().drop_front())};
+      },
+      whole);
   return op;
+}
+
+Value GraphBuilder::gatherRows(Value table, Value indices) {
+  int64_t width = tensorOf(table).getShape().back();
+  int64_t count = tensorOf(indices).getNumElements();
+  // The form laneRowGather (circuit-autodiff) matches:
+  // indices[lane div D] * D + lane rem D.
+  return gather(table, ValueRange{indices}, {true}, {count, width},
+                [&](ExpBuilder &e, Value lane, ValueRange args) {
+                  Value row = extract(e, args[0], e.divConst(lane, width));
+                  return e.add(e.mul(row, e.i32(width)),
+                               e.remConst(lane, width));
+                });
+}
+
+Value GraphBuilder::scatterAdd(Value source, Value indices, int64_t rows) {
+  int64_t width = tensorOf(source).getShape().back();
+  return ScatterAddOp::create(builder, loc, tensorType({rows, width}, f32()),
+                              source, indices);
 }
 
 Value GraphBuilder::scatter(Value dest, int64_t grid, ValueRange inputs,
@@ -211,9 +236,9 @@ SmallVector<Value> GraphBuilder::scatterMulti(ValueRange dests, int64_t grid,
                                               ValueRange inputs,
                                               ArrayRef<bool> whole,
                                               MultiScatterFn body) {
-  auto op = ScatterMultiOp::create(builder, loc, TypeRange(dests.getTypes()),
-                                   builder.getI64IntegerAttr(grid), inputs,
-                                   dests);
+  auto op =
+      ScatterMultiOp::create(builder, loc, TypeRange(dests.getTypes()),
+                             builder.getI64IntegerAttr(grid), inputs, dests);
   buildBody(
       op.getBody(), {i32()}, inputs,
       [&](ExpBuilder &e, Block *block) {
@@ -226,10 +251,9 @@ SmallVector<Value> GraphBuilder::scatterMulti(ValueRange dests, int64_t grid,
 
 Value GraphBuilder::writeSlice(Value dest, Value src, int64_t offset) {
   int64_t n = tensorOf(src).getNumElements();
-  return scatter(dest, n, src,
-                 [&](ExpBuilder &e, Value lane, ValueRange args) {
-                   return std::make_pair(e.add(lane, e.i32(offset)), args[0]);
-                 });
+  return scatter(dest, n, src, [&](ExpBuilder &e, Value lane, ValueRange args) {
+    return std::make_pair(e.add(lane, e.i32(offset)), args[0]);
+  });
 }
 
 /// The [rows..., 1] shape a reduction over the last axis produces.
@@ -273,8 +297,8 @@ Value GraphBuilder::buildReduce(ReduceKind kind, ArrayRef<int64_t> shape,
   buildBody(
       op.getPrologue(), {i32()}, inputs,
       [&](ExpBuilder &e, Block *block) {
-        return SmallVector<Value>{prologue(
-            e, block->getArgument(0), block->getArguments().drop_front())};
+        return SmallVector<Value>{prologue(e, block->getArgument(0),
+                                           block->getArguments().drop_front())};
       },
       whole);
   return op;
@@ -311,9 +335,9 @@ Value GraphBuilder::matmul(Value x, Value weight) {
 
 Value GraphBuilder::matmul(Value x, Value weight, ValueRange extra,
                            EpilogueFn epilogue) {
-  auto op = MatmulOp::create(builder, loc,
-                             tensorType(matmulShape(x, weight), f32()), x,
-                             weight, extra);
+  auto op =
+      MatmulOp::create(builder, loc, tensorType(matmulShape(x, weight), f32()),
+                       x, weight, extra);
   buildBody(op.getEpilogue(), {i32(), f32()}, extra,
             [&](ExpBuilder &e, Block *block) {
               return SmallVector<Value>{
@@ -346,9 +370,8 @@ Value GraphBuilder::rmsNorm(Value x, Value weight, double eps) {
   Type element = type.getElementType();
   double d = static_cast<double>(type.getShape().back());
   Value sumSq = reduce(ReduceKind::sum_sq, x);
-  Value mean = map(sumSq, [&](ExpBuilder &e, Value s) {
-    return e.div(s, e.f32(d));
-  });
+  Value mean =
+      map(sumSq, [&](ExpBuilder &e, Value s) { return e.div(s, e.f32(d)); });
   Value scale = map(mean, [&](ExpBuilder &e, Value m) {
     return e.rsqrt(e.add(m, e.f32(eps)));
   });
@@ -359,8 +382,8 @@ Value GraphBuilder::rmsNorm(Value x, Value weight, double eps) {
                });
   return map(ValueRange{x, scale, weight}, type.getShape(), element,
              [&](ExpBuilder &e, Value, ValueRange args) {
-               Value y = e.mul(e.mul(widen(e, args[0]), args[1]),
-                               widen(e, args[2]));
+               Value y =
+                   e.mul(e.mul(widen(e, args[0]), args[1]), widen(e, args[2]));
                return narrow(e, y, element);
              });
 }
@@ -370,9 +393,8 @@ Value GraphBuilder::layerNorm(Value x, Value weight, Value bias, double eps) {
   Type element = type.getElementType();
   double d = static_cast<double>(type.getShape().back());
   Value sum = reduce(ReduceKind::sum, x);
-  Value mean = map(sum, [&](ExpBuilder &e, Value s) {
-    return e.div(s, e.f32(d));
-  });
+  Value mean =
+      map(sum, [&](ExpBuilder &e, Value s) { return e.div(s, e.f32(d)); });
   Value centered = map(ValueRange{x, mean}, type.getShape(), f32(),
                        [&](ExpBuilder &e, Value, ValueRange args) {
                          return e.sub(widen(e, args[0]), args[1]);
@@ -383,9 +405,9 @@ Value GraphBuilder::layerNorm(Value x, Value weight, Value bias, double eps) {
   });
   return map(ValueRange{centered, scale, weight, bias}, type.getShape(),
              element, [&](ExpBuilder &e, Value, ValueRange args) {
-               Value y = e.add(e.mul(e.mul(args[0], args[1]),
-                                     widen(e, args[2])),
-                               widen(e, args[3]));
+               Value y =
+                   e.add(e.mul(e.mul(args[0], args[1]), widen(e, args[2])),
+                         widen(e, args[3]));
                return narrow(e, y, element);
              });
 }
@@ -412,19 +434,19 @@ Value GraphBuilder::rope(Value x, Value pos, int64_t headDim, double base,
   int64_t half = headDim / 2;
 
   // The element each lane rotates with.
-  Value partner = gather(x, {}, shape, [&](ExpBuilder &e, Value lane,
-                                           ValueRange) {
-    Value d = e.remConst(lane, headDim);
-    Value rowStart = e.sub(lane, d);
-    Value other;
-    if (style == RopeStyle::NeoX) {
-      Value lower = e.cmp(CmpPredicate::lt, d, e.i32(half));
-      other = e.select(lower, e.add(d, e.i32(half)), e.sub(d, e.i32(half)));
-    } else {
-      other = exp::XorOp::create(e.builder(), e.location(), d, e.i32(1));
-    }
-    return e.add(rowStart, other);
-  });
+  Value partner =
+      gather(x, {}, shape, [&](ExpBuilder &e, Value lane, ValueRange) {
+        Value d = e.remConst(lane, headDim);
+        Value rowStart = e.sub(lane, d);
+        Value other;
+        if (style == RopeStyle::NeoX) {
+          Value lower = e.cmp(CmpPredicate::lt, d, e.i32(half));
+          other = e.select(lower, e.add(d, e.i32(half)), e.sub(d, e.i32(half)));
+        } else {
+          other = exp::XorOp::create(e.builder(), e.location(), d, e.i32(1));
+        }
+        return e.add(rowStart, other);
+      });
 
   // Frequency pair index j of each lane: d mod half (NeoX) or d / 2.
   auto pairIndex = [&](ExpBuilder &e, Value lane) {
@@ -444,9 +466,8 @@ Value GraphBuilder::rope(Value x, Value pos, int64_t headDim, double base,
              [&](ExpBuilder &e, Value lane, ValueRange args) {
                Value j = e.toF32(pairIndex(e, lane));
                // theta = pos * base^(-2j / headDim) [/ factor]
-               Value invFreq =
-                   e.exp(e.mul(j, e.f32(-2.0 * logBase /
-                                        static_cast<double>(headDim))));
+               Value invFreq = e.exp(e.mul(
+                   j, e.f32(-2.0 * logBase / static_cast<double>(headDim))));
                Value theta = e.mul(e.toF32(args[2]), invFreq);
                if (freqFactors)
                  theta = e.div(theta, args[3]);
@@ -510,10 +531,10 @@ Value GraphBuilder::causalSelfAttention(Value q, Value k, Value v,
       return e.add(e.mul(t, e.i32(width)), e.add(d, e.i32(h * hd)));
     };
     auto slice = [&](Value x) {
-      return gather(x, {}, {seq, hd}, [&](ExpBuilder &e, Value lane,
-                                          ValueRange) {
-        return at(e, e.divConst(lane, hd), e.remConst(lane, hd));
-      });
+      return gather(x, {}, {seq, hd},
+                    [&](ExpBuilder &e, Value lane, ValueRange) {
+                      return at(e, e.divConst(lane, hd), e.remConst(lane, hd));
+                    });
     };
     Value scores = matmul(slice(q), slice(k)); // [seq, seq]
     Value masked = map(ValueRange{scores}, {seq, seq}, f32(),
@@ -525,10 +546,10 @@ Value GraphBuilder::causalSelfAttention(Value q, Value k, Value v,
                                          e.mul(args[0], e.f32(scale)));
                        });
     Value probs = softmax(masked);
-    Value vT = gather(v, {}, {hd, seq}, [&](ExpBuilder &e, Value lane,
-                                            ValueRange) {
-      return at(e, e.remConst(lane, seq), e.divConst(lane, seq));
-    });
+    Value vT =
+        gather(v, {}, {hd, seq}, [&](ExpBuilder &e, Value lane, ValueRange) {
+          return at(e, e.remConst(lane, seq), e.divConst(lane, seq));
+        });
     Value head = matmul(probs, vT); // [seq, hd]
     out = scatter(out, seq * hd, ValueRange{head},
                   [&](ExpBuilder &e, Value lane, ValueRange args) {
@@ -541,16 +562,15 @@ Value GraphBuilder::causalSelfAttention(Value q, Value k, Value v,
 }
 
 Value GraphBuilder::attention(Value q, Value kCache, Value vCache, Value pos,
-                              int64_t heads, int64_t kvHeads,
-                              int64_t headDim, int64_t maxSeq) {
+                              int64_t heads, int64_t kvHeads, int64_t headDim,
+                              int64_t maxSeq) {
   const int64_t group = heads / kvHeads;
   const int64_t rowStride = kvHeads * headDim; // One cache position.
   // The cache element of (position t, query head h, dimension d).
   auto cacheIndex = [&](ExpBuilder &e, Value h, Value t, Value d) {
     Value kvHead = group == 1 ? h : e.divConst(h, group);
-    return e.add(e.add(e.mul(t, e.i32(rowStride)),
-                       e.mul(kvHead, e.i32(headDim))),
-                 d);
+    return e.add(
+        e.add(e.mul(t, e.i32(rowStride)), e.mul(kvHead, e.i32(headDim))), d);
   };
 
   // scores[h, t] = q[h] . k[t] / sqrt(headDim), over [heads, maxSeq,
@@ -570,8 +590,7 @@ Value GraphBuilder::attention(Value q, Value kCache, Value vCache, Value pos,
   Value masked = map(ValueRange{scores, pos}, {heads, maxSeq}, f32(),
                      [&](ExpBuilder &e, Value lane, ValueRange args) {
                        Value t = e.remConst(lane, maxSeq);
-                       Value future =
-                           e.cmp(exp::CmpPredicate::gt, t, args[1]);
+                       Value future = e.cmp(exp::CmpPredicate::gt, t, args[1]);
                        return e.select(future, e.f32(-INFINITY), args[0]);
                      });
   Value probs = softmax(masked);

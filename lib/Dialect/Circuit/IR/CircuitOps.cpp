@@ -4,8 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Hesper/Dialect/Circuit/IR/Circuit.h"
 #include "Hesper/Dialect/Circuit/IR/ArgRoles.h"
+#include "Hesper/Dialect/Circuit/IR/Circuit.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/Interfaces/FunctionImplementation.h"
@@ -58,9 +58,9 @@ bool hesper::circuit::isInPlaceWriter(Operation *op) {
 }
 
 bool hesper::circuit::isDispatchOp(Operation *op) {
-  return isa<MapOp, GatherOp, ScatterOp, ScatterMultiOp, ReduceOp,
-             ReduceEpilogueOp, ReduceScatterEpilogueOp, MatmulOp,
-             MultiMatmulOp, QuantizeOp, AttentionOp, GatedMatmulOp>(op);
+  return isa<MapOp, GatherOp, ScatterOp, ScatterMultiOp, ScatterAddOp, ReduceOp,
+             ReduceEpilogueOp, ReduceScatterEpilogueOp, MatmulOp, MultiMatmulOp,
+             QuantizeOp, AttentionOp, GatedMatmulOp>(op);
 }
 
 Value hesper::circuit::getWrittenBufferRoot(Value dest) {
@@ -154,8 +154,7 @@ static LogicalResult verifyBody(Operation *op, Region &region, StringRef name,
     return op->emitOpError("expects the ")
            << name << " region to take " << expected.size()
            << " arguments, got " << block.getNumArguments();
-  for (auto [i, arg, type] :
-       llvm::enumerate(block.getArguments(), expected)) {
+  for (auto [i, arg, type] : llvm::enumerate(block.getArguments(), expected)) {
     // An input may also be taken whole, as its tensor type.
     bool isWholeInput = i >= leading.size() &&
                         arg.getType() == inputs[i - leading.size()].getType();
@@ -264,8 +263,7 @@ void GraphOp::build(OpBuilder &builder, OperationState &state, StringRef name,
                     FunctionType type) {
   state.addAttribute(getSymNameAttrName(state.name),
                      builder.getStringAttr(name));
-  state.addAttribute(getFunctionTypeAttrName(state.name),
-                     TypeAttr::get(type));
+  state.addAttribute(getFunctionTypeAttrName(state.name), TypeAttr::get(type));
   Region *body = state.addRegion();
   Block *block = new Block();
   body->push_back(block);
@@ -292,8 +290,7 @@ void GraphOp::print(OpAsmPrinter &p) {
 }
 
 LogicalResult GraphOp::verify() {
-  auto check = [&](Type type, StringRef what,
-                   size_t index) -> LogicalResult {
+  auto check = [&](Type type, StringRef what, size_t index) -> LogicalResult {
     auto tensor = dyn_cast<RankedTensorType>(type);
     if (!tensor || !tensor.hasStaticShape())
       return emitOpError("expects ")
@@ -361,8 +358,7 @@ LogicalResult GatherOp::verify() {
              << getType().getElementType();
   } else if (source != getType().getElementType())
     return emitOpError("expects the result element type to be the source's ")
-           << elementOf(getSource()) << ", got "
-           << getType().getElementType();
+           << elementOf(getSource()) << ", got " << getType().getElementType();
   return verifyBroadcasts(*this, getInputs(), getType().getShape(),
                           {{&getBody(), 1}});
 }
@@ -370,6 +366,28 @@ LogicalResult GatherOp::verify() {
 LogicalResult GatherOp::verifyRegions() {
   Type i32 = IntegerType::get(getContext(), 32);
   return verifyBody(*this, getBody(), "body", {i32}, getInputs(), {i32});
+}
+
+//===----------------------------------------------------------------------===//
+// ScatterAddOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ScatterAddOp::verify() {
+  ArrayRef<int64_t> source = shapeOf(getSource()),
+                    indices = shapeOf(getIndices()),
+                    result = getType().getShape();
+  if (source.size() != 2 || indices.size() != 1 || result.size() != 2)
+    return emitOpError("expects a [S, D] source, [S] indices and an [R, D] "
+                       "result, got ranks ")
+           << source.size() << ", " << indices.size() << " and "
+           << result.size();
+  if (indices[0] != source[0])
+    return emitOpError("expects one index per source row (")
+           << source[0] << "), got " << indices[0];
+  if (result[1] != source[1])
+    return emitOpError("expects result rows as long as the source's (")
+           << source[1] << "), got " << result[1];
+  return verifyLaneCount(*this, product(result));
 }
 
 //===----------------------------------------------------------------------===//
@@ -386,10 +404,11 @@ static LogicalResult inferDestinationType(ValueRange operands,
   return success();
 }
 
-LogicalResult ScatterOp::inferReturnTypes(
-    MLIRContext *, std::optional<Location>, ValueRange operands,
-    DictionaryAttr, OpaqueProperties, RegionRange,
-    SmallVectorImpl<Type> &inferred) {
+LogicalResult ScatterOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location>,
+                                          ValueRange operands, DictionaryAttr,
+                                          OpaqueProperties, RegionRange,
+                                          SmallVectorImpl<Type> &inferred) {
   return inferDestinationType(operands, inferred);
 }
 
@@ -416,9 +435,8 @@ void ScatterOp::getEffects(
 }
 
 LogicalResult ScatterMultiOp::inferReturnTypes(
-    MLIRContext *, std::optional<Location>, ValueRange operands,
-    DictionaryAttr, OpaqueProperties properties, RegionRange,
-    SmallVectorImpl<Type> &inferred) {
+    MLIRContext *, std::optional<Location>, ValueRange operands, DictionaryAttr,
+    OpaqueProperties properties, RegionRange, SmallVectorImpl<Type> &inferred) {
   // One result per destination, of its type.
   ScatterMultiOp::Adaptor adaptor(operands, nullptr, properties, {});
   for (Value dest : adaptor.getDests())
@@ -542,8 +560,8 @@ LogicalResult ReduceOp::verifyRegions() {
 }
 
 LogicalResult ReduceEpilogueOp::verify() {
-  auto iteration = verifyReductionInputs(*this, getInputs(), getPrologue(),
-                                         &getEpilogue());
+  auto iteration =
+      verifyReductionInputs(*this, getInputs(), getPrologue(), &getEpilogue());
   if (failed(iteration))
     return failure();
   if (getType().getShape() != ArrayRef<int64_t>(*iteration))
@@ -569,9 +587,8 @@ LogicalResult ReduceEpilogueOp::verifyRegions() {
 }
 
 LogicalResult ReduceScatterEpilogueOp::inferReturnTypes(
-    MLIRContext *, std::optional<Location>, ValueRange operands,
-    DictionaryAttr, OpaqueProperties, RegionRange,
-    SmallVectorImpl<Type> &inferred) {
+    MLIRContext *, std::optional<Location>, ValueRange operands, DictionaryAttr,
+    OpaqueProperties, RegionRange, SmallVectorImpl<Type> &inferred) {
   return inferDestinationType(operands, inferred);
 }
 
@@ -619,8 +636,7 @@ static LogicalResult verifyProduct(Operation *op, Value x, Value weight,
                            "activations, got ")
            << wElt;
   if (xType.getRank() != 1 && xType.getRank() != 2)
-    return op->emitOpError("expects activations of rank 1 or 2, got ")
-           << xType;
+    return op->emitOpError("expects activations of rank 1 or 2, got ") << xType;
   if (wType.getRank() != 2)
     return op->emitOpError("expects a rank-2 [N, K] weight, got ") << wType;
   int64_t k = xType.getShape().back();
@@ -636,8 +652,8 @@ static LogicalResult verifyProduct(Operation *op, Value x, Value weight,
   want.push_back(wType.getDimSize(0));
   if (result.getShape() != ArrayRef<int64_t>(want))
     return op->emitOpError("expects a result of type ")
-           << RankedTensorType::get(want, result.getElementType())
-           << ", got " << result;
+           << RankedTensorType::get(want, result.getElementType()) << ", got "
+           << result;
   return success();
 }
 
@@ -681,10 +697,9 @@ LogicalResult MultiMatmulOp::verifyRegions() {
   for (auto [region, result] : llvm::zip(getEpilogues(), getResults())) {
     if (region.empty())
       continue;
-    if (failed(verifyBody(*this, region, "epilogue",
-                          {b.getI32Type(), b.getF32Type()}, {},
-                          {cast<RankedTensorType>(result.getType())
-                               .getElementType()})))
+    if (failed(verifyBody(
+            *this, region, "epilogue", {b.getI32Type(), b.getF32Type()}, {},
+            {cast<RankedTensorType>(result.getType()).getElementType()})))
       return failure();
   }
   return success();
@@ -694,10 +709,11 @@ LogicalResult MultiMatmulOp::verifyRegions() {
 // ExtractOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult ExtractOp::inferReturnTypes(
-    MLIRContext *, std::optional<Location>, ValueRange operands,
-    DictionaryAttr, OpaqueProperties, RegionRange,
-    SmallVectorImpl<Type> &inferred) {
+LogicalResult ExtractOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location>,
+                                          ValueRange operands, DictionaryAttr,
+                                          OpaqueProperties, RegionRange,
+                                          SmallVectorImpl<Type> &inferred) {
   if (operands.empty())
     return failure();
   auto tensor = dyn_cast<RankedTensorType>(operands[0].getType());
@@ -769,11 +785,11 @@ LogicalResult AttentionOp::verify() {
   }
   if (std::optional<uint64_t> window = getWindow();
       window && (int64_t(*window) <= 0))
-    return emitOpError("expects a positive window, got ")
-           << int64_t(*window);
-  for (auto [what, value] :
-       {std::pair<const char *, Value>{"q", getQ()}, {"result", getResult()},
-        {"k_cache", getKCache()}, {"v_cache", getVCache()}}) {
+    return emitOpError("expects a positive window, got ") << int64_t(*window);
+  for (auto [what, value] : {std::pair<const char *, Value>{"q", getQ()},
+                             {"result", getResult()},
+                             {"k_cache", getKCache()},
+                             {"v_cache", getVCache()}}) {
     auto type = cast<RankedTensorType>(value.getType());
     if (!type.getElementType().isF32())
       return emitOpError("expects ") << what << " of f32, got " << type;
@@ -796,8 +812,7 @@ LogicalResult AttentionOp::verify() {
                        "head_dim = ")
            << kvHeads * dim << " elements, got " << cache;
   auto posType = cast<RankedTensorType>(getPos().getType());
-  if (!posType.getElementType().isInteger(32) ||
-      posType.getNumElements() != 1)
+  if (!posType.getElementType().isInteger(32) || posType.getNumElements() != 1)
     return emitOpError("expects pos of one i32, got ") << posType;
   return success();
 }

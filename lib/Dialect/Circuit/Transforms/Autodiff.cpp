@@ -98,6 +98,7 @@ private:
   LogicalResult matmulRule(MatmulOp op, Value dy);
   LogicalResult gatherRule(GatherOp op, Value dy);
   LogicalResult scatterRule(ScatterOp op, Value dy);
+  LogicalResult scatterAddRule(ScatterAddOp op, Value dy);
 
   /// Adds `contribution` to the adjoint of `of` (same shape).
   void accumulate(Value of, Value contribution);
@@ -120,8 +121,8 @@ private:
 
   GraphOp forward;
   GraphBuilder g;
-  IRMapping primal;                 // forward value -> copy
-  SmallVector<Operation *> order;   // copied primitives, in order
+  IRMapping primal;               // forward value -> copy
+  SmallVector<Operation *> order; // copied primitives, in order
   llvm::DenseSet<Value> active, needed;
   llvm::DenseMap<Value, Value> adjoint;
 };
@@ -157,14 +158,13 @@ LogicalResult Differentiator::copyOp(Operation &op) {
     SmallVector<Value> inputs{product};
     llvm::append_range(inputs, lookup(matmul.getInputs()));
     SmallVector<bool> whole{false};
-    llvm::append_range(whole,
-                       wholeInputs(matmul.getEpilogue(), matmul.getInputs(), 2));
+    llvm::append_range(
+        whole, wholeInputs(matmul.getEpilogue(), matmul.getInputs(), 2));
     Block &body = matmul.getEpilogue().front();
-    Value result = g.map(
-        inputs, whole, matmul.getType().getShape(), g.f32(),
-        [&](ExpBuilder &e, Value lane, ValueRange args) {
-          return cloneLaneBody(e, body, lane, args);
-        });
+    Value result = g.map(inputs, whole, matmul.getType().getShape(), g.f32(),
+                         [&](ExpBuilder &e, Value lane, ValueRange args) {
+                           return cloneLaneBody(e, body, lane, args);
+                         });
     order.push_back(result.getDefiningOp());
     primal.map(matmul.getResult(), result);
     return success();
@@ -185,12 +185,11 @@ LogicalResult Differentiator::copyOp(Operation &op) {
       reduced = g.reduce(fused.getKind(), inputs[0]);
     } else {
       Block &prologue = fused.getPrologue().front();
-      reduced = g.reduce(
-          fused.getKind(), inputs,
-          wholeInputs(fused.getPrologue(), fused.getInputs(), 1),
-          [&](ExpBuilder &e, Value lane, ValueRange args) {
-            return cloneLaneBody(e, prologue, lane, args);
-          });
+      reduced = g.reduce(fused.getKind(), inputs,
+                         wholeInputs(fused.getPrologue(), fused.getInputs(), 1),
+                         [&](ExpBuilder &e, Value lane, ValueRange args) {
+                           return cloneLaneBody(e, prologue, lane, args);
+                         });
     }
     order.push_back(reduced.getDefiningOp());
     SmallVector<Value> mapInputs(inputs);
@@ -199,15 +198,14 @@ LogicalResult Differentiator::copyOp(Operation &op) {
         wholeInputs(fused.getEpilogue(), fused.getInputs(), 2);
     whole.push_back(false);
     Block &epilogue = fused.getEpilogue().front();
-    Value result = g.map(
-        mapInputs, whole, fused.getType().getShape(),
-        fused.getType().getElementType(),
-        [&](ExpBuilder &e, Value lane, ValueRange args) {
-          IRMapping m;
-          SmallVector<Value> bodyArgs{lane, args.back()};
-          llvm::append_range(bodyArgs, args.drop_back());
-          return cloneBody(e, epilogue, bodyArgs, m)[0];
-        });
+    Value result = g.map(mapInputs, whole, fused.getType().getShape(),
+                         fused.getType().getElementType(),
+                         [&](ExpBuilder &e, Value lane, ValueRange args) {
+                           IRMapping m;
+                           SmallVector<Value> bodyArgs{lane, args.back()};
+                           llvm::append_range(bodyArgs, args.drop_back());
+                           return cloneBody(e, epilogue, bodyArgs, m)[0];
+                         });
     order.push_back(result.getDefiningOp());
     primal.map(fused.getResult(), result);
     return success();
@@ -222,11 +220,10 @@ LogicalResult Differentiator::copyForward() {
   Block &body = forward.getBody().front();
   for (auto [i, arg] : llvm::enumerate(body.getArguments())) {
     auto name = forward.getArgAttrOfType<StringAttr>(i, "circuit.name");
-    std::string argName =
-        name ? name.str() : "arg" + std::to_string(i);
+    std::string argName = name ? name.str() : "arg" + std::to_string(i);
     RankedTensorType type = tensorOf(arg);
-    primal.map(arg, g.external(argName, type.getShape(),
-                               type.getElementType()));
+    primal.map(arg,
+               g.external(argName, type.getShape(), type.getElementType()));
   }
   for (Operation &op : body.without_terminator())
     if (failed(copyOp(op)))
@@ -238,8 +235,7 @@ void Differentiator::analyze(ArrayRef<Value> wrtValues,
                              ArrayRef<Value> results) {
   active.insert(wrtValues.begin(), wrtValues.end());
   for (Operation *op : order) {
-    if (!llvm::any_of(op->getOperands(),
-                      [&](Value v) { return isActive(v); }))
+    if (!llvm::any_of(op->getOperands(), [&](Value v) { return isActive(v); }))
       continue;
     for (Value r : op->getResults())
       if (isa<FloatType>(tensorOf(r).getElementType()) ||
@@ -309,28 +305,29 @@ Value Differentiator::unbroadcast(Value full, ArrayRef<int64_t> iteration,
     iterStride[k] = s;
     s *= iteration[k];
   }
-  Value summed = g.reduceOver(
-      ReduceKind::sum, {kept, count}, ValueRange{full}, {true},
-      [&](ExpBuilder &e, Value lane, ValueRange args) {
-        Value t = e.divConst(lane, count);
-        Value c = e.remConst(lane, count);
-        Value index = e.i32(0);
-        for (int64_t k = iteration.size() - 1; k >= 0; --k) {
-          bool broadcast = padded[k] == 1 && iteration[k] != 1;
-          Value &from = broadcast ? c : t;
-          Value coord = e.remConst(from, iteration[k]);
-          from = e.divConst(from, iteration[k]);
-          index = e.add(index, e.mul(coord, e.i32(iterStride[k])));
-        }
-        return GraphBuilder::extract(e, args[0], index);
-      });
+  Value summed =
+      g.reduceOver(ReduceKind::sum, {kept, count}, ValueRange{full}, {true},
+                   [&](ExpBuilder &e, Value lane, ValueRange args) {
+                     Value t = e.divConst(lane, count);
+                     Value c = e.remConst(lane, count);
+                     Value index = e.i32(0);
+                     for (int64_t k = iteration.size() - 1; k >= 0; --k) {
+                       bool broadcast = padded[k] == 1 && iteration[k] != 1;
+                       Value &from = broadcast ? c : t;
+                       Value coord = e.remConst(from, iteration[k]);
+                       from = e.divConst(from, iteration[k]);
+                       index = e.add(index, e.mul(coord, e.i32(iterStride[k])));
+                     }
+                     return GraphBuilder::extract(e, args[0], index);
+                   });
   return reshape(summed, shape);
 }
 
-LogicalResult Differentiator::bodyInputsRule(
-    Operation *op, StringRef bodyName, Block &body, ValueRange inputs,
-    ArrayRef<bool> whole, ArrayRef<int64_t> iteration, ValueRange extra,
-    ArrayRef<bool> extraWhole, SeedFn seeds) {
+LogicalResult
+Differentiator::bodyInputsRule(Operation *op, StringRef bodyName, Block &body,
+                               ValueRange inputs, ArrayRef<bool> whole,
+                               ArrayRef<int64_t> iteration, ValueRange extra,
+                               ArrayRef<bool> extraWhole, SeedFn seeds) {
   SmallVector<Value> mapInputs(inputs);
   llvm::append_range(mapInputs, extra);
   SmallVector<bool> mapWhole(whole);
@@ -344,37 +341,36 @@ LogicalResult Differentiator::bodyInputsRule(
              << k << ", which the " << bodyName
              << " reads whole (circuit.extract)";
     LogicalResult status = success();
-    Value full = g.map(
-        mapInputs, mapWhole, iteration, g.f32(),
-        [&](ExpBuilder &e, Value lane, ValueRange args) -> Value {
-          IRMapping m;
-          SmallVector<Value> bodyArgs{lane};
-          llvm::append_range(bodyArgs, args.take_front(numInputs));
-          SmallVector<Value> yields = cloneBody(e, body, bodyArgs, m);
-          auto adj = backpropBody(e, body, m,
-                                  seeds(e, yields, args.drop_front(numInputs)));
-          if (failed(adj)) {
-            status = failure();
-            return e.f32(0);
-          }
-          Value d = (*adj)[k + 1];
-          return d ? d : e.f32(0);
-        });
+    Value full =
+        g.map(mapInputs, mapWhole, iteration, g.f32(),
+              [&](ExpBuilder &e, Value lane, ValueRange args) -> Value {
+                IRMapping m;
+                SmallVector<Value> bodyArgs{lane};
+                llvm::append_range(bodyArgs, args.take_front(numInputs));
+                SmallVector<Value> yields = cloneBody(e, body, bodyArgs, m);
+                auto adj = backpropBody(
+                    e, body, m, seeds(e, yields, args.drop_front(numInputs)));
+                if (failed(adj)) {
+                  status = failure();
+                  return e.f32(0);
+                }
+                Value d = (*adj)[k + 1];
+                return d ? d : e.f32(0);
+              });
     if (failed(status))
       return failure();
-    accumulate(input,
-               unbroadcast(full, iteration, tensorOf(input).getShape()));
+    accumulate(input, unbroadcast(full, iteration, tensorOf(input).getShape()));
   }
   return success();
 }
 
 LogicalResult Differentiator::mapRule(MapOp op, Value dy) {
-  return bodyInputsRule(
-      op, "body", op.getBody().front(), op.getInputs(),
-      wholeInputs(op.getBody(), op.getInputs(), 1), op.getType().getShape(),
-      dy, {false}, [](ExpBuilder &, ArrayRef<Value>, ValueRange extra) {
-        return SmallVector<Value>{extra[0]};
-      });
+  return bodyInputsRule(op, "body", op.getBody().front(), op.getInputs(),
+                        wholeInputs(op.getBody(), op.getInputs(), 1),
+                        op.getType().getShape(), dy, {false},
+                        [](ExpBuilder &, ArrayRef<Value>, ValueRange extra) {
+                          return SmallVector<Value>{extra[0]};
+                        });
 }
 
 LogicalResult Differentiator::reduceRule(ReduceOp op, Value dy) {
@@ -465,6 +461,14 @@ LogicalResult Differentiator::gatherRule(GatherOp op, Value dy) {
   int64_t lanes = op.getType().getNumElements();
   Block &body = op.getBody().front();
 
+  // A row gather (an embedding lookup, GraphBuilder::gatherRows): the rows
+  // of dY add into the rows they were read from, in row order.
+  if (std::optional<Value> indices = rowGatherIndices(op)) {
+    Value summed = g.scatterAdd(dy, *indices, tensorOf(source).getDimSize(0));
+    accumulate(source, summed);
+    return success();
+  }
+
   // A gather that reads every element at most once (a slice, a transpose,
   // a permutation such as RoPE's partner), from the lane alone (an access
   // map found statically, LaneAddresses.cpp): its transpose is a scatter of
@@ -503,12 +507,11 @@ LogicalResult Differentiator::gatherRule(GatherOp op, Value dy) {
         for (auto [k, input] : llvm::enumerate(op.getInputs())) {
           Value all = args[k + 1];
           bodyArgs.push_back(
-              bodyWhole[k]
-                  ? all
-                  : GraphBuilder::extract(
-                        e, all,
-                        broadcastIndex(e, i, shape,
-                                       tensorOf(input).getShape())));
+              bodyWhole[k] ? all
+                           : GraphBuilder::extract(
+                                 e, all,
+                                 broadcastIndex(e, i, shape,
+                                                tensorOf(input).getShape())));
         }
         IRMapping m;
         Value addr = cloneBody(e, body, bodyArgs, m)[0];
@@ -516,6 +519,14 @@ LogicalResult Differentiator::gatherRule(GatherOp op, Value dy) {
         return e.select(hit, GraphBuilder::extract(e, args[0], i), e.f32(0));
       });
   accumulate(source, reshape(summed, tensorOf(source).getShape()));
+  return success();
+}
+
+LogicalResult Differentiator::scatterAddRule(ScatterAddOp op, Value dy) {
+  // Row s of the source went into row indices[s]: its cotangent is that
+  // row of dY (zero for an index out of range, which added nothing).
+  if (isActive(op.getSource()))
+    accumulate(op.getSource(), g.gatherRows(dy, op.getIndices()));
   return success();
 }
 
@@ -540,11 +551,11 @@ LogicalResult Differentiator::scatterRule(ScatterOp op, Value dy) {
                             "gradient through");
     Value copy =
         g.writeSlice(g.zeros(destType.getShape(), g.f32()), dy, /*offset=*/0);
-    Value cleared = g.scatter(
-        copy, grid, inputs, [&](ExpBuilder &e, Value lane, ValueRange args) {
-          Value addr = cloneLaneBody(e, body, lane, args);
-          return std::make_pair(addr, e.f32(0));
-        });
+    Value cleared = g.scatter(copy, grid, inputs,
+                              [&](ExpBuilder &e, Value lane, ValueRange args) {
+                                Value addr = cloneLaneBody(e, body, lane, args);
+                                return std::make_pair(addr, e.f32(0));
+                              });
     accumulate(dest, cleared);
   }
 
@@ -565,8 +576,8 @@ LogicalResult Differentiator::differentiateOp(Operation *op) {
                    [&](Value v) { return needed.contains(v); });
   if (!relevant)
     return success();
-  Value dy = op->getNumResults() == 1 ? adjoint.lookup(op->getResult(0))
-                                      : Value();
+  Value dy =
+      op->getNumResults() == 1 ? adjoint.lookup(op->getResult(0)) : Value();
   if (isa<ZerosOp>(op))
     return success();
   if (!dy && op->getNumResults() == 1 &&
@@ -578,6 +589,7 @@ LogicalResult Differentiator::differentiateOp(Operation *op) {
       .Case([&](MatmulOp m) { return matmulRule(m, dy); })
       .Case([&](GatherOp m) { return gatherRule(m, dy); })
       .Case([&](ScatterOp s) { return scatterRule(s, dy); })
+      .Case([&](ScatterAddOp s) { return scatterAddRule(s, dy); })
       .Default([&](Operation *other) {
         return other->emitOpError("circuit-autodiff: no vector-Jacobian "
                                   "rule for this primitive");

@@ -200,11 +200,83 @@ hesper::circuit::laneOnlyAddresses(GatherOp op) {
   int64_t lanes = op.getType().getNumElements();
   std::vector<int32_t> out(lanes);
   for (int64_t i = 0; i < lanes; ++i) {
-    std::optional<uint32_t> address =
-        evaluate(body, static_cast<uint32_t>(i));
+    std::optional<uint32_t> address = evaluate(body, static_cast<uint32_t>(i));
     if (!address)
       return std::nullopt;
     out[i] = static_cast<int32_t>(*address);
   }
   return out;
+}
+
+//===----------------------------------------------------------------------===//
+// Row gathers
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The integer constant `v` is, if it is an exp constant.
+std::optional<int64_t> constantOf(Value v) {
+  auto c = v.getDefiningOp<ex::ConstantOp>();
+  if (!c)
+    return std::nullopt;
+  auto value = dyn_cast<IntegerAttr>(c.getValue());
+  if (!value)
+    return std::nullopt;
+  return value.getValue().getSExtValue();
+}
+
+/// Whether `v` is `lane div width` (`rem` false) or `lane rem width`.
+bool isLaneBy(Value v, Value lane, int64_t width, bool rem) {
+  if (rem) {
+    auto r = v.getDefiningOp<ex::RemByConstOp>();
+    return r && r.getInput() == lane &&
+           static_cast<int64_t>(r.getDivisor()) == width;
+  }
+  auto d = v.getDefiningOp<ex::DivByConstOp>();
+  return d && d.getInput() == lane &&
+         static_cast<int64_t>(d.getDivisor()) == width;
+}
+
+/// Whether `v` is `indices[lane div width] * width`, `indices` being the
+/// whole-tensor block argument `indices`.
+bool isScaledRow(Value v, Value lane, Value indices, int64_t width) {
+  auto mul = v.getDefiningOp<ex::MulOp>();
+  if (!mul)
+    return false;
+  for (auto [x, y] : {std::pair(mul.getLhs(), mul.getRhs()),
+                      std::pair(mul.getRhs(), mul.getLhs())}) {
+    auto extract = x.getDefiningOp<hesper::circuit::ExtractOp>();
+    if (extract && extract.getTensor() == indices &&
+        isLaneBy(extract.getIndex(), lane, width, /*rem=*/false) &&
+        constantOf(y) == width)
+      return true;
+  }
+  return false;
+}
+} // namespace
+
+std::optional<Value> hesper::circuit::rowGatherIndices(GatherOp op) {
+  auto source = cast<RankedTensorType>(op.getSource().getType());
+  ArrayRef<int64_t> shape = op.getType().getShape();
+  if (op.getInputs().size() != 1 || source.getRank() != 2 ||
+      shape.size() != 2 || shape[1] != source.getDimSize(1))
+    return std::nullopt;
+  Value indices = op.getInputs()[0];
+  auto indexType = cast<RankedTensorType>(indices.getType());
+  if (indexType.getRank() != 1 || indexType.getDimSize(0) != shape[0] ||
+      !indexType.getElementType().isInteger(32))
+    return std::nullopt;
+  Block &body = op.getBody().front();
+  Value lane = body.getArgument(0), whole = body.getArgument(1);
+  if (whole.getType() != indexType)
+    return std::nullopt;
+  int64_t width = shape[1];
+  auto add = body.getTerminator()->getOperand(0).getDefiningOp<ex::AddOp>();
+  if (!add)
+    return std::nullopt;
+  for (auto [x, y] : {std::pair(add.getLhs(), add.getRhs()),
+                      std::pair(add.getRhs(), add.getLhs())})
+    if (isScaledRow(x, lane, whole, width) &&
+        isLaneBy(y, lane, width, /*rem=*/true))
+      return indices;
+  return std::nullopt;
 }

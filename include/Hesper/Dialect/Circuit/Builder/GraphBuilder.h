@@ -119,8 +119,18 @@ public:
   /// Elements of `source` at addresses computed per lane.
   Value gather(Value source, ValueRange inputs, llvm::ArrayRef<int64_t> shape,
                LaneFn address);
+  /// As above, with `whole[k]` set for inputs the body reads whole.
+  Value gather(Value source, ValueRange inputs, llvm::ArrayRef<bool> whole,
+               llvm::ArrayRef<int64_t> shape, LaneFn address);
+  /// Rows `indices[s]` of the [R, D] `table`: a [S, D] gather (an
+  /// embedding lookup) whose body circuit-autodiff recognizes, transposing
+  /// it into a scatter_add. An index outside [0, R) reads a zero row.
+  Value gatherRows(Value table, Value indices);
   /// Writes per-lane (address, value) pairs into `dest`.
   Value scatter(Value dest, int64_t grid, ValueRange inputs, ScatterFn body);
+  /// The [rows, D] sums of the [S, D] `source` rows into rows `indices[s]`
+  /// (circuit.scatter_add).
+  Value scatterAdd(Value source, Value indices, int64_t rows);
   /// Writes per-lane pairs into several destinations from one grid.
   llvm::SmallVector<Value> scatterMulti(ValueRange dests, int64_t grid,
                                         ValueRange inputs,

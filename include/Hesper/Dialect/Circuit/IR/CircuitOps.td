@@ -284,6 +284,35 @@ def Circuit_ScatterMultiOp : Circuit_Op<"scatter_multi", [IsolatedFromAbove,
   let hasRegionVerifier = 1;
 }
 
+def Circuit_ScatterAddOp : Circuit_Op<"scatter_add", [Pure]> {
+  let summary = "sum rows of a source into the rows its indices name";
+  let description = [{
+    `result[r, :]` is the sum of the rows `source[s, :]` whose index
+    `indices[s]` is `r`, added in increasing `s` starting from zero; a row
+    that no index names is zero, and an index outside `[0, R)` adds
+    nothing. It is the transpose of a gather of rows by index (an
+    embedding lookup), so its use is that gather's gradient: tokens that
+    repeat add their rows' gradients into one row of the table.
+
+    The order of the additions is fixed, so the result is the same on every
+    backend and for any thread count; no lane ever adds into a row another
+    lane adds into at the same time (each owns one column).
+
+    ```mlir
+    %d = circuit.scatter_add %dy, %tokens
+        : tensor<8x64xf32>, tensor<8xi32> -> tensor<256x64xf32>
+    ```
+  }];
+  let arguments = (ins StaticShapeTensorOf<[F32]>:$source,
+                       StaticShapeTensorOf<[I32]>:$indices);
+  let results = (outs StaticShapeTensorOf<[F32]>:$result);
+  let assemblyFormat = [{
+    $source `,` $indices `:` type($source) `,` type($indices) `->`
+    type($result) attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Reductions
 //===----------------------------------------------------------------------===//
