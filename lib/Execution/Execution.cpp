@@ -6,6 +6,7 @@
 
 #include "Hesper/Execution/Execution.h"
 
+#include "Hesper/Dialect/Circuit/IR/ArgRoles.h"
 #include "Hesper/Dialect/Circuit/Transforms/Passes.h"
 #include "Hesper/Dialect/ShaderM/IR/ShaderM.h"
 #include "Hesper/Target/Target.h"
@@ -292,11 +293,7 @@ FailureOr<rt::Program> hesper::extractProgram(ModuleOp lowered,
   };
   Block &entry = schedule.getBody().front();
   for (BlockArgument arg : entry.getArguments()) {
-    std::string argName = "arg" + std::to_string(arg.getArgNumber());
-    if (auto attr = schedule.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                          "circuit.name"))
-      argName = attr.getValue().str();
-    addBuffer(arg, argName);
+    addBuffer(arg, circuit::argumentName(schedule, arg.getArgNumber()));
   }
   program.numArguments = entry.getNumArguments();
 

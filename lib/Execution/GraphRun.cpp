@@ -53,10 +53,8 @@ std::string hesper::exec::checkIndexBounds(circuit::GraphOp graph,
     for (int64_t k = 0, e = args[i].getNumElements(); k < e; ++k) {
       int64_t v = args[i].getInt(k);
       if (v < 0 || v >= bound) {
-        auto name = graph.getArgAttrOfType<StringAttr>(i, "circuit.name");
-        return "argument '" +
-               (name ? name.getValue().str() : "arg" + std::to_string(i)) +
-               "' element " + std::to_string(k) + " is " + std::to_string(v) +
+        return "argument '" + circuit::argumentName(graph, i) + "' element " +
+               std::to_string(k) + " is " + std::to_string(v) +
                ", outside 0.." + std::to_string(bound - 1) +
                " (its circuit.bound is " + std::to_string(bound) + ")";
       }
@@ -77,7 +75,7 @@ static std::optional<uint64_t> tensorBytes(RankedTensorType type) {
   uint64_t elements = 1;
   for (int64_t d : type.getShape()) {
     if (d < 0 || (d != 0 && elements > std::numeric_limits<uint64_t>::max() /
-                                            static_cast<uint64_t>(d)))
+                                           static_cast<uint64_t>(d)))
       return std::nullopt;
     elements *= static_cast<uint64_t>(d);
   }
@@ -106,9 +104,9 @@ LogicalResult hesper::exec::checkTensorSizes(circuit::GraphOp graph,
     if (!bytes)
       return emitError(loc) << type << " has more bytes than 64 bits count";
     if (*bytes > limit)
-      return emitError(loc) << type << " needs " << *bytes
-                            << " bytes, more than the " << limit
-                            << " bytes of " << where;
+      return emitError(loc)
+             << type << " needs " << *bytes << " bytes, more than the " << limit
+             << " bytes of " << where;
     return success();
   };
   for (BlockArgument arg : graph.getBody().front().getArguments())
@@ -180,8 +178,8 @@ static std::string shapeString(ArrayRef<int64_t> shape) {
 }
 
 std::string hesper::exec::tensorFromNpy(const rt::NpyArray &array,
-                                       RankedTensorType type,
-                                       HostTensor &out) {
+                                        RankedTensorType type,
+                                        HostTensor &out) {
   std::optional<rt::DType> want = dtypeFor(type.getElementType());
   if (!want)
     return "element type is not supported in .npy files";
@@ -388,8 +386,7 @@ LogicalResult hesper::exec::runGraphOnDevice(
     os << "compiled " << program->kernels.size() << " kernels ("
        << program->launches.size() << " launches) in "
        << llvm::format("%.1f", compileUs / 1000.0) << " ms; step: best "
-       << llvm::format("%.1f", best) << " us of " << stepUs.size()
-       << " runs\n";
+       << llvm::format("%.1f", best) << " us of " << stepUs.size() << " runs\n";
     if (timing) {
       size_t counted = stepUs.size() > 1 ? stepUs.size() - 1 : 1;
       double total = 0;
@@ -402,7 +399,9 @@ LogicalResult hesper::exec::runGraphOnDevice(
       os << "  kernels total: " << llvm::format("%.1f", total) << " us per "
          << "step (device timer"
          << (counted < stepUs.size() ? ", first "
-         "run excluded" : "") << ")\n";
+                                       "run excluded"
+                                     : "")
+         << ")\n";
     }
     if (opts.determinismRuns)
       os << "deterministic: " << opts.determinismRuns + 1

@@ -22,8 +22,7 @@ using namespace hesper;
 using namespace hesper::models;
 
 /// The GGUF type whose Circuit element type is `type`.
-static std::optional<rt::GgmlType> ggmlTypeOf(MLIRContext *context,
-                                              Type type) {
+static std::optional<rt::GgmlType> ggmlTypeOf(MLIRContext *context, Type type) {
   using rt::GgmlType;
   for (GgmlType t :
        {GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q8_0,
@@ -34,8 +33,8 @@ static std::optional<rt::GgmlType> ggmlTypeOf(MLIRContext *context,
   return std::nullopt;
 }
 
-LogicalResult hesper::models::buildLlamaDecodeLayer(
-    circuit::GraphBuilder &g, const LlamaLayerConfig &c) {
+LogicalResult hesper::models::buildLlamaDecodeLayer(circuit::GraphBuilder &g,
+                                                    const LlamaLayerConfig &c) {
   auto fail = [&](const std::string &message) {
     return g.getGraph().emitError("llama layer: ") << message;
   };
@@ -54,26 +53,22 @@ LogicalResult hesper::models::buildLlamaDecodeLayer(
   w.addU32("llama.attention.head_count", static_cast<uint32_t>(c.heads));
   w.addU32("llama.attention.head_count_kv", static_cast<uint32_t>(c.kvHeads));
   w.addF32("llama.rope.freq_base", static_cast<float>(c.ropeBase));
-  w.addF32("llama.attention.layer_norm_rms_epsilon",
-           static_cast<float>(c.eps));
+  w.addF32("llama.attention.layer_norm_rms_epsilon", static_cast<float>(c.eps));
   // ggml dims: the row length first.
   auto add = [&](const std::string &name, std::vector<int64_t> dims,
                  rt::GgmlType type) -> rt::Status {
-    std::optional<int64_t> rowBytes = rt::ggmlRowBytes(type, dims[0]);
-    if (!rowBytes)
+    std::optional<int64_t> size = rt::ggmlTensorBytes(type, dims);
+    if (!size)
       return rt::Status::error("a row of " + std::to_string(dims[0]) +
                                " values is not a whole number of " +
                                rt::ggmlTypeName(type) + " blocks");
-    int64_t rows = dims.size() > 1 ? dims[1] : 1;
-    std::vector<uint8_t> bytes(*rowBytes * rows +
-                               rt::ggmlTensorTrailerBytes(type));
-    return w.addRawTensor(name, dims, type, std::move(bytes));
+    return w.addRawTensor(name, dims, type, std::vector<uint8_t>(*size));
   };
   const int64_t kvDim = c.kvHeads * (c.dim / std::max<int64_t>(c.heads, 1));
   const int64_t vocab = 32; // the table the file needs; the layer reads none
   using rt::GgmlType;
-  std::vector<std::tuple<std::string, std::vector<int64_t>, GgmlType>>
-      tensors = {
+  std::vector<std::tuple<std::string, std::vector<int64_t>, GgmlType>> tensors =
+      {
           {"token_embd.weight", {c.dim, vocab}, GgmlType::F32},
           {"output_norm.weight", {c.dim}, GgmlType::F32},
           {"blk.0.attn_norm.weight", {c.dim}, GgmlType::F32},

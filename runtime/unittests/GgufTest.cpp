@@ -632,6 +632,17 @@ TEST(GgufTest, TypeTables) {
   EXPECT_FALSE(ggmlRowBytes(GgmlType::Q8_0, -32));
   EXPECT_FALSE(ggmlRowBytes(GgmlType::F32, std::numeric_limits<int64_t>::max()));
   EXPECT_FALSE(ggmlRowBytes(static_cast<GgmlType>(3), 32));
+  // Whole tensors: rows times row bytes, plus I2_S's 32-byte trailer.
+  EXPECT_EQ(ggmlTensorBytes(GgmlType::F32, {4, 3}), std::optional<int64_t>(48));
+  EXPECT_EQ(ggmlTensorBytes(GgmlType::Q8_0, {64, 2, 3}),
+            std::optional<int64_t>(6 * 2 * 34));
+  EXPECT_EQ(ggmlTensorBytes(GgmlType::I2_S, {128, 4}),
+            std::optional<int64_t>(4 * 32 + 32));
+  EXPECT_FALSE(ggmlTensorBytes(GgmlType::Q8_0, {31, 2}));
+  EXPECT_FALSE(ggmlTensorBytes(GgmlType::F32, {}));
+  EXPECT_FALSE(ggmlTensorBytes(GgmlType::F32, {4, -1}));
+  EXPECT_FALSE(ggmlTensorBytes(GgmlType::F32,
+                               {1 << 20, int64_t(1) << 40, 1 << 20}));
   EXPECT_STREQ(ggufTypeName(GgufType::F64), "f64");
   EXPECT_STREQ(ggufTypeName(GgufType::Array), "array");
   EXPECT_STREQ(ggufTypeName(GgufType::Bool), "bool");

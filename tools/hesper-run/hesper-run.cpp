@@ -29,6 +29,7 @@
 #include "ProgramMode.h"
 
 #include "Hesper/Dialect/Circuit/Builder/GraphBuilder.h"
+#include "Hesper/Dialect/Circuit/IR/ArgRoles.h"
 #include "Hesper/Dialect/Circuit/Transforms/Passes.h"
 #include "Hesper/Execution/Execution.h"
 #include "Hesper/Execution/GpuProgram.h"
@@ -257,13 +258,6 @@ static llvm::cl::opt<bool> splitInputFile(
 // Graph mode
 //===----------------------------------------------------------------------===//
 
-/// The name a graph argument is bound by: its circuit.name, else argN.
-static std::string argumentName(GraphOp graph, unsigned i) {
-  if (auto name = graph.getArgAttrOfType<StringAttr>(i, "circuit.name"))
-    return name.getValue().str();
-  return "arg" + std::to_string(i);
-}
-
 /// Fills `tensor` from a SPEC; returns an error message or "".
 static std::string fillFromSpec(hesper::interp::HostTensor &tensor,
                                 StringRef spec) {
@@ -481,14 +475,14 @@ static LogicalResult runGraphMode(ModuleOp module, llvm::raw_ostream &os) {
                                           : specs) {
     bool known = false;
     for (unsigned i = 0; i < graph.getNumArguments(); ++i)
-      known |= entry.getKey() == argumentName(graph, i);
+      known |= entry.getKey() == hesper::circuit::argumentName(graph, i);
     if (!known)
       return graph.emitError("--input ")
              << entry.getKey() << ": the graph has no argument of that name";
   }
   std::vector<HostTensor> args;
   for (BlockArgument arg : graph.getBody().front().getArguments()) {
-    std::string name = argumentName(graph, arg.getArgNumber());
+    std::string name = hesper::circuit::argumentName(graph, arg.getArgNumber());
     auto type = cast<RankedTensorType>(arg.getType());
     auto it = specs.find(name);
     if (it == specs.end())
@@ -536,7 +530,7 @@ static LogicalResult runGraphMode(ModuleOp module, llvm::raw_ostream &os) {
     for (unsigned i = 0; i < graph.getNumResults(); ++i)
       known |= name == std::to_string(i) || name == resultName(graph, i);
     for (unsigned i = 0; i < graph.getNumArguments(); ++i)
-      known |= name == argumentName(graph, i);
+      known |= name == hesper::circuit::argumentName(graph, i);
     if (!known)
       return graph.emitError("--output ")
              << name << ": the graph has no result or argument of that name";
@@ -594,7 +588,7 @@ static LogicalResult runGraphMode(ModuleOp module, llvm::raw_ostream &os) {
       if (name == std::to_string(i) || name == resultName(graph, i))
         t = &(*results)[i];
     for (unsigned i = 0; i < graph.getNumArguments() && !t; ++i)
-      if (name == argumentName(graph, i))
+      if (name == hesper::circuit::argumentName(graph, i))
         t = &args[i];
     if (hesper::rt::Status s =
             hesper::rt::writeNpy(path, hesper::exec::npyFromTensor(*t));
@@ -613,7 +607,7 @@ static LogicalResult runGraphMode(ModuleOp module, llvm::raw_ostream &os) {
     });
     for (auto [i, arg] : llvm::enumerate(args))
       if (written.contains(graph.getBody().front().getArgument(i)))
-        printTensor(os, "argument " + argumentName(graph, i), arg);
+        printTensor(os, "argument " + hesper::circuit::argumentName(graph, i), arg);
   }
   return success();
 }

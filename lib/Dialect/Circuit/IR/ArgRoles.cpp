@@ -72,8 +72,7 @@ LogicalResult hesper::circuit::verifyArgRoles(GraphOp op, unsigned i) {
            << " only on a weight argument, got them on argument #" << i;
   if (tensor && !isa<StringAttr>(tensor))
     return op.emitOpError("expects argument #")
-           << i << "'s " << kArgTensorAttr << " to be a string, got "
-           << tensor;
+           << i << "'s " << kArgTensorAttr << " to be a string, got " << tensor;
   if (Attribute bound = op.getArgAttr(i, kArgBoundAttr)) {
     auto value = dyn_cast<IntegerAttr>(bound);
     auto type = dyn_cast<RankedTensorType>(op.getArgumentTypes()[i]);
@@ -99,4 +98,11 @@ LogicalResult hesper::circuit::verifyArgRoles(GraphOp op, unsigned i) {
              << rows;
   }
   return success();
+}
+
+std::string hesper::circuit::argumentName(mlir::FunctionOpInterface function,
+                                          unsigned i) {
+  if (auto name = function.getArgAttrOfType<mlir::StringAttr>(i, kArgNameAttr))
+    return name.getValue().str();
+  return "arg" + std::to_string(i);
 }

@@ -27,6 +27,7 @@
 #include "LaneAddresses.h"
 
 #include "Hesper/Dialect/Circuit/Builder/GraphBuilder.h"
+#include "Hesper/Dialect/Circuit/IR/ArgRoles.h"
 #include "Hesper/Dialect/Exp/Utils/ExpBuilder.h"
 
 #include "mlir/IR/IRMapping.h"
@@ -219,8 +220,7 @@ LogicalResult Differentiator::copyOp(Operation &op) {
 LogicalResult Differentiator::copyForward() {
   Block &body = forward.getBody().front();
   for (auto [i, arg] : llvm::enumerate(body.getArguments())) {
-    auto name = forward.getArgAttrOfType<StringAttr>(i, "circuit.name");
-    std::string argName = name ? name.str() : "arg" + std::to_string(i);
+    std::string argName = argumentName(forward, i);
     RankedTensorType type = tensorOf(arg);
     primal.map(arg,
                g.external(argName, type.getShape(), type.getElementType()));

@@ -47,33 +47,6 @@ int64_t asSigned(uint32_t v, unsigned width) {
   return static_cast<int32_t>(v);
 }
 
-bool compare(ex::CmpPredicate pred, uint32_t a, uint32_t b, unsigned width) {
-  int64_t sa = asSigned(a, width), sb = asSigned(b, width);
-  switch (pred) {
-  case ex::CmpPredicate::eq:
-    return a == b;
-  case ex::CmpPredicate::ne:
-    return a != b;
-  case ex::CmpPredicate::lt:
-    return sa < sb;
-  case ex::CmpPredicate::le:
-    return sa <= sb;
-  case ex::CmpPredicate::gt:
-    return sa > sb;
-  case ex::CmpPredicate::ge:
-    return sa >= sb;
-  case ex::CmpPredicate::ult:
-    return a < b;
-  case ex::CmpPredicate::ule:
-    return a <= b;
-  case ex::CmpPredicate::ugt:
-    return a > b;
-  case ex::CmpPredicate::uge:
-    return a >= b;
-  }
-  return false;
-}
-
 /// Evaluates the integer body for one lane; std::nullopt where an op is
 /// outside the evaluated set or its result is undefined.
 std::optional<uint32_t> evaluate(Block &body, uint32_t lane) {
@@ -175,8 +148,9 @@ std::optional<uint32_t> evaluate(Block &body, uint32_t lane) {
               return static_cast<uint64_t>(s(0) >> in[1]);
             })
             .Case([&](ex::CmpOp c) {
-              return uint64_t(
-                  compare(c.getPredicate(), in[0], in[1], operandWidth));
+              return uint64_t(ex::evaluateIntCmp(c.getPredicate(),
+                                                 APInt(operandWidth, in[0]),
+                                                 APInt(operandWidth, in[1])));
             })
             .Case([&](ex::SelectOp) { return uint64_t(in[0] ? in[1] : in[2]); })
             .Default([](Operation *) { return std::nullopt; });

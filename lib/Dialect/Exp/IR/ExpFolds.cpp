@@ -243,7 +243,8 @@ OpFoldResult AbsOp::fold(FoldAdaptor adaptor) {
 // Comparison and selection
 //===----------------------------------------------------------------------===//
 
-static bool evaluateCmp(CmpPredicate pred, const APInt &a, const APInt &b) {
+bool hesper::exp::evaluateIntCmp(CmpPredicate pred, const APInt &a,
+                                 const APInt &b) {
   switch (pred) {
   case CmpPredicate::eq:
     return a == b;
@@ -296,7 +297,7 @@ OpFoldResult CmpOp::fold(FoldAdaptor adaptor) {
   if (auto a = dyn_cast_or_null<IntegerAttr>(adaptor.getLhs()))
     if (auto b = dyn_cast_or_null<IntegerAttr>(adaptor.getRhs()))
       return IntegerAttr::get(resultType,
-                              evaluateCmp(pred, a.getValue(), b.getValue()));
+                              evaluateIntCmp(pred, a.getValue(), b.getValue()));
   if (auto a = dyn_cast_or_null<FloatAttr>(adaptor.getLhs()))
     if (auto b = dyn_cast_or_null<FloatAttr>(adaptor.getRhs()))
       return IntegerAttr::get(resultType,

@@ -97,6 +97,11 @@ std::optional<int64_t> ggmlRowBytes(GgmlType t, int64_t n);
 /// Bytes after the blocks of a whole tensor: 32 for I2_S (its scale and
 /// padding), 0 for the others.
 int64_t ggmlTensorTrailerBytes(GgmlType t);
+/// Bytes of a whole tensor of ggml dims `dims` (the row length first): its
+/// rows and its trailer; nullopt when a row is not a whole number of blocks
+/// or the size overflows.
+std::optional<int64_t> ggmlTensorBytes(GgmlType t,
+                                       const std::vector<int64_t> &dims);
 
 struct GgufTensor {
   std::string name;

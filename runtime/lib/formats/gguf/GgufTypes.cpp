@@ -189,6 +189,22 @@ std::optional<int64_t> ggmlRowBytes(GgmlType t, int64_t n) {
   return blocks * blockBytes;
 }
 
+std::optional<int64_t> ggmlTensorBytes(GgmlType t,
+                                       const std::vector<int64_t> &dims) {
+  if (dims.empty())
+    return std::nullopt;
+  std::optional<int64_t> bytes = ggmlRowBytes(t, dims[0]);
+  if (!bytes)
+    return std::nullopt;
+  for (size_t i = 1; i < dims.size(); ++i) {
+    if (dims[i] < 0 ||
+        (dims[i] && *bytes > std::numeric_limits<int64_t>::max() / dims[i]))
+      return std::nullopt;
+    *bytes *= dims[i];
+  }
+  return *bytes + ggmlTensorTrailerBytes(t);
+}
+
 //===----------------------------------------------------------------------===//
 // Type numbers outside GgmlType
 //===----------------------------------------------------------------------===//
@@ -199,12 +215,12 @@ namespace detail {
 /// them. Numbers ggml has retired, and numbers past the table, are unknown.
 const char *otherGgmlTypeName(uint32_t t) {
   static const char *const names[] = {
-      "f32",     "f16",    "q4_0",    "q4_1",  nullptr, nullptr, "q5_0",
-      "q5_1",    "q8_0",   "q8_1",    "q2_K",  "q3_K",  "q4_K",  "q5_K",
-      "q6_K",    "q8_K",   "iq2_xxs", "iq2_xs", "iq3_xxs", "iq1_s", "iq4_nl",
-      "iq3_s",   "iq2_s",  "iq4_xs",  "i8",    "i16",   "i32",   "i64",
-      "f64",     "iq1_m",  "bf16",    nullptr, nullptr, nullptr, "tq1_0",
-      "tq2_0",   "i2_s",   nullptr,   nullptr, "mxfp4"};
+      "f32",   "f16",   "q4_0",    "q4_1",   nullptr,   nullptr, "q5_0",
+      "q5_1",  "q8_0",  "q8_1",    "q2_K",   "q3_K",    "q4_K",  "q5_K",
+      "q6_K",  "q8_K",  "iq2_xxs", "iq2_xs", "iq3_xxs", "iq1_s", "iq4_nl",
+      "iq3_s", "iq2_s", "iq4_xs",  "i8",     "i16",     "i32",   "i64",
+      "f64",   "iq1_m", "bf16",    nullptr,  nullptr,   nullptr, "tq1_0",
+      "tq2_0", "i2_s",  nullptr,   nullptr,  "mxfp4"};
   return t < sizeof(names) / sizeof(names[0]) ? names[t] : nullptr;
 }
 

@@ -107,21 +107,15 @@ void GgufWriter::addTensor(const std::string &name,
 }
 
 Status GgufWriter::addRawTensor(const std::string &name,
-                                const std::vector<int64_t> &dims,
-                                GgmlType type, std::vector<uint8_t> bytes) {
+                                const std::vector<int64_t> &dims, GgmlType type,
+                                std::vector<uint8_t> bytes) {
   if (dims.empty())
     return Status::error("tensor '" + name + "' has no dims");
-  std::optional<int64_t> rowBytes = ggmlRowBytes(type, dims[0]);
-  int64_t rows = 1;
-  for (size_t i = 1; i < dims.size(); ++i)
-    rows *= dims[i];
-  if (!rowBytes || static_cast<uint64_t>(*rowBytes * rows +
-                                         ggmlTensorTrailerBytes(type)) !=
-                       bytes.size())
-    return Status::error("tensor '" + name + "': " +
-                         std::to_string(bytes.size()) +
-                         " bytes do not hold its " + ggmlTypeName(type) +
-                         " rows");
+  std::optional<int64_t> want = ggmlTensorBytes(type, dims);
+  if (!want || static_cast<uint64_t>(*want) != bytes.size())
+    return Status::error(
+        "tensor '" + name + "': " + std::to_string(bytes.size()) +
+        " bytes do not hold its " + ggmlTypeName(type) + " rows");
   tensors.push_back({name, dims, type, std::move(bytes)});
   return {};
 }

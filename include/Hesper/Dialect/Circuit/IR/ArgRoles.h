@@ -29,10 +29,12 @@
 #ifndef HESPER_DIALECT_CIRCUIT_IR_ARGROLES_H
 #define HESPER_DIALECT_CIRCUIT_IR_ARGROLES_H
 
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Support/LogicalResult.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <optional>
+#include <string>
 
 namespace hesper::circuit {
 
@@ -48,6 +50,7 @@ enum class ArgRole {
   Targets,      ///< the training targets of the step
 };
 
+inline constexpr llvm::StringLiteral kArgNameAttr = "circuit.name";
 inline constexpr llvm::StringLiteral kArgRoleAttr = "circuit.role";
 inline constexpr llvm::StringLiteral kArgTensorAttr = "circuit.tensor";
 inline constexpr llvm::StringLiteral kArgRowsAttr = "circuit.rows";
@@ -57,6 +60,10 @@ inline constexpr llvm::StringLiteral kArgBoundAttr = "circuit.bound";
 llvm::StringRef stringifyArgRole(ArgRole role);
 /// The role an attribute spells; std::nullopt for an unknown one.
 std::optional<ArgRole> symbolizeArgRole(llvm::StringRef name);
+
+/// The name argument `i` of a graph (or of the schedule lowered from it) is
+/// bound and reported by: its circuit.name, else "arg<i>".
+std::string argumentName(mlir::FunctionOpInterface function, unsigned i);
 
 class GraphOp;
 /// Checks the role attributes of argument `i` of `graph` (circuit.graph's

@@ -33,6 +33,11 @@ mlir::Type getI1SameShape(mlir::Type type);
 /// Returns the element type of a vector, or the type itself for a scalar.
 mlir::Type getElementTypeOrSelf(mlir::Type type);
 
+/// `exp.cmp`'s predicate on two integers of one width (the folder's rule,
+/// shared with the static analyses that evaluate integer bodies).
+bool evaluateIntCmp(CmpPredicate pred, const llvm::APInt &a,
+                    const llvm::APInt &b);
+
 } // namespace exp
 } // namespace hesper
 
