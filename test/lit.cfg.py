@@ -18,9 +18,12 @@ config.test_exec_root = os.path.join(config.hesper_obj_root, "test")
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 
+# The Vulkan loader's ICD choice passes through, so a run can hide or pick a
+# device (VK_ICD_FILENAMES=/nonexistent: a machine without Vulkan).
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP",
+                                     "VK_ICD_FILENAMES", "VK_DRIVER_FILES"])
 # FileCheck, not, count and split-file live in the LLVM tools directory;
 # Hesper's tools in the build's bin directory.
-llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.hesper_tools_dir, append_path=True)
 llvm_config.use_default_substitutions()
