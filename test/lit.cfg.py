@@ -18,12 +18,9 @@ config.test_exec_root = os.path.join(config.hesper_obj_root, "test")
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 
-# The Vulkan loader's ICD choice passes through, so a run can hide or pick a
-# device (VK_ICD_FILENAMES=/nonexistent: a machine without Vulkan).
-llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP",
-                                     "VK_ICD_FILENAMES", "VK_DRIVER_FILES"])
 # FileCheck, not, count and split-file live in the LLVM tools directory;
 # Hesper's tools in the build's bin directory.
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.hesper_tools_dir, append_path=True)
 llvm_config.use_default_substitutions()
@@ -64,9 +61,12 @@ if "cuda 0:" in devices or any(
 if "cpu 0:" in devices and shutil.which("cc"):
     config.available_features.add("cpu-target")
 # Validation-layer messages fail the Vulkan tests (hesper-run --validation).
+# The loader's driver choice passes through: VK_ICD_FILENAMES=/nonexistent
+# runs the suite as on a machine without Vulkan.
 # NPY_PROMOTION_STATE=weak runs the NumPy reference under NumPy 2's
 # promotion rules on NumPy 1.24.
-for var in ["VK_ICD_FILENAMES", "VK_LAYER_PATH", "HESPER_CACHE_DIR",
+for var in ["VK_ICD_FILENAMES", "VK_DRIVER_FILES", "VK_LAYER_PATH",
+            "HESPER_CACHE_DIR",
             "HESPER_VULKAN_KEEP_DRIVERS_LOADED", "NPY_PROMOTION_STATE"]:
     if var in os.environ:
         config.environment[var] = os.environ[var]

@@ -26,6 +26,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <cmath>
 
 using namespace mlir;
 using namespace hesper;
@@ -366,22 +367,39 @@ FailureOr<EvalReport> hesper::tune::parseReport(StringRef text,
   if (!root)
     return failure();
   EvalReport report;
+  // Strings are non-empty and printable; numbers are finite and below
+  // kMaxReportNumber (a microsecond count of 11 days, a bandwidth of an
+  // exabyte per second): anything else is a corrupt or hand-made report.
+  constexpr double kMaxReportNumber = 1e12;
   auto str = [&](const llvm::json::Object &o, StringRef key,
                  std::string &out, StringRef where) {
-    if (auto s = o.getString(key)) {
-      out = s->str();
-      return true;
+    auto s = o.getString(key);
+    if (!s) {
+      error = (where + ": \"" + key + "\" must be a string").str();
+      return false;
     }
-    error = (where + ": \"" + key + "\" must be a string").str();
-    return false;
+    if (s->empty() || llvm::any_of(*s, [](char c) {
+          return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+        })) {
+      error = (where + ": \"" + key +
+               "\" must be non-empty, without control characters")
+                  .str();
+      return false;
+    }
+    out = s->str();
+    return true;
   };
   auto num = [&](const llvm::json::Object &o, StringRef key, double &out,
-                 StringRef where) {
-    if (auto n = o.getNumber(key); n && *n >= 0) {
+                 StringRef where, bool positive = false) {
+    std::optional<double> n = o.getNumber(key);
+    if (n && std::isfinite(*n) && (positive ? *n > 0 : *n >= 0) &&
+        *n < kMaxReportNumber) {
       out = *n;
       return true;
     }
-    error = (where + ": \"" + key + "\" must be a number >= 0").str();
+    error = (where + ": \"" + key + "\" must be a number " +
+             (positive ? "> 0" : ">= 0") + " and below 1e12")
+                .str();
     return false;
   };
   if (!str(*root, "device", report.device, "report") ||
@@ -410,8 +428,9 @@ FailureOr<EvalReport> hesper::tune::parseReport(StringRef text,
       return failure();
     }
     auto correct = o->getBoolean("correct");
-    if (!num(*latency, "min", w.minUs, where + ".latency_us") ||
-        !num(*latency, "median", w.medianUs, where + ".latency_us") ||
+    // A latency of 0 would make every later median "ok" against it.
+    if (!num(*latency, "min", w.minUs, where + ".latency_us", true) ||
+        !num(*latency, "median", w.medianUs, where + ".latency_us", true) ||
         !num(*o, "noise", w.noise, where) || !num(*o, "gbps", w.gbps, where) ||
         !num(*o, "gflops", w.gflops, where) ||
         !num(*o, "copy_fraction", w.copyFraction, where) ||
@@ -426,6 +445,11 @@ FailureOr<EvalReport> hesper::tune::parseReport(StringRef text,
       error = where + ": latency_us.min is above latency_us.median";
       return failure();
     }
+    for (const WorkloadResult &earlier : report.workloads)
+      if (earlier.name == w.name) {
+        error = where + ": workload '" + w.name + "' appears twice";
+        return failure();
+      }
     report.workloads.push_back(w);
   }
   return report;

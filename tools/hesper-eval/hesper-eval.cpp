@@ -23,10 +23,13 @@
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
 
 #include <unistd.h>
 
@@ -94,6 +97,15 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv,
                               "hesper-eval: run the standard workloads on a "
                               "device and compare with a baseline\n");
+  // A NaN threshold would make every comparison false (every regression
+  // "ok"); an infinite one, or a negative one, no threshold at all.
+  if (!std::isfinite(threshold) || threshold < 0 || threshold > 100)
+    return fail("--threshold must be a slowdown between 0 and 100 (0.10: "
+                "10%), got " +
+                formatv("{0}", format("%g", threshold.getValue())).str());
+  if (runs < 1 || runs > 100000)
+    return fail("--runs must be between 1 and 100000, got " +
+                Twine(runs.getValue()));
   tune::EvalOptions options;
   options.quick = quick;
   options.filter = filter;

@@ -22,6 +22,37 @@
 
 namespace hesper::tune::json {
 
+/// The deepest nesting of arrays and objects the tools read. llvm::json's
+/// parser recurses once per level with no limit, so some tens of thousands
+/// of `[` overflow the stack; plans and reports nest 4 levels deep.
+inline constexpr unsigned kMaxJsonDepth = 64;
+
+/// Checks, before parsing, that `text` nests arrays and objects at most
+/// `maxDepth` deep (brackets inside strings do not count); otherwise sets
+/// `error` to a one-line message with the byte offset and returns false.
+inline bool checkNesting(llvm::StringRef text, std::string &error,
+                         unsigned maxDepth = kMaxJsonDepth) {
+  unsigned depth = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '"') {
+      for (++i; i < text.size() && text[i] != '"'; ++i)
+        if (text[i] == '\\')
+          ++i;
+    } else if (c == '[' || c == '{') {
+      if (++depth > maxDepth) {
+        error = "arrays and objects nested more than " +
+                std::to_string(maxDepth) + " levels deep (at byte " +
+                std::to_string(i) + ")";
+        return false;
+      }
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return true;
+}
+
 /// Parses `text` into `storage` and returns its top-level object when it
 /// holds `"<versionKey>": 1`; otherwise null, with `error` saying why (one
 /// line; `what` names the format: "plan", "report").
@@ -30,6 +61,10 @@ inline const llvm::json::Object *parseVersioned(llvm::json::Value &storage,
                                                 llvm::StringRef versionKey,
                                                 llvm::StringRef what,
                                                 std::string &error) {
+  if (!checkNesting(text, error)) {
+    error = "not a " + what.str() + ": " + error;
+    return nullptr;
+  }
   llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(text);
   if (!parsed) {
     error = "not JSON: " + llvm::toString(parsed.takeError());
