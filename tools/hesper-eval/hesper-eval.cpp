@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CrashWatchdog.h"
 #include "Hesper/Execution/GraphRun.h"
 #include "ToolFlags.h"
 #include "Hesper/InitAllDialects.h"
@@ -92,6 +93,7 @@ static FailureOr<tune::EvalReport> readReport(const std::string &path) {
 }
 
 int main(int argc, char **argv) {
+  tools::armCrashWatchdog();
   InitLLVM init(argc, argv);
   tools::hideOptionsOutside({category.getName()});
   cl::ParseCommandLineOptions(argc, argv,

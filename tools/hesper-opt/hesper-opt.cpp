@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CrashWatchdog.h"
 #include "Hesper/InitAllDialects.h"
 #include "Hesper/InitAllPasses.h"
 #include "Hesper/Support/InputChecks.h"
@@ -19,6 +20,7 @@
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
 int main(int argc, char **argv) {
+  hesper::tools::armCrashWatchdog();
   hesper::registerAllPasses();
   mlir::DialectRegistry registry;
   hesper::registerAllDialects(registry);

@@ -22,6 +22,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CrashWatchdog.h"
 #include "Hesper/Execution/GraphRun.h"
 #include "ToolFlags.h"
 #include "ExampleMode.h"
@@ -711,6 +712,7 @@ static int runOnFile() {
 }
 
 int main(int argc, char **argv) {
+  hesper::tools::armCrashWatchdog();
   llvm::InitLLVM init(argc, argv);
   hesper::tools::hideOptionsOutside(
       {"Running Circuit graphs", "Devices, targets and bundles",

@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CrashWatchdog.h"
 #include "Hesper/Execution/GraphRun.h"
 #include "ToolFlags.h"
 #include "Hesper/InitAllDialects.h"
@@ -166,6 +167,7 @@ static int fail(const Twine &message) {
 }
 
 int main(int argc, char **argv) {
+  tools::armCrashWatchdog();
   InitLLVM init(argc, argv);
   tools::hideOptionsOutside({dataCategory.getName(), optCategory.getName(),
                             runCategory.getName()});

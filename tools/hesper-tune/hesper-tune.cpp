@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CrashWatchdog.h"
 #include "Hesper/Dialect/Circuit/IR/Circuit.h"
 #include "Hesper/Execution/GraphRun.h"
 #include "ToolFlags.h"
@@ -97,6 +98,7 @@ static int fail(const Twine &message) {
 }
 
 int main(int argc, char **argv) {
+  tools::armCrashWatchdog();
   InitLLVM init(argc, argv);
   tools::hideOptionsOutside({category.getName()});
   cl::ParseCommandLineOptions(argc, argv,
