@@ -8,7 +8,34 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <unordered_set>
+
+std::optional<hesper::models::SamplerParamError>
+hesper::models::checkSamplerParams(const SamplerParams &p) {
+  auto bad = [](const char *param, const std::string &range, double got) {
+    char value[32];
+    std::snprintf(value, sizeof(value), "%g", got);
+    return SamplerParamError{param, std::string(param) + " must be " + range +
+                                        ", got " + value};
+  };
+  if (!std::isfinite(p.temperature) || p.temperature < 0)
+    return bad("temperature", "a finite number >= 0 (0: greedy)",
+               p.temperature);
+  if (p.topK < 0)
+    return bad("top_k", "an integer >= 0 (0: off)", p.topK);
+  if (!(p.topP >= 0 && p.topP <= 1))
+    return bad("top_p", "between 0 and 1 (1: off)", p.topP);
+  if (!(p.minP >= 0 && p.minP <= 1))
+    return bad("min_p", "between 0 and 1 (0: off)", p.minP);
+  if (!std::isfinite(p.repeatPenalty) || p.repeatPenalty <= 0)
+    return bad("repeat_penalty", "a finite number > 0 (1: off)",
+               p.repeatPenalty);
+  if (p.repeatLastN < -1)
+    return bad("repeat_last_n", "an integer >= -1 (-1: all, 0: off)",
+               p.repeatLastN);
+  return std::nullopt;
+}
 
 using namespace hesper::models;
 

@@ -160,7 +160,7 @@ static int fail(const std::string &message) {
 /// Parses "1,2,3" into ids; "" or an error message.
 static std::string parseIds(llvm::StringRef text, std::vector<int32_t> &ids) {
   llvm::SmallVector<llvm::StringRef> parts;
-  text.split(parts, ',', -1, false);
+  text.split(parts, ',', -1, /*KeepEmpty=*/true);
   for (llvm::StringRef p : parts) {
     int64_t v;
     if (p.trim().getAsInteger(10, v) || v < 0 || v > INT32_MAX)
@@ -305,9 +305,59 @@ static int runChat(Session &s, const Model &model, const GenerateOptions &g,
   return 0;
 }
 
+/// The sampling parameters from the flags, or an error naming the flag
+/// whose value is out of range (llama.cpp's ranges, Sampler.h).
+static std::string samplerFromFlags(SamplerParams &p) {
+  p.temperature = temperature;
+  p.topK = topK;
+  p.topP = topP;
+  p.minP = minP;
+  p.repeatPenalty = repeatPenalty;
+  p.repeatLastN = repeatLastN;
+  p.seed = seed >= 0 ? static_cast<uint32_t>(seed)
+                     : static_cast<uint32_t>(std::chrono::steady_clock::now()
+                                                 .time_since_epoch()
+                                                 .count());
+  if (std::optional<SamplerParamError> e = checkSamplerParams(p)) {
+    static const std::pair<llvm::StringRef, llvm::StringRef> kFlags[] = {
+        {"temperature", "--temp"},
+        {"top_k", "--top-k"},
+        {"top_p", "--top-p"},
+        {"min_p", "--min-p"},
+        {"repeat_penalty", "--repeat-penalty"},
+        {"repeat_last_n", "--repeat-last-n"}};
+    llvm::StringRef flag = e->param;
+    for (auto [param, name] : kFlags)
+      if (param == e->param)
+        flag = name;
+    return (flag + ": " + e->message).str();
+  }
+  if (seed < -1 || seed > UINT32_MAX)
+    return "--seed must be -1 (from the clock) or between 0 and " +
+           std::to_string(UINT32_MAX) + ", got " + std::to_string(seed);
+  if (nPredict < -1)
+    return "-n/--n-predict must be -1 (until the end of generation) or "
+           "at least 0, got " +
+           std::to_string(nPredict);
+  return "";
+}
+
 int hesper::run::runModelMode(const std::string &path,
                               const exec::DeviceModeOptions &opts,
                               bool interpreter) {
+  // Flags first: a bad value is refused before the model is loaded.
+  SamplerParams sampler;
+  if (std::string e = samplerFromFlags(sampler); !e.empty())
+    return fail(e);
+  if (tokenIds.getNumOccurrences() && tokenIds.empty())
+    return fail("--tokens: no token ids given");
+  if (chatTemplate.getNumOccurrences() && chatTemplate.empty())
+    return fail("--chat-template: give a template name (chatml, llama3, "
+                "gemma)");
+  if (batchSize < 1)
+    return fail("-b/--batch-size must be at least 1");
+  if (ctxSize < 0)
+    return fail("-c/--ctx-size must not be negative");
   auto loaded = Model::load(path);
   if (!loaded)
     return fail(loaded.status().message());
@@ -377,10 +427,6 @@ int hesper::run::runModelMode(const std::string &path,
   sessionOptions.timing = kernelTimes;
   sessionOptions.batchSize = batchSize;
   sessionOptions.allLogits = !dumpLogits.empty();
-  if (batchSize < 1)
-    return fail("-b/--batch-size must be at least 1");
-  if (ctxSize < 0)
-    return fail("-c/--ctx-size must not be negative");
   auto session = Session::create(model, device.get(), sessionOptions);
   if (!session)
     return fail(session.status().message());
@@ -400,17 +446,7 @@ int hesper::run::runModelMode(const std::string &path,
   GenerateOptions g;
   g.maxTokens = nPredict;
   g.keepLogits = !dumpLogits.empty();
-  g.sampler.temperature = temperature;
-  g.sampler.topK = topK;
-  g.sampler.topP = topP;
-  g.sampler.minP = minP;
-  g.sampler.repeatPenalty = repeatPenalty;
-  g.sampler.repeatLastN = repeatLastN;
-  g.sampler.seed =
-      seed >= 0 ? static_cast<uint32_t>(seed)
-                : static_cast<uint32_t>(
-                      std::chrono::steady_clock::now().time_since_epoch()
-                          .count());
+  g.sampler = sampler;
 
   if (chatMode)
     return runChat(s, model, g, promptText);
