@@ -336,6 +336,11 @@ Status Trainer::loadCheckpoint(const std::string &path) {
     return fail("written with --seed " + std::to_string(*seed) +
                 ", this run has " + std::to_string(opts.seed));
   const OptimizerConfig &o = opts.optimizer;
+  // A step past the schedule's end (an edited or corrupt file) would
+  // "resume" with nothing to run and write a model as if trained.
+  if (*step < 0 || *step > o.totalSteps)
+    return fail("at step " + std::to_string(*step) + ", outside the 0.." +
+                std::to_string(o.totalSteps) + " steps of this run (--steps)");
   std::vector<float> expected{
       static_cast<float>(o.lr),          static_cast<float>(o.minLr),
       static_cast<float>(o.beta1),       static_cast<float>(o.beta2),

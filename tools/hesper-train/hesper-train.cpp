@@ -203,6 +203,14 @@ int main(int argc, char **argv) {
     return fail("--warmup takes a count of at least 1");
   if (logEvery < 1)
     return fail("--log-every takes a count of at least 1");
+  if (stopAfter < 0 || stopAfter > steps)
+    return fail("--stop-at takes a step between 1 and --steps (" +
+                std::to_string(steps) + "), or 0 for --steps, got " +
+                std::to_string(stopAfter));
+  if (checkpointEvery < 0)
+    return fail("--checkpoint-every takes a count of steps (0: at the end "
+                "only), got " +
+                std::to_string(checkpointEvery));
   if (!(lr > 0) || minLr < 0 || !(beta1 >= 0 && beta1 < 1) ||
       !(beta2 >= 0 && beta2 < 1) || !(adamEps > 0) || clip < 0)
     return fail("the optimizer needs --lr > 0, --min-lr >= 0, betas in "
@@ -276,6 +284,10 @@ int main(int argc, char **argv) {
     outs() << "resumed from " << resumePath << " at step " << t.step()
            << "\n";
   }
+  if (stopAfter > 0 && t.step() > stopAfter)
+    return fail("--stop-at " + std::to_string(stopAfter) +
+                " is before the checkpoint's step " +
+                std::to_string(t.step()));
 
   const int64_t last = stopAfter > 0 ? std::min<int64_t>(stopAfter, steps)
                                      : static_cast<int64_t>(steps);
