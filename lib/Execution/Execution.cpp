@@ -255,6 +255,11 @@ LogicalResult hesper::createDumpDir(ModuleOp module, StringRef dir) {
   if (std::error_code ec = llvm::sys::fs::create_directories(dir))
     return module.emitError("cannot create --dump-dir ")
            << dir << ": " << ec.message();
+  // create_directories accepts an existing file (/dev/null, say); the dumps
+  // would then go nowhere without a word.
+  if (!llvm::sys::fs::is_directory(dir))
+    return module.emitError("--dump-dir ")
+           << dir << " exists and is not a directory";
   return success();
 }
 

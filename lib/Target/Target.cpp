@@ -54,6 +54,12 @@ ArrayRef<TargetKind> hesper::targetKinds() {
 std::unique_ptr<Target> hesper::parseTarget(StringRef spec,
                                             std::string &error) {
   auto [name, options] = spec.split(':');
+  if (spec.contains(':') && options.empty()) {
+    error = "nothing after ':' (give "
+            "cuda:sm_90, vulkan:8 or cpu:x86-64-v3, or the name alone for "
+            "the default)";
+    return nullptr;
+  }
   // A kind is also known by its runtime backend's name: vulkan:8 is
   // spirv:8, cuda:sm_90 is nvvm:sm_90.
   for (const TargetKind &kind : targetKinds())

@@ -46,6 +46,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/ToolUtilities.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -411,7 +412,13 @@ static LogicalResult compileOnlyMode(ModuleOp module, llvm::raw_ostream &os) {
   if (failed(programs))
     return failure();
   hesper::rt::Program *program = &programs->front();
-  os << "compiled @" << graph.getSymName() << " for " << compileTarget << ": "
+  // The target as resolved (cuda alone is cuda:sm_90, say), by its
+  // backend's name.
+  std::string resolved = target->str();
+  size_t colon = resolved.find(':');
+  os << "compiled @" << graph.getSymName() << " for "
+     << hesper::targetBackendName(target->backend())
+     << (colon == std::string::npos ? "" : resolved.substr(colon)) << ": "
      << program->kernels.size() << " kernels, " << program->launches.size()
      << " launches\n";
   if (!opts.saveBundlePath.empty())
@@ -749,11 +756,23 @@ int main(int argc, char **argv) {
     for (auto [flag, set] :
          {std::pair<const char *, bool>{"--profile", !profilePath.empty()},
           {"--save-bundle", !saveBundle.empty()},
-          {"--dump-dir", !dumpDir.empty()}})
+          {"--dump-dir", !dumpDir.empty()},
+          {"--device", deviceIndex.getNumOccurrences() > 0},
+          {"--plan", !planPath.empty()}})
       if (set)
         return usage(llvm::Twine(flag) +
                      " needs a device backend; --backend=interp runs the "
                      "reference interpreter, which compiles nothing");
+  }
+  if (example.getNumOccurrences() && !inputFilename.empty())
+    return usage("--example builds its own graph; give either --example or "
+                 "a file to run, not both");
+  if (!dumpDir.empty()) {
+    if (std::error_code ec = llvm::sys::fs::create_directories(dumpDir))
+      return usage("--dump-dir " + dumpDir + ": " + ec.message());
+    if (!llvm::sys::fs::is_directory(dumpDir))
+      return usage("--dump-dir " + dumpDir +
+                   " exists and is not a directory");
   }
   if (std::string model = hesper::run::modelPath(inputFilename);
       !model.empty()) {
