@@ -95,7 +95,7 @@ check-sanitized: $(SAN_DIR)/build.ninja
 # in build-fuzz/crashes/. Not part of `make test`: run it by hand.
 FUZZ_DIR ?= build-fuzz
 FUZZ_SECONDS ?= 60
-FUZZERS := mlir npy bundle gguf tokenizer
+FUZZERS := mlir npy bundle gguf tokenizer json
 CLANG ?= $(LLVM_PREFIX)/bin/clang
 
 $(FUZZ_DIR)/build.ninja: CMakeLists.txt | setup

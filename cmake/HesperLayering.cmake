@@ -15,7 +15,7 @@ set(HESPER_LAYERS
   "registration:7:HesperRegistration"
   "execution:8:HesperExecution"
   "models:9:HesperModels"
-  "tuning:10:HesperTuner"
+  "tuning:10:HesperTuner,HesperEvalReport"
   "tools:11:HesperToolSupport,HesperCrashWatchdog")
 set(HESPER_RUNTIME_USERS_FROM 8)
 

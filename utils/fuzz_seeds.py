@@ -7,11 +7,12 @@
 #
 #   fuzz_seeds.py CORPUS_DIR BIN_DIR
 #
-# Writes CORPUS_DIR/{mlir,npy,bundle,gguf,tokenizer}/ from the test suite:
+# Writes CORPUS_DIR/{mlir,npy,bundle,gguf,tokenizer,json}/ from the test suite:
 # every .mlir test split at `// -----`, .npy files of each dtype, bundles
 # hesper-run (BIN_DIR) compiles for the CPU, Vulkan and CUDA targets, small
 # GGUF models of each architecture and tensor type (utils/gguf), and a few
-# tokenizer vocabularies. Run by `make fuzz`.
+# tokenizer vocabularies, the JSON reports and plans of the tests. Run by
+# `make fuzz`.
 #
 # ===----------------------------------------------------------------------=== #
 
@@ -82,8 +83,20 @@ def main():
           b"\x0a<s>\n</s>\n\xe2\x96\x81a\n\xe2\x96\x81b\na\nb\n<0x41>\n\n a b ab")
     write(corpus / "tokenizer" / "gpt2",
           b"\x03<|bos|>\n\xc4\xa0\na\nb\nab\n@a b\n\nab a\xc4\xa0b")
+    # JSON: the eval reports and plans of the tests, and a plan
+    # hesper-run writes (--emit-plan).
+    json_count = 0
+    for path in sorted((ROOT / "test").rglob("*.json")):
+        write(corpus / "json" / path.name, path.read_bytes())
+        json_count += 1
+    plan = corpus / "json" / "scale-plan.json"
+    subprocess.run([str(bins / "hesper-run"), str(graphs[0]), "--backend=cpu",
+                    "--emit-plan", str(plan)], check=True,
+                   stdout=subprocess.DEVNULL)
+    json_count += 1
     print(f"fuzz seeds: {count} .mlir splits, 5 .npy, {len(graphs) * 3} "
-          f"bundles, 7 GGUF models, 2 tokenizer inputs in {corpus}")
+          f"bundles, 7 GGUF models, 2 tokenizer inputs, {json_count} JSON "
+          f"files in {corpus}")
 
 
 if __name__ == "__main__":

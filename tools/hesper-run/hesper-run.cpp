@@ -764,6 +764,9 @@ int main(int argc, char **argv) {
                      " needs a device backend; --backend=interp runs the "
                      "reference interpreter, which compiles nothing");
   }
+  if (!emitPlanPath.empty() && !compileTarget.empty())
+    return usage("--emit-plan writes a plan for a device (--backend); "
+                 "--target compiles without one");
   if (example.getNumOccurrences() && !inputFilename.empty())
     return usage("--example builds its own graph; give either --example or "
                  "a file to run, not both");

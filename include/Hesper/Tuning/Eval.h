@@ -17,6 +17,7 @@
 #ifndef HESPER_TUNING_EVAL_H
 #define HESPER_TUNING_EVAL_H
 
+#include "Hesper/Tuning/EvalReport.h"
 #include "hesper/runtime/Runtime.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -33,24 +34,6 @@ namespace circuit {
 class GraphBuilder;
 } // namespace circuit
 namespace tune {
-
-struct WorkloadResult {
-  std::string name;
-  double minUs = 0, medianUs = 0;
-  /// The interquartile range of the runs over their median.
-  double noise = 0;
-  double gbps = 0;       ///< bytes read and written / median time
-  double gflops = 0;     ///< floating-point operations / median time
-  double copyFraction = 0; ///< gbps / the device's measured copy GB/s
-  double maxError = 0;   ///< against the interpreter, relative
-  bool correct = true;   ///< within --check's tolerances
-};
-
-struct EvalReport {
-  std::string device, deviceId, compiler;
-  double copyGbps = 0;
-  std::vector<WorkloadResult> workloads;
-};
 
 struct EvalOptions {
   /// The quick subset (small shapes, one of each kind) for tests.
@@ -97,26 +80,6 @@ runEval(mlir::MLIRContext *context, rt::Device &device,
         const EvalOptions &options, llvm::ArrayRef<Workload> workloads,
         const std::function<void(size_t, size_t, const std::string &)>
             &progress = {});
-
-std::string printReport(const EvalReport &report);
-/// Parses a report, checking it against the schema; on failure `error`
-/// names the field.
-mlir::FailureOr<EvalReport> parseReport(llvm::StringRef text,
-                                        std::string &error);
-
-struct DiffRow {
-  std::string name;
-  double baselineUs = 0, currentUs = 0, ratio = 0, allowed = 0;
-  bool regression = false;
-  bool missing = false; ///< in the baseline, not in the current report
-};
-
-/// Compares `current` with `baseline` workload by workload: a workload is
-/// a regression when its median is slower than the baseline's by more than
-/// max(`threshold`, 3 x the larger measured noise).
-std::vector<DiffRow> diffReports(const EvalReport &baseline,
-                                 const EvalReport &current,
-                                 double threshold);
 
 } // namespace tune
 } // namespace hesper
