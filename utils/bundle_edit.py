@@ -6,7 +6,8 @@
 # ===----------------------------------------------------------------------=== #
 #
 # Writes a changed copy of a bundle (runtime/lib/program/Program.cpp:
-# version 3 ends with a u64 FNV-1a checksum of every byte before it):
+# version 3 on ends with a u64 FNV-1a checksum of every byte before it;
+# the field edits read version 6):
 #
 #   bundle_edit.py IN OUT --replace OLD NEW   replace the one occurrence of
 #                                             OLD by NEW (same length) and
@@ -22,7 +23,8 @@
 #   bundle_edit.py IN OUT --swap-bindings L A B
 #                                             swap the buffers of bindings A
 #                                             and B of launch L
-#       Both write a matching checksum: they model a bundle whose fields
+#   bundle_edit.py IN OUT --grid L X          set launch L's grid x to X
+#       These write a matching checksum: they model a bundle whose fields
 #       disagree with its kernels' ABI, which loading must refuse.
 #
 # ===----------------------------------------------------------------------=== #
@@ -41,7 +43,7 @@ def fnv1a(data):
 
 
 class Layout:
-    """Offsets of the fields of a version-5 bundle body."""
+    """Offsets of the fields of a version-6 bundle body."""
 
     def __init__(self, body):
         self.body, self.at = body, 8 + 4
@@ -55,17 +57,19 @@ class Layout:
             sizes = self.u64()
             self.at += 8 * sizes  # binding sizes
             self.string()  # read-only flags
+            self.at += 3 * 4  # largest grid
         self.buffer_bytes = []
         for _ in range(self.u64()):
             self.string()
             self.buffer_bytes.append(self.at)
             self.at += 8
         self.at += 4  # arguments
-        self.launch_bindings = []
+        self.launch_bindings, self.launch_grid = [], []
         for _ in range(self.u64()):
             self.at += 4  # kernel
             m = self.u64()
             self.launch_bindings.append([self.at + 4 * j for j in range(m)])
+            self.launch_grid.append(self.at + 4 * m)
             self.at += 4 * m + 12
 
     def u64(self):
@@ -87,6 +91,7 @@ def main():
     ap.add_argument("--rechecksum", action="store_true")
     ap.add_argument("--buffer-bytes", nargs=2, type=int)
     ap.add_argument("--swap-bindings", nargs=3, type=int)
+    ap.add_argument("--grid", nargs=2, type=int)
     args = ap.parse_args()
     data = open(args.input, "rb").read()
     body, checksum = data[:-8], data[-8:]
@@ -109,12 +114,15 @@ def main():
         body = bytes(b)
         if args.rechecksum:
             checksum = struct.pack("<Q", fnv1a(body))
-    elif args.buffer_bytes or args.swap_bindings:
+    elif args.buffer_bytes or args.swap_bindings or args.grid:
         b = bytearray(body)
         layout = Layout(body)
         if args.buffer_bytes:
             index, value = args.buffer_bytes
             struct.pack_into("<Q", b, layout.buffer_bytes[index], value)
+        elif args.grid:
+            launch, x = args.grid
+            struct.pack_into("<I", b, layout.launch_grid[launch], x)
         else:
             launch, x, y = args.swap_bindings
             at = layout.launch_bindings[launch]
@@ -123,8 +131,8 @@ def main():
         body = bytes(b)
         checksum = struct.pack("<Q", fnv1a(body))
     else:
-        sys.exit("error: give --replace, --flip, --buffer-bytes or "
-                 "--swap-bindings")
+        sys.exit("error: give --replace, --flip, --buffer-bytes, "
+                 "--swap-bindings or --grid")
     open(args.output, "wb").write(body + checksum)
 
 

@@ -358,8 +358,13 @@ FailureOr<rt::Program> hesper::extractProgram(ModuleOp lowered,
     for (Value b : launch.getBindings())
       l.buffers.push_back(bufferIndex.lookup(b));
     ArrayRef<int64_t> grid = launch.getGrid();
-    for (int d = 0; d < 3; ++d)
+    rt::KernelDesc &desc = program.kernels[it->second];
+    for (int d = 0; d < 3; ++d) {
       l.grid[d] = static_cast<uint32_t>(grid[d]);
+      // The largest grid the program launches the kernel with is the one
+      // its code is valid for (the ABI the runtime checks launches by).
+      desc.maxGrid[d] = std::max(desc.maxGrid[d], l.grid[d]);
+    }
     program.launches.push_back(std::move(l));
   }
   if (rt::Status s = program.verify(); !s)

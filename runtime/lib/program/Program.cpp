@@ -16,7 +16,10 @@
 // anything reaches a driver; 4 adds each kernel's binding sizes and
 // read-only flags (its ABI), against which every launch's buffers are
 // checked; 5 adds each kernel's host thread cap (KernelDesc::hostThreads)
-// after its workgroup memory bytes. Files of another version are refused.
+// after its workgroup memory bytes; 6 adds, after the read-only flags, the
+// largest grid each kernel was compiled for (KernelDesc::maxGrid), against
+// which every launch's grid is checked. Files of another version are
+// refused.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,7 +32,7 @@
 using namespace hesper::rt;
 
 static constexpr char kMagic[8] = {'H', 'E', 'S', 'P', 'E', 'R', 'P', 'B'};
-static constexpr uint32_t kVersion = 5;
+static constexpr uint32_t kVersion = 6;
 
 Status Program::verify() const {
   if (numArguments > buffers.size())
@@ -71,6 +74,16 @@ Status Program::verify() const {
     // indexes, so a changed size or a swap of differently sized buffers is
     // refused here rather than read or written out of bounds.
     const KernelDesc &k = kernels[l.kernel];
+    // The kernel's ABI again: a grid past the one its code was compiled
+    // for runs workgroups that index past their buffers (a CPU kernel's
+    // native code has no other guard).
+    for (int d = 0; d < 3; ++d)
+      if (k.maxGrid[d] != 0 && l.grid[d] > k.maxGrid[d])
+        return Status::error(
+            where + " runs '" + k.name + "' over " +
+            std::to_string(l.grid[d]) + " workgroups in dimension " +
+            std::to_string(d) + ", more than the " +
+            std::to_string(k.maxGrid[d]) + " it was compiled for");
     for (size_t j = 0; j < k.bindingBytes.size(); ++j) {
       uint64_t have = buffers[l.buffers[j]].bytes;
       if (k.bindingBytes[j] != 0 && have != k.bindingBytes[j])
@@ -195,6 +208,8 @@ Status hesper::rt::saveBundle(const Program &program, const std::string &path) {
     for (uint64_t b : k.bindingBytes)
       w.u64(b);
     w.bytes(k.bindingReadOnly.data(), k.bindingReadOnly.size());
+    for (uint32_t g : k.maxGrid)
+      w.u32(g);
   }
   w.u64(program.buffers.size());
   for (const ProgramBuffer &b : program.buffers) {
@@ -277,7 +292,8 @@ Result<Program> hesper::rt::parseBundle(const uint8_t *bytes, size_t size,
     for (uint64_t &b : k.bindingBytes)
       if (!r.u64(b))
         return bad("truncated kernel");
-    if (!r.bytes(k.bindingReadOnly))
+    if (!r.bytes(k.bindingReadOnly) || !r.u32(k.maxGrid[0]) ||
+        !r.u32(k.maxGrid[1]) || !r.u32(k.maxGrid[2]))
       return bad("truncated kernel");
   }
   if (!r.count(n, 16))

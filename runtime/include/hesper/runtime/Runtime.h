@@ -168,6 +168,11 @@ struct KernelDesc {
   /// From the kernel's ABI: 1 where the kernel only reads a binding. Empty
   /// when not known.
   std::vector<uint8_t> bindingReadOnly;
+  /// The largest grid (workgroups per dimension) the kernel's code was
+  /// compiled to run over: a kernel without a bounds guard indexes its
+  /// buffers by workgroup id, so programs and bundles refuse a launch past
+  /// it. 0 where not known (a dimension is then not checked).
+  uint32_t maxGrid[3] = {0, 0, 0};
 };
 
 class Buffer {
