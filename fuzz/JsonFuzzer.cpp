@@ -19,11 +19,17 @@
 #include "mlir/IR/MLIRContext.h"
 
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 
+[[noreturn]] static void fail(const char *what, const std::string &detail) {
+  std::fprintf(stderr, "%s: %s\n", what, detail.c_str());
+  std::abort();
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  static mlir::MLIRContext context;
+  static mlir::MLIRContext context(mlir::MLIRContext::Threading::DISABLED);
   llvm::StringRef text(reinterpret_cast<const char *>(data), size);
   std::string error;
 
@@ -31,9 +37,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (mlir::succeeded(plan)) {
     std::string printed = hesper::tune::printPlan(*plan);
     if (mlir::failed(hesper::tune::parsePlan(printed, &context, error)))
-      std::abort();
+      fail("a printed plan does not parse", error);
   } else if (error.empty() || error.find('\n') != std::string::npos) {
-    std::abort(); // an error is one line, and says something
+    fail("a plan's error is not one line", error);
   }
 
   error.clear();
@@ -41,11 +47,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (mlir::succeeded(report)) {
     std::string printed = hesper::tune::printReport(*report);
     auto again = hesper::tune::parseReport(printed, error);
-    if (mlir::failed(again) ||
-        hesper::tune::printReport(*again) != printed)
-      std::abort();
+    if (mlir::failed(again))
+      fail("a printed report does not parse", error);
+    if (hesper::tune::printReport(*again) != printed)
+      fail("a report prints differently after a round trip", printed);
   } else if (error.empty() || error.find('\n') != std::string::npos) {
-    std::abort();
+    fail("a report's error is not one line", error);
   }
   return 0;
 }

@@ -76,7 +76,7 @@ FailureOr<EvalReport> hesper::tune::parseReport(StringRef text,
     std::optional<double> n = o.getNumber(key);
     if (n && std::isfinite(*n) && (positive ? *n > 0 : *n >= 0) &&
         *n < kMaxReportNumber) {
-      out = *n;
+      out = *n + 0.0; // -0 reads as 0 (it would print as -0, then read as 0)
       return true;
     }
     error = (where + ": \"" + key + "\" must be a number " +
