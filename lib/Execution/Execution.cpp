@@ -251,15 +251,19 @@ hesper::compileForTarget(ModuleOp module, ArrayRef<std::string> graphNames,
   return programs;
 }
 
-LogicalResult hesper::createDumpDir(ModuleOp module, StringRef dir) {
+std::string hesper::prepareDumpDir(StringRef dir) {
   if (std::error_code ec = llvm::sys::fs::create_directories(dir))
-    return module.emitError("cannot create --dump-dir ")
-           << dir << ": " << ec.message();
+    return ("cannot create --dump-dir " + dir + ": " + ec.message()).str();
   // create_directories accepts an existing file (/dev/null, say); the dumps
   // would then go nowhere without a word.
   if (!llvm::sys::fs::is_directory(dir))
-    return module.emitError("--dump-dir ")
-           << dir << " exists and is not a directory";
+    return ("--dump-dir " + dir + " exists and is not a directory").str();
+  return "";
+}
+
+LogicalResult hesper::createDumpDir(ModuleOp module, StringRef dir) {
+  if (std::string problem = prepareDumpDir(dir); !problem.empty())
+    return module.emitError(problem);
   return success();
 }
 

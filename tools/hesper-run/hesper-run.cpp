@@ -46,7 +46,6 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/ToolUtilities.h"
-#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -770,13 +769,12 @@ int main(int argc, char **argv) {
   if (example.getNumOccurrences() && !inputFilename.empty())
     return usage("--example builds its own graph; give either --example or "
                  "a file to run, not both");
-  if (!dumpDir.empty()) {
-    if (std::error_code ec = llvm::sys::fs::create_directories(dumpDir))
-      return usage("--dump-dir " + dumpDir + ": " + ec.message());
-    if (!llvm::sys::fs::is_directory(dumpDir))
-      return usage("--dump-dir " + dumpDir +
-                   " exists and is not a directory");
-  }
+  // Checked here too, not only where the first dump is written: a model
+  // is then refused before it is loaded.
+  if (!dumpDir.empty())
+    if (std::string problem = hesper::prepareDumpDir(dumpDir);
+        !problem.empty())
+      return usage(problem);
   if (std::string model = hesper::run::modelPath(inputFilename);
       !model.empty()) {
     int status = hesper::run::runModelMode(

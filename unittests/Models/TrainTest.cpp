@@ -50,6 +50,34 @@ protected:
     return g.finish();
   }
 
+  /// The tiny model the loss tests train: 8 tokens, width 8, one layer of
+  /// two heads, sequences of 4.
+  static ModelShape tinyShape() {
+    ModelShape s;
+    s.vocab = 8;
+    s.dim = 8;
+    s.layers = 1;
+    s.heads = 2;
+    s.ffn = 8;
+    s.seq = 4;
+    return s;
+  }
+
+  /// Its parameters in parameters() order, drawn from `seed`: the norm
+  /// weights around 1, the matrices around 0.
+  std::vector<HostTensor> randomParameters(const ModelShape &s, unsigned seed) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> normal(0, 0.5f);
+    std::vector<HostTensor> out;
+    for (const Parameter &p : parameters(s)) {
+      std::vector<float> values(p.numElements());
+      for (float &v : values)
+        v = p.shape.size() == 1 ? 1.0f + normal(rng) : normal(rng);
+      out.push_back(HostTensor::fromFloats(&context, p.shape, values));
+    }
+    return out;
+  }
+
   HostTensor floats(std::vector<float> values) {
     return HostTensor::fromFloats(&context, {(int64_t)values.size()}, values);
   }
@@ -154,13 +182,7 @@ TEST_F(TrainTest, ScheduleWarmsUpThenFollowsACosine) {
 TEST_F(TrainTest, LossGradientMatchesFiniteDifferences) {
   // The whole training loss of a tiny model: every parameter's gradient
   // against central differences in double precision.
-  ModelShape s;
-  s.vocab = 8;
-  s.dim = 8;
-  s.layers = 1;
-  s.heads = 2;
-  s.ffn = 8;
-  s.seq = 4;
+  ModelShape s = tinyShape();
   OptimizerConfig o;
   OwningOpRef<ModuleOp> module = buildTrainingModule(&context, s, o);
   ASSERT_TRUE(module);
@@ -170,17 +192,10 @@ TEST_F(TrainTest, LossGradientMatchesFiniteDifferences) {
   EXPECT_TRUE(module->lookupSymbol<GraphOp>("train_step"));
   EXPECT_TRUE(module->lookupSymbol<GraphOp>("logits"));
 
-  std::mt19937 rng(7);
-  std::normal_distribution<float> normal(0, 0.5f);
-  std::vector<HostTensor> inputs;
+  std::vector<HostTensor> inputs = randomParameters(s, 7);
   SmallVector<unsigned> wrt;
-  for (const Parameter &p : parameters(s)) {
-    std::vector<float> values(p.numElements());
-    for (float &v : values)
-      v = p.shape.size() == 1 ? 1.0f + normal(rng) : normal(rng);
-    wrt.push_back(inputs.size());
-    inputs.push_back(HostTensor::fromFloats(&context, p.shape, values));
-  }
+  for (unsigned i = 0; i < inputs.size(); ++i)
+    wrt.push_back(i);
   inputs.push_back(HostTensor::fromInts(&context, {4}, {1, 5, 5, 2}));
   inputs.push_back(HostTensor::fromInts(&context, {4}, {5, 5, 2, 7}));
   auto report = checkGradients(loss, grad, wrt, inputs);
@@ -194,29 +209,15 @@ TEST_F(TrainTest, ANaNInAnUnusedEmbeddingRowStaysThere) {
   // so a NaN there leaves the loss and every gradient finite (a one-hot
   // matmul multiplied it by zero, and 0·NaN is NaN), and its own gradient
   // is zero.
-  ModelShape s;
-  s.vocab = 8;
-  s.dim = 8;
-  s.layers = 1;
-  s.heads = 2;
-  s.ffn = 8;
-  s.seq = 4;
+  ModelShape s = tinyShape();
   OptimizerConfig o;
   OwningOpRef<ModuleOp> module = buildTrainingModule(&context, s, o);
   ASSERT_TRUE(module);
   auto grad = module->lookupSymbol<GraphOp>("loss_grad");
   ASSERT_TRUE(grad);
-  std::mt19937 rng(11);
-  std::normal_distribution<float> normal(0, 0.5f);
-  std::vector<HostTensor> args;
-  for (const Parameter &p : parameters(s)) {
-    std::vector<float> values(p.numElements());
-    for (float &v : values)
-      v = p.shape.size() == 1 ? 1.0f + normal(rng) : normal(rng);
-    if (p.name == "token_embd.weight")
-      values[6 * s.dim + 3] = std::numeric_limits<float>::quiet_NaN();
-    args.push_back(HostTensor::fromFloats(&context, p.shape, values));
-  }
+  std::vector<HostTensor> args = randomParameters(s, 11);
+  ASSERT_EQ(parameters(s)[0].name, "token_embd.weight");
+  args[0].setFloat(6 * s.dim + 3, std::numeric_limits<float>::quiet_NaN());
   // Tokens 1, 5, 5, 2: row 6 is not read.
   args.push_back(HostTensor::fromInts(&context, {4}, {1, 5, 5, 2}));
   args.push_back(HostTensor::fromInts(&context, {4}, {5, 5, 2, 7}));

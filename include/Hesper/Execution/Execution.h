@@ -79,8 +79,11 @@ mlir::FailureOr<std::vector<rt::Program>>
 compileForTarget(mlir::ModuleOp module, llvm::ArrayRef<std::string> graphNames,
                  const Target &target, const CompileOptions &options);
 
-/// Creates `dir` and its parents for --dump-dir; an error on `module` when
-/// it cannot.
+/// Creates `dir` and its parents for --dump-dir; "" when it is a directory
+/// then, else why not (one line: it cannot be created, or it exists and is
+/// not a directory, as /dev/null).
+std::string prepareDumpDir(llvm::StringRef dir);
+/// prepareDumpDir, its error on `module`.
 mlir::LogicalResult createDumpDir(mlir::ModuleOp module, llvm::StringRef dir);
 
 /// Writes a dump file `dir`/`name` with `write`; a dump that cannot be

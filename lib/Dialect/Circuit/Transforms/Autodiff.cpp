@@ -463,8 +463,8 @@ LogicalResult Differentiator::gatherRule(GatherOp op, Value dy) {
 
   // A row gather (an embedding lookup, GraphBuilder::gatherRows): the rows
   // of dY add into the rows they were read from, in row order.
-  if (std::optional<Value> indices = rowGatherIndices(op)) {
-    Value summed = g.scatterAdd(dy, *indices, tensorOf(source).getDimSize(0));
+  if (Value indices = rowGatherIndices(op)) {
+    Value summed = g.scatterAdd(dy, indices, tensorOf(source).getDimSize(0));
     accumulate(source, summed);
     return success();
   }

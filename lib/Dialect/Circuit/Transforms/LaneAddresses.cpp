@@ -228,29 +228,29 @@ bool isScaledRow(Value v, Value lane, Value indices, int64_t width) {
 }
 } // namespace
 
-std::optional<Value> hesper::circuit::rowGatherIndices(GatherOp op) {
+Value hesper::circuit::rowGatherIndices(GatherOp op) {
   auto source = cast<RankedTensorType>(op.getSource().getType());
   ArrayRef<int64_t> shape = op.getType().getShape();
   if (op.getInputs().size() != 1 || source.getRank() != 2 ||
       shape.size() != 2 || shape[1] != source.getDimSize(1))
-    return std::nullopt;
+    return {};
   Value indices = op.getInputs()[0];
   auto indexType = cast<RankedTensorType>(indices.getType());
   if (indexType.getRank() != 1 || indexType.getDimSize(0) != shape[0] ||
       !indexType.getElementType().isInteger(32))
-    return std::nullopt;
+    return {};
   Block &body = op.getBody().front();
   Value lane = body.getArgument(0), whole = body.getArgument(1);
   if (whole.getType() != indexType)
-    return std::nullopt;
+    return {};
   int64_t width = shape[1];
   auto add = body.getTerminator()->getOperand(0).getDefiningOp<ex::AddOp>();
   if (!add)
-    return std::nullopt;
+    return {};
   for (auto [x, y] : {std::pair(add.getLhs(), add.getRhs()),
                       std::pair(add.getRhs(), add.getLhs())})
     if (isScaledRow(x, lane, whole, width) &&
         isLaneBy(y, lane, width, /*rem=*/true))
       return indices;
-  return std::nullopt;
+  return {};
 }

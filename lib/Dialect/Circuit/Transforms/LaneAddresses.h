@@ -27,9 +27,9 @@ std::optional<std::vector<int32_t>> laneOnlyAddresses(GatherOp op);
 /// The indices of a row gather, `result[s, :] = source[indices[s], :]` of
 /// an [R, D] source and [S] i32 indices read whole: the body
 /// GraphBuilder::gatherRows builds, `indices[lane div D] * D + lane rem D`
-/// (the operands of the add and the mul in either order). std::nullopt for
-/// any other gather.
-std::optional<mlir::Value> rowGatherIndices(GatherOp op);
+/// (the operands of the add and the mul in either order). Null for any other
+/// gather.
+mlir::Value rowGatherIndices(GatherOp op);
 
 } // namespace hesper::circuit
 
