@@ -16,6 +16,7 @@ set(HESPER_LAYERS
   "execution:8:HesperExecution"
   "models:9:HesperModels"
   "tuning:10:HesperTuner,HesperEvalReport"
+  "serving:10:HesperServing"
   "tools:11:HesperToolSupport,HesperCrashWatchdog")
 set(HESPER_RUNTIME_USERS_FROM 8)
 

@@ -81,3 +81,19 @@ void hesper::tools::hideOptionsOutside(llvm::ArrayRef<llvm::StringRef> shown) {
   }
 }
 
+void hesper::tools::renameThreadsFlag(int argc, char **argv,
+                              std::vector<std::string> &storage) {
+  storage.reserve(argc);
+  for (int i = 1; i < argc; ++i) {
+    llvm::StringRef arg(argv[i]);
+    if (arg == "--")
+      break;
+    for (llvm::StringRef flag : {"--threads", "-threads", "-t"}) {
+      if (arg == flag || arg.starts_with((flag + "=").str())) {
+        storage.push_back("--cpu-threads" + arg.drop_front(flag.size()).str());
+        argv[i] = storage.back().data();
+        break;
+      }
+    }
+  }
+}

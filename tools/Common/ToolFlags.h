@@ -21,6 +21,8 @@
 
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 namespace hesper::tools {
 
@@ -45,6 +47,12 @@ void hideOptionsOutside(llvm::ArrayRef<llvm::StringRef> shown);
 
 /// Prints the devices of every backend (`--list-devices`).
 void listAllDevices(llvm::raw_ostream &os);
+
+/// Rewrites --threads/-threads/-t (with `=` or a separate value) to
+/// --cpu-threads in argv, before parsing: libLLVM registers an option named
+/// "threads" for itself. `storage` keeps the new strings.
+void renameThreadsFlag(int argc, char **argv,
+                       std::vector<std::string> &storage);
 
 } // namespace hesper::tools
 

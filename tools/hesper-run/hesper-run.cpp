@@ -176,24 +176,6 @@ static llvm::cl::opt<unsigned> threads(
                    "(0: the cores available)"),
     llvm::cl::init(0), llvm::cl::cat(deviceCategory));
 
-/// Rewrites --threads/-threads/-t (with `=` or a separate value) to
-/// --cpu-threads in place.
-static void renameThreadsFlag(int argc, char **argv,
-                              std::vector<std::string> &storage) {
-  storage.reserve(argc);
-  for (int i = 1; i < argc; ++i) {
-    StringRef arg(argv[i]);
-    if (arg == "--")
-      break;
-    for (StringRef flag : {"--threads", "-threads", "-t"}) {
-      if (arg == flag || arg.starts_with((flag + "=").str())) {
-        storage.push_back("--cpu-threads" + arg.drop_front(flag.size()).str());
-        argv[i] = storage.back().data();
-        break;
-      }
-    }
-  }
-}
 static llvm::cl::opt<int> deviceIndex(
     "device", llvm::cl::desc("Device index of the backend (--list-devices)"),
     llvm::cl::init(-1), llvm::cl::cat(deviceCategory));
@@ -725,7 +707,7 @@ int main(int argc, char **argv) {
        "Example graphs (--example)", "Model mode (GGUF files)",
        "Running gpu dialect programs (as mlir-runner)"});
   std::vector<std::string> renamed;
-  renameThreadsFlag(argc, argv, renamed);
+  hesper::tools::renameThreadsFlag(argc, argv, renamed);
   llvm::cl::ParseCommandLineOptions(
       argc, argv,
       "hesper-run: generate text with a GGUF model (hesper-run model.gguf -p "
