@@ -47,7 +47,17 @@ demo: build $(DEMO_MODEL)
 	$(BUILD_DIR)/bin/hesper-run $(DEMO_MODEL) -p "Once upon a time" -n 48 \
 	  -c 256 --seed 42
 
-check-lit: build
+# hesper-server's tests drive it with npm packages (the official OpenAI
+# client, puppeteer-core for headless chromium), pinned by
+# test/Server/package-lock.json and installed into the build folder.
+NPM_TEST_FILES := test/Server/package.json test/Server/package-lock.json
+%/test-npm/node_modules/.package-lock.json: $(NPM_TEST_FILES)
+	mkdir -p $*/test-npm
+	cp $(NPM_TEST_FILES) $*/test-npm/
+	cd $*/test-npm && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+check-lit: build $(BUILD_DIR)/test-npm/node_modules/.package-lock.json
 	$(LLVM_PREFIX)/bin/lit -sv $(BUILD_DIR)/test
 
 check-unit: build
@@ -84,7 +94,8 @@ $(SAN_DIR)/build.ninja: CMakeLists.txt | setup
 	  -DMLIR_DIR=$(LLVM_PREFIX)/lib/cmake/mlir \
 	  -DLLVM_EXTERNAL_LIT=$(LLVM_PREFIX)/bin/lit
 
-check-sanitized: $(SAN_DIR)/build.ninja
+check-sanitized: $(SAN_DIR)/build.ninja \
+		$(SAN_DIR)/test-npm/node_modules/.package-lock.json
 	ninja -C $(SAN_DIR) -j$(JOBS)
 	$(LLVM_PREFIX)/bin/lit -sv $(SAN_DIR)/test
 	ctest --test-dir $(SAN_DIR) --output-on-failure -j$(JOBS)

@@ -24,6 +24,9 @@ PACKAGES=(
   # validation layers the tests enable, and the SPIR-V validator.
   libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
   spirv-tools
+  # hesper-server: HTTP and JSON; its chat page's test runs Debian's
+  # chromium headless.
+  libcpp-httplib-dev nlohmann-json3-dev chromium
 )
 
 missing=()
@@ -32,6 +35,16 @@ for pkg in "${PACKAGES[@]}"; do
     missing+=("$pkg")
   fi
 done
+
+# hesper-server's tests run Node.js and npm (test/Server/package.json); a
+# machine that already has them (NodeSource's nodejs bundles npm) keeps them.
+if ! command -v npm >/dev/null 2>&1; then
+  for pkg in nodejs npm; do
+    if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed"; then
+      missing+=("$pkg")
+    fi
+  done
+fi
 
 if [ ${#missing[@]} -eq 0 ]; then
   echo "setup: all ${#PACKAGES[@]} packages present"

@@ -26,7 +26,7 @@ llvm_config.with_environment("PATH", config.hesper_tools_dir, append_path=True)
 llvm_config.use_default_substitutions()
 
 tools = ["hesper-opt", "hesper-run", "hesper-bundle-run", "hesper-train",
-         "hesper-tune", "hesper-eval"]
+         "hesper-tune", "hesper-eval", "hesper-server"]
 llvm_config.add_tool_substitutions(tools, [config.hesper_tools_dir])
 # The endurance benchmark (bench/), absent where the benchmarks are not
 # built (the sanitizer build: AddressSanitizer's quarantine grows the
@@ -127,3 +127,17 @@ for name in ["mlir_runner_utils", "mlir_c_runner_utils"]:
     path = os.path.join(config.mlir_lib_dir, "lib" + name + ".so")
     if os.path.exists(path):
         config.substitutions.append(("%" + name, path))
+
+# hesper-server's tests drive it with the official OpenAI client and a
+# headless Debian chromium (puppeteer-core), npm packages that `make test`
+# installs into the build folder (test/Server/package.json).
+npm_dir = os.path.join(config.hesper_obj_root, "test-npm")
+config.environment["HESPER_NPM_DIR"] = npm_dir
+if shutil.which("node") and os.path.exists(
+        os.path.join(npm_dir, "node_modules", "openai")):
+    config.available_features.add("npm-clients")
+for browser in ["/usr/bin/chromium", shutil.which("chromium")]:
+    if browser and os.path.exists(browser):
+        config.available_features.add("chromium")
+        config.environment["HESPER_CHROMIUM"] = browser
+        break

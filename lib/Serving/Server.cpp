@@ -294,8 +294,11 @@ void Server::Impl::completions(const httplib::Request &req,
         return ok;
       },
       [request, finished](bool success) {
-        if (!success)
+        if (!success) {
+          // The engine ends it at its next step; the log line says how.
           request->cancel();
+          request->waitAll();
+        }
         finished(success ? "200 stream" : "200 stream (client gone)");
       });
 }
@@ -327,6 +330,8 @@ void Server::Impl::install() {
     if (!completion || res.status != 200)
       log(req.method + " " + req.path + " " + std::to_string(res.status));
   });
+  // Each event of a stream leaves at once (no Nagle delay).
+  http.set_tcp_nodelay(true);
   http.set_payload_max_length(options.maxBodyBytes);
   http.set_read_timeout(options.timeoutSeconds, 0);
   http.set_write_timeout(options.timeoutSeconds, 0);

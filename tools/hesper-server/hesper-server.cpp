@@ -178,6 +178,17 @@ int main(int argc, char **argv) {
     if (const char *env = std::getenv("HESPER_API_KEY"))
       key = env;
 
+  // SIGINT and SIGTERM go to one thread that stops the server: they are
+  // blocked here, before any other thread exists (the device's workers, the
+  // engine, the HTTP pool), so every thread inherits the mask. A client that
+  // goes away must not end the process with SIGPIPE.
+  std::signal(SIGPIPE, SIG_IGN);
+  sigset_t stopSignals;
+  sigemptyset(&stopSignals);
+  sigaddset(&stopSignals, SIGINT);
+  sigaddset(&stopSignals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stopSignals, nullptr);
+
   auto loaded = models::Model::load(modelPath);
   if (!loaded)
     return fail(loaded.status().message());
@@ -221,16 +232,6 @@ int main(int argc, char **argv) {
   options.log = logLine;
   options.parameters = hp.parameterCount();
   options.arch = hp.arch;
-
-  // SIGINT and SIGTERM go to one thread that stops the server; every other
-  // thread (started below) inherits the blocked mask. A client that goes
-  // away must not end the process with SIGPIPE.
-  std::signal(SIGPIPE, SIG_IGN);
-  sigset_t stopSignals;
-  sigemptyset(&stopSignals);
-  sigaddset(&stopSignals, SIGINT);
-  sigaddset(&stopSignals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stopSignals, nullptr);
 
   serving::Server server(**engine, api, options);
   auto bound = server.bind();
