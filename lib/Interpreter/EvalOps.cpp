@@ -413,17 +413,23 @@ LogicalResult GraphEvaluator::evalAttention(AttentionOp op) {
   const double softcap =
       op.getSoftcap() ? op.getSoftcap()->convertToFloat() : 0.0;
   const int64_t window = op.getWindow() ? int64_t(*op.getWindow()) : 0;
+  const int64_t seqLen = op.getSeqLen() ? int64_t(*op.getSeqLen()) : 0;
   auto out = fresh(op.getType());
   std::vector<double> scores(kAttentionTile), acc(dim);
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t h = 0; h < heads; ++h) {
       // Row r is the token at pos + r: it sees positions 0 .. pos + r.
+      // With sequences, it is at pos[r] and sees its sequence's positions
+      // up to there.
+      const HostTensor &pos = *env[op.getPos()];
       const int64_t last = std::clamp<int64_t>(
-          int64_t(env[op.getPos()]->getInt(0)) + r, 0, positions - 1);
+          seqLen > 0 ? int64_t(pos.getInt(r)) : int64_t(pos.getInt(0)) + r, 0,
+          positions - 1);
+      const int64_t start = seqLen > 0 ? last / seqLen * seqLen : 0;
       // A window of W keeps positions last - W + 1 .. last; the tiles start
       // at the first of them, as the kernels' do.
       const int64_t first =
-          window > 0 ? std::max<int64_t>(0, last + 1 - window) : 0;
+          window > 0 ? std::max<int64_t>(start, last + 1 - window) : start;
       const int64_t qh = (r * heads + h) * dim;
       const int64_t kvBase = (h / group) * dim;
       double m = -std::numeric_limits<double>::max(), sum = 0;

@@ -92,6 +92,19 @@ public:
       : g(g), model(model), hp(model.hparams()), ctx(ctx), rows(rows),
         lastRowOnly(lastRowOnly) {}
 
+  /// A batch step (continuous batching): `sequences` KV-cache sequences of
+  /// `seqLen` positions each, plus one scratch sequence for padding rows;
+  /// each of the `rows` tokens has its own global position (`pos` holds one
+  /// per row). Every row's logits come out: picking rows before the final
+  /// norm and the LM head would run those on a different tile shape than
+  /// a step without the pick, and change the last bits of a row's logits
+  /// with the step it lands in.
+  void setBatch(int64_t seqLen, int64_t sequences) {
+    this->seqLen = seqLen;
+    ctx = seqLen * (sequences + 1);
+    lastRowOnly = false;
+  }
+
   void emit() {
     // The tokens' embedding rows, gathered (and dequantized) from the
     // table in its GGUF format.
@@ -153,7 +166,9 @@ public:
 private:
   /// The position and the RoPE frequencies, as arguments.
   void positionArguments() {
-    pos = g.external("pos", {1}, g.i32(), circuit::ArgRole::Position);
+    // A batch step: one global position per row.
+    pos = g.external("pos", {seqLen > 0 ? rows : 1}, g.i32(),
+                     circuit::ArgRole::Position);
     freqs = g.external("rope_freqs", {hp.ropeDims / 2}, g.f32(),
                        circuit::ArgRole::RopeFreqs);
     if (hp.swaHasOwnRope())
@@ -329,7 +344,7 @@ private:
     if (!writesCache)
       k = v = q;
     SmallVector<Value> inputs{q, k, v, pos, freqs};
-    SmallVector<bool> whole{true, true, true, false, true};
+    SmallVector<bool> whole{true, true, true, seqLen > 0, true};
     for (Value bias : biases) {
       inputs.push_back(bias);
       whole.push_back(true);
@@ -342,12 +357,19 @@ private:
         destinations, rows * qDim, inputs, whole,
         [&](ExpBuilder &e, Value lane, ValueRange a) {
           // The token of this lane, its position and its lane in the row.
+          // In a batch step `position` is the row's global cache position
+          // and `local` its position in its sequence (for the rotation).
           Value r, l = lane, position = a[3];
           if (rows > 1) {
             r = e.divConst(lane, qDim);
             l = e.remConst(lane, qDim);
-            position = e.add(position, r);
+            position = seqLen > 0 ? GraphBuilder::extract(e, a[3], r)
+                                  : e.add(position, r);
+          } else if (seqLen > 0) {
+            position = GraphBuilder::extract(e, a[3], e.i32(0));
           }
+          Value local =
+              seqLen > 0 ? e.remConst(position, seqLen) : position;
           // Element `i` (flat) of q, k or v (`which`), its bias added.
           auto element = [&](int which, Value i, int64_t width) {
             Value value = GraphBuilder::extract(e, a[which], i);
@@ -381,7 +403,7 @@ private:
             Value freq = GraphBuilder::extract(
                 e, a[4], e.select(rotated, pair, e.i32(0)));
             // Past nRot theta is 0: cos 1, sin 0, the value passes through.
-            Value theta = e.select(rotated, e.mul(e.toF32(position), freq),
+            Value theta = e.select(rotated, e.mul(e.toF32(local), freq),
                                    e.f32(0.0));
             Value c = e.cos(theta), sn = e.sin(theta);
             // First of a pair: x cos - x' sin; second: x cos + x' sin.
@@ -458,7 +480,7 @@ private:
     Value attn = g.decodeAttention(q, kRead, vRead, pos, shape.heads,
                                    shape.kvHeads, shape.headDim, hp.attnScale,
                                    hp.attnSoftcap,
-                                   swa ? hp.slidingWindow : 0);
+                                   swa ? hp.slidingWindow : 0, seqLen);
     if (hp.subNorms)
       attn = g.rmsNorm(attn, weight(b + "attn_sub_norm.weight"), hp.eps);
     Value attnOut = project(attn, b + "attn_output");
@@ -530,6 +552,7 @@ private:
   int64_t ctx;
   int64_t rows; ///< tokens per step: 1 for decode, the chunk for prefill
   bool lastRowOnly; ///< a chunk's logits for its last token only
+  int64_t seqLen = 0; ///< a batch step's positions per sequence (0: none)
   Value x, pos, freqs;
   Value freqsSwa; ///< the sliding-window layers' RoPE frequencies, if own
   /// gemma4's per-layer inputs, [rows, perLayerDim * layers] (null: none).
@@ -552,6 +575,39 @@ LogicalResult hesper::models::buildLayerGraph(GraphBuilder &g,
                                              int64_t contextSize,
                                              int64_t layer) {
   return DecodeGraphEmitter(g, model, contextSize, 1, false).emitLayer(layer);
+}
+
+void hesper::models::buildBatchGraph(GraphBuilder &g, const Model &model,
+                                     int64_t seqLen, int64_t sequences,
+                                     int64_t rows) {
+  DecodeGraphEmitter emitter(g, model, seqLen, rows, false);
+  emitter.setBatch(seqLen, sequences);
+  emitter.emit();
+}
+
+OwningOpRef<ModuleOp>
+hesper::models::buildBatchModule(MLIRContext *context, const Model &model,
+                                 int64_t seqLen, int64_t sequences,
+                                 ArrayRef<int64_t> rowCounts) {
+  OwningOpRef<ModuleOp> module;
+  for (int64_t rows : rowCounts) {
+    GraphBuilder g(context, batchGraphName(rows));
+    buildBatchGraph(g, model, seqLen, sequences, rows);
+    OwningOpRef<ModuleOp> next = g.finish();
+    if (!next)
+      return nullptr;
+    if (!module) {
+      module = std::move(next);
+      continue;
+    }
+    for (Operation &op : llvm::make_early_inc_range(*next->getBody()))
+      op.moveAfter(&module->getBody()->back());
+  }
+  return module;
+}
+
+std::string hesper::models::batchGraphName(int64_t rows) {
+  return "batch" + std::to_string(rows);
 }
 
 OwningOpRef<ModuleOp> hesper::models::buildModelModule(MLIRContext *context,

@@ -29,6 +29,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <set>
 
@@ -105,8 +106,24 @@ struct Session::Impl {
 
   MLIRContext context;
   OwningOpRef<ModuleOp> module;
-  Step decode, chunk;
+  /// The step that owns the shared buffers: the decode step, or a
+  /// multi-sequence session's smallest batch step.
+  Step decode;
+  Step chunk;
   bool hasChunk = false;
+  /// A multi-sequence session's larger batch steps, ascending.
+  std::deque<Step> batches;
+  std::vector<int32_t> positions, lastRows;
+
+  /// The steps that borrow the owner's buffers.
+  std::vector<Step *> borrowers() {
+    std::vector<Step *> out;
+    if (hasChunk)
+      out.push_back(&chunk);
+    for (Step &b : batches)
+      out.push_back(&b);
+    return out;
+  }
 
   std::vector<double> kernelTotalsNs, chunkKernelTotalsNs;
   int64_t timedTokens = 0, timedChunks = 0;
@@ -180,17 +197,30 @@ struct Session::Impl {
       return success();
     });
     double start = nowMs();
-    decode.name = "decode";
-    chunk.name = "prefill";
-    chunk.rows = std::min(options.batchSize, ctx);
-    hasChunk = chunk.rows > 1;
-    module = buildModelModule(&context, *model, ctx, hasChunk ? chunk.rows : 1,
-                              options.allLogits);
+    if (options.sequences > 0) {
+      const int64_t n = options.sequences;
+      std::vector<int64_t> rowCounts = batchStepRows(n);
+      module = buildBatchModule(&context, *model, ctx, n, rowCounts);
+      decode.name = batchGraphName(rowCounts[0]);
+      decode.rows = rowCounts[0];
+      for (size_t i = 1; i < rowCounts.size(); ++i) {
+        batches.emplace_back();
+        batches.back().name = batchGraphName(rowCounts[i]);
+        batches.back().rows = rowCounts[i];
+      }
+    } else {
+      decode.name = "decode";
+      chunk.name = "prefill";
+      chunk.rows = std::min(options.batchSize, ctx);
+      hasChunk = chunk.rows > 1;
+      module = buildModelModule(&context, *model, ctx,
+                                hasChunk ? chunk.rows : 1, options.allLogits);
+    }
     if (!module)
       return Status::error("the model's graphs do not verify: " + diagnostics);
     describe(decode);
-    if (hasChunk)
-      describe(chunk);
+    for (Step *step : borrowers())
+      describe(*step);
     stats.dispatchOpsUnfused = circuit::countDispatches(decode.graph);
 
     if (!device) {
@@ -202,8 +232,8 @@ struct Session::Impl {
         if (failed(pm.run(*module)))
           return Status::error("hesper-fuse failed: " + diagnostics);
         describe(decode);
-        if (hasChunk)
-          describe(chunk);
+        for (Step *step : borrowers())
+          describe(*step);
       }
       stats.kernelsPerToken = circuit::countDispatches(decode.graph);
       if (hasChunk)
@@ -220,17 +250,16 @@ struct Session::Impl {
         stats.deviceBytes += t.bytes().size();
         decode.args.push_back(std::move(t));
       }
-      // The chunk's own inputs; the rest it borrows from the decode step.
-      if (hasChunk)
+      // A borrower's own inputs; the rest it borrows from the decode step.
+      for (Step *step : borrowers())
         for (auto [i, type] :
-             llvm::enumerate(chunk.graph.getFunctionType().getInputs())) {
-          if (int(i) != chunk.tokensIndex && int(i) != chunk.posIndex &&
-              int(i) != chunk.lastIndex) {
-            chunk.args.emplace_back(); // lent by the decode step per run
+             llvm::enumerate(step->graph.getFunctionType().getInputs())) {
+          if (!isStepInput(step->argBindings[i])) {
+            step->args.emplace_back(); // lent by the decode step per run
             continue;
           }
-          chunk.args.emplace_back(cast<RankedTensorType>(type));
-          stats.deviceBytes += chunk.args.back().bytes().size();
+          step->args.emplace_back(cast<RankedTensorType>(type));
+          stats.deviceBytes += step->args.back().bytes().size();
         }
       stats.uploadMs = nowMs() - uploadStart;
       return Status();
@@ -240,8 +269,8 @@ struct Session::Impl {
     compileOptions.fuse = options.fuse;
     compileOptions.dumpDir = options.dumpDir;
     std::vector<std::string> names{decode.name};
-    if (hasChunk)
-      names.push_back(chunk.name);
+    for (Step *step : borrowers())
+      names.push_back(step->name);
     auto programs = compileForDevice(*module, ArrayRef<std::string>(names),
                                      device->info(), compileOptions);
     if (failed(programs))
@@ -276,34 +305,34 @@ struct Session::Impl {
           !s)
         return s;
     }
-    if (hasChunk) {
-      // Every argument but the chunk's own inputs is the decode step's.
-      const rt::Program &chunkProgram = (*programs)[1];
-      std::map<std::string, uint32_t> decodeArgs;
-      for (uint32_t i = 0; i < decodeProgram.numArguments; ++i)
-        decodeArgs[decodeProgram.buffers[i].name] = i;
-      std::vector<rt::Buffer *> shared(chunkProgram.numArguments, nullptr);
-      for (uint32_t i = 0; i < chunkProgram.numArguments; ++i) {
-        const std::string &name = chunkProgram.buffers[i].name;
-        if (isStepInput(chunk.argBindings[i]))
+    std::map<std::string, uint32_t> decodeArgs;
+    for (uint32_t i = 0; i < decodeProgram.numArguments; ++i)
+      decodeArgs[decodeProgram.buffers[i].name] = i;
+    for (auto [k, step] : llvm::enumerate(borrowers())) {
+      // Every argument but the step's own inputs is the decode step's.
+      const rt::Program &program = (*programs)[k + 1];
+      std::vector<rt::Buffer *> shared(program.numArguments, nullptr);
+      for (uint32_t i = 0; i < program.numArguments; ++i) {
+        const std::string &name = program.buffers[i].name;
+        if (isStepInput(step->argBindings[i]))
           continue;
         auto it = decodeArgs.find(name);
         if (it == decodeArgs.end())
-          return Status::error("the prompt step's argument '" + name +
-                               "' is not one of the decode step's");
+          return Status::error("the " + step->name + " step's argument '" +
+                               name + "' is not one of the " + decode.name +
+                               " step's");
         shared[i] = decode.runner->argumentBuffer(it->second);
       }
-      auto chunkRunner = rt::ProgramRunner::create(*device, chunkProgram,
-                                                   options.timing, shared);
-      if (!chunkRunner)
-        return chunkRunner.status();
-      chunk.runner = std::move(*chunkRunner);
-      stats.kernelsPerChunk = chunkProgram.launches.size();
-      for (const rt::ProgramLaunch &l : chunkProgram.launches)
-        chunk.kernelNames.push_back(chunkProgram.kernels[l.kernel].name);
-      for (uint32_t i = chunkProgram.numArguments;
-           i < chunkProgram.buffers.size(); ++i)
-        stats.deviceBytes += chunkProgram.buffers[i].bytes;
+      auto runner = rt::ProgramRunner::create(*device, program,
+                                              options.timing, shared);
+      if (!runner)
+        return runner.status();
+      step->runner = std::move(*runner);
+      stats.kernelsPerChunk = program.launches.size();
+      for (const rt::ProgramLaunch &l : program.launches)
+        step->kernelNames.push_back(program.kernels[l.kernel].name);
+      for (uint32_t i = program.numArguments; i < program.buffers.size(); ++i)
+        stats.deviceBytes += program.buffers[i].bytes;
     }
     scratch.clear();
     scratch.shrink_to_fit();
@@ -403,6 +432,100 @@ struct Session::Impl {
     return Status();
   }
 
+  /// The row counts of a multi-sequence session's batch steps: one per
+  /// sequence (decode steps) and that plus a prompt chunk (mixed steps).
+  /// With several sequences every step has at least kBatchTileRows rows:
+  /// the CPU target's matmuls take x in tiles of that many rows (kXRows in
+  /// the lowering) and vectorize their sums per tile shape, so a row is
+  /// computed by the same code, bit for bit, in every step it can land in.
+  /// A single sequence keeps the one-row decode step (nothing shares it).
+  std::vector<int64_t> batchStepRows(int64_t n) const {
+    const int64_t chunkRows = n + std::min(options.batchSize, ctx);
+    std::vector<int64_t> rows{n, chunkRows};
+    if (n > 1)
+      for (int64_t &r : rows)
+        r = std::max(r, kBatchTileRows);
+    rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+    return rows;
+  }
+  static constexpr int64_t kBatchTileRows = 8;
+
+  /// A batch step of a multi-sequence session (Session::runBatch).
+  Status runBatch(const std::vector<BatchRow> &rows,
+                  std::vector<std::vector<float>> *logits) {
+    const int64_t n = options.sequences;
+    if (n <= 0)
+      return Status::error("runBatch needs a session of several sequences "
+                           "(SessionOptions::sequences)");
+    Step *step = &decode;
+    for (Step *b : borrowers())
+      if (step->rows < static_cast<int64_t>(rows.size()))
+        step = b;
+    if (rows.empty() || step->rows < static_cast<int64_t>(rows.size()))
+      return Status::error("a batch step takes 1 to " +
+                           std::to_string(step->rows) + " rows, got " +
+                           std::to_string(rows.size()));
+    const int64_t r = step->rows;
+    const int64_t vocab = model->hparams().vocab;
+    tokenIds.assign(r, 0);
+    positions.assign(r, 0);
+    lastRows.clear();
+    for (int64_t i = 0; i < r; ++i) {
+      if (i >= static_cast<int64_t>(rows.size())) {
+        // Padding: the scratch sequence after the last, at distinct
+        // positions; results dropped.
+        positions[i] = static_cast<int32_t>(n * ctx + i % ctx);
+        continue;
+      }
+      const BatchRow &row = rows[i];
+      if (row.id < 0 || row.id >= vocab)
+        return Status::error("token id " + std::to_string(row.id) +
+                             " is outside the vocabulary of " +
+                             std::to_string(vocab));
+      if (row.sequence < 0 || row.sequence >= n)
+        return Status::error("sequence " + std::to_string(row.sequence) +
+                             " is not one of the session's " +
+                             std::to_string(n));
+      if (row.position < 0 || row.position >= ctx)
+        return Status::error("position " + std::to_string(row.position) +
+                             " is outside the context of " +
+                             std::to_string(ctx));
+      tokenIds[i] = row.id;
+      positions[i] = static_cast<int32_t>(row.sequence * ctx + row.position);
+      if (row.logits)
+        lastRows.push_back(static_cast<int32_t>(i));
+    }
+    const std::vector<int32_t> &wanted = lastRows;
+    if (Status s = setInput(*step, step->tokensIndex, tokenIds.data(),
+                            tokenIds.size() * sizeof(int32_t));
+        !s)
+      return s;
+    if (Status s = setInput(*step, step->posIndex, positions.data(),
+                            positions.size() * sizeof(int32_t));
+        !s)
+      return s;
+    std::vector<float> out;
+    if (!device) {
+      if (Status s = interpret(*step, &out); !s)
+        return s;
+    } else {
+      if (Status s = step->runner->run(); !s)
+        return s;
+      if (!wanted.empty()) {
+        if (Status s = step->runner->readResult(0, scratch); !s)
+          return s;
+        out.resize(scratch.size() / sizeof(float));
+        std::memcpy(out.data(), scratch.data(), out.size() * sizeof(float));
+      }
+    }
+    if (!logits)
+      return Status();
+    for (int32_t at : wanted)
+      logits->emplace_back(out.begin() + size_t(at) * vocab,
+                           out.begin() + size_t(at + 1) * vocab);
+    return Status();
+  }
+
   Status checkRoom(size_t n) {
     if (pos + static_cast<int64_t>(n) > ctx)
       return Status::error("the context is full (" + std::to_string(ctx) +
@@ -476,17 +599,56 @@ Session::create(const Model &model, rt::Device *device,
   if (options.batchSize < 1)
     return Status::error("the batch size must be at least 1, got " +
                          std::to_string(options.batchSize));
+  if (options.sequences < 0 || options.sequences > 4096)
+    return Status::error("the number of sequences must be between 0 and "
+                         "4096, got " + std::to_string(options.sequences));
+  if (options.sequences > 0) {
+    // The caches' element indices (global position * KV width) are i32.
+    int64_t widest = 0;
+    for (int64_t l = 0; l < model.hparams().layers; ++l)
+      widest = std::max(widest, model.hparams().layer(l).kvDim());
+    if (s.ctx * (options.sequences + 1) * widest >= (int64_t(1) << 31))
+      return Status::error(
+          "the KV caches of " + std::to_string(options.sequences) +
+          " sequences of " + std::to_string(s.ctx) +
+          " positions are too large for one buffer; use fewer slots or a "
+          "smaller context");
+  }
   if (Status st = s.compile(); !st)
     return st;
   return session;
 }
 
 Status Session::feed(int32_t id, std::vector<float> *logits) {
+  if (impl->options.sequences > 0)
+    return Status::error("a session of several sequences runs batches "
+                         "(runBatch)");
   return impl->feed(id, logits);
+}
+Status Session::runBatch(const std::vector<BatchRow> &rows,
+                         std::vector<std::vector<float>> *logits) {
+  return impl->runBatch(rows, logits);
+}
+int64_t Session::maxBatchRows() const {
+  if (impl->options.sequences <= 0)
+    return 0;
+  return impl->batches.empty() ? impl->decode.rows : impl->batches.back().rows;
+}
+std::vector<int64_t> Session::batchRowCounts() const {
+  std::vector<int64_t> out;
+  if (impl->options.sequences <= 0)
+    return out;
+  out.push_back(impl->decode.rows);
+  for (const Step &b : impl->batches)
+    out.push_back(b.rows);
+  return out;
 }
 Status Session::feedMany(const std::vector<int32_t> &ids,
                          std::vector<std::vector<float>> *logits,
                          bool allRows) {
+  if (impl->options.sequences > 0)
+    return Status::error("a session of several sequences runs batches "
+                         "(runBatch)");
   return impl->feedMany(ids, logits, allRows);
 }
 int64_t Session::batchSize() const {

@@ -273,4 +273,93 @@ TEST_F(SessionTest, VulkanAgreesWithTheInterpreter) {
   EXPECT_GT(onDevice->stats().kernelsPerChunk, 0);
 }
 
+/// Runs the same two prompts through a session of 3 sequences, mixing
+/// prompt rows of one sequence with another's in the same step, and
+/// returns {every logits row of prompt 1, of prompt 2} by position.
+static void runTwoSequences(Session &batch, const std::vector<int32_t> &a,
+                            const std::vector<int32_t> &b,
+                            std::vector<std::vector<float>> &outA,
+                            std::vector<std::vector<float>> &outB) {
+  // Step k runs one token of a at position k in sequence 2 and, from step
+  // 2 on, one of b in sequence 0: rows of two sequences in every step, at
+  // different positions; each asks for its logits.
+  size_t steps = std::max(a.size(), b.size() + 2);
+  for (size_t k = 0; k < steps; ++k) {
+    std::vector<BatchRow> rows;
+    if (k < a.size())
+      rows.push_back({a[k], 2, int64_t(k), true});
+    if (k >= 2 && k - 2 < b.size())
+      rows.push_back({b[k - 2], 0, int64_t(k - 2), true});
+    std::vector<std::vector<float>> logits;
+    ASSERT_TRUE(batch.runBatch(rows, &logits).ok());
+    ASSERT_EQ(logits.size(), rows.size());
+    size_t i = 0;
+    if (k < a.size())
+      outA.push_back(logits[i++]);
+    if (k >= 2 && k - 2 < b.size())
+      outB.push_back(logits[i++]);
+  }
+}
+
+TEST_F(SessionTest, BatchStepsOfSeveralSequencesEqualOneSequenceAlone) {
+  // Continuous batching: a token's logits depend only on its own
+  // sequence, whatever shares the step, bit for bit, on the interpreter,
+  // the CPU target and Vulkan (lavapipe).
+  // Ten tokens: the one-sequence session runs both prompts in chunks of 8
+  // rows (11 = 8 + 3 padded, 10 = 8 + 2), the row tile of every batch step.
+  const std::vector<int32_t> other{4, 4, 8, 15, 16, 23, 42, 0, 11, 6};
+  std::vector<std::unique_ptr<rt::Device>> devices;
+  devices.push_back(nullptr);
+  for (rt::Backend backend : {rt::Backend::Cpu, rt::Backend::Vulkan})
+    if (auto device = rt::openDevice(backend); device.ok())
+      devices.push_back(std::move(*device));
+  for (auto &device : devices) {
+    SCOPED_TRACE(device ? rt::backendName(device->info().backend)
+                        : "interpreter");
+    auto alone = open(device.get(), 8);
+    ASSERT_TRUE(alone);
+    std::vector<std::vector<float>> a, b;
+    ASSERT_TRUE(alone->feedMany(prompt, &a, true).ok());
+    alone->reset();
+    ASSERT_TRUE(alone->feedMany(other, &b, true).ok());
+
+    SessionOptions options;
+    options.sequences = 3;
+    options.batchSize = 8;
+    auto batch = Session::create(*model, device.get(), options);
+    ASSERT_TRUE(batch.ok()) << batch.status().message();
+    EXPECT_EQ((*batch)->batchRowCounts(), (std::vector<int64_t>{8, 11}));
+    EXPECT_EQ((*batch)->maxBatchRows(), 11);
+    std::vector<std::vector<float>> ba, bb;
+    runTwoSequences(**batch, prompt, other, ba, bb);
+    ASSERT_EQ(ba.size(), a.size());
+    ASSERT_EQ(bb.size(), b.size());
+    for (size_t p = 0; p < a.size(); ++p)
+      EXPECT_EQ(0, std::memcmp(ba[p].data(), a[p].data(), kVocab * 4))
+          << "sequence 2, position " << p;
+    for (size_t p = 0; p < b.size(); ++p)
+      EXPECT_EQ(0, std::memcmp(bb[p].data(), b[p].data(), kVocab * 4))
+          << "sequence 0, position " << p;
+
+    // A prompt chunk of one sequence beside a decode token of another, in
+    // one step of 11 rows, logits of the chunk's last row only.
+    std::vector<BatchRow> rows;
+    for (int64_t p = 0; p < 9; ++p)
+      rows.push_back({prompt[p], 1, p, p == 8});
+    rows.push_back({other[7], 0, 7, true});
+    std::vector<std::vector<float>> logits;
+    ASSERT_TRUE((*batch)->runBatch(rows, &logits).ok());
+    ASSERT_EQ(logits.size(), 2u);
+    EXPECT_EQ(0, std::memcmp(logits[0].data(), a[8].data(), kVocab * 4));
+    EXPECT_EQ(0, std::memcmp(logits[1].data(), b[7].data(), kVocab * 4));
+
+    // Bad rows are errors, not crashes.
+    EXPECT_FALSE((*batch)->runBatch({{1, 3, 0, true}}, &logits).ok());
+    EXPECT_FALSE((*batch)->runBatch({{1, 0, kCtx, true}}, &logits).ok());
+    EXPECT_FALSE((*batch)->runBatch({{kVocab, 0, 0, true}}, &logits).ok());
+    EXPECT_FALSE((*batch)->runBatch(std::vector<BatchRow>(12), &logits).ok());
+    EXPECT_FALSE((*batch)->feed(1, &logits[0]).ok());
+  }
+}
+
 } // namespace

@@ -71,6 +71,20 @@ mlir::LogicalResult buildLayerGraph(circuit::GraphBuilder &g,
 /// `batch` > 1, graph @prefill (a prompt chunk of `batch` tokens, with the
 /// logits of every token when `allLogits`, else of its last). Null after
 /// diagnostics when a graph does not verify.
+/// A batch step for continuous batching: `rows` tokens, each of one of
+/// `sequences` KV-cache sequences of `seqLen` positions (the caches hold one
+/// more, a scratch sequence for padding rows), at its own global position
+/// (argument "pos", one per row: sequence * seqLen + position); the logits
+/// of every row.
+void buildBatchGraph(circuit::GraphBuilder &g, const Model &model,
+                     int64_t seqLen, int64_t sequences, int64_t rows);
+/// A module of batch graphs, one per row count, named batchGraphName(rows).
+mlir::OwningOpRef<mlir::ModuleOp>
+buildBatchModule(mlir::MLIRContext *context, const Model &model,
+                 int64_t seqLen, int64_t sequences,
+                 llvm::ArrayRef<int64_t> rowCounts);
+std::string batchGraphName(int64_t rows);
+
 mlir::OwningOpRef<mlir::ModuleOp> buildModelModule(mlir::MLIRContext *context,
                                                    const Model &model,
                                                    int64_t contextSize,

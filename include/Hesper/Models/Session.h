@@ -47,6 +47,20 @@ struct SessionOptions {
   /// which is all generation needs. With it off, feedMany(allRows) runs
   /// the prompt token by token.
   bool allLogits = false;
+  /// Independent KV-cache sequences (continuous batching, runBatch): 0 is
+  /// the single-sequence session of feed/feedMany. With N > 0 the session
+  /// compiles batch steps of N and N + batchSize rows instead (at least 8
+  /// each when N > 1: see batchRowCounts), whose rows may belong to any of
+  /// the N sequences, each of contextSize positions.
+  int64_t sequences = 0;
+};
+
+/// One token of a batch step: sequence `sequence`, at `position` in it.
+struct BatchRow {
+  int32_t id = 0;
+  int32_t sequence = 0;
+  int64_t position = 0;
+  bool logits = false; ///< compute this token's logits
 };
 
 /// What a session compiled and holds.
@@ -81,6 +95,20 @@ public:
                       std::vector<std::vector<float>> *logits, bool allRows);
   /// Tokens per prompt chunk actually compiled (1: none).
   int64_t batchSize() const;
+
+  /// Multi-sequence sessions (SessionOptions::sequences > 0): runs `rows`
+  /// (at most maxBatchRows()) as one step, on the smallest batch step that
+  /// holds them, and appends one row of logits per row that asked, in
+  /// order. A row's key and value are written at its position of its
+  /// sequence before any row reads them, so a prompt chunk of one sequence
+  /// can share a step with the decode tokens of others. Positions past a
+  /// row's are neither read nor changed.
+  rt::Status runBatch(const std::vector<BatchRow> &rows,
+                      std::vector<std::vector<float>> *logits);
+  /// The largest batch step compiled (0 for a single-sequence session).
+  int64_t maxBatchRows() const;
+  /// The batch steps' row counts, ascending (empty: single-sequence).
+  std::vector<int64_t> batchRowCounts() const;
   /// Starts over at position 0 (the cache needs no clearing: positions past
   /// the current one are masked).
   void reset();

@@ -42,6 +42,8 @@ GraphLowering::beginAttention(cir::AttentionOp op, KernelState &ks,
     f.softcap = cap->convertToFloat();
   if (std::optional<uint64_t> window = op.getWindow())
     f.window = int64_t(*window);
+  if (std::optional<uint64_t> seqLen = op.getSeqLen())
+    f.seqLen = int64_t(*seqLen);
   for (Value input : {op.getQ(), op.getKCache(), op.getVCache(), op.getPos()})
     bind(ks, input, false);
   allocFor(op.getResult());
@@ -62,22 +64,31 @@ void GraphLowering::locateAttentionRow(AttentionFrame &f, int64_t group,
   Value qRow = sm::WorkgroupIdOp::create(b, loc, b.getIndexType(), sm::Dim::y);
   f.qBase = im.mul(im.add(im.mul(qRow, im.c(f.heads)), head), im.c(f.dim));
   f.kvBase = im.mul(im.div(head, group), im.c(f.dim));
-  // The last position read: pos + row, clamped to the cache.
-  Value pos = loadElement(f.pos, im.c(0), loc);
-  pos = arith::AddIOp::create(b, loc, pos,
-                              arith::IndexCastOp::create(
-                                  b, loc, b.getI32Type(), qRow));
+  // The last position read: pos + row (with sequences, pos[row]), clamped
+  // to the cache.
+  Value pos;
+  if (f.seqLen > 0) {
+    pos = loadElement(f.pos, qRow, loc);
+  } else {
+    pos = loadElement(f.pos, im.c(0), loc);
+    pos = arith::AddIOp::create(
+        b, loc, pos, arith::IndexCastOp::create(b, loc, b.getI32Type(), qRow));
+  }
   Value i32Zero = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0);
   Value i32Last =
       arith::ConstantIntOp::create(b, loc, b.getI32Type(), f.positions - 1);
   pos = arith::MaxSIOp::create(b, loc, pos, i32Zero);
   pos = arith::MinSIOp::create(b, loc, pos, i32Last);
   f.count = im.add(im.toIndex(pos), im.c(1));
-  f.first = im.c(0);
+  // The row's sequence starts at the multiple of seq_len at or below it.
+  Value start = im.c(0);
+  if (f.seqLen > 0)
+    start = im.mul(im.div(im.toIndex(pos), f.seqLen), im.c(f.seqLen));
+  f.first = start;
   if (f.window > 0)
     f.first = arith::MaxSIOp::create(
         b, loc, arith::SubIOp::create(b, loc, f.count, im.c(f.window)),
-        im.c(0));
+        start);
 }
 
 Value GraphLowering::emitAttentionScore(const AttentionFrame &f,

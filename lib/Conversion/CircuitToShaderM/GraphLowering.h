@@ -423,6 +423,7 @@ private:
   struct AttentionFrame {
     int64_t dim = 0, heads = 0, rowStride = 0, positions = 0;
     int64_t window = 0; ///< sliding window (0: every position)
+    int64_t seqLen = 0; ///< positions per sequence (0: one sequence)
     float scale = 0;
     float softcap = 0;  ///< score soft-capping (0: none)
     Value q, kCache, vCache, pos, out;

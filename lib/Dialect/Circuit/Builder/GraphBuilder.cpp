@@ -613,11 +613,13 @@ Value GraphBuilder::attention(Value q, Value kCache, Value vCache, Value pos,
 Value GraphBuilder::decodeAttention(Value q, Value kCache, Value vCache,
                                     Value pos, int64_t heads, int64_t kvHeads,
                                     int64_t headDim, double scale,
-                                    double softcap, int64_t window) {
+                                    double softcap, int64_t window,
+                                    int64_t seqLen) {
   return AttentionOp::create(
       builder, loc, tensorOf(q), q, kCache, vCache, pos,
       builder.getI64IntegerAttr(heads), builder.getI64IntegerAttr(kvHeads),
       builder.getI64IntegerAttr(headDim), builder.getF32FloatAttr(scale),
       softcap > 0 ? builder.getF32FloatAttr(softcap) : FloatAttr(),
-      window > 0 ? builder.getI64IntegerAttr(window) : IntegerAttr());
+      window > 0 ? builder.getI64IntegerAttr(window) : IntegerAttr(),
+      seqLen > 0 ? builder.getI64IntegerAttr(seqLen) : IntegerAttr());
 }

@@ -637,8 +637,23 @@ LogicalResult AttentionOp::verify() {
                        "head_dim = ")
            << kvHeads * dim << " elements, got " << cache;
   auto posType = cast<RankedTensorType>(getPos().getType());
-  if (!posType.getElementType().isInteger(32) || posType.getNumElements() != 1)
-    return emitOpError("expects pos of one i32, got ") << posType;
+  std::optional<uint64_t> seqLen = getSeqLen();
+  if (!seqLen) {
+    if (!posType.getElementType().isInteger(32) ||
+        posType.getNumElements() != 1)
+      return emitOpError("expects pos of one i32, got ") << posType;
+    return success();
+  }
+  // Sequences: one global position per row.
+  const int64_t positions = cache / (kvHeads * dim);
+  const int64_t rows = qType.getNumElements() / (heads * dim);
+  if (int64_t(*seqLen) <= 0 || positions % int64_t(*seqLen) != 0)
+    return emitOpError("expects seq_len to divide the caches' ")
+           << positions << " positions, got " << int64_t(*seqLen);
+  if (!posType.getElementType().isInteger(32) ||
+      posType.getNumElements() != rows)
+    return emitOpError("with seq_len expects pos of one i32 per row (")
+           << rows << "), got " << posType;
   return success();
 }
 

@@ -217,10 +217,13 @@ public:
   /// scores (1/sqrt(headDim) for most models); a positive `softcap`
   /// squashes the scores to softcap·tanh(s/softcap), a positive `window`
   /// limits each row to its last `window` positions (sliding-window
-  /// attention).
+  /// attention). A positive `seqLen` splits the caches into sequences of
+  /// that many positions and takes one global position per row in `pos`
+  /// (continuous batching: rows of different sequences in one step).
   Value decodeAttention(Value q, Value kCache, Value vCache, Value pos,
                         int64_t heads, int64_t kvHeads, int64_t headDim,
-                        double scale, double softcap = 0, int64_t window = 0);
+                        double scale, double softcap = 0, int64_t window = 0,
+                        int64_t seqLen = 0);
 
 private:
   /// A reduce with a prologue, result `shape`, and `over` if not null.

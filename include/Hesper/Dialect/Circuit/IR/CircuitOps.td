@@ -591,6 +591,18 @@ def Circuit_AttentionOp : Circuit_Op<"attention", [Pure]> {
     soft-capping) squashes every score into `(-softcap, softcap)` before
     the softmax.
 
+    With `seq_len = S` the caches hold several independent sequences of
+    `S` positions each, one after the other (sequence `i` at positions
+    `i * S .. i * S + S - 1`), and `pos` holds one position per row, in
+    those global terms: row `r` is the token at `pos[r]` and sees the
+    positions of its own sequence only, `(pos[r] / S) * S .. pos[r]` (with
+    `window`, the last `W` of them). The rows of one step may belong to
+    different sequences: a batch of decode tokens of several requests, or a
+    prompt chunk beside them (continuous batching). A row's positions are
+    scored in the same tiles, counted from its sequence's start, as the
+    same row would be in a cache of its sequence alone, so its result is
+    bit-identical.
+
     Lowered as one workgroup per query head that walks the positions in
     tiles with an online softmax (flash-decoding): a running maximum and
     sum are rescaled per tile, in a fixed order, so results are
@@ -607,13 +619,20 @@ def Circuit_AttentionOp : Circuit_Op<"attention", [Pure]> {
          scale = 0.25 : f32, softcap = 50.0 : f32, window = 4096 : i64}
         : tensor<64xf32>, tensor<1024xf32>, tensor<1024xf32>, tensor<1xi32>
         -> tensor<64xf32>
+    // Two rows of two sequences of 16 positions each.
+    %b = circuit.attention %q2, %kc, %vc, %pos2
+        {heads = 4 : i64, kv_heads = 2 : i64, head_dim = 16 : i64,
+         scale = 0.25 : f32, seq_len = 16 : i64}
+        : tensor<128xf32>, tensor<1024xf32>, tensor<1024xf32>, tensor<2xi32>
+        -> tensor<128xf32>
     ```
   }];
   let arguments = (ins Circuit_FloatTensor:$q, Circuit_FloatTensor:$k_cache,
                        Circuit_FloatTensor:$v_cache, Circuit_Tensor:$pos,
                        I64Attr:$heads, I64Attr:$kv_heads, I64Attr:$head_dim,
                        F32Attr:$scale, OptionalAttr<F32Attr>:$softcap,
-                       OptionalAttr<I64Attr>:$window);
+                       OptionalAttr<I64Attr>:$window,
+                       OptionalAttr<I64Attr>:$seq_len);
   let results = (outs Circuit_FloatTensor:$result);
   let assemblyFormat = [{
     $q `,` $k_cache `,` $v_cache `,` $pos attr-dict `:` type($q) `,`
