@@ -45,6 +45,8 @@ LAYERS = [
      ["Hesper/Models/"]),
     ("tuning", 10, ["include/Hesper/Tuning", "lib/Tuning"],
      ["Hesper/Tuning/"]),
+    ("serving", 10, ["include/Hesper/Serving", "lib/Serving"],
+     ["Hesper/Serving/"]),
     ("tools", 11, ["tools"], []),
 ]
 # The lowest layer that may include the runtime's headers.

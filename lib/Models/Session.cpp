@@ -433,18 +433,22 @@ struct Session::Impl {
   }
 
   /// The row counts of a multi-sequence session's batch steps: one per
-  /// sequence (decode steps) and that plus a prompt chunk (mixed steps).
-  /// With several sequences every step has at least kBatchTileRows rows:
-  /// the CPU target's matmuls take x in tiles of that many rows (kXRows in
-  /// the lowering) and vectorize their sums per tile shape, so a row is
-  /// computed by the same code, bit for bit, in every step it can land in.
-  /// A single sequence keeps the one-row decode step (nothing shares it).
+  /// sequence (decode steps) and that plus a prompt chunk (mixed steps),
+  /// each at least kBatchTileRows with several sequences: the CPU target's
+  /// matmuls take x in tiles of that many rows (kXRows in the lowering)
+  /// and vectorize their sums per tile shape, so in those steps a row is
+  /// computed by the same code, bit for bit, wherever it lands. A one-row
+  /// step runs a lone token at matvec speed; its sums may round
+  /// differently from the tiled steps' (not with batchInvariant).
   std::vector<int64_t> batchStepRows(int64_t n) const {
     const int64_t chunkRows = n + std::min(options.batchSize, ctx);
     std::vector<int64_t> rows{n, chunkRows};
-    if (n > 1)
+    if (n > 1) {
       for (int64_t &r : rows)
         r = std::max(r, kBatchTileRows);
+      if (!options.batchInvariant)
+        rows.insert(rows.begin(), 1);
+    }
     rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
     return rows;
   }

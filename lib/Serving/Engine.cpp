@@ -108,21 +108,22 @@ HESPER_REQUEST_GETTER(int, slot, slotIndex)
 //===----------------------------------------------------------------------===//
 
 namespace {
-/// A slot: a session and what its cache holds, and the request it runs.
+/// A slot: one sequence of the batch session, what its cache holds, and
+/// the request it runs.
 struct Slot {
-  std::unique_ptr<models::Session> session;
-  std::vector<int32_t> cached; ///< tokens at positions 0..position()-1
+  std::vector<int32_t> cached; ///< tokens at positions 0..size()-1
   uint64_t lastUsed = 0;
 
   // The running request (null: idle).
   std::shared_ptr<Request> request;
   GenerationRequest gen;
-  size_t fed = 0;    ///< prompt tokens in the cache
-  size_t reused = 0; ///< of which were there before the request
+  size_t fed = 0;     ///< prompt tokens in the cache
+  size_t reused = 0;  ///< of which were there before the request
+  bool ready = false; ///< `logits` are the next token's
   std::vector<float> logits;
   std::vector<int32_t> history; ///< prompt and generated, for the penalty
   std::unique_ptr<models::Sampler> sampler;
-  std::string text;   ///< the reply's text so far
+  std::string text;     ///< the reply's text so far
   size_t sentBytes = 0; ///< of which handed out
   int32_t generated = 0;
   double promptMs = 0, decodeMs = 0;
@@ -132,8 +133,12 @@ struct Slot {
 struct Engine::Impl {
   const models::Model *model = nullptr;
   EngineOptions options;
+  /// One session, a KV-cache sequence per slot: a step runs every busy
+  /// slot's next token (and prompt chunks) as the rows of one batch.
+  std::unique_ptr<models::Session> session;
   std::vector<Slot> slots;
   uint64_t clock = 0;
+  int64_t chunk = 1; ///< prompt tokens per slot per step
 
   mutable std::mutex mutex; ///< guards the fields below and the stats
   std::condition_variable wake;
@@ -145,7 +150,10 @@ struct Engine::Impl {
 
   void run();
   void admit(std::shared_ptr<Request> request, GenerationRequest gen);
-  void step(Slot &slot);
+  void step();
+  /// Samples the slot's next token and hands it out; true when generation
+  /// goes on (the token must be fed).
+  bool sampleNext(Slot &slot);
   void emit(Slot &slot, TokenPiece piece);
   void finish(Slot &slot, FinishReason reason, const std::string &error = "");
   std::string textDelta(Slot &slot, bool final, bool &stopped);
@@ -167,12 +175,15 @@ Engine::create(const models::Model &model, rt::Device *device,
   m.model = &model;
   m.options = options;
   m.slots.resize(options.slots);
-  for (Slot &slot : m.slots) {
-    auto session = models::Session::create(model, device, options.session);
-    if (!session)
-      return session.status();
-    slot.session = std::move(*session);
-  }
+  models::SessionOptions sessionOptions = options.session;
+  sessionOptions.sequences = options.slots;
+  auto session = models::Session::create(model, device, sessionOptions);
+  if (!session)
+    return session.status();
+  m.session = std::move(*session);
+  // A prompt takes up to a chunk of the largest step's rows per step (the
+  // rest carry the other slots' tokens).
+  m.chunk = std::max<int64_t>(1, m.session->maxBatchRows() - options.slots);
   m.counters.slots = options.slots;
   m.thread = std::thread([&m] { m.run(); });
   return engine;
@@ -241,14 +252,12 @@ EngineStats Engine::stats() const {
   return s;
 }
 
-int64_t Engine::contextSize() const {
-  return impl->slots.front().session->contextSize();
-}
+int64_t Engine::contextSize() const { return impl->session->contextSize(); }
 
 int Engine::slots() const { return static_cast<int>(impl->slots.size()); }
 
 const models::SessionStats &Engine::sessionStats() const {
-  return impl->slots.front().session->stats();
+  return impl->session->stats();
 }
 
 void Engine::Impl::run() {
@@ -269,9 +278,7 @@ void Engine::Impl::run() {
       }
       ++counters.steps;
     }
-    for (Slot &slot : slots)
-      if (slot.request)
-        step(slot);
+    step();
   }
   // Shutdown: the running and the waiting requests end.
   for (Slot &slot : slots)
@@ -313,9 +320,9 @@ void Engine::Impl::admit(std::shared_ptr<Request> request,
   Slot &slot = *best;
   // At least the last prompt token is fed again, for its logits.
   size_t reuse = std::min(bestCommon, gen.prompt.size() - 1);
-  slot.session->rewind(static_cast<int64_t>(reuse));
   slot.cached.resize(reuse);
   slot.fed = slot.reused = reuse;
+  slot.ready = false;
   slot.history = gen.prompt;
   slot.sampler = std::make_unique<models::Sampler>(gen.sampler);
   slot.text.clear();
@@ -405,37 +412,7 @@ std::string Engine::Impl::textDelta(Slot &slot, bool final, bool &stopped) {
   return delta;
 }
 
-void Engine::Impl::step(Slot &slot) {
-  if (slot.request->cancelled()) {
-    finish(slot, FinishReason::Cancelled);
-    return;
-  }
-  models::Session &session = *slot.session;
-  const std::vector<int32_t> &prompt = slot.gen.prompt;
-
-  // The prompt, one chunk per step.
-  if (slot.fed < prompt.size()) {
-    double start = nowMs();
-    const size_t chunk = static_cast<size_t>(
-        std::max<int64_t>(1, session.batchSize()));
-    size_t n = std::min(chunk, prompt.size() - slot.fed);
-    std::vector<int32_t> ids(prompt.begin() + slot.fed,
-                             prompt.begin() + slot.fed + n);
-    std::vector<std::vector<float>> rows;
-    if (Status s = session.feedMany(ids, &rows, /*allRows=*/false); !s) {
-      session.rewind(static_cast<int64_t>(slot.fed));
-      finish(slot, FinishReason::Error, s.message());
-      return;
-    }
-    slot.cached.insert(slot.cached.end(), ids.begin(), ids.end());
-    slot.fed += n;
-    slot.logits = std::move(rows.back());
-    slot.promptMs += nowMs() - start;
-    return;
-  }
-
-  // One generated token.
-  double start = nowMs();
+bool Engine::Impl::sampleNext(Slot &slot) {
   TokenPiece piece;
   piece.id = slot.sampler->sample(slot.logits, slot.history);
   {
@@ -461,6 +438,7 @@ void Engine::Impl::step(Slot &slot) {
             {order[i], static_cast<float>(l[order[i]] - logSum)});
     }
   }
+  slot.ready = false;
   slot.history.push_back(piece.id);
   ++slot.generated;
   const models::Tokenizer *tok = model->tokenizer();
@@ -470,25 +448,98 @@ void Engine::Impl::step(Slot &slot) {
     slot.text += tok->decodeToken(piece.id);
   const bool budgetSpent =
       slot.gen.maxTokens >= 0 && slot.generated >= slot.gen.maxTokens;
-  const bool contextFull = session.position() >= session.contextSize();
+  const bool contextFull =
+      static_cast<int64_t>(slot.cached.size()) >= session->contextSize();
   bool stopped = false;
   piece.text = textDelta(slot, end || budgetSpent || contextFull, stopped);
   emit(slot, std::move(piece));
-  const int32_t id = slot.history.back();
   if (end || stopped) {
-    slot.decodeMs += nowMs() - start;
     finish(slot, FinishReason::Stop);
-    return;
+    return false;
   }
   if (budgetSpent || contextFull) {
-    slot.decodeMs += nowMs() - start;
     finish(slot, FinishReason::Length);
+    return false;
+  }
+  return true;
+}
+
+void Engine::Impl::step() {
+  // Requests whose clients went away end here; their slots are free.
+  for (Slot &slot : slots)
+    if (slot.request && slot.request->cancelled())
+      finish(slot, FinishReason::Cancelled);
+
+  // One row per generating slot: its next token, sampled from the logits
+  // of its last step.
+  const double start = nowMs();
+  std::vector<models::BatchRow> rows;
+  std::vector<Slot *> owners; ///< the slot of each row that asks logits
+  std::vector<Slot *> decoding, prompting;
+  for (Slot &slot : slots) {
+    if (!slot.request || !slot.ready)
+      continue;
+    if (!sampleNext(slot))
+      continue;
+    const int32_t sequence = static_cast<int32_t>(&slot - slots.data());
+    rows.push_back({slot.history.back(), sequence,
+                    static_cast<int64_t>(slot.cached.size()), true});
+    owners.push_back(&slot);
+    decoding.push_back(&slot);
+  }
+  // Prompt chunks fill the rest of the largest step, slot by slot, each
+  // at most `chunk` tokens (the session's batch size: the splits of a
+  // prompt are those of a one-sequence session).
+  const int64_t maxRows = session->maxBatchRows();
+  std::vector<size_t> promptRows;
+  for (Slot &slot : slots) {
+    if (!slot.request || slot.ready || slot.fed >= slot.gen.prompt.size())
+      continue;
+    const int64_t room = maxRows - static_cast<int64_t>(rows.size());
+    if (room <= 0)
+      break;
+    const int32_t sequence = static_cast<int32_t>(&slot - slots.data());
+    const size_t n = std::min<size_t>(
+        {slot.gen.prompt.size() - slot.fed, size_t(chunk), size_t(room)});
+    for (size_t i = 0; i < n; ++i) {
+      const size_t p = slot.fed + i;
+      const bool last = p + 1 == slot.gen.prompt.size();
+      rows.push_back(
+          {slot.gen.prompt[p], sequence, static_cast<int64_t>(p), last});
+      if (last)
+        owners.push_back(&slot);
+    }
+    prompting.push_back(&slot);
+    promptRows.push_back(n);
+  }
+  if (rows.empty())
+    return;
+
+  std::vector<std::vector<float>> logits;
+  if (rt::Status s = session->runBatch(rows, &logits); !s) {
+    for (Slot *slot : decoding)
+      finish(*slot, FinishReason::Error, s.message());
+    for (Slot *slot : prompting)
+      if (slot->request)
+        finish(*slot, FinishReason::Error, s.message());
     return;
   }
-  if (Status s = session.feed(id, &slot.logits); !s) {
-    finish(slot, FinishReason::Error, s.message());
-    return;
+  const double ms = nowMs() - start;
+  // What the caches now hold, and whose logits came back (in row order).
+  for (Slot *slot : decoding) {
+    slot->cached.push_back(slot->history.back());
+    slot->decodeMs += ms;
   }
-  slot.cached.push_back(id);
-  slot.decodeMs += nowMs() - start;
+  for (size_t k = 0; k < prompting.size(); ++k) {
+    Slot &slot = *prompting[k];
+    slot.cached.insert(slot.cached.end(), slot.gen.prompt.begin() + slot.fed,
+                       slot.gen.prompt.begin() + slot.fed + promptRows[k]);
+    slot.fed += promptRows[k];
+    slot.promptMs += ms;
+  }
+  size_t at = 0;
+  for (Slot *slot : owners) {
+    slot->logits = std::move(logits[at++]);
+    slot->ready = true;
+  }
 }

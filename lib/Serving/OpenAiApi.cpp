@@ -523,8 +523,6 @@ hesper::serving::detokenizeJson(const std::string &body, const ApiContext &api,
   auto tokens = j.find("tokens");
   if (tokens == j.end() || !tokens->is_array())
     return badField("tokens", "must be an array of token ids");
-  if (!api.tokenizer)
-    return ApiError{400, "the model has no tokenizer"};
   std::vector<int32_t> ids;
   for (const json &id : *tokens) {
     if (!id.is_number_integer() ||
@@ -535,6 +533,8 @@ hesper::serving::detokenizeJson(const std::string &body, const ApiContext &api,
                                     std::to_string(api.vocab));
     ids.push_back(id.get<int32_t>());
   }
+  if (!api.tokenizer)
+    return ApiError{400, "the model has no tokenizer"};
   std::string text;
   for (int32_t id : ids)
     text += api.tokenizer->decodeToken(id);

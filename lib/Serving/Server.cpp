@@ -330,6 +330,11 @@ void Server::Impl::install() {
     if (!completion || res.status != 200)
       log(req.method + " " + req.path + " " + std::to_string(res.status));
   });
+  // Clients keep their connections (httplib's default closes them after
+  // 5 requests or 5 idle seconds, and a client that sends on a connection
+  // being closed sees "other side closed").
+  http.set_keep_alive_max_count(10000);
+  http.set_keep_alive_timeout(60);
   // Each event of a stream leaves at once (no Nagle delay).
   http.set_tcp_nodelay(true);
   http.set_payload_max_length(options.maxBodyBytes);

@@ -111,6 +111,12 @@ static cl::opt<int> timeoutSeconds(
 static cl::opt<unsigned> maxBodyKiB(
     "max-body-kib", cl::desc("Largest request body, in KiB (default 8192)"),
     cl::init(8192), cl::cat(serverCategory));
+static cl::opt<bool> batchInvariant(
+    "batch-invariant",
+    cl::desc("Run every step on the same row tiles, so a request's logits "
+             "are bit-identical alone or beside others (a lone stream "
+             "decodes slower on the CPU target)"),
+    cl::cat(serverCategory));
 static cl::opt<bool> listDevicesFlag("list-devices",
                                      cl::desc("List the devices and exit"),
                                      cl::cat(serverCategory));
@@ -209,6 +215,7 @@ int main(int argc, char **argv) {
   engineOptions.queueSize = queueSize;
   engineOptions.session.contextSize = ctxSize;
   engineOptions.session.batchSize = batchSize;
+  engineOptions.session.batchInvariant = batchInvariant;
   auto engine = serving::Engine::create(model, device.get(), engineOptions);
   if (!engine)
     return fail(engine.status().message());
@@ -246,7 +253,7 @@ int main(int argc, char **argv) {
                << " slots of " << api.contextSize << " positions; chat "
                << (format ? models::chatFormatName(*format) : "none")
                << "; compiled in "
-               << llvm::format("%.0f", stats.compileMs) << " ms per slot\n";
+               << llvm::format("%.0f", stats.compileMs) << " ms\n";
   llvm::errs() << "listening on http://" << host << ":" << *bound << "\n";
   llvm::errs().flush();
 

@@ -326,6 +326,7 @@ TEST_F(SessionTest, BatchStepsOfSeveralSequencesEqualOneSequenceAlone) {
     SessionOptions options;
     options.sequences = 3;
     options.batchSize = 8;
+    options.batchInvariant = true;
     auto batch = Session::create(*model, device.get(), options);
     ASSERT_TRUE(batch.ok()) << batch.status().message();
     EXPECT_EQ((*batch)->batchRowCounts(), (std::vector<int64_t>{8, 11}));
@@ -359,6 +360,22 @@ TEST_F(SessionTest, BatchStepsOfSeveralSequencesEqualOneSequenceAlone) {
     EXPECT_FALSE((*batch)->runBatch({{kVocab, 0, 0, true}}, &logits).ok());
     EXPECT_FALSE((*batch)->runBatch(std::vector<BatchRow>(12), &logits).ok());
     EXPECT_FALSE((*batch)->feed(1, &logits[0]).ok());
+
+    // Without batchInvariant a lone token runs on a one-row step: the
+    // same logits as one sequence's decode step, bit for bit.
+    options.batchInvariant = false;
+    auto fast = Session::create(*model, device.get(), options);
+    ASSERT_TRUE(fast.ok()) << fast.status().message();
+    EXPECT_EQ((*fast)->batchRowCounts(), (std::vector<int64_t>{1, 8, 11}));
+    auto single = open(device.get(), 1);
+    std::vector<float> expected;
+    for (size_t p = 0; p < 3; ++p) {
+      ASSERT_TRUE(single->feed(prompt[p], &expected).ok());
+      std::vector<std::vector<float>> got;
+      ASSERT_TRUE((*fast)->runBatch({{prompt[p], 1, int64_t(p), true}}, &got)
+                      .ok());
+      EXPECT_EQ(0, std::memcmp(got[0].data(), expected.data(), kVocab * 4));
+    }
   }
 }
 

@@ -50,9 +50,13 @@ struct SessionOptions {
   /// Independent KV-cache sequences (continuous batching, runBatch): 0 is
   /// the single-sequence session of feed/feedMany. With N > 0 the session
   /// compiles batch steps of N and N + batchSize rows instead (at least 8
-  /// each when N > 1: see batchRowCounts), whose rows may belong to any of
-  /// the N sequences, each of contextSize positions.
+  /// each when N > 1, and a one-row step; see batchRowCounts), whose rows
+  /// may belong to any of the N sequences, each of contextSize positions.
   int64_t sequences = 0;
+  /// No one-row batch step: every step takes x in the same row tiles, so a
+  /// token's logits are bit-identical whatever else runs (on the CPU
+  /// target a lone token then costs a tile's work).
+  bool batchInvariant = false;
 };
 
 /// One token of a batch step: sequence `sequence`, at `position` in it.

@@ -5,12 +5,14 @@
 //===----------------------------------------------------------------------===//
 //
 // The serving engine behind hesper-server: a fixed number of slots, each a
-// Session with its own KV cache, and one thread that steps them. A step
-// gives every busy slot one unit of work in slot order: a prompt chunk
-// (the session's batch size) while its prompt lasts, then one generated
-// token. A request joins at the next step once a slot is free and leaves
-// as soon as it ends, without stalling the others; a long prompt costs the
-// running streams one chunk's time per step, not the whole prompt.
+// KV-cache sequence of one multi-sequence Session, and one thread that steps
+// them (continuous batching). A step is one Session::runBatch: a row for
+// every slot that is generating (its next token, sampled from its last
+// logits) and, in the rows left, the next prompt chunk of slots still
+// reading their prompts; the matmuls take all rows at once. A request
+// joins at the next step once a slot is free and leaves as soon as it
+// ends, without stalling the others; a long prompt costs the running
+// streams one chunk per step, not the whole prompt.
 //
 //   auto engine = serving::Engine::create(model, device, options);
 //   std::string why;
@@ -22,10 +24,9 @@
 // Each slot keeps its cache between requests: a request goes to the idle
 // slot whose cached tokens share the longest prefix with its prompt, and
 // only the rest of the prompt is fed (a chat's earlier turns are not
-// recomputed). Slots never mix: a request's tokens depend only on its own
-// slot's cache, so greedy decoding gives the same tokens whether a request
-// runs alone or beside others (docs/Server.md says when a reused prefix
-// can change the last bits of a logit).
+// recomputed). A row reads only its own sequence, so a request's tokens do
+// not depend on what shares its steps (docs/Server.md, "Determinism", says
+// where the last bits of a logit may).
 //
 // The engine knows tokens and text, not HTTP or JSON (Server.h).
 //
@@ -50,7 +51,9 @@ namespace hesper::serving {
 struct EngineOptions {
   int slots = 1;      ///< sequences decoded at once (-np)
   int queueSize = 64; ///< requests waiting for a slot before 503s
-  models::SessionOptions session; ///< context per slot, chunk size, ...
+  /// Context per slot, chunk size, batchInvariant (bit-identical tokens
+  /// for a request alone or beside others, at a lone stream's cost).
+  models::SessionOptions session;
 };
 
 /// One generation to run.
