@@ -60,6 +60,10 @@ static llvm::cl::opt<int> nPredict(
     llvm::cl::init(128), llvm::cl::cat(modelCategory));
 static llvm::cl::alias nPredictAlias("n-predict", llvm::cl::aliasopt(nPredict),
                                      llvm::cl::cat(modelCategory));
+static llvm::cl::opt<bool> ignoreEos(
+    "ignore-eos",
+    llvm::cl::desc("Generate past end-of-generation tokens (all -n tokens)"),
+    llvm::cl::cat(modelCategory));
 static llvm::cl::opt<int64_t> ctxSize(
     "c", llvm::cl::desc("KV cache positions (0: the model's context, at "
                         "most 4096)"),
@@ -445,6 +449,7 @@ int hesper::run::runModelMode(const std::string &path,
 
   GenerateOptions g;
   g.maxTokens = nPredict;
+  g.stopAtEndOfGeneration = !ignoreEos;
   g.keepLogits = !dumpLogits.empty();
   g.sampler = sampler;
 

@@ -1444,3 +1444,27 @@ circuit.graph @read_old_version(%x: tensor<8xf32>) -> tensor<16xf32> {
   // expected-error @+1 {{'circuit.output' op reads operand #0 after 'circuit.reduce_scatter_epilogue' wrote over it in place}}
   circuit.output %v1 : tensor<16xf32>
 }
+
+// -----
+
+circuit.graph @attention_seq_len_divides(%q: tensor<128xf32>, %k: tensor<512xf32>, %pos: tensor<2xi32>) {
+  // expected-error @+1 {{'circuit.attention' op expects seq_len to divide the caches' 16 positions, got 5}}
+  %o = circuit.attention %q, %k, %k, %pos {heads = 4 : i64, kv_heads = 2 : i64, head_dim = 16 : i64, scale = 0.25 : f32, seq_len = 5 : i64} : tensor<128xf32>, tensor<512xf32>, tensor<512xf32>, tensor<2xi32> -> tensor<128xf32>
+  circuit.output
+}
+
+// -----
+
+circuit.graph @attention_seq_len_positive(%q: tensor<128xf32>, %k: tensor<512xf32>, %pos: tensor<2xi32>) {
+  // expected-error @+1 {{'circuit.attention' op expects seq_len to divide the caches' 16 positions, got 0}}
+  %o = circuit.attention %q, %k, %k, %pos {heads = 4 : i64, kv_heads = 2 : i64, head_dim = 16 : i64, scale = 0.25 : f32, seq_len = 0 : i64} : tensor<128xf32>, tensor<512xf32>, tensor<512xf32>, tensor<2xi32> -> tensor<128xf32>
+  circuit.output
+}
+
+// -----
+
+circuit.graph @attention_seq_len_pos_per_row(%q: tensor<128xf32>, %k: tensor<512xf32>, %pos: tensor<1xi32>) {
+  // expected-error @+1 {{'circuit.attention' op with seq_len expects pos of one i32 per row (2), got 'tensor<1xi32>'}}
+  %o = circuit.attention %q, %k, %k, %pos {heads = 4 : i64, kv_heads = 2 : i64, head_dim = 16 : i64, scale = 0.25 : f32, seq_len = 8 : i64} : tensor<128xf32>, tensor<512xf32>, tensor<512xf32>, tensor<1xi32> -> tensor<128xf32>
+  circuit.output
+}

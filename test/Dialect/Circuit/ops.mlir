@@ -771,6 +771,13 @@ circuit.graph @attention(%q: tensor<64xf32>, %k: tensor<1024xf32>, %v: tensor<10
   circuit.output %o : tensor<64xf32>
 }
 
+// CHECK-LABEL: circuit.graph @attention_sequences
+// CHECK: circuit.attention %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {head_dim = 16 : i64, heads = 4 : i64, kv_heads = 2 : i64, scale = 2.500000e-01 : f32, seq_len = 16 : i64} : tensor<128xf32>, tensor<1024xf32>, tensor<1024xf32>, tensor<2xi32> -> tensor<128xf32>
+circuit.graph @attention_sequences(%q: tensor<128xf32>, %k: tensor<1024xf32>, %v: tensor<1024xf32>, %pos: tensor<2xi32>) -> tensor<128xf32> {
+  %o = circuit.attention %q, %k, %v, %pos {heads = 4 : i64, kv_heads = 2 : i64, head_dim = 16 : i64, scale = 0.25 : f32, seq_len = 16 : i64} : tensor<128xf32>, tensor<1024xf32>, tensor<1024xf32>, tensor<2xi32> -> tensor<128xf32>
+  circuit.output %o : tensor<128xf32>
+}
+
 // CHECK-LABEL: circuit.graph @gated_matmul
 // CHECK: circuit.gated_matmul %{{.*}}, %{{.*}}, %{{.*}} : tensor<64xf32>, tensor<32x64x!circuit.q8_0>, tensor<32x64xf16> -> tensor<32xf32> combine {
 // CHECK: exp.silu

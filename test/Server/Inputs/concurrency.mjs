@@ -60,7 +60,7 @@ await withServer(model, ["-np", "4", "-c", "256", "-t", "1"],
   }
   // And hesper-run agrees on each prompt.
   for (let i = 0; i < prompts.length; ++i)
-    assert.deepEqual(alone[i], hesperRunIds(model, prompts[i], n));
+    assert.deepEqual(alone[i], hesperRunIds(model, prompts[i], n, [], true));
   assert.equal(await metric(server, "requests_total"), 24);
   assert.equal(await metric(server, "generated_tokens_total"), 24 * n);
   assert.equal(await metric(server, "slots_busy"), 0);

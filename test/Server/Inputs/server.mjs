@@ -81,10 +81,11 @@ export async function metric(server, name, headers = {}) {
 }
 
 /// Token ids that `hesper-run --temp 0` generates for `prompt` (text, or
-/// ids as an array).
-export function hesperRunIds(model, prompt, n, extra = []) {
+/// ids as an array); past end-of-generation tokens with `ignoreEos`.
+export function hesperRunIds(model, prompt, n, extra = [], ignoreEos = false) {
   const args = [model, "--backend=cpu", "-n", String(n), "--temp", "0",
                 "--print-token-ids", "-c", "256", ...extra];
+  if (ignoreEos) args.push("--ignore-eos");
   if (Array.isArray(prompt)) args.push("--tokens", prompt.join(","));
   else args.push("-p", prompt);
   const out = execFileSync("hesper-run", args, {
