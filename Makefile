@@ -21,6 +21,7 @@ setup:
 $(BUILD_DIR)/build.ninja: CMakeLists.txt | setup
 	cmake -G Ninja -S . -B $(BUILD_DIR) \
 	  -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
+	  -DPython_EXECUTABLE=$(PYTHON) \
 	  -DMLIR_DIR=$(LLVM_PREFIX)/lib/cmake/mlir \
 	  -DLLVM_EXTERNAL_LIT=$(LLVM_PREFIX)/bin/lit
 
@@ -88,6 +89,7 @@ export HESPER_VULKAN_KEEP_DRIVERS_LOADED := 1
 
 $(SAN_DIR)/build.ninja: CMakeLists.txt | setup
 	cmake -G Ninja -S . -B $(SAN_DIR) \
+	  -DPython_EXECUTABLE=$(PYTHON) \
 	  -DCMAKE_BUILD_TYPE=Release \
 	  -DLLVM_USE_SANITIZER="Address;Undefined" \
 	  -DHESPER_BUILD_BENCH=OFF \

@@ -27,6 +27,8 @@ PACKAGES=(
   # hesper-server: HTTP and JSON; its chat page's test runs Debian's
   # chromium headless.
   libcpp-httplib-dev nlohmann-json3-dev chromium
+  # The Python module (pybind11 over the libraries) and its pytest suite.
+  pybind11-dev python3-dev python3-pytest
 )
 
 missing=()

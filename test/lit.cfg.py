@@ -141,3 +141,22 @@ for browser in ["/usr/bin/chromium", shutil.which("chromium")]:
         config.available_features.add("chromium")
         config.environment["HESPER_CHROMIUM"] = browser
         break
+
+# The Python module (build/python/hesper), for test/Python: importable by
+# the NumPy Python with pytest (not in the sanitizer build: an instrumented
+# extension needs the sanitizer runtime preloaded into python).
+hesper_python = os.path.join(config.hesper_obj_root, "python")
+config.substitutions.append(("%hesper_python", hesper_python))
+for candidate in ["/usr/bin/python3", shutil.which("python3")]:
+    if not candidate:
+        continue
+    try:
+        ok = subprocess.run(
+            [candidate, "-c", "import hesper, numpy, pytest"],
+            env={**os.environ, "PYTHONPATH": hesper_python},
+            capture_output=True, timeout=60).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        ok = False
+    if ok:
+        config.available_features.add("python-module")
+        break

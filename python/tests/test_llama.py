@@ -1,0 +1,225 @@
+"""hesper.Llama against hesper-run on generated models (pytest).
+
+Run by test/Python/pytest.test with PYTHONPATH=<build>/python, the build's
+tools on PATH and HESPER_GGUF_TOOLS naming utils/gguf.
+"""
+
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import hesper
+
+GGUF_TOOLS = os.environ.get(
+    "HESPER_GGUF_TOOLS",
+    os.path.join(os.path.dirname(__file__), "..", "..", "utils", "gguf"))
+
+
+def make_model(path, *args):
+    subprocess.run([sys.executable, os.path.join(GGUF_TOOLS, "make_model.py"),
+                    str(path), "--quiet", *args], check=True)
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def model_path(tmp_path_factory):
+    return make_model(tmp_path_factory.mktemp("m") / "chat.gguf",
+                      "--arch", "qwen2", "--chat-template", "chatml",
+                      "--seed", "23")
+
+
+@pytest.fixture(scope="module")
+def llm(model_path):
+    return hesper.Llama(model_path, n_ctx=256, device="cpu", n_threads=1)
+
+
+def hesper_run(model_path, *args):
+    out = subprocess.run(
+        ["hesper-run", model_path, "--backend=cpu", "-t", "1", "-c", "256",
+         "--temp", "0", "--print-token-ids", *args],
+        capture_output=True, text=True, check=True).stdout
+    return [int(t) for t in
+            re.search(r"generated ids: (.*)$", out, re.M).group(1).split(",")]
+
+
+def test_module_basics():
+    assert re.match(r"^\d+\.\d+\.\d+$", hesper.__version__)
+    found = hesper.devices()
+    assert any(d.backend == "cpu" for d in found)
+    assert all(isinstance(d.name, str) and d.name for d in found)
+
+
+def test_completion_equals_hesper_run(llm, model_path):
+    prompt = "Once upon a time"
+    out = llm(prompt, max_tokens=12, temperature=0)
+    assert out["object"] == "text_completion"
+    choice = out["choices"][0]
+    assert choice["finish_reason"] == "length"
+    expected = hesper_run(model_path, "-p", prompt, "-n", "12")
+    assert llm.last_tokens == expected
+    assert choice["text"] == llm.detokenize(expected).decode(
+        "utf-8", errors="replace")
+    prompt_ids = llm.tokenize(prompt.encode())
+    assert out["usage"] == {"prompt_tokens": len(prompt_ids),
+                            "completion_tokens": 12,
+                            "total_tokens": len(prompt_ids) + 12}
+    # The same from token ids.
+    again = llm(prompt_ids, max_tokens=12, temperature=0)
+    assert llm.last_tokens == expected
+    assert again["choices"][0]["text"] == choice["text"]
+
+
+def test_streaming_gives_the_same_text(llm):
+    whole = llm("The compiler", max_tokens=16, temperature=0)
+    chunks = list(llm("The compiler", max_tokens=16, temperature=0,
+                      stream=True))
+    assert len(chunks) >= 2
+    assert "".join(c["choices"][0]["text"] for c in chunks) == \
+        whole["choices"][0]["text"]
+    assert chunks[-1]["choices"][0]["finish_reason"] == "length"
+    assert all(c["choices"][0]["finish_reason"] is None
+               for c in chunks[:-1])
+
+
+def test_stop_strings(llm):
+    full = llm("Call me", max_tokens=12, temperature=0)["choices"][0]["text"]
+    stop = full[4:6]
+    assert stop
+    cut = llm("Call me", max_tokens=12, temperature=0, stop=[stop])
+    assert cut["choices"][0]["text"] == full[:full.index(stop)]
+    assert cut["choices"][0]["finish_reason"] == "stop"
+    streamed = "".join(c["choices"][0]["text"] for c in
+                       llm("Call me", max_tokens=12, temperature=0,
+                           stop=stop, stream=True))
+    assert streamed == cut["choices"][0]["text"]
+
+
+def test_seeds_reproduce(llm):
+    a = llm("Many years later", max_tokens=16, temperature=0.9, seed=7)
+    b = llm("Many years later", max_tokens=16, temperature=0.9, seed=7)
+    assert a["choices"][0]["text"] == b["choices"][0]["text"]
+    # hesper-run's sampler: the same seed, the same tokens.
+    tokens = llm.last_tokens
+    out = subprocess.run(
+        ["hesper-run", llm.model_path, "--backend=cpu", "-t", "1", "-c",
+         "256", "-p", "Many years later", "-n", "16", "--temp", "0.9",
+         "--seed", "7", "--print-token-ids"],
+        capture_output=True, text=True, check=True).stdout
+    assert tokens == [int(t) for t in re.search(
+        r"generated ids: (.*)$", out, re.M).group(1).split(",")]
+    others = {llm("Many years later", max_tokens=16, temperature=0.9,
+                  seed=s)["choices"][0]["text"] for s in range(4)}
+    assert len(others) > 1
+
+
+def test_chat_completion(llm, model_path):
+    messages = [{"role": "system", "content": "Be brief."},
+                {"role": "user", "content": "Hello there"}]
+    out = llm.create_chat_completion(messages, max_tokens=8, temperature=0)
+    assert out["object"] == "chat.completion"
+    message = out["choices"][0]["message"]
+    assert message["role"] == "assistant"
+    text = ("<|im_start|>system\nBe brief.<|im_end|>\n"
+            "<|im_start|>user\nHello there<|im_end|>\n"
+            "<|im_start|>assistant\n")
+    ids = llm.tokenize(text.encode(), add_bos=True, special=True)
+    assert out["usage"]["prompt_tokens"] == len(ids)
+    expected = hesper_run(model_path, "--tokens", ",".join(map(str, ids)),
+                          "-n", "8")
+    n = len(llm.last_tokens)
+    assert llm.last_tokens == expected[:n]
+    chunks = list(llm.create_chat_completion(messages, max_tokens=8,
+                                             temperature=0, stream=True))
+    assert chunks[0]["choices"][0]["delta"] == {"role": "assistant"}
+    assert "".join(c["choices"][0]["delta"].get("content", "")
+                   for c in chunks) == message["content"]
+
+
+def test_eval_logits_equal_dump_logits(llm, model_path, tmp_path):
+    ids = llm.tokenize(b"It was a bright cold day")
+    llm.reset()
+    llm.eval(ids)
+    logits = llm.logits
+    assert logits.dtype == np.float32 and logits.shape == (llm.n_vocab(),)
+    dump = tmp_path / "logits.npy"
+    subprocess.run(
+        ["hesper-run", model_path, "--backend=cpu", "-t", "1", "-c", "256",
+         "--tokens", ",".join(map(str, ids)), "-n", "1", "--temp", "0",
+         "--dump-logits", str(dump)],
+        capture_output=True, check=True)
+    reference = np.load(dump)[len(ids) - 1]
+    np.testing.assert_allclose(logits, reference, rtol=1e-5, atol=1e-5)
+    # The array is the session's: the next eval changes it.
+    kept = logits.copy()
+    llm.eval([5])
+    assert not np.array_equal(llm.logits, kept)
+
+
+def test_errors_are_python_exceptions(llm, tmp_path):
+    with pytest.raises(FileNotFoundError):
+        hesper.Llama(str(tmp_path / "missing.gguf"))
+    bad = tmp_path / "bad.gguf"
+    bad.write_bytes(b"GGUF not really")
+    with pytest.raises(ValueError):
+        hesper.Llama(str(bad))
+    with pytest.raises(ValueError, match="device"):
+        hesper.Llama(llm.model_path, device="tpu")
+    with pytest.raises(ValueError, match="temperature"):
+        llm("x", temperature=-1)
+    with pytest.raises(ValueError, match="top_p"):
+        llm("x", top_p=2)
+    with pytest.raises(ValueError, match="context"):
+        llm(list(range(5)) * 60)
+    with pytest.raises(ValueError, match="vocabulary"):
+        llm.eval([10 ** 6])
+    with pytest.raises(ValueError, match="vocabulary"):
+        llm.detokenize([-1])
+    with pytest.raises(ValueError, match="empty"):
+        llm([])
+    # Still usable afterwards.
+    assert llm("Hi", max_tokens=2, temperature=0)["usage"][
+        "completion_tokens"] == 2
+
+
+def test_generation_releases_the_gil(llm):
+    done = threading.Event()
+
+    def generate():
+        llm("In a hole in the ground", max_tokens=200, temperature=0)
+        done.set()
+
+    counter = 0
+    thread = threading.Thread(target=generate)
+    thread.start()
+    while not done.is_set():
+        counter += 1
+    thread.join()
+    # The main thread ran Python while the other generated: many loop
+    # iterations, not a handful between GIL switches.
+    assert counter > 10000, counter
+
+
+def rss_kib():
+    with open("/proc/self/status") as f:
+        return int(re.search(r"^VmRSS:\s+(\d+) kB$", f.read(), re.M).group(1))
+
+
+def test_create_and_destroy_keeps_memory_steady(model_path):
+    import gc
+    for _ in range(5):  # warm up the allocators
+        hesper.Llama(model_path, n_ctx=64, device="cpu", n_threads=1)
+    gc.collect()
+    start = rss_kib()
+    for _ in range(100):
+        llm = hesper.Llama(model_path, n_ctx=64, device="cpu", n_threads=1)
+        llm("Hi", max_tokens=2, temperature=0)
+        del llm
+    gc.collect()
+    grown = rss_kib() - start
+    assert grown < 64 * 1024, f"resident memory grew by {grown} KiB"
