@@ -210,6 +210,18 @@ class Llama:
             yield text[sent:] + tail, None, None
         yield "", None, finish
 
+    def _collect(self, pieces):
+        """The whole text, the generated ids (kept as `last_tokens`) and
+        the finish reason of `_completion_pieces`."""
+        text, tokens, finish = "", [], None
+        for piece, token, reason in pieces:
+            text += piece
+            if token is not None:
+                tokens.append(token)
+            finish = reason or finish
+        self.last_tokens = tokens
+        return text, tokens, finish
+
     def _sampling(self, temperature, top_p, top_k, min_p, repeat_penalty,
                   seed):
         return dict(temperature=temperature, top_p=top_p, top_k=top_k,
@@ -248,13 +260,7 @@ class Llama:
                                         "logprobs": None,
                                         "finish_reason": finish}]}
             return chunks()
-        text, tokens, finish = "", [], None
-        for piece, token, reason in pieces:
-            text += piece
-            if token is not None:
-                tokens.append(token)
-            finish = reason or finish
-        self.last_tokens = tokens
+        text, tokens, finish = self._collect(pieces)
         return {"id": cid, "object": "text_completion", "created": created,
                 "model": model,
                 "choices": [{"text": text, "index": 0, "logprobs": None,
@@ -306,13 +312,7 @@ class Llama:
                                         "logprobs": None,
                                         "finish_reason": finish}]}
             return chunks()
-        reply, tokens, finish = "", [], None
-        for piece, token, reason in pieces:
-            reply += piece
-            if token is not None:
-                tokens.append(token)
-            finish = reason or finish
-        self.last_tokens = tokens
+        reply, tokens, finish = self._collect(pieces)
         return {"id": cid, "object": "chat.completion", "created": created,
                 "model": model,
                 "choices": [{"index": 0,
