@@ -124,11 +124,7 @@ Conversation::say(const std::string &text, const GenerateOptions &options,
   // Keep the cached positions that hold the same tokens; at least the last
   // prompt token is fed again, for its logits.
   cached.resize(std::min<size_t>(cached.size(), session.position()));
-  size_t common = 0;
-  while (common < cached.size() && common < turn.promptIds.size() &&
-         cached[common] == turn.promptIds[common])
-    ++common;
-  common = std::min(common, turn.promptIds.size() - 1);
+  const size_t common = reusablePrefix(cached, turn.promptIds);
   session.rewind(common);
   turn.reusedTokens = common;
   std::vector<int32_t> fresh(turn.promptIds.begin() + common,

@@ -585,6 +585,18 @@ void hesper::models::buildBatchGraph(GraphBuilder &g, const Model &model,
   emitter.emit();
 }
 
+/// Moves `next`'s graphs to the end of `module` (or makes `next` the module
+/// when there is none yet).
+static void appendGraphs(OwningOpRef<ModuleOp> &module,
+                         OwningOpRef<ModuleOp> next) {
+  if (!module) {
+    module = std::move(next);
+    return;
+  }
+  for (Operation &op : llvm::make_early_inc_range(*next->getBody()))
+    op.moveAfter(&module->getBody()->back());
+}
+
 OwningOpRef<ModuleOp>
 hesper::models::buildBatchModule(MLIRContext *context, const Model &model,
                                  int64_t seqLen, int64_t sequences,
@@ -596,12 +608,7 @@ hesper::models::buildBatchModule(MLIRContext *context, const Model &model,
     OwningOpRef<ModuleOp> next = g.finish();
     if (!next)
       return nullptr;
-    if (!module) {
-      module = std::move(next);
-      continue;
-    }
-    for (Operation &op : llvm::make_early_inc_range(*next->getBody()))
-      op.moveAfter(&module->getBody()->back());
+    appendGraphs(module, std::move(next));
   }
   return module;
 }
@@ -628,7 +635,6 @@ OwningOpRef<ModuleOp> hesper::models::buildModelModule(MLIRContext *context,
   OwningOpRef<ModuleOp> second = g.finish();
   if (!second)
     return nullptr;
-  for (Operation &op : llvm::make_early_inc_range(*second->getBody()))
-    op.moveAfter(&module->getBody()->back());
+  appendGraphs(module, std::move(second));
   return module;
 }

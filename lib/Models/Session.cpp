@@ -113,7 +113,8 @@ struct Session::Impl {
   bool hasChunk = false;
   /// A multi-sequence session's larger batch steps, ascending.
   std::deque<Step> batches;
-  std::vector<int32_t> positions, lastRows;
+  /// A batch step's global positions, and the rows whose logits it asks.
+  std::vector<int32_t> positions, wanted;
 
   /// The steps that borrow the owner's buffers.
   std::vector<Step *> borrowers() {
@@ -473,7 +474,7 @@ struct Session::Impl {
     const int64_t vocab = model->hparams().vocab;
     tokenIds.assign(r, 0);
     positions.assign(r, 0);
-    lastRows.clear();
+    wanted.clear();
     for (int64_t i = 0; i < r; ++i) {
       if (i >= static_cast<int64_t>(rows.size())) {
         // Padding: the scratch sequence after the last, at distinct
@@ -497,9 +498,8 @@ struct Session::Impl {
       tokenIds[i] = row.id;
       positions[i] = static_cast<int32_t>(row.sequence * ctx + row.position);
       if (row.logits)
-        lastRows.push_back(static_cast<int32_t>(i));
+        wanted.push_back(static_cast<int32_t>(i));
     }
-    const std::vector<int32_t> &wanted = lastRows;
     if (Status s = setInput(*step, step->tokensIndex, tokenIds.data(),
                             tokenIds.size() * sizeof(int32_t));
         !s)
@@ -583,6 +583,14 @@ struct Session::Impl {
     return Status();
   }
 };
+
+size_t hesper::models::reusablePrefix(const std::vector<int32_t> &cached,
+                                      const std::vector<int32_t> &prompt) {
+  size_t n = 0;
+  while (n < cached.size() && n < prompt.size() && cached[n] == prompt[n])
+    ++n;
+  return prompt.empty() ? 0 : std::min(n, prompt.size() - 1);
+}
 
 Session::Session() : impl(std::make_unique<Impl>()) {}
 Session::~Session() = default;

@@ -38,7 +38,7 @@ const char *hesper::serving::finishReasonName(FinishReason reason) {
   return "none";
 }
 
-size_t hesper::serving::completeUtf8Prefix(const std::string &text) {
+size_t hesper::serving::completeUtf8Prefix(std::string_view text) {
   // Look back at most 3 bytes for the lead byte of the last sequence.
   size_t n = text.size();
   for (size_t back = 1; back <= std::min<size_t>(4, n); ++back) {
@@ -206,26 +206,27 @@ std::string Engine::validate(const GenerationRequest &r) const {
 }
 
 std::shared_ptr<Request> Engine::submit(GenerationRequest gen,
-                                        std::string &why) {
-  if (std::string e = validate(gen); !e.empty()) {
-    why = e;
+                                        std::string &why, Refusal *refusal) {
+  auto refuse = [&](Refusal kind, std::string message) {
+    why = std::move(message);
+    if (refusal)
+      *refusal = kind;
     return nullptr;
-  }
+  };
+  if (std::string e = validate(gen); !e.empty())
+    return refuse(Refusal::Invalid, e);
   auto request = std::make_shared<Request>();
   request->nPrompt = static_cast<int64_t>(gen.prompt.size());
   std::lock_guard<std::mutex> lock(impl->mutex);
-  if (impl->stopping) {
-    why = "the server is shutting down";
-    return nullptr;
-  }
+  if (impl->stopping)
+    return refuse(Refusal::ShuttingDown, "the server is shutting down");
   const bool slotFree = impl->busy + static_cast<int>(impl->waiting.size()) <
                         static_cast<int>(impl->slots.size());
   if (!slotFree &&
-      static_cast<int>(impl->waiting.size()) >= impl->options.queueSize) {
-    why = "every slot is busy and the queue is full (" +
-          std::to_string(impl->options.queueSize) + " waiting)";
-    return nullptr;
-  }
+      static_cast<int>(impl->waiting.size()) >= impl->options.queueSize)
+    return refuse(Refusal::Full,
+                  "every slot is busy and the queue is full (" +
+                      std::to_string(impl->options.queueSize) + " waiting)");
   impl->waiting.emplace_back(request, std::move(gen));
   ++impl->counters.requests;
   impl->wake.notify_all();
@@ -285,41 +286,27 @@ void Engine::Impl::run() {
     if (slot.request)
       finish(slot, FinishReason::Shutdown, "the server is shutting down");
   std::lock_guard<std::mutex> lock(mutex);
-  for (auto &[request, gen] : waiting) {
-    std::lock_guard<std::mutex> requestLock(request->mutex);
-    request->done = true;
-    request->finish = FinishReason::Shutdown;
-    request->errorText = "the server is shutting down";
-    request->changed.notify_all();
-  }
+  for (auto &[request, gen] : waiting)
+    request->end(FinishReason::Shutdown, "the server is shutting down", 0, 0,
+                 0);
   waiting.clear();
-}
-
-static size_t commonPrefix(const std::vector<int32_t> &a,
-                           const std::vector<int32_t> &b) {
-  size_t n = 0;
-  while (n < a.size() && n < b.size() && a[n] == b[n])
-    ++n;
-  return n;
 }
 
 void Engine::Impl::admit(std::shared_ptr<Request> request,
                          GenerationRequest gen) {
   Slot *best = nullptr;
-  size_t bestCommon = 0;
+  size_t reuse = 0;
   for (Slot &slot : slots) {
     if (slot.request)
       continue;
-    size_t common = commonPrefix(slot.cached, gen.prompt);
-    if (!best || common > bestCommon ||
-        (common == bestCommon && slot.lastUsed < best->lastUsed)) {
+    size_t common = models::reusablePrefix(slot.cached, gen.prompt);
+    if (!best || common > reuse ||
+        (common == reuse && slot.lastUsed < best->lastUsed)) {
       best = &slot;
-      bestCommon = common;
+      reuse = common;
     }
   }
   Slot &slot = *best;
-  // At least the last prompt token is fed again, for its logits.
-  size_t reuse = std::min(bestCommon, gen.prompt.size() - 1);
   slot.cached.resize(reuse);
   slot.fed = slot.reused = reuse;
   slot.ready = false;
@@ -350,19 +337,22 @@ void Engine::Impl::emit(Slot &slot, TokenPiece piece) {
   r.changed.notify_all();
 }
 
+void Request::end(FinishReason reason, const std::string &error,
+                  int64_t completion, double promptMs, double decodeMs) {
+  std::lock_guard<std::mutex> lock(mutex);
+  done = true;
+  finish = reason;
+  errorText = error;
+  nCompletion = completion;
+  msPrompt = promptMs;
+  msDecode = decodeMs;
+  changed.notify_all();
+}
+
 void Engine::Impl::finish(Slot &slot, FinishReason reason,
                           const std::string &error) {
-  {
-    Request &r = *slot.request;
-    std::lock_guard<std::mutex> lock(r.mutex);
-    r.done = true;
-    r.finish = reason;
-    r.errorText = error;
-    r.nCompletion = slot.generated;
-    r.msPrompt = slot.promptMs;
-    r.msDecode = slot.decodeMs;
-    r.changed.notify_all();
-  }
+  slot.request->end(reason, error, slot.generated, slot.promptMs,
+                    slot.decodeMs);
   slot.request.reset();
   slot.sampler.reset();
   std::lock_guard<std::mutex> lock(mutex);
@@ -405,7 +395,8 @@ std::string Engine::Impl::textDelta(Slot &slot, bool final, bool &stopped) {
         }
     end -= hold;
     end = std::max(slot.sentBytes,
-                   std::min(end, completeUtf8Prefix(slot.text.substr(0, end))));
+                   std::min(end, completeUtf8Prefix(
+                                     std::string_view(slot.text).substr(0, end))));
   }
   std::string delta = slot.text.substr(slot.sentBytes, end - slot.sentBytes);
   slot.sentBytes = end;

@@ -22,7 +22,6 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
-#include <map>
 #include <sstream>
 #include <thread>
 
@@ -60,6 +59,7 @@ struct Server::Impl {
   httplib::Server http;
   std::atomic<uint64_t> nextId{1};
   std::atomic<uint64_t> rejected{0}, badRequests{0}, httpRequests{0};
+  std::atomic<bool> stopped{false};
   int64_t started = static_cast<int64_t>(std::time(nullptr));
 
   Impl(Engine &engine, ApiContext api, ServerOptions options)
@@ -199,14 +199,13 @@ void Server::Impl::completions(const httplib::Request &req,
   if (auto e = parseCompletionCall(req.body, chat, api, *call))
     return sendError(res, *e);
   std::string why;
-  auto request = engine.submit(call->generation, why);
+  Engine::Refusal refusal = Engine::Refusal::Invalid;
+  auto request = engine.submit(call->generation, why, &refusal);
   if (!request) {
-    ApiError e{503, why, "unavailable_error"};
-    if (why.find("busy") == std::string::npos &&
-        why.find("shutting") == std::string::npos)
-      e = ApiError{400, why};
+    if (refusal == Engine::Refusal::Invalid)
+      return sendError(res, ApiError{400, why});
     res.set_header("Retry-After", "1");
-    return sendError(res, e);
+    return sendError(res, ApiError{503, why, "unavailable_error"});
   }
   const std::string id =
       (chat ? "chatcmpl-" : "cmpl-") + std::to_string(nextId++);
@@ -417,6 +416,10 @@ rt::Result<int> Server::bind() {
 bool Server::run() { return impl->http.listen_after_bind(); }
 
 void Server::stop() {
+  // Once: the signal thread stops the server, then the destructor calls
+  // this again.
+  if (impl->stopped.exchange(true))
+    return;
   impl->engine.shutdown();
   // The streams write their last events within one wait of the provider.
   std::this_thread::sleep_for(std::chrono::milliseconds(250));

@@ -44,15 +44,6 @@ def devices():
     return [Device(**d) for d in _hesper.devices()]
 
 
-def _longest_common_prefix(a, b):
-    n = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        n += 1
-    return n
-
-
 class Llama:
     """A GGUF model compiled for one device, in llama-cpp-python's shape.
 
@@ -145,8 +136,7 @@ class Llama:
                 f"the prompt has {len(prompt_ids)} tokens; the context has "
                 f"{self.n_ctx()} positions (n_ctx), and at least one must be "
                 f"left to generate")
-        common = min(_longest_common_prefix(self._tokens, prompt_ids),
-                     len(prompt_ids) - 1)
+        common = _hesper.reusable_prefix(self._tokens, prompt_ids)
         self._session.rewind(common)
         self._tokens = self._tokens[:common]
         self.eval(prompt_ids[common:])

@@ -5,6 +5,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 def devices() -> List[dict]: ...
+def reusable_prefix(cached: Sequence[int], prompt: Sequence[int]) -> int: ...
 
 class Model:
     path: str

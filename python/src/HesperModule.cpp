@@ -239,6 +239,11 @@ PYBIND11_MODULE(_hesper, m) {
       "prints), as dicts: backend, index, name, type, subgroup_size, "
       "shared_memory_bytes, threads.");
 
+  m.def("reusable_prefix", &reusablePrefix, py::arg("cached"),
+        py::arg("prompt"),
+        "How many cached tokens a new prompt keeps (Session.h): the common "
+        "prefix, never the whole prompt.");
+
   py::class_<PyModel, std::shared_ptr<PyModel>>(
       m, "Model", "A GGUF model file, loaded (mapped, checked) but not compiled.")
       .def(py::init<const std::string &>(), py::arg("path"))

@@ -59,6 +59,12 @@ struct SessionOptions {
   bool batchInvariant = false;
 };
 
+/// How many of `cached` (the tokens a KV cache holds, from position 0) a
+/// new `prompt` can keep: their common prefix, but never the whole prompt
+/// (its last token is fed again, for the logits that start generation).
+size_t reusablePrefix(const std::vector<int32_t> &cached,
+                      const std::vector<int32_t> &prompt);
+
 /// One token of a batch step: sequence `sequence`, at `position` in it.
 struct BatchRow {
   int32_t id = 0;

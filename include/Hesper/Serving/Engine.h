@@ -44,6 +44,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace hesper::serving {
@@ -106,6 +107,10 @@ public:
 
 private:
   friend class Engine;
+  /// Marks the request finished and wakes its reader.
+  void end(FinishReason reason, const std::string &error, int64_t completion,
+           double promptMs, double decodeMs);
+
   mutable std::mutex mutex;
   std::condition_variable changed;
   std::deque<TokenPiece> pieces;
@@ -136,9 +141,13 @@ public:
          const EngineOptions &options);
   ~Engine();
 
-  /// Queues `request`; null (and `why`) when the queue is full or the
-  /// engine is shutting down. The prompt must be checked (validate()).
-  std::shared_ptr<Request> submit(GenerationRequest request, std::string &why);
+  /// Why submit() refused a request.
+  enum class Refusal { Invalid, Full, ShuttingDown };
+  /// Queues `request`; null, `why` and `refusal` when the request fails
+  /// validate(), every slot and the queue are full, or the engine is
+  /// shutting down.
+  std::shared_ptr<Request> submit(GenerationRequest request, std::string &why,
+                                  Refusal *refusal = nullptr);
   /// Why `request` cannot run on this engine ("" when it can): an empty
   /// prompt, a prompt that fills the context, an id outside the vocabulary.
   std::string validate(const GenerationRequest &request) const;
@@ -158,7 +167,7 @@ private:
 
 /// The length of the longest prefix of `text` that ends on a whole UTF-8
 /// character (an incomplete last sequence is held back).
-size_t completeUtf8Prefix(const std::string &text);
+size_t completeUtf8Prefix(std::string_view text);
 
 } // namespace hesper::serving
 
