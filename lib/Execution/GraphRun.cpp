@@ -246,19 +246,6 @@ private:
   llvm::json::Array events;
 };
 
-/// Copies host tensors into program arguments (padded to whole words).
-rt::Status uploadArguments(rt::ProgramRunner &runner,
-                           const std::vector<HostData> &args) {
-  std::vector<uint8_t> bytes;
-  for (auto [i, arg] : llvm::enumerate(args)) {
-    bytes = arg.bytes;
-    bytes.resize(runner.program().buffers[i].bytes, 0);
-    if (rt::Status s = runner.setArgument(i, bytes.data(), bytes.size()); !s)
-      return s;
-  }
-  return rt::Status();
-}
-
 /// The size of a tensor of `type` on the host.
 size_t hostBytes(RankedTensorType type) {
   return static_cast<size_t>(circuit::getStorageBytes(type));
@@ -272,6 +259,18 @@ HostTensor toInterpreter(const HostData &data) {
   return t;
 }
 } // namespace
+
+rt::Status hesper::exec::uploadArguments(rt::ProgramRunner &runner,
+                                         const std::vector<HostData> &args) {
+  std::vector<uint8_t> bytes;
+  for (auto [i, arg] : llvm::enumerate(args)) {
+    bytes = arg.bytes;
+    bytes.resize(runner.program().buffers[i].bytes, 0);
+    if (rt::Status s = runner.setArgument(i, bytes.data(), bytes.size()); !s)
+      return s;
+  }
+  return rt::Status();
+}
 
 LogicalResult hesper::exec::runGraphOnDevice(
     ModuleOp module, circuit::GraphOp graph, rt::Device &device,

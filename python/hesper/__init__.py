@@ -1,9 +1,15 @@
-"""Hesper from Python: run GGUF models as llama-cpp-python does.
+"""Hesper from Python: run GGUF models as llama-cpp-python does, and build,
+compile and run Circuit graphs on NumPy arrays.
 
     import hesper
     llm = hesper.Llama("model.gguf", n_ctx=512, device="cpu")
     out = llm("Once upon a time", max_tokens=32, temperature=0)
     print(out["choices"][0]["text"])
+
+    g = hesper.Graph("k")
+    x, y = g.external("x", (1024,)), g.external("y", (1024,))
+    g.output(g.map(lambda a, b: a * 2 + hesper.exp.silu(b), [x, y]))
+    z = hesper.compile(g, device="cpu").run(x=xs, y=ys)
 
 The work is done by Hesper's C++ libraries (the extension module
 `hesper._hesper`): the same tokenizer, chat templates, sessions and
@@ -15,10 +21,28 @@ import codecs
 import time
 
 from . import _hesper
+from . import exp
+from ._hesper import Graph, Lane, Program, Tensor, interpret, parse
 
 __version__ = "0.1.0"
 
-__all__ = ["Llama", "Device", "devices", "__version__"]
+__all__ = ["Llama", "Device", "devices", "__version__", "Graph", "Tensor",
+           "Lane", "Program", "compile", "interpret", "parse", "exp"]
+
+
+def compile(graph, device="auto", fuse=True, threads=0):
+    """Compiles a Graph for a device and returns its Program.
+
+    `device` is "auto" (a GPU, else the CPU target, else lavapipe), "cpu",
+    "vulkan" or "cuda", optionally with ":INDEX" (`hesper.devices()`).
+    `fuse` runs the fusion passes first (`Program.kernels` lists the
+    launches that remain; `Program.mlir` is the IR after fusion).
+    `threads` is the CPU target's thread count (0: every core). The graph
+    is finished by this call (verified; no more ops can be added). Raises
+    ValueError for a graph that does not verify or a bad argument,
+    RuntimeError when no such device opens or compilation fails.
+    """
+    return Program(graph, device=device, fuse=fuse, threads=threads)
 
 
 class Device:

@@ -4,6 +4,14 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Union
 
 import numpy as np
 
+from . import exp as exp
+from ._hesper import Graph as Graph
+from ._hesper import Lane as Lane
+from ._hesper import Program as Program
+from ._hesper import Tensor as Tensor
+from ._hesper import interpret as interpret
+from ._hesper import parse as parse
+
 __version__: str
 
 class Device:
@@ -16,6 +24,8 @@ class Device:
     threads: int
 
 def devices() -> List[Device]: ...
+def compile(graph: Graph, device: str = "auto", fuse: bool = True,
+            threads: int = 0) -> Program: ...
 
 Prompt = Union[str, bytes, Sequence[int]]
 Stop = Union[None, str, Sequence[str]]

@@ -21,6 +21,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CompilerModule.h"
+
 #include "Hesper/Execution/GraphRun.h"
 #include "Hesper/Models/Chat.h"
 #include "Hesper/Models/Model.h"
@@ -210,6 +212,7 @@ SamplerParams samplerParams(float temperature, int32_t topK, float topP,
 
 PYBIND11_MODULE(_hesper, m) {
   m.doc() = "Hesper's C++ libraries (see the `hesper` package)";
+  hesper::python::bindCompiler(m);
 
   m.def(
       "devices",

@@ -59,6 +59,11 @@ struct HostData {
   std::vector<uint8_t> bytes;
 };
 
+/// Copies host tensors into a program's arguments, in order (each padded
+/// with zeros to its buffer's size).
+rt::Status uploadArguments(rt::ProgramRunner &runner,
+                           const std::vector<HostData> &args);
+
 /// Compiles `graph` for `device`, binds `args`, runs, reports and fills
 /// `results` and the in-place-written `args`. Prints errors itself.
 mlir::LogicalResult runGraphOnDevice(mlir::ModuleOp module,
