@@ -223,3 +223,33 @@ def test_create_and_destroy_keeps_memory_steady(model_path):
     gc.collect()
     grown = rss_kib() - start
     assert grown < 64 * 1024, f"resident memory grew by {grown} KiB"
+
+
+def test_ctrl_c_interrupts_a_generation_between_tokens(model_path):
+    import _thread
+    import signal
+    # Python's own SIGINT handler (a test runner may have SIGINT ignored,
+    # and then interrupt_main does nothing).
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    # A long generation (about 1,400 tokens before the end token at
+    # temperature 0), timed whole, then interrupted by SIGINT's handler
+    # shortly after it starts: the handler runs between tokens, so it stops
+    # early with KeyboardInterrupt and the model stays usable.
+    llm = hesper.Llama(model_path, n_ctx=4096, device="cpu", n_threads=1)
+    full = time.perf_counter()
+    out = llm("Once upon a time", max_tokens=4000, temperature=0)
+    full = time.perf_counter() - full
+    assert out["usage"]["completion_tokens"] > 1000
+    timer = threading.Timer(full / 10, _thread.interrupt_main)
+    start = time.perf_counter()
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        llm("Once upon a time", max_tokens=4000, temperature=0)
+        time.sleep(10)  # finished first: wait for the signal (a failure)
+    elapsed = time.perf_counter() - start
+    timer.join()
+    signal.signal(signal.SIGINT, previous)
+    assert elapsed < full * 0.6, (elapsed, full)
+    llm.reset()
+    assert llm("Hi", max_tokens=2, temperature=0)["usage"][
+        "completion_tokens"] == 2
