@@ -70,6 +70,11 @@ for var in ["VK_ICD_FILENAMES", "VK_DRIVER_FILES", "VK_LAYER_PATH",
             "HESPER_VULKAN_KEEP_DRIVERS_LOADED", "NPY_PROMOTION_STATE"]:
     if var in os.environ:
         config.environment[var] = os.environ[var]
+# Model programs are cached (docs/Models.md, "Program cache") under the
+# build's test folder, not the user's home; tests of the cache itself
+# name their own folder with HESPER_CACHE_DIR.
+config.environment["XDG_CACHE_HOME"] = os.path.join(config.test_exec_root,
+                                                    "xdg-cache")
 
 # Optional external validators: tests that need them say REQUIRES.
 if shutil.which("spirv-val"):

@@ -21,10 +21,15 @@
 #include "Hesper/InitAllDialects.h"
 #include "Hesper/Interpreter/Interpreter.h"
 #include "Hesper/Models/LlamaGraph.h"
+#include "Hesper/Models/ProgramCache.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
 
 #include <algorithm>
 #include <chrono>
@@ -32,6 +37,8 @@
 #include <deque>
 #include <map>
 #include <set>
+
+#include <malloc.h>
 
 using namespace mlir;
 using namespace hesper;
@@ -104,7 +111,10 @@ struct Session::Impl {
   int64_t pos = 0;
   SessionStats stats;
 
-  MLIRContext context;
+  /// The compiler's context: made when the steps are compiled (not when
+  /// they come from the program cache), released once a device session has
+  /// its programs (releaseCompiler); the interpreter keeps it.
+  std::unique_ptr<MLIRContext> context;
   OwningOpRef<ModuleOp> module;
   /// The step that owns the shared buffers: the decode step, or a
   /// multi-sequence session's smallest batch step.
@@ -131,7 +141,6 @@ struct Session::Impl {
   std::vector<int32_t> tokenIds;
   std::vector<uint8_t> scratch;
 
-  Impl() : context(registry()) {}
 
   static DialectRegistry registry() {
     DialectRegistry r;
@@ -176,32 +185,193 @@ struct Session::Impl {
   void describe(Step &step) {
     step.graph = module->lookupSymbol<circuit::GraphOp>(step.name);
     step.argBindings.clear();
-    for (BlockArgument arg : step.graph.getBody().front().getArguments()) {
-      ArgBinding b = bindingOf(step.graph, arg.getArgNumber());
+    for (BlockArgument arg : step.graph.getBody().front().getArguments())
+      step.argBindings.push_back(bindingOf(step.graph, arg.getArgNumber()));
+    indexBindings(step);
+  }
+
+  /// Finds the step's own inputs among its bindings.
+  static void indexBindings(Step &step) {
+    step.tokensIndex = step.posIndex = step.lastIndex = -1;
+    for (auto [i, b] : llvm::enumerate(step.argBindings)) {
       if (b.role == circuit::ArgRole::Tokens)
-        step.tokensIndex = arg.getArgNumber();
+        step.tokensIndex = i;
       if (b.role == circuit::ArgRole::Position)
-        step.posIndex = arg.getArgNumber();
+        step.posIndex = i;
       if (b.role == circuit::ArgRole::LastRow)
-        step.lastIndex = arg.getArgNumber();
-      step.argBindings.push_back(std::move(b));
+        step.lastIndex = i;
     }
   }
 
+  /// Every step, the decode step (the owner) first.
+  std::vector<Step *> steps() {
+    std::vector<Step *> out{&decode};
+    for (Step *b : borrowers())
+      out.push_back(b);
+    return out;
+  }
+
+  /// The program cache entry of compiled steps: their programs, and as
+  /// metadata how each binds its arguments and the statistics a load
+  /// cannot recompute.
+  rt::ProgramSet cacheEntry(std::vector<rt::Program> programs) {
+    llvm::json::Array stepsJson;
+    for (Step *step : steps()) {
+      llvm::json::Array bindings;
+      for (const ArgBinding &b : step->argBindings)
+        bindings.push_back(llvm::json::Object{
+            {"role", circuit::stringifyArgRole(b.role)},
+            {"name", b.name},
+            {"tensor", b.tensor},
+            {"firstRow", b.firstRow},
+            {"rowCount", b.rowCount}});
+      stepsJson.push_back(llvm::json::Object{{"name", step->name},
+                                             {"rows", step->rows},
+                                             {"bindings", std::move(bindings)}});
+    }
+    llvm::json::Object meta{
+        {"steps", std::move(stepsJson)},
+        {"dispatchOpsUnfused", stats.dispatchOpsUnfused}};
+    rt::ProgramSet set;
+    set.metadata = llvm::formatv("{0}", llvm::json::Value(std::move(meta)));
+    set.programs = std::move(programs);
+    return set;
+  }
+
+  /// Restores the steps from a program cache entry; an error for an entry
+  /// that does not describe this session's steps.
+  Status restore(const rt::ProgramSet &set) {
+    auto bad = [](const std::string &why) {
+      return Status::error("the entry does not fit: " + why);
+    };
+    auto parsed = llvm::json::parse(set.metadata);
+    if (!parsed) {
+      std::string why = llvm::toString(parsed.takeError());
+      return bad(why);
+    }
+    const llvm::json::Object *meta = parsed->getAsObject();
+    const llvm::json::Array *stepsJson = meta ? meta->getArray("steps")
+                                              : nullptr;
+    if (!stepsJson || stepsJson->empty() ||
+        stepsJson->size() != set.programs.size())
+      return bad("steps and programs differ");
+    std::vector<Step> restored;
+    for (auto [k, v] : llvm::enumerate(*stepsJson)) {
+      const llvm::json::Object *o = v.getAsObject();
+      Step step;
+      auto name = o ? o->getString("name") : std::nullopt;
+      auto rows = o ? o->getInteger("rows") : std::nullopt;
+      const llvm::json::Array *bindings = o ? o->getArray("bindings")
+                                            : nullptr;
+      if (!name || !rows || !bindings ||
+          bindings->size() != set.programs[k].numArguments)
+        return bad("step #" + std::to_string(k));
+      step.name = name->str();
+      step.rows = *rows;
+      for (const llvm::json::Value &bv : *bindings) {
+        const llvm::json::Object *bo = bv.getAsObject();
+        auto role = bo ? bo->getString("role") : std::nullopt;
+        auto argName = bo ? bo->getString("name") : std::nullopt;
+        auto tensor = bo ? bo->getString("tensor") : std::nullopt;
+        auto first = bo ? bo->getInteger("firstRow") : std::nullopt;
+        auto count = bo ? bo->getInteger("rowCount") : std::nullopt;
+        auto r = role ? circuit::symbolizeArgRole(*role) : std::nullopt;
+        if (!r || !argName || !tensor || !first || !count)
+          return bad("a binding of step " + step.name);
+        step.argBindings.push_back(
+            {*r, argName->str(), tensor->str(), *first, *count});
+      }
+      indexBindings(step);
+      restored.push_back(std::move(step));
+    }
+    decode = std::move(restored[0]);
+    batches.clear();
+    hasChunk = false;
+    for (size_t k = 1; k < restored.size(); ++k) {
+      if (options.sequences > 0) {
+        batches.push_back(std::move(restored[k]));
+      } else {
+        chunk = std::move(restored[k]);
+        hasChunk = true;
+      }
+    }
+    stats.dispatchOpsUnfused =
+        meta->getInteger("dispatchOpsUnfused").value_or(0);
+    return Status();
+  }
+
+  /// The program cache folder of this session ("" when it uses none).
+  std::string cacheDir() const {
+    if (!device || !options.programCache || !options.dumpDir.empty())
+      return "";
+    return options.programCacheDir.empty() ? defaultProgramCacheDir()
+                                           : options.programCacheDir;
+  }
+
+  /// A device session's steps from the program cache; false (after noting
+  /// why in the stats) when there is no usable entry.
+  bool loadFromCache(const std::string &dir, const std::string &path,
+                     double start) {
+    if (!llvm::sys::fs::exists(path))
+      return false;
+    auto set = readProgramCacheEntry(path);
+    Status status = set ? restore(*set) : set.status();
+    // What a hit saves is the compile: its time is the key and the load.
+    stats.compileMs = nowMs() - start;
+    if (status)
+      status = setUpRunners(set->programs);
+    if (!status) {
+      // Whatever a half-done restore left is rebuilt by the compile.
+      decode = Step();
+      chunk = Step();
+      batches.clear();
+      hasChunk = false;
+      stats.deviceBytes = stats.weightBufferBytes = stats.cacheBytes = 0;
+      stats.programCacheWarning =
+          status.message() + "; compiling again";
+      return false;
+    }
+    stats.programCache = "hit";
+    recordProgramCacheUse(dir, /*hit=*/true);
+    return true;
+  }
+
+  /// Frees the compiler once a device session has its programs: the
+  /// module, the context and what the allocator can give back.
+  void releaseCompiler() {
+    if (!device)
+      return;
+    for (Step *step : steps())
+      step->graph = nullptr;
+    module = nullptr;
+    context.reset();
+    malloc_trim(0);
+  }
+
   Status compile() {
+    double start = nowMs();
+    std::string dir = cacheDir(), entryPath;
+    if (!dir.empty()) {
+      entryPath = programCacheEntryPath(
+          dir, programCacheKey(*model, options, ctx, device->info(),
+                               tuningFingerprint(), compilerIdentity()));
+      stats.programCachePath = entryPath;
+      if (loadFromCache(dir, entryPath, start))
+        return Status();
+    }
+    context = std::make_unique<MLIRContext>(registry());
     // Diagnostics become the Status message.
     std::string diagnostics;
-    ScopedDiagnosticHandler handler(&context, [&](Diagnostic &d) {
+    ScopedDiagnosticHandler handler(context.get(), [&](Diagnostic &d) {
       if (!diagnostics.empty())
         diagnostics += "; ";
       diagnostics += d.str();
       return success();
     });
-    double start = nowMs();
     if (options.sequences > 0) {
       const int64_t n = options.sequences;
       std::vector<int64_t> rowCounts = batchStepRows(n);
-      module = buildBatchModule(&context, *model, ctx, n, rowCounts);
+      module = buildBatchModule(context.get(), *model, ctx, n, rowCounts);
       decode.name = batchGraphName(rowCounts[0]);
       decode.rows = rowCounts[0];
       for (size_t i = 1; i < rowCounts.size(); ++i) {
@@ -214,7 +384,7 @@ struct Session::Impl {
       chunk.name = "prefill";
       chunk.rows = std::min(options.batchSize, ctx);
       hasChunk = chunk.rows > 1;
-      module = buildModelModule(&context, *model, ctx,
+      module = buildModelModule(context.get(), *model, ctx,
                                 hasChunk ? chunk.rows : 1, options.allLogits);
     }
     if (!module)
@@ -228,7 +398,7 @@ struct Session::Impl {
       // The interpreter runs the fused graphs (fusion is translation-
       // validated against the source in the test suite).
       if (options.fuse) {
-        PassManager pm(&context);
+        PassManager pm(context.get());
         circuit::buildHesperFusePipeline(pm);
         if (failed(pm.run(*module)))
           return Status::error("hesper-fuse failed: " + diagnostics);
@@ -277,10 +447,24 @@ struct Session::Impl {
     if (failed(programs))
       return Status::error("compiling the model failed: " + diagnostics);
     stats.compileMs = nowMs() - start;
-    const rt::Program &decodeProgram = (*programs)[0];
+    if (!entryPath.empty()) {
+      stats.programCache = "miss";
+      recordProgramCacheUse(dir, /*hit=*/false);
+      rt::ProgramSet set = cacheEntry(std::move(*programs));
+      if (Status s = writeProgramCacheEntry(entryPath, set); !s)
+        stats.programCacheWarning = s.message();
+      *programs = std::move(set.programs);
+    }
+    return setUpRunners(*programs);
+  }
+
+  /// Creates the steps' runners over `programs` (the decode step's first,
+  /// then the borrowers' in order) and uploads the weights.
+  Status setUpRunners(const std::vector<rt::Program> &programs) {
+    const rt::Program &decodeProgram = programs[0];
     stats.kernelsPerToken = decodeProgram.launches.size();
     std::set<std::string> distinct;
-    for (const rt::Program &p : *programs)
+    for (const rt::Program &p : programs)
       for (const rt::KernelDesc &k : p.kernels)
         distinct.insert(k.name);
     stats.distinctKernels = distinct.size();
@@ -295,6 +479,13 @@ struct Session::Impl {
     decode.runner = std::move(*created);
     for (const rt::ProgramBuffer &b : decodeProgram.buffers)
       stats.deviceBytes += b.bytes;
+    for (uint32_t i = 0; i < decodeProgram.numArguments; ++i) {
+      circuit::ArgRole role = decode.argBindings[i].role;
+      if (role == circuit::ArgRole::Weight)
+        stats.weightBufferBytes += decodeProgram.buffers[i].bytes;
+      if (role == circuit::ArgRole::Cache)
+        stats.cacheBytes += decodeProgram.buffers[i].bytes;
+    }
     for (uint32_t i = 0; i < decodeProgram.numArguments; ++i) {
       // The program's arguments are the graph's, in order.
       const rt::ProgramBuffer &buffer = decodeProgram.buffers[i];
@@ -311,7 +502,7 @@ struct Session::Impl {
       decodeArgs[decodeProgram.buffers[i].name] = i;
     for (auto [k, step] : llvm::enumerate(borrowers())) {
       // Every argument but the step's own inputs is the decode step's.
-      const rt::Program &program = (*programs)[k + 1];
+      const rt::Program &program = programs[k + 1];
       std::vector<rt::Buffer *> shared(program.numArguments, nullptr);
       for (uint32_t i = 0; i < program.numArguments; ++i) {
         const std::string &name = program.buffers[i].name;
@@ -353,7 +544,7 @@ struct Session::Impl {
   /// tensors (the weights, the caches) for the run.
   Status interpret(Step &step, std::vector<float> *logits) {
     std::string diagnostics;
-    ScopedDiagnosticHandler handler(&context, [&](Diagnostic &d) {
+    ScopedDiagnosticHandler handler(context.get(), [&](Diagnostic &d) {
       diagnostics = d.str();
       return success();
     });
@@ -628,6 +819,7 @@ Session::create(const Model &model, rt::Device *device,
   }
   if (Status st = s.compile(); !st)
     return st;
+  s.releaseCompiler();
   return session;
 }
 

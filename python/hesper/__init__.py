@@ -72,24 +72,27 @@ class Llama:
     """A GGUF model compiled for one device, in llama-cpp-python's shape.
 
     Llama(model_path, n_ctx=512, n_batch=32, device="auto", n_threads=0,
-          seed=-1, chat_format=None)
+          seed=-1, chat_format=None, program_cache=True)
 
     `device` is "auto" (a GPU, else the CPU target), "cpu", "vulkan",
     "cuda" or "interp" (the reference interpreter). `n_ctx` 0 takes the
     model's training context (at most 4096). `seed` is the default seed of
     completions (-1: a fresh one each time). `chat_format` names the chat
     template (chatml, llama3, gemma) when the file's is not recognized.
+    `program_cache` loads the compiled programs from the cache `hesper-run`
+    keeps (docs/Models.md, "Program cache") and stores them there.
 
     Raises FileNotFoundError for a missing file, ValueError for a file or
     argument Hesper refuses, RuntimeError when the device fails.
     """
 
     def __init__(self, model_path, n_ctx=512, n_batch=32, device="auto",
-                 n_threads=0, seed=-1, chat_format=None, verbose=False):
+                 n_threads=0, seed=-1, chat_format=None, verbose=False,
+                 program_cache=True):
         self.model_path = model_path
         self._model = _hesper.Model(str(model_path))
         self._session = _hesper.Session(self._model, device, n_ctx, n_batch,
-                                        n_threads)
+                                        n_threads, program_cache)
         self._seed = seed
         self._tokens = []  # what the KV cache holds, position by position
         self._chat_format = self._model.chat_format(chat_format or "")

@@ -95,7 +95,7 @@ struct PySession {
   std::vector<float> logits; ///< of the last token fed
 
   PySession(std::shared_ptr<PyModel> m, const std::string &deviceName,
-            int64_t nCtx, int64_t nBatch, unsigned threads)
+            int64_t nCtx, int64_t nBatch, unsigned threads, bool cache)
       : model(std::move(m)) {
     if (nCtx < 0)
       throw py::value_error("n_ctx must not be negative, got " +
@@ -118,6 +118,7 @@ struct PySession {
     options.contextSize = nCtx;
     options.batchSize = nBatch;
     options.allLogits = false;
+    options.programCache = cache;
     auto created = Session::create(*model->model, device.get(), options);
     if (!created) {
       py::gil_scoped_acquire acquire;
@@ -349,9 +350,10 @@ PYBIND11_MODULE(_hesper, m) {
   py::class_<PySession, std::shared_ptr<PySession>>(
       m, "Session", "A model compiled for one device, with its KV cache.")
       .def(py::init<std::shared_ptr<PyModel>, const std::string &, int64_t,
-                    int64_t, unsigned>(),
+                    int64_t, unsigned, bool>(),
            py::arg("model"), py::arg("device") = "auto", py::arg("n_ctx") = 0,
-           py::arg("n_batch") = 32, py::arg("n_threads") = 0)
+           py::arg("n_batch") = 32, py::arg("n_threads") = 0,
+           py::arg("program_cache") = true)
       .def("eval", &PySession::eval, py::arg("tokens"),
            "Feeds the tokens from the current position (in prompt chunks).")
       .def("logits", &PySession::lastLogits, py::arg("self_ref"))

@@ -16,6 +16,7 @@
 #include "Hesper/Models/Chat.h"
 #include "Hesper/Models/Generate.h"
 #include "Hesper/Models/LlamaGraph.h"
+#include "Hesper/Models/ProgramCache.h"
 #include "hesper/runtime/Npy.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -141,6 +142,34 @@ static llvm::cl::opt<bool> noDisplayPrompt(
     "no-display-prompt", llvm::cl::desc("Do not echo the prompt"),
     llvm::cl::init(false), llvm::cl::cat(modelCategory));
 
+static llvm::cl::opt<bool> noCache(
+    "no-cache",
+    llvm::cl::desc("Compile the model's programs instead of loading them "
+                   "from the program cache (and store nothing)"),
+    llvm::cl::init(false), llvm::cl::cat(modelCategory));
+static llvm::cl::opt<bool> cacheInfo(
+    "cache-info",
+    llvm::cl::desc("Print where the program cache is, its entries and "
+                   "bytes, and its hits and misses, then exit"),
+    llvm::cl::init(false), llvm::cl::cat(modelCategory));
+
+bool hesper::run::cacheInfoAsked() { return cacheInfo; }
+
+int hesper::run::printCacheInfo(llvm::raw_ostream &os) {
+  std::string dir = defaultProgramCacheDir();
+  if (dir.empty()) {
+    os << "program cache: none (set HESPER_CACHE_DIR, XDG_CACHE_HOME or "
+          "HOME)\n";
+    return 0;
+  }
+  ProgramCacheInfo info = programCacheInfo(dir);
+  os << "program cache: " << info.dir << "\n"
+     << "entries: " << info.entries << " ("
+     << llvm::format("%.1f", info.bytes / (1024.0 * 1024.0)) << " MiB)\n"
+     << "hits: " << info.hits << ", misses: " << info.misses << "\n";
+  return 0;
+}
+
 std::string hesper::run::modelPath(const std::string &positional) {
   if (!modelFlag.empty())
     return modelFlag;
@@ -153,6 +182,24 @@ std::string hesper::run::modelPath(const std::string &positional) {
   if (in.read(magic, 4) && std::memcmp(magic, "GGUF", 4) == 0)
     return positional;
   return "";
+}
+
+/// This process's resident and peak resident memory in MiB (0 where
+/// /proc/self/status does not say).
+static std::pair<double, double> residentMiB() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  double now = 0, peak = 0;
+  while (std::getline(in, line)) {
+    llvm::StringRef l(line);
+    double *out = l.starts_with("VmRSS:")   ? &now
+                  : l.starts_with("VmHWM:") ? &peak
+                                            : nullptr;
+    unsigned long long kib = 0;
+    if (out && !l.drop_front(6).trim().split(' ').first.getAsInteger(10, kib))
+      *out = kib / 1024.0;
+  }
+  return {now, peak};
 }
 
 static int fail(const std::string &message) {
@@ -431,6 +478,7 @@ int hesper::run::runModelMode(const std::string &path,
   sessionOptions.timing = kernelTimes;
   sessionOptions.batchSize = batchSize;
   sessionOptions.allLogits = !dumpLogits.empty();
+  sessionOptions.programCache = !noCache;
   auto session = Session::create(model, device.get(), sessionOptions);
   if (!session)
     return fail(session.status().message());
@@ -444,8 +492,19 @@ int hesper::run::runModelMode(const std::string &path,
                << (device ? device->info().name + " (" +
                                 rt::backendName(device->info().backend) + ")"
                           : std::string("reference interpreter"))
-               << "; context " << s.contextSize() << "; compiled in "
-               << llvm::format("%.0f", stats.compileMs) << " ms\n";
+               << "; context " << s.contextSize() << "; "
+               << (stats.programCache == "hit" ? "loaded from the program "
+                                                 "cache in "
+                                               : "compiled in ")
+               << llvm::format("%.0f", stats.compileMs) << " ms; weights "
+               << "uploaded in " << llvm::format("%.0f", stats.uploadMs)
+               << " ms\n";
+  if (!stats.programCacheWarning.empty())
+    llvm::errs() << "warning: program cache: " << stats.programCacheWarning
+                 << "\n";
+  if (!stats.programCache.empty())
+    llvm::errs() << "program cache: " << stats.programCache << " ("
+                 << stats.programCachePath << ")\n";
 
   GenerateOptions g;
   g.maxTokens = nPredict;
@@ -520,7 +579,20 @@ int hesper::run::runModelMode(const std::string &path,
                << llvm::format("%.1f", stats.deviceBytes / 1048576.0)
                << " MiB (weights "
                << llvm::format("%.1f", model.weightBytes() / 1048576.0)
-               << " MiB)\n";
+               << " MiB";
+  if (stats.cacheBytes)
+    llvm::errs() << ", KV cache "
+                 << llvm::format("%.1f", stats.cacheBytes / 1048576.0)
+                 << " MiB, activations and scratch "
+                 << llvm::format("%.1f", (stats.deviceBytes -
+                                          stats.weightBufferBytes -
+                                          stats.cacheBytes) /
+                                             1048576.0)
+                 << " MiB";
+  llvm::errs() << ")\n";
+  if (auto [now, peak] = residentMiB(); peak > 0)
+    llvm::errs() << "resident memory: " << llvm::format("%.1f", now)
+                 << " MiB, peak " << llvm::format("%.1f", peak) << " MiB\n";
   if (kernelTimes) {
     // Decode steps: the generated tokens but the last (which is not fed).
     size_t steps = decoded > 1 ? decoded - 1 : 1;

@@ -21,6 +21,10 @@ std::string modelPath(const std::string &positional);
 int runModelMode(const std::string &path, const exec::DeviceModeOptions &opts,
                  bool interpreter);
 
+/// Whether --cache-info was given; printCacheInfo prints what it shows.
+bool cacheInfoAsked();
+int printCacheInfo(llvm::raw_ostream &os);
+
 } // namespace hesper::run
 
 #endif // HESPER_TOOLS_HESPER_RUN_MODELMODE_H

@@ -718,6 +718,8 @@ int main(int argc, char **argv) {
     hesper::tools::listAllDevices(llvm::outs());
     return 0;
   }
+  if (hesper::run::cacheInfoAsked())
+    return hesper::run::printCacheInfo(llvm::outs());
   // Flags that would otherwise be ignored or silently reinterpreted.
   auto usage = [](const llvm::Twine &message) {
     llvm::errs() << "error: " << message << "\n";

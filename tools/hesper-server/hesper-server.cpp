@@ -117,6 +117,11 @@ static cl::opt<bool> batchInvariant(
              "are bit-identical alone or beside others (a lone stream "
              "decodes slower on the CPU target)"),
     cl::cat(serverCategory));
+static cl::opt<bool> noCache(
+    "no-cache",
+    cl::desc("Compile the model's programs instead of loading them from the "
+             "program cache (and store nothing)"),
+    cl::cat(serverCategory));
 static cl::opt<bool> listDevicesFlag("list-devices",
                                      cl::desc("List the devices and exit"),
                                      cl::cat(serverCategory));
@@ -216,6 +221,7 @@ int main(int argc, char **argv) {
   engineOptions.session.contextSize = ctxSize;
   engineOptions.session.batchSize = batchSize;
   engineOptions.session.batchInvariant = batchInvariant;
+  engineOptions.session.programCache = !noCache;
   auto engine = serving::Engine::create(model, device.get(), engineOptions);
   if (!engine)
     return fail(engine.status().message());
@@ -252,8 +258,13 @@ int main(int argc, char **argv) {
                << rt::backendName(device->info().backend) << "); " << parallel
                << " slots of " << api.contextSize << " positions; chat "
                << (format ? models::chatFormatName(*format) : "none")
-               << "; compiled in "
+               << (stats.programCache == "hit"
+                       ? "; loaded from the program cache in "
+                       : "; compiled in ")
                << llvm::format("%.0f", stats.compileMs) << " ms\n";
+  if (!stats.programCacheWarning.empty())
+    llvm::errs() << "warning: program cache: " << stats.programCacheWarning
+                 << "\n";
   llvm::errs() << "listening on http://" << host << ":" << *bound << "\n";
   llvm::errs().flush();
 

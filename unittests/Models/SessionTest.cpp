@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Hesper/Models/Generate.h"
+#include "Hesper/Models/ProgramCache.h"
 
 #include <gtest/gtest.h>
 
@@ -22,6 +23,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 
 #include <unistd.h>
 
@@ -99,17 +101,25 @@ private:
   };
   std::vector<Meta> meta;
   std::vector<Tensor> tensors;
+
+
+public:
   uint64_t state = 12345;
 };
 
 constexpr int64_t kDim = 64, kFfn = 128, kVocab = 48, kCtx = 64;
 
-std::string writeModel() {
+/// The test model; `seed` draws other weight values, `ropeBase` changes a
+/// metadata value, `suffix` names another file.
+std::string writeModel(uint64_t seed = 12345, float ropeBase = 10000.0f,
+                       const std::string &suffix = "") {
   std::string path =
       (std::filesystem::temp_directory_path() /
-       ("hesper-session-test-" + std::to_string(::getpid()) + ".gguf"))
+       ("hesper-session-test-" + std::to_string(::getpid()) + suffix +
+        ".gguf"))
           .string();
   TinyGgufWriter w;
+  w.state = seed;
   w.str("general.architecture", "llama");
   w.u32("llama.embedding_length", kDim);
   w.u32("llama.block_count", 2);
@@ -118,7 +128,7 @@ std::string writeModel() {
   w.u32("llama.attention.head_count_kv", 2);
   w.u32("llama.context_length", kCtx);
   w.f32("llama.attention.layer_norm_rms_epsilon", 1e-5f);
-  w.f32("llama.rope.freq_base", 10000.0f);
+  w.f32("llama.rope.freq_base", ropeBase);
   w.tensor("token_embd.weight", {kDim, kVocab}, 1.0f);
   w.tensor("output_norm.weight", {kDim}, 0.1f, 1.0f);
   for (int l = 0; l < 2; ++l) {
@@ -377,6 +387,99 @@ TEST_F(SessionTest, BatchStepsOfSeveralSequencesEqualOneSequenceAlone) {
       EXPECT_EQ(0, std::memcmp(got[0].data(), expected.data(), kVocab * 4));
     }
   }
+}
+
+TEST_F(SessionTest, ProgramCacheKeyCoversWhatChangesThePrograms) {
+  rt::DeviceInfo cpu;
+  cpu.backend = rt::Backend::Cpu;
+  cpu.cacheId = "cpu:x86-64-v3";
+  SessionOptions options;
+  auto key = [&](const Model &m, const SessionOptions &o, int64_t ctx,
+                 const rt::DeviceInfo &d, const std::string &tuning = "",
+                 const std::string &compiler = "hesper-1") {
+    return programCacheKey(m, o, ctx, d, tuning, compiler);
+  };
+  const std::string base = key(*model, options, kCtx, cpu);
+  EXPECT_EQ(base.size(), 64u);
+  EXPECT_EQ(base, key(*model, options, kCtx, cpu));
+
+  // Other weight values: the same key. What only runs differently (timing,
+  // the folder) neither.
+  std::string reseeded = writeModel(999, 10000.0f, "-seed");
+  auto other = Model::load(reseeded);
+  ASSERT_TRUE(other.ok()) << other.status().message();
+  const rt::GgufTensor &mine = model->file().tensors()[0];
+  const rt::GgufTensor &theirs = (*other)->file().tensors()[0];
+  ASSERT_EQ(mine.bytes, theirs.bytes);
+  EXPECT_NE(0, std::memcmp(mine.data, theirs.data, mine.bytes));
+  EXPECT_EQ(base, key(**other, options, kCtx, cpu));
+  SessionOptions runtimeOnly = options;
+  runtimeOnly.timing = true;
+  runtimeOnly.programCache = true;
+  runtimeOnly.programCacheDir = "/elsewhere";
+  EXPECT_EQ(base, key(*model, runtimeOnly, kCtx, cpu));
+
+  // Every field that shapes the programs: a key of its own.
+  std::vector<std::string> changed;
+  changed.push_back(key(*model, options, kCtx / 2, cpu));
+  auto withOption = [&](auto set) {
+    SessionOptions o = options;
+    set(o);
+    changed.push_back(key(*model, o, kCtx, cpu));
+  };
+  withOption([](SessionOptions &o) { o.batchSize = 16; });
+  withOption([](SessionOptions &o) { o.allLogits = true; });
+  withOption([](SessionOptions &o) { o.sequences = 4; });
+  withOption([](SessionOptions &o) { o.batchInvariant = true; });
+  withOption([](SessionOptions &o) { o.fuse = false; });
+  rt::DeviceInfo v4 = cpu;
+  v4.cacheId = "cpu:x86-64-v4";
+  changed.push_back(key(*model, options, kCtx, v4));
+  rt::DeviceInfo vulkan = cpu;
+  vulkan.backend = rt::Backend::Vulkan;
+  changed.push_back(key(*model, options, kCtx, vulkan));
+  changed.push_back(key(*model, options, kCtx, cpu, "{\"entries\": []}"));
+  changed.push_back(key(*model, options, kCtx, cpu, "", "hesper-2"));
+  std::string rebased = writeModel(12345, 500000.0f, "-rope");
+  auto ropeModel = Model::load(rebased);
+  ASSERT_TRUE(ropeModel.ok()) << ropeModel.status().message();
+  changed.push_back(key(**ropeModel, options, kCtx, cpu));
+  std::set<std::string> distinct(changed.begin(), changed.end());
+  distinct.insert(base);
+  EXPECT_EQ(distinct.size(), changed.size() + 1);
+  std::filesystem::remove(reseeded);
+  std::filesystem::remove(rebased);
+}
+
+TEST_F(SessionTest, ProgramCacheHitsGiveTheSameLogits) {
+  auto device = rt::openDevice(rt::Backend::Cpu);
+  if (!device.ok())
+    GTEST_SKIP() << "no CPU target";
+  std::string dir = (std::filesystem::temp_directory_path() /
+                     ("hesper-program-cache-" + std::to_string(::getpid())))
+                        .string();
+  SessionOptions options;
+  options.batchSize = 4;
+  options.allLogits = true;
+  options.programCache = true;
+  options.programCacheDir = dir;
+  std::vector<std::vector<float>> first, second;
+  for (auto [want, out] : {std::pair{"miss", &first}, {"hit", &second}}) {
+    auto session = Session::create(*model, device->get(), options);
+    ASSERT_TRUE(session.ok()) << session.status().message();
+    EXPECT_EQ((*session)->stats().programCache, want);
+    EXPECT_EQ((*session)->stats().programCacheWarning, "");
+    EXPECT_EQ((*session)->stats().kernelsPerChunk > 0, true);
+    ASSERT_TRUE((*session)->feedMany(prompt, out, true).ok());
+  }
+  ASSERT_EQ(first.size(), second.size());
+  for (size_t i = 0; i < first.size(); ++i)
+    EXPECT_EQ(0, std::memcmp(first[i].data(), second[i].data(), kVocab * 4));
+  ProgramCacheInfo info = programCacheInfo(dir);
+  EXPECT_EQ(info.entries, 1);
+  EXPECT_EQ(info.hits, 1);
+  EXPECT_EQ(info.misses, 1);
+  std::filesystem::remove_all(dir);
 }
 
 } // namespace

@@ -57,6 +57,12 @@ struct SessionOptions {
   /// token's logits are bit-identical whatever else runs (on the CPU
   /// target a lone token then costs a tile's work).
   bool batchInvariant = false;
+  /// Keep compiled programs in a cache folder (ProgramCache.h) and load
+  /// them from it when the key matches, without compiling (device
+  /// sessions; not with dumpDir). The tools turn it on; --no-cache off.
+  bool programCache = false;
+  /// The cache folder; empty: defaultProgramCacheDir().
+  std::string programCacheDir;
 };
 
 /// How many of `cached` (the tokens a KV cache holds, from position 0) a
@@ -80,8 +86,17 @@ struct SessionStats {
   int64_t kernelsPerChunk = 0;    ///< launches per prompt chunk (0: none)
   int64_t distinctKernels = 0;    ///< compiled kernels
   uint64_t deviceBytes = 0;       ///< weights, caches and activations
+  uint64_t weightBufferBytes = 0; ///< of which the weights (device path)
+  uint64_t cacheBytes = 0;        ///< of which the KV caches (device path)
   double compileMs = 0;           ///< building, fusing and lowering
   double uploadMs = 0;            ///< weights to the device
+  /// The program cache: "hit" (loaded), "miss" (compiled, then stored),
+  /// or "" (not used).
+  std::string programCache;
+  std::string programCachePath; ///< the entry read or written
+  /// Why an entry was not read or not written (a cut or changed entry is
+  /// compiled again), or "".
+  std::string programCacheWarning;
 };
 
 class Session {

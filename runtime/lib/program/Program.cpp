@@ -187,7 +187,7 @@ private:
 };
 } // namespace
 
-Status hesper::rt::saveBundle(const Program &program, const std::string &path) {
+std::vector<uint8_t> hesper::rt::serializeBundle(const Program &program) {
   Writer w;
   w.raw(kMagic, sizeof(kMagic));
   w.u32(kVersion);
@@ -230,14 +230,79 @@ Status hesper::rt::saveBundle(const Program &program, const std::string &path) {
   for (uint32_t r : program.results)
     w.u32(r);
   w.u64(hashBytes(w.out.data(), w.out.size()));
+  return std::move(w.out);
+}
+
+Status hesper::rt::saveBundle(const Program &program, const std::string &path) {
+  std::vector<uint8_t> bytes = serializeBundle(program);
   std::ofstream file(path, std::ios::binary);
   if (!file)
     return Status::error(path + ": cannot open for writing");
-  file.write(reinterpret_cast<const char *>(w.out.data()),
-             static_cast<std::streamsize>(w.out.size()));
+  file.write(reinterpret_cast<const char *>(bytes.data()),
+             static_cast<std::streamsize>(bytes.size()));
   if (!file)
     return Status::error(path + ": write failed");
   return Status();
+}
+
+// A program set: the 8-byte magic "HESPERPS", a u32 version, the caller's
+// metadata string, a u64 count and each program as a bundle image (a byte
+// array), then a u64 checksum of every byte before it.
+static constexpr char kSetMagic[8] = {'H', 'E', 'S', 'P', 'E', 'R', 'P', 'S'};
+static constexpr uint32_t kSetVersion = 1;
+
+std::vector<uint8_t> hesper::rt::packPrograms(const ProgramSet &set) {
+  Writer w;
+  w.raw(kSetMagic, sizeof(kSetMagic));
+  w.u32(kSetVersion);
+  w.str(set.metadata);
+  w.u64(set.programs.size());
+  for (const Program &p : set.programs) {
+    std::vector<uint8_t> bundle = serializeBundle(p);
+    w.bytes(bundle.data(), bundle.size());
+  }
+  w.u64(hashBytes(w.out.data(), w.out.size()));
+  return std::move(w.out);
+}
+
+Result<ProgramSet> hesper::rt::unpackPrograms(const uint8_t *bytes,
+                                              size_t size,
+                                              const std::string &what) {
+  auto bad = [&](const std::string &why) {
+    return Status::error(what + ": not a valid program set (" + why + ")");
+  };
+  uint64_t stored = 0;
+  if (size < sizeof(kSetMagic) + 4 + sizeof(stored))
+    return bad("truncated");
+  std::memcpy(&stored, bytes + size - sizeof(stored), sizeof(stored));
+  std::vector<uint8_t> data(bytes, bytes + size - sizeof(stored));
+  if (hashBytes(data.data(), data.size()) != stored)
+    return bad("checksum mismatch: the file was changed or cut after it "
+               "was written");
+  Reader r(data);
+  char magic[8];
+  uint32_t version = 0;
+  if (!r.raw(magic, 8) || std::memcmp(magic, kSetMagic, 8) != 0)
+    return bad("bad magic");
+  if (!r.u32(version) || version != kSetVersion)
+    return bad("unsupported version");
+  ProgramSet set;
+  uint64_t n = 0;
+  if (!r.str(set.metadata) || !r.count(n, 8))
+    return bad("truncated header");
+  for (uint64_t i = 0; i < n; ++i) {
+    std::vector<uint8_t> bundle;
+    if (!r.bytes(bundle))
+      return bad("truncated program");
+    auto program = parseBundle(bundle.data(), bundle.size(),
+                               what + " #" + std::to_string(i));
+    if (!program)
+      return program.status();
+    set.programs.push_back(std::move(*program));
+  }
+  if (!r.atEnd())
+    return bad("trailing bytes");
+  return set;
 }
 
 Result<Program> hesper::rt::loadBundle(const std::string &path) {

@@ -48,6 +48,8 @@ struct Program {
 };
 
 /// Writes a Program to a self-contained bundle file and reads it back.
+/// The bundle image of `program` (what saveBundle writes).
+std::vector<uint8_t> serializeBundle(const Program &program);
 Status saveBundle(const Program &program, const std::string &path);
 Result<Program> loadBundle(const std::string &path);
 /// Reads a bundle from memory; errors name `path`.
@@ -56,6 +58,18 @@ Result<Program> parseBundle(const uint8_t *bytes, size_t size,
 
 /// A Program instantiated on a device: buffers allocated, kernels created,
 /// the step recorded once.
+/// Several programs and a caller's metadata text (a model's compiled steps
+/// and how to bind them: a program cache entry), as one checksummed image.
+struct ProgramSet {
+  std::string metadata;
+  std::vector<Program> programs;
+};
+std::vector<uint8_t> packPrograms(const ProgramSet &set);
+/// Reads packPrograms' image; a changed or cut image is an error naming
+/// `what`.
+Result<ProgramSet> unpackPrograms(const uint8_t *bytes, size_t size,
+                                  const std::string &what);
+
 class ProgramRunner {
 public:
   /// `shared`, when not empty, has one entry per argument: a non-null entry

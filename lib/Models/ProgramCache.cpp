@@ -1,0 +1,228 @@
+//===- ProgramCache.cpp - Compiled model programs kept on disk ------------===//
+//
+// Part of the Hesper project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Hesper/Models/ProgramCache.h"
+
+#include "Hesper/Target/Plan.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SHA256.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <random>
+
+#include <dlfcn.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+using namespace hesper;
+using namespace hesper::models;
+
+std::string hesper::models::defaultProgramCacheDir() {
+  auto under = [](const char *var, const char *sub) -> std::string {
+    const char *v = std::getenv(var);
+    if (!v || !*v)
+      return "";
+    llvm::SmallString<128> path(v);
+    llvm::sys::path::append(path, sub);
+    return std::string(path);
+  };
+  for (auto [var, sub] : {std::pair{"HESPER_CACHE_DIR", "programs"},
+                          std::pair{"XDG_CACHE_HOME", "hesper/programs"},
+                          std::pair{"HOME", ".cache/hesper/programs"}})
+    if (std::string dir = under(var, sub); !dir.empty())
+      return dir;
+  return "";
+}
+
+std::string hesper::models::compilerIdentity() {
+  std::string id = tune::compilerVersion();
+  Dl_info info;
+  struct stat st;
+  if (dladdr(reinterpret_cast<void *>(&compilerIdentity), &info) &&
+      info.dli_fname && ::stat(info.dli_fname, &st) == 0)
+    id += std::string(" ") + info.dli_fname + " " +
+          std::to_string(st.st_size) + " " +
+          std::to_string(st.st_mtim.tv_sec) + "." +
+          std::to_string(st.st_mtim.tv_nsec);
+  return id;
+}
+
+std::string hesper::models::tuningFingerprint() {
+  std::string dir = tune::cacheDirOr("");
+  if (dir.empty())
+    return "";
+  auto file = llvm::MemoryBuffer::getFile(tune::cachePath(dir));
+  return file ? (*file)->getBuffer().str() : "";
+}
+
+namespace {
+/// Feeds values to SHA-256, each with its length, so that no two sequences
+/// of fields give the same bytes.
+class KeyHasher {
+public:
+  void field(llvm::StringRef s) {
+    uint64_t n = s.size();
+    h.update(llvm::ArrayRef<uint8_t>(reinterpret_cast<uint8_t *>(&n), 8));
+    h.update(s);
+  }
+  void number(int64_t v) { field(std::to_string(v)); }
+  void value(const rt::GgufValue &v) {
+    number(static_cast<int64_t>(v.type));
+    number(v.i);
+    number(static_cast<int64_t>(v.u));
+    // Doubles by their bits: 0.1f and its nearest double differ.
+    uint64_t bits;
+    std::memcpy(&bits, &v.f, 8);
+    number(static_cast<int64_t>(bits));
+    field(v.str);
+    number(static_cast<int64_t>(v.array.size()));
+    for (const rt::GgufValue &e : v.array)
+      value(e);
+  }
+  std::string hex() {
+    std::array<uint8_t, 32> digest = h.final();
+    return llvm::toHex(digest, /*LowerCase=*/true);
+  }
+
+private:
+  llvm::SHA256 h;
+};
+} // namespace
+
+std::string hesper::models::programCacheKey(const Model &model,
+                                            const SessionOptions &options,
+                                            int64_t contextSize,
+                                            const rt::DeviceInfo &device,
+                                            const std::string &tuning,
+                                            const std::string &compiler) {
+  KeyHasher k;
+  k.field("hesper program cache 1");
+  k.field(compiler);
+  k.field(device.cacheId);
+  k.number(static_cast<int64_t>(device.backend));
+  k.field(tuning);
+  for (int64_t v : {contextSize, options.batchSize,
+                    int64_t(options.allLogits), options.sequences,
+                    int64_t(options.batchInvariant), int64_t(options.fuse)})
+    k.number(v);
+  const rt::GgufFile &file = model.file();
+  k.number(static_cast<int64_t>(file.metadata().size()));
+  for (const auto &[key, value] : file.metadata()) {
+    k.field(key);
+    k.value(value);
+  }
+  k.number(static_cast<int64_t>(file.tensors().size()));
+  for (const rt::GgufTensor &t : file.tensors()) {
+    k.field(t.name);
+    k.number(static_cast<int64_t>(t.type));
+    k.number(static_cast<int64_t>(t.dims.size()));
+    for (int64_t d : t.dims)
+      k.number(d);
+  }
+  return k.hex();
+}
+
+std::string hesper::models::programCacheEntryPath(const std::string &dir,
+                                                  const std::string &key) {
+  llvm::SmallString<128> path(dir);
+  llvm::sys::path::append(path, key + ".hpc");
+  return std::string(path);
+}
+
+rt::Result<rt::ProgramSet>
+hesper::models::readProgramCacheEntry(const std::string &path) {
+  auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                          /*RequiresNullTerminator=*/false);
+  if (!file)
+    return rt::Status::error(path + ": " + file.getError().message());
+  llvm::StringRef bytes = (*file)->getBuffer();
+  return rt::unpackPrograms(reinterpret_cast<const uint8_t *>(bytes.data()),
+                            bytes.size(), path);
+}
+
+/// Writes `bytes` to `path` through a uniquely named temporary file.
+static rt::Status writeAtomically(const std::string &path,
+                                  const std::vector<uint8_t> &bytes) {
+  llvm::StringRef dir = llvm::sys::path::parent_path(path);
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+    return rt::Status::error(dir.str() + ": " + ec.message());
+  std::random_device random;
+  std::string temp = path + ".tmp." + std::to_string(::getpid()) + "." +
+                     std::to_string(random());
+  {
+    std::ofstream out(temp, std::ios::binary);
+    out.write(reinterpret_cast<const char *>(bytes.data()),
+              static_cast<std::streamsize>(bytes.size()));
+    if (!out) {
+      llvm::sys::fs::remove(temp);
+      return rt::Status::error(temp + ": cannot write");
+    }
+  }
+  if (std::error_code ec = llvm::sys::fs::rename(temp, path)) {
+    llvm::sys::fs::remove(temp);
+    return rt::Status::error(path + ": " + ec.message());
+  }
+  return rt::Status();
+}
+
+rt::Status hesper::models::writeProgramCacheEntry(const std::string &path,
+                                                  const rt::ProgramSet &set) {
+  return writeAtomically(path, rt::packPrograms(set));
+}
+
+static std::string statsPath(const std::string &dir) {
+  llvm::SmallString<128> path(dir);
+  llvm::sys::path::append(path, "stats");
+  return std::string(path);
+}
+
+/// The folder's counts: "hits N misses M".
+static std::pair<int64_t, int64_t> readCounts(const std::string &dir) {
+  std::ifstream in(statsPath(dir));
+  std::string word;
+  int64_t hits = 0, misses = 0, n = 0;
+  while (in >> word >> n) {
+    if (word == "hits")
+      hits = n;
+    else if (word == "misses")
+      misses = n;
+  }
+  return {hits, misses};
+}
+
+void hesper::models::recordProgramCacheUse(const std::string &dir, bool hit) {
+  auto [hits, misses] = readCounts(dir);
+  (hit ? hits : misses) += 1;
+  std::string text =
+      "hits " + std::to_string(hits) + "\nmisses " + std::to_string(misses) +
+      "\n";
+  (void)writeAtomically(statsPath(dir),
+                        std::vector<uint8_t>(text.begin(), text.end()));
+}
+
+ProgramCacheInfo hesper::models::programCacheInfo(const std::string &dir) {
+  ProgramCacheInfo info;
+  info.dir = dir;
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec;
+       it.increment(ec)) {
+    if (llvm::sys::path::extension(it->path()) != ".hpc")
+      continue;
+    llvm::sys::fs::file_status status;
+    if (llvm::sys::fs::status(it->path(), status))
+      continue;
+    ++info.entries;
+    info.bytes += status.getSize();
+  }
+  std::tie(info.hits, info.misses) = readCounts(dir);
+  return info;
+}
