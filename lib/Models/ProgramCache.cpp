@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Hesper/Models/ProgramCache.h"
+#include "Hesper/Models/SourceStamp.inc"
 
 #include "Hesper/Target/Plan.h"
 
@@ -44,7 +45,14 @@ std::string hesper::models::defaultProgramCacheDir() {
 }
 
 std::string hesper::models::compilerIdentity() {
-  std::string id = tune::compilerVersion();
+  // Every binary built from one source tree (hesper-run, hesper-server, the
+  // Python module) shares entries. Outside a git checkout the stamp is
+  // unknown: then the file holding this code (path, size, modification
+  // time) stands in, so that a rebuilt compiler still never reads another
+  // build's entries.
+  std::string id = std::string("hesper ") + HESPER_SOURCE_STAMP;
+  if (llvm::StringRef(HESPER_SOURCE_STAMP) != "unknown")
+    return id;
   Dl_info info;
   struct stat st;
   if (dladdr(reinterpret_cast<void *>(&compilerIdentity), &info) &&

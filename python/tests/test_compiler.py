@@ -7,14 +7,13 @@ Run by test/Python/pytest.test (make test); by hand:
 """
 
 import gc
-import re
-import threading
 
 import numpy as np
 import pytest
 
 import hesper
 from hesper import exp
+from support import iterations_while, rss_kib
 
 DEVICES = ["cpu", "vulkan"]
 
@@ -319,28 +318,14 @@ def test_parse_mlir_text():
 
 
 def test_compiling_and_running_release_the_gil():
-    done = threading.Event()
-
     def work():
         for _ in range(3):
             program = hesper.compile(traced_graph(), device="cpu")
             program.run(**traced_inputs())
-        done.set()
 
-    counter = 0
-    thread = threading.Thread(target=work)
-    thread.start()
-    while not done.is_set():
-        counter += 1
-    thread.join()
-    # Holding the GIL through a compile would stop this loop for its whole
-    # duration: it ran many iterations meanwhile.
-    assert counter > 10000, counter
-
-
-def rss_kib():
-    with open("/proc/self/status") as f:
-        return int(re.search(r"^VmRSS:\s+(\d+) kB$", f.read(), re.M).group(1))
+    # Holding the GIL through a compile would stop the counting loop for
+    # its whole duration: it ran many iterations meanwhile.
+    assert iterations_while(work) > 10000
 
 
 def test_graphs_and_programs_free_their_memory():

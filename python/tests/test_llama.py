@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import hesper
+from support import iterations_while, rss_kib
 
 GGUF_TOOLS = os.environ.get(
     "HESPER_GGUF_TOOLS",
@@ -188,26 +189,11 @@ def test_errors_are_python_exceptions(llm, tmp_path):
 
 
 def test_generation_releases_the_gil(llm):
-    done = threading.Event()
-
-    def generate():
-        llm("In a hole in the ground", max_tokens=200, temperature=0)
-        done.set()
-
-    counter = 0
-    thread = threading.Thread(target=generate)
-    thread.start()
-    while not done.is_set():
-        counter += 1
-    thread.join()
+    counter = iterations_while(
+        lambda: llm("In a hole in the ground", max_tokens=200, temperature=0))
     # The main thread ran Python while the other generated: many loop
     # iterations, not a handful between GIL switches.
     assert counter > 10000, counter
-
-
-def rss_kib():
-    with open("/proc/self/status") as f:
-        return int(re.search(r"^VmRSS:\s+(\d+) kB$", f.read(), re.M).group(1))
 
 
 def test_create_and_destroy_keeps_memory_steady(model_path):
@@ -253,3 +239,29 @@ def test_ctrl_c_interrupts_a_generation_between_tokens(model_path):
     llm.reset()
     assert llm("Hi", max_tokens=2, temperature=0)["usage"][
         "completion_tokens"] == 2
+
+
+def test_program_cache_is_shared_with_hesper_run(model_path, tmp_path,
+                                                 monkeypatch):
+    # The second Llama loads the programs the first compiled (the same
+    # folder and key as hesper-run's), and generates the same tokens.
+    monkeypatch.setenv("HESPER_CACHE_DIR", str(tmp_path))
+    tokens = []
+    for _ in range(2):
+        llm = hesper.Llama(model_path, n_ctx=256, device="cpu", n_threads=1)
+        llm("Once upon a time", max_tokens=12, temperature=0)
+        tokens.append(llm.last_tokens)
+        del llm
+    assert tokens[0] == tokens[1]
+    info = subprocess.run(["hesper-run", "--cache-info"], capture_output=True,
+                          text=True, check=True).stdout
+    assert "entries: 1 " in info and "hits: 1, misses: 1" in info, info
+    # hesper-run with the same context and chunk size hits the same entry.
+    out = subprocess.run(
+        ["hesper-run", model_path, "--backend=cpu", "-t", "1", "-c", "256",
+         "-p", "Once upon a time", "-n", "12", "--temp", "0",
+         "--print-token-ids"], capture_output=True, check=True)
+    stderr = out.stderr.decode(errors="replace")
+    assert "program cache: hit" in stderr, stderr
+    ids = re.search(rb"generated ids: (.*)$", out.stdout, re.M).group(1)
+    assert [int(t) for t in ids.split(b",")] == tokens[0]

@@ -27,9 +27,11 @@ namespace hesper::models {
 /// "" when none of those variables is set.
 std::string defaultProgramCacheDir();
 
-/// The compiler's identity in keys: its source revision and the file that
-/// holds this code (path, size, modification time), so that a rebuilt
-/// compiler never reads another build's entries.
+/// The compiler's identity in keys: the git tree hash of the source tree
+/// it was built from, uncommitted changes included
+/// (cmake/SourceStamp.cmake), so that every binary of one build shares
+/// entries and a changed compiler never reads old ones; outside a git
+/// checkout, the file that holds this code (path, size, modification time).
 std::string compilerIdentity();
 
 /// The bytes of the tuning cache a compile reads (tune-cache.json in
