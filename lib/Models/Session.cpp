@@ -182,6 +182,47 @@ struct Session::Impl {
     }
   }
 
+  /// Sets a device argument's buffer to its initial bytes: a weight's are
+  /// copied from the file's mapping straight into it, the RoPE
+  /// frequencies computed; everything else starts as zeros. A CPU buffer
+  /// starts zeroed (the CPU driver maps fresh pages) and is written only
+  /// where it must be, so a KV cache's pages become resident as positions
+  /// are written, not at the start.
+  Status initialize(const ArgBinding &arg, size_t bytes, rt::Buffer &dst) {
+    const void *src = nullptr;
+    uint64_t size = 0;
+    std::vector<float> freqs;
+    switch (arg.role) {
+    case circuit::ArgRole::Weight: {
+      const uint8_t *data = nullptr;
+      if (Status s = model->tensorBytes(arg.tensor, arg.firstRow,
+                                        arg.rowCount, data, size);
+          !s)
+        return s;
+      if (size > bytes)
+        return Status::error("weight '" + arg.name + "' has " +
+                             std::to_string(size) +
+                             " bytes, the program's buffer " +
+                             std::to_string(bytes));
+      src = data;
+      break;
+    }
+    case circuit::ArgRole::RopeFreqs:
+    case circuit::ArgRole::RopeFreqsSwa:
+      freqs = model->ropeFrequencies(arg.role ==
+                                     circuit::ArgRole::RopeFreqsSwa);
+      src = freqs.data();
+      size = std::min<uint64_t>(bytes, freqs.size() * sizeof(float));
+      break;
+    default:
+      break;
+    }
+    if (size < bytes && device->info().backend != rt::Backend::Cpu)
+      if (Status s = device->fill(dst, 0); !s)
+        return s;
+    return size ? device->upload(dst, src, size, 0) : Status();
+  }
+
   void describe(Step &step) {
     step.graph = module->lookupSymbol<circuit::GraphOp>(step.name);
     step.argBindings.clear();
@@ -486,17 +527,13 @@ struct Session::Impl {
       if (role == circuit::ArgRole::Cache)
         stats.cacheBytes += decodeProgram.buffers[i].bytes;
     }
-    for (uint32_t i = 0; i < decodeProgram.numArguments; ++i) {
-      // The program's arguments are the graph's, in order.
-      const rt::ProgramBuffer &buffer = decodeProgram.buffers[i];
-      if (Status s = hostBytes(decode.argBindings[i], buffer.bytes, scratch);
+    // The program's arguments are the graph's, in order.
+    for (uint32_t i = 0; i < decodeProgram.numArguments; ++i)
+      if (Status s = initialize(decode.argBindings[i],
+                                decodeProgram.buffers[i].bytes,
+                                *decode.runner->argumentBuffer(i));
           !s)
         return s;
-      if (Status s = decode.runner->setArgument(i, scratch.data(),
-                                                scratch.size());
-          !s)
-        return s;
-    }
     std::map<std::string, uint32_t> decodeArgs;
     for (uint32_t i = 0; i < decodeProgram.numArguments; ++i)
       decodeArgs[decodeProgram.buffers[i].name] = i;
@@ -526,8 +563,6 @@ struct Session::Impl {
       for (uint32_t i = program.numArguments; i < program.buffers.size(); ++i)
         stats.deviceBytes += program.buffers[i].bytes;
     }
-    scratch.clear();
-    scratch.shrink_to_fit();
     stats.uploadMs = nowMs() - uploadStart;
     return Status();
   }

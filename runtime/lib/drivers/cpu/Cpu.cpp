@@ -486,8 +486,10 @@ Status checkFormat(const KernelDesc &d) {
 //===----------------------------------------------------------------------===//
 
 /// Buffers from this size on are mmap'ed: page-aligned and zero-filled by
-/// the kernel as they are first touched.
-constexpr size_t kMmapBytes = 1 << 20;
+/// the kernel as they are first touched, so creating one writes nothing (a
+/// model's weight and cache buffers: the session writes only the weights,
+/// and a KV cache's pages become resident as positions are written).
+constexpr size_t kMmapBytes = 64 << 10;
 constexpr size_t kAlignment = 64;
 
 class CpuDevice final : public Device {
