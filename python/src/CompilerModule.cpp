@@ -94,7 +94,8 @@ struct GraphState {
   circuit::GraphOp graph;
   bool hasOutput = false;
   llvm::StringSet<> names;
-  /// Compiles of one graph take turns (they share its diagnostics).
+  /// Compiles and interpreter runs of one graph take turns (they share its
+  /// diagnostics); take it with lockWithoutGil.
   std::mutex compileMutex;
 
   static std::unique_ptr<MLIRContext> newContext() {
@@ -128,6 +129,17 @@ struct GraphState {
     return text;
   }
 };
+
+/// Takes `m`, waiting for it without the GIL: its holder may need the GIL
+/// back (after compiling or running with it released) before it lets go.
+std::unique_lock<std::mutex> lockWithoutGil(std::mutex &m) {
+  std::unique_lock<std::mutex> lock(m, std::defer_lock);
+  if (!lock.try_lock()) {
+    py::gil_scoped_release release;
+    lock.lock();
+  }
+  return lock;
+}
 
 /// The context of the body being traced: lanes made in it are valid while
 /// it runs.
@@ -768,7 +780,7 @@ py::object packResults(std::vector<py::array> results) {
 
 py::object interpret(PyGraph &g, const py::kwargs &arrays) {
   GraphState &s = *g.state;
-  std::lock_guard<std::mutex> lock(s.compileMutex);
+  std::unique_lock<std::mutex> lock = lockWithoutGil(s.compileMutex);
   s.finish();
   std::vector<interp::HostTensor> args = bindArguments(s.graph, arrays);
   FailureOr<std::vector<interp::HostTensor>> results;
@@ -806,6 +818,8 @@ struct PyProgram {
   std::string fusedMlir;
   double compileMs = 0, lastRunMs = 0;
   std::vector<double> kernelNs;
+  /// Runs of one program take turns (one set of device buffers).
+  std::mutex runMutex;
 
   PyProgram(std::shared_ptr<GraphState> g, const std::string &deviceName,
             bool fuse, unsigned threads)
@@ -827,7 +841,7 @@ struct PyProgram {
       throw py::value_error("bad device index in '" + deviceName + "'");
     opts.threads = threads;
     GraphState &s = *graph;
-    std::lock_guard<std::mutex> lock(s.compileMutex);
+    std::unique_lock<std::mutex> lock = lockWithoutGil(s.compileMutex);
     s.finish();
     if (failed(exec::checkTensorSizes(s.graph, exec::hostMemoryBytes(),
                                       "this machine's memory")))
@@ -885,6 +899,7 @@ struct PyProgram {
     for (interp::HostTensor &t : args)
       data.push_back({t.getType(), std::move(t.bytes())});
     std::vector<std::vector<uint8_t>> results(program.results.size());
+    std::unique_lock<std::mutex> lock = lockWithoutGil(runMutex);
     rt::Status status;
     {
       py::gil_scoped_release release;
@@ -913,7 +928,8 @@ struct PyProgram {
     return out;
   }
 
-  py::dict timings() const {
+  py::dict timings() {
+    std::unique_lock<std::mutex> lock = lockWithoutGil(runMutex);
     py::dict out;
     out["compile_ms"] = compileMs;
     out["run_ms"] = lastRunMs;
