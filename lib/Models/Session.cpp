@@ -148,50 +148,14 @@ struct Session::Impl {
     return r;
   }
 
-  /// The initial bytes of an argument: the weights from the file, the RoPE
-  /// frequencies; zeros for the caches and the per-step inputs.
-  Status hostBytes(const ArgBinding &arg, size_t bytes,
-                   std::vector<uint8_t> &out) {
-    out.assign(bytes, 0);
-    switch (arg.role) {
-    case circuit::ArgRole::Weight: {
-      const uint8_t *data = nullptr;
-      uint64_t size = 0;
-      if (Status s = model->tensorBytes(arg.tensor, arg.firstRow,
-                                        arg.rowCount, data, size);
-          !s)
-        return s;
-      if (size > bytes)
-        return Status::error("weight '" + arg.name + "' has " +
-                             std::to_string(size) +
-                             " bytes, the program's buffer " +
-                             std::to_string(bytes));
-      std::memcpy(out.data(), data, size);
-      return Status();
-    }
-    case circuit::ArgRole::RopeFreqs:
-    case circuit::ArgRole::RopeFreqsSwa: {
-      std::vector<float> f = model->ropeFrequencies(
-          arg.role == circuit::ArgRole::RopeFreqsSwa);
-      std::memcpy(out.data(), f.data(),
-                  std::min(bytes, f.size() * sizeof(float)));
-      return Status();
-    }
-    default:
-      return Status();
-    }
-  }
-
-  /// Sets a device argument's buffer to its initial bytes: a weight's are
-  /// copied from the file's mapping straight into it, the RoPE
-  /// frequencies computed; everything else starts as zeros. A CPU buffer
-  /// starts zeroed (the CPU driver maps fresh pages) and is written only
-  /// where it must be, so a KV cache's pages become resident as positions
-  /// are written, not at the start.
-  Status initialize(const ArgBinding &arg, size_t bytes, rt::Buffer &dst) {
-    const void *src = nullptr;
-    uint64_t size = 0;
-    std::vector<float> freqs;
+  /// Where an argument's initial bytes come from: a weight's from the
+  /// file's mapping, the RoPE frequencies from `freqs` (filled here); none
+  /// (size 0) for everything else, which starts as zeros.
+  Status initialBytes(const ArgBinding &arg, size_t bytes,
+                      std::vector<float> &freqs, const void *&src,
+                      uint64_t &size) {
+    src = nullptr;
+    size = 0;
     switch (arg.role) {
     case circuit::ArgRole::Weight: {
       const uint8_t *data = nullptr;
@@ -205,7 +169,7 @@ struct Session::Impl {
                              " bytes, the program's buffer " +
                              std::to_string(bytes));
       src = data;
-      break;
+      return Status();
     }
     case circuit::ArgRole::RopeFreqs:
     case circuit::ArgRole::RopeFreqsSwa:
@@ -213,10 +177,37 @@ struct Session::Impl {
                                      circuit::ArgRole::RopeFreqsSwa);
       src = freqs.data();
       size = std::min<uint64_t>(bytes, freqs.size() * sizeof(float));
-      break;
+      return Status();
     default:
-      break;
+      return Status();
     }
+  }
+
+  /// An interpreter argument's initial bytes.
+  Status hostBytes(const ArgBinding &arg, size_t bytes,
+                   std::vector<uint8_t> &out) {
+    out.assign(bytes, 0);
+    std::vector<float> freqs;
+    const void *src;
+    uint64_t size;
+    if (Status s = initialBytes(arg, bytes, freqs, src, size); !s)
+      return s;
+    if (size)
+      std::memcpy(out.data(), src, size);
+    return Status();
+  }
+
+  /// Sets a device argument's buffer to its initial bytes, copied straight
+  /// from where they are (the file's mapping for a weight). A CPU buffer
+  /// starts zeroed (the CPU driver maps fresh pages) and is written only
+  /// where it must be, so a KV cache's pages become resident as positions
+  /// are written, not at the start; other devices' buffers are cleared.
+  Status initialize(const ArgBinding &arg, size_t bytes, rt::Buffer &dst) {
+    std::vector<float> freqs;
+    const void *src;
+    uint64_t size;
+    if (Status s = initialBytes(arg, bytes, freqs, src, size); !s)
+      return s;
     if (size < bytes && device->info().backend != rt::Backend::Cpu)
       if (Status s = device->fill(dst, 0); !s)
         return s;
