@@ -170,7 +170,7 @@ static std::optional<rt::DType> dtypeFor(Type element) {
   return std::nullopt;
 }
 
-static std::string shapeString(ArrayRef<int64_t> shape) {
+std::string hesper::exec::shapeString(ArrayRef<int64_t> shape) {
   std::string s = "(";
   for (auto [i, d] : llvm::enumerate(shape))
     s += (i ? ", " : "") + std::to_string(d);

@@ -18,11 +18,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <random>
 
 #include <dlfcn.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 using namespace hesper;
 using namespace hesper::models;
@@ -157,34 +155,10 @@ hesper::models::readProgramCacheEntry(const std::string &path) {
                             bytes.size(), path);
 }
 
-/// Writes `bytes` to `path` through a uniquely named temporary file.
-static rt::Status writeAtomically(const std::string &path,
-                                  const std::vector<uint8_t> &bytes) {
-  llvm::StringRef dir = llvm::sys::path::parent_path(path);
-  if (std::error_code ec = llvm::sys::fs::create_directories(dir))
-    return rt::Status::error(dir.str() + ": " + ec.message());
-  std::random_device random;
-  std::string temp = path + ".tmp." + std::to_string(::getpid()) + "." +
-                     std::to_string(random());
-  {
-    std::ofstream out(temp, std::ios::binary);
-    out.write(reinterpret_cast<const char *>(bytes.data()),
-              static_cast<std::streamsize>(bytes.size()));
-    if (!out) {
-      llvm::sys::fs::remove(temp);
-      return rt::Status::error(temp + ": cannot write");
-    }
-  }
-  if (std::error_code ec = llvm::sys::fs::rename(temp, path)) {
-    llvm::sys::fs::remove(temp);
-    return rt::Status::error(path + ": " + ec.message());
-  }
-  return rt::Status();
-}
-
-rt::Status hesper::models::writeProgramCacheEntry(const std::string &path,
-                                                  const rt::ProgramSet &set) {
-  return writeAtomically(path, rt::packPrograms(set));
+rt::Status hesper::models::writeProgramCacheEntry(
+    const std::string &path, const std::string &metadata,
+    const std::vector<rt::Program> &programs) {
+  return rt::writeFileAtomically(path, rt::packPrograms(metadata, programs));
 }
 
 static std::string statsPath(const std::string &dir) {
@@ -213,8 +187,8 @@ void hesper::models::recordProgramCacheUse(const std::string &dir, bool hit) {
   std::string text =
       "hits " + std::to_string(hits) + "\nmisses " + std::to_string(misses) +
       "\n";
-  (void)writeAtomically(statsPath(dir),
-                        std::vector<uint8_t>(text.begin(), text.end()));
+  (void)rt::writeFileAtomically(
+      statsPath(dir), std::vector<uint8_t>(text.begin(), text.end()));
 }
 
 ProgramCacheInfo hesper::models::programCacheInfo(const std::string &dir) {

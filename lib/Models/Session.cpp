@@ -141,7 +141,6 @@ struct Session::Impl {
   std::vector<int32_t> tokenIds;
   std::vector<uint8_t> scratch;
 
-
   static DialectRegistry registry() {
     DialectRegistry r;
     hesper::registerAllDialects(r);
@@ -243,10 +242,10 @@ struct Session::Impl {
     return out;
   }
 
-  /// The program cache entry of compiled steps: their programs, and as
-  /// metadata how each binds its arguments and the statistics a load
+  /// The metadata of the steps' program cache entry (beside their
+  /// programs): how each binds its arguments and the statistics a load
   /// cannot recompute.
-  rt::ProgramSet cacheEntry(std::vector<rt::Program> programs) {
+  std::string cacheMetadata() {
     llvm::json::Array stepsJson;
     for (Step *step : steps()) {
       llvm::json::Array bindings;
@@ -264,10 +263,7 @@ struct Session::Impl {
     llvm::json::Object meta{
         {"steps", std::move(stepsJson)},
         {"dispatchOpsUnfused", stats.dispatchOpsUnfused}};
-    rt::ProgramSet set;
-    set.metadata = llvm::formatv("{0}", llvm::json::Value(std::move(meta)));
-    set.programs = std::move(programs);
-    return set;
+    return llvm::formatv("{0}", llvm::json::Value(std::move(meta)));
   }
 
   /// Restores the steps from a program cache entry; an error for an entry
@@ -482,10 +478,10 @@ struct Session::Impl {
     if (!entryPath.empty()) {
       stats.programCache = "miss";
       recordProgramCacheUse(dir, /*hit=*/false);
-      rt::ProgramSet set = cacheEntry(std::move(*programs));
-      if (Status s = writeProgramCacheEntry(entryPath, set); !s)
+      if (Status s = writeProgramCacheEntry(entryPath, cacheMetadata(),
+                                            *programs);
+          !s)
         stats.programCacheWarning = s.message();
-      *programs = std::move(set.programs);
     }
     return setUpRunners(*programs);
   }

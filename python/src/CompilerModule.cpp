@@ -686,13 +686,6 @@ py::dtype numpyDtype(Type element) {
   return py::dtype::of<uint8_t>();
 }
 
-std::string shapeText(llvm::ArrayRef<int64_t> shape) {
-  std::string s = "(";
-  for (auto [i, d] : llvm::enumerate(shape))
-    s += (i ? ", " : "") + std::to_string(d);
-  return s + (shape.size() == 1 ? ",)" : ")");
-}
-
 /// The graph's arguments from keyword arrays, in argument order, with their
 /// dtypes and shapes checked.
 std::vector<interp::HostTensor> bindArguments(circuit::GraphOp graph,
@@ -707,14 +700,13 @@ std::vector<interp::HostTensor> bindArguments(circuit::GraphOp graph,
     if (!arrays.contains(name.c_str()))
       throw py::value_error("missing input '" + name + "' (" +
                             dtypeName(type.getElementType()) + " " +
-                            shapeText(type.getShape()) + ")");
+                            exec::shapeString(type.getShape()) + ")");
     py::array array = py::array::ensure(arrays[name.c_str()]);
     if (!array)
       throw py::value_error("input '" + name + "' is not an array");
     py::dtype want = numpyDtype(type.getElementType());
-    if (!array.dtype().is(want) &&
-        !(array.dtype().kind() == want.kind() &&
-          array.dtype().itemsize() == want.itemsize()))
+    if (array.dtype().kind() != want.kind() ||
+        array.dtype().itemsize() != want.itemsize())
       throw py::value_error(
           "input '" + name + "': dtype " +
           py::str(array.dtype()).cast<std::string>() + ", the graph's " +
@@ -726,7 +718,7 @@ std::vector<interp::HostTensor> bindArguments(circuit::GraphOp graph,
       if (size_t(array.nbytes()) != t.bytes().size())
         throw py::value_error("input '" + name + "': " +
                               dtypeName(type.getElementType()) + " " +
-                              shapeText(type.getShape()) + " takes " +
+                              exec::shapeString(type.getShape()) + " takes " +
                               std::to_string(t.bytes().size()) +
                               " bytes of blocks, got " +
                               std::to_string(array.nbytes()));
@@ -735,8 +727,8 @@ std::vector<interp::HostTensor> bindArguments(circuit::GraphOp graph,
                                  array.shape() + array.ndim());
       if (llvm::ArrayRef<int64_t>(shape) != type.getShape())
         throw py::value_error("input '" + name + "': shape " +
-                              shapeText(shape) + ", the graph's argument is " +
-                              shapeText(type.getShape()));
+                              exec::shapeString(shape) + ", the graph's argument is " +
+                              exec::shapeString(type.getShape()));
     }
     py::array contiguous = py::array::ensure(
         array, py::array::c_style | py::array::forcecast);
@@ -843,10 +835,14 @@ struct PyProgram {
     GraphState &s = *graph;
     std::unique_lock<std::mutex> lock = lockWithoutGil(s.compileMutex);
     s.finish();
-    if (failed(exec::checkTensorSizes(s.graph, exec::hostMemoryBytes(),
-                                      "this machine's memory")))
-      throw py::value_error("a tensor of the graph is larger than this "
-                            "machine's memory");
+    {
+      // The check's own error names the tensor and its size.
+      Diagnostics diags(s.context.get());
+      if (failed(exec::checkTensorSizes(s.graph, exec::hostMemoryBytes(),
+                                        "this machine's memory")))
+        throw py::value_error(diags.take("a tensor of the graph is larger "
+                                         "than this machine's memory"));
+    }
     std::string error;
     {
       py::gil_scoped_release release;
@@ -858,7 +854,8 @@ struct PyProgram {
                 "runs the reference interpreter)";
       } else {
         double start = nowMs();
-        // The IR after fusion, as the kernels are made from it.
+        // Fused once here: the IR `mlir` shows is the one the kernels are
+        // made from (lowered without fusing again).
         OwningOpRef<ModuleOp> fused = s.module->clone();
         PassManager pm(s.context.get());
         if (fuse)
@@ -868,10 +865,10 @@ struct PyProgram {
         else
           fusedMlir = s.print(fused->getOperation());
         CompileOptions compile;
-        compile.fuse = fuse;
+        compile.fuse = false;
         FailureOr<rt::Program> compiled = failure();
         if (error.empty())
-          compiled = compileForDevice(*s.module, s.graph.getSymName(),
+          compiled = compileForDevice(*fused, s.graph.getSymName(),
                                       device->info(), compile);
         if (failed(compiled)) {
           if (error.empty())
@@ -1220,7 +1217,7 @@ void hesper::python::bindCompiler(py::module_ &m) {
       .def("__repr__", [](const PyTensor &t) {
         std::vector<int64_t> shape(t.type().getShape());
         return "<hesper.Tensor " + dtypeName(t.type().getElementType()) + " " +
-               shapeText(shape) + ">";
+               exec::shapeString(shape) + ">";
       });
 
   py::class_<PyGraph>(m, "Graph",

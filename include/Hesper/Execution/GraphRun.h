@@ -74,6 +74,9 @@ mlir::LogicalResult runGraphOnDevice(mlir::ModuleOp module,
                                      const DeviceModeOptions &opts,
                                      llvm::raw_ostream &os);
 
+/// A shape as Python writes it: "(4, 8)", "(8,)".
+std::string shapeString(llvm::ArrayRef<int64_t> shape);
+
 /// Converts an .npy array into a tensor of `type`; "" or an error message.
 std::string tensorFromNpy(const rt::NpyArray &array,
                           mlir::RankedTensorType type,

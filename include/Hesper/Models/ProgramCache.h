@@ -59,7 +59,8 @@ rt::Result<rt::ProgramSet> readProgramCacheEntry(const std::string &path);
 /// folder (created if needed), then renamed over `path`, so that readers
 /// and concurrent writers see a whole entry or none.
 rt::Status writeProgramCacheEntry(const std::string &path,
-                                  const rt::ProgramSet &set);
+                                  const std::string &metadata,
+                                  const std::vector<rt::Program> &programs);
 
 struct ProgramCacheInfo {
   std::string dir;

@@ -5,17 +5,61 @@
 //===----------------------------------------------------------------------===//
 //
 // Names of enums, the per-backend dispatch of listDevices/openDevice, the
-// hashes behind cache keys, and the command-list bookkeeping that the
-// drivers share (ReplayState).
+// hashes behind cache keys and the atomic writes of cache files, and the
+// command-list bookkeeping that the drivers share (ReplayState).
 //
 //===----------------------------------------------------------------------===//
 
 #include "Drivers.h"
 
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 namespace hesper::rt {
+
+/// Creates `dir` and its missing parents.
+static bool makeDirs(const std::string &dir) {
+  for (size_t i = 1; i <= dir.size(); ++i) {
+    if (i != dir.size() && dir[i] != '/')
+      continue;
+    std::string prefix = dir.substr(0, i);
+    if (mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST)
+      return false;
+  }
+  return true;
+}
+
+Status writeFileAtomically(const std::string &path,
+                           const std::vector<uint8_t> &bytes) {
+  size_t slash = path.rfind('/');
+  if (slash != std::string::npos && slash > 0 &&
+      !makeDirs(path.substr(0, slash)))
+    return Status::error("cannot create " + path.substr(0, slash) + ": " +
+                         std::strerror(errno));
+  // Unique per process and call: two threads writing the same entry must
+  // not share a temporary file.
+  static std::atomic<uint64_t> counter{0};
+  std::string tmp = path + ".tmp." + std::to_string(getpid()) + "." +
+                    std::to_string(counter++);
+  std::FILE *f = std::fopen(tmp.c_str(), "wb");
+  if (!f)
+    return Status::error("cannot open " + tmp + ": " + std::strerror(errno));
+  bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+  ok = std::fclose(f) == 0 && ok;
+  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    std::remove(tmp.c_str());
+    return Status::error("cannot write " + path + ": " + std::strerror(err));
+  }
+  return Status();
+}
 
 const char *backendName(Backend b) {
   switch (b) {

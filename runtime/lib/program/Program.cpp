@@ -251,13 +251,15 @@ Status hesper::rt::saveBundle(const Program &program, const std::string &path) {
 static constexpr char kSetMagic[8] = {'H', 'E', 'S', 'P', 'E', 'R', 'P', 'S'};
 static constexpr uint32_t kSetVersion = 1;
 
-std::vector<uint8_t> hesper::rt::packPrograms(const ProgramSet &set) {
+std::vector<uint8_t>
+hesper::rt::packPrograms(const std::string &metadata,
+                         const std::vector<Program> &programs) {
   Writer w;
   w.raw(kSetMagic, sizeof(kSetMagic));
   w.u32(kSetVersion);
-  w.str(set.metadata);
-  w.u64(set.programs.size());
-  for (const Program &p : set.programs) {
+  w.str(metadata);
+  w.u64(programs.size());
+  for (const Program &p : programs) {
     std::vector<uint8_t> bundle = serializeBundle(p);
     w.bytes(bundle.data(), bundle.size());
   }

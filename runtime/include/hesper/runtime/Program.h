@@ -64,7 +64,8 @@ struct ProgramSet {
   std::string metadata;
   std::vector<Program> programs;
 };
-std::vector<uint8_t> packPrograms(const ProgramSet &set);
+std::vector<uint8_t> packPrograms(const std::string &metadata,
+                                  const std::vector<Program> &programs);
 /// Reads packPrograms' image; a changed or cut image is an error naming
 /// `what`.
 Result<ProgramSet> unpackPrograms(const uint8_t *bytes, size_t size,

@@ -75,6 +75,14 @@ private:
 // Devices
 //===----------------------------------------------------------------------===//
 
+/// Writes `bytes` to a temporary file of a unique name beside `path`
+/// (creating the missing folders), then renames it onto `path`: a reader,
+/// or another thread or process writing the same file, sees the old
+/// contents or the new ones, never half a file. For the caches on disk
+/// (cubins, pipeline caches, compiled model programs).
+Status writeFileAtomically(const std::string &path,
+                           const std::vector<uint8_t> &bytes);
+
 enum class Backend { Vulkan, Cuda, Cpu };
 const char *backendName(Backend b);
 

@@ -181,31 +181,6 @@ static std::vector<uint8_t> readFile(const std::string &path) {
   return data;
 }
 
-/// Writes the file through a temporary and a rename, so that a concurrent
-/// reader sees the old contents or the new ones; failures are ignored.
-static void writeFileQuietly(const std::string &path,
-                             const std::vector<uint8_t> &data) {
-  std::error_code ec;
-  std::filesystem::path file(path);
-  std::filesystem::create_directories(file.parent_path(), ec);
-  std::string temp = path + ".tmp" + std::to_string(getpid());
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    if (!out)
-      return;
-    out.write(reinterpret_cast<const char *>(data.data()),
-              static_cast<std::streamsize>(data.size()));
-    if (!out) {
-      out.close();
-      std::filesystem::remove(temp, ec);
-      return;
-    }
-  }
-  std::filesystem::rename(temp, file, ec);
-  if (ec)
-    std::filesystem::remove(temp, ec);
-}
-
 namespace {
 
 /// One opened Vulkan device.
@@ -217,8 +192,9 @@ public:
   ~VulkanDevice() override {
     if (!cachePath.empty()) {
       std::vector<uint8_t> data = ctx->pipelineCacheData();
+      // A cache that cannot be written is only a slower next start.
       if (!data.empty())
-        writeFileQuietly(cachePath, data);
+        (void)writeFileAtomically(cachePath, data);
     }
   }
 
