@@ -218,34 +218,6 @@ rt::NpyArray hesper::exec::npyFromTensor(const HostTensor &tensor) {
 //===----------------------------------------------------------------------===//
 
 namespace {
-/// A Chrome trace (chrome://tracing, Perfetto): complete events.
-class Trace {
-public:
-  void add(StringRef name, StringRef category, double startUs, double durUs,
-           int tid) {
-    events.push_back(llvm::json::Object{{"name", name},
-                                        {"cat", category},
-                                        {"ph", "X"},
-                                        {"ts", startUs},
-                                        {"dur", durUs},
-                                        {"pid", 1},
-                                        {"tid", tid}});
-  }
-  bool write(const std::string &path) {
-    std::error_code ec;
-    llvm::raw_fd_ostream file(path, ec);
-    if (ec)
-      return false;
-    llvm::json::Object root{{"traceEvents", std::move(events)},
-                            {"displayTimeUnit", "ns"}};
-    file << llvm::json::Value(std::move(root)) << "\n";
-    return true;
-  }
-
-private:
-  llvm::json::Array events;
-};
-
 /// The size of a tensor of `type` on the host.
 size_t hostBytes(RankedTensorType type) {
   return static_cast<size_t>(circuit::getStorageBytes(type));
@@ -259,6 +231,28 @@ HostTensor toInterpreter(const HostData &data) {
   return t;
 }
 } // namespace
+
+void hesper::exec::ChromeTrace::add(StringRef name, StringRef category,
+                                    double startUs, double durUs, int tid) {
+  events.push_back(llvm::json::Object{{"name", name},
+                                      {"cat", category},
+                                      {"ph", "X"},
+                                      {"ts", startUs},
+                                      {"dur", durUs},
+                                      {"pid", 1},
+                                      {"tid", tid}});
+}
+
+bool hesper::exec::ChromeTrace::write(const std::string &path) {
+  std::error_code ec;
+  llvm::raw_fd_ostream file(path, ec);
+  if (ec)
+    return false;
+  llvm::json::Object root{{"traceEvents", std::move(events)},
+                          {"displayTimeUnit", "ns"}};
+  file << llvm::json::Value(std::move(root)) << "\n";
+  return true;
+}
 
 rt::Status hesper::exec::uploadArguments(rt::ProgramRunner &runner,
                                          const std::vector<HostData> &args) {
@@ -277,7 +271,7 @@ LogicalResult hesper::exec::runGraphOnDevice(
     std::vector<HostData> &args, std::vector<HostData> &results,
     const DeviceModeOptions &opts, llvm::raw_ostream &os) {
   const rt::DeviceInfo &info = device.info();
-  Trace trace;
+  ChromeTrace trace;
   std::vector<CompileEvent> events;
   CompileOptions compileOptions;
   compileOptions.fuse = opts.fuse;

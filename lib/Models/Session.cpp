@@ -360,6 +360,8 @@ struct Session::Impl {
       return false;
     }
     stats.programCache = "hit";
+    stats.compileStages.push_back(
+        {"program cache", start * 1000.0, stats.compileMs * 1000.0});
     recordProgramCacheUse(dir, /*hit=*/true);
     return true;
   }
@@ -464,9 +466,13 @@ struct Session::Impl {
       return Status();
     }
 
+    stats.compileStages.push_back(
+        {"graphs", start * 1000.0, (nowMs() - start) * 1000.0});
+    std::vector<CompileEvent> events;
     CompileOptions compileOptions;
     compileOptions.fuse = options.fuse;
     compileOptions.dumpDir = options.dumpDir;
+    compileOptions.events = &events;
     std::vector<std::string> names{decode.name};
     for (Step *step : borrowers())
       names.push_back(step->name);
@@ -475,6 +481,8 @@ struct Session::Impl {
     if (failed(programs))
       return Status::error("compiling the model failed: " + diagnostics);
     stats.compileMs = nowMs() - start;
+    for (const CompileEvent &e : events)
+      stats.compileStages.push_back({e.name, e.startUs, e.durationUs});
     if (!entryPath.empty()) {
       stats.programCache = "miss";
       recordProgramCacheUse(dir, /*hit=*/false);

@@ -499,6 +499,14 @@ int hesper::run::runModelMode(const std::string &path,
                << llvm::format("%.0f", stats.compileMs) << " ms; weights "
                << "uploaded in " << llvm::format("%.0f", stats.uploadMs)
                << " ms\n";
+  if (!opts.profilePath.empty()) {
+    // Where the start went: the compile's stages (or the cache's load).
+    exec::ChromeTrace trace;
+    for (const SessionStats::Stage &stage : stats.compileStages)
+      trace.add(stage.name, "compile", stage.startUs, stage.durationUs, 1);
+    if (!trace.write(opts.profilePath))
+      return fail("cannot write " + opts.profilePath);
+  }
   if (!stats.programCacheWarning.empty())
     llvm::errs() << "warning: program cache: " << stats.programCacheWarning
                  << "\n";

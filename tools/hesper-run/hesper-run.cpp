@@ -210,7 +210,8 @@ static llvm::cl::opt<bool> validationLayer(
 static llvm::cl::opt<std::string> profilePath(
     "profile",
     llvm::cl::desc("Write a Chrome/Perfetto trace of compile stages and "
-                   "kernel times"),
+                   "kernel times (a model: of its compile stages, or of "
+                   "its load from the program cache)"),
     llvm::cl::init(""), llvm::cl::cat(graphCategory));
 static llvm::cl::opt<std::string> dumpDir(
     "dump-dir",

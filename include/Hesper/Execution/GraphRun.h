@@ -20,6 +20,7 @@
 #include "hesper/runtime/Npy.h"
 #include "hesper/runtime/Program.h"
 
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <optional>
@@ -41,6 +42,19 @@ struct DeviceModeOptions {
   std::string dumpDir;
   std::string saveBundlePath;
   std::string planPath; ///< a tuning plan to compile with (CompileOptions)
+};
+
+/// A Chrome trace (chrome://tracing, Perfetto) of complete events: compile
+/// stages, steps and kernels, each on its own track (`tid`).
+class ChromeTrace {
+public:
+  void add(llvm::StringRef name, llvm::StringRef category, double startUs,
+           double durUs, int tid);
+  /// Writes the trace as JSON; false when `path` cannot be written.
+  bool write(const std::string &path);
+
+private:
+  llvm::json::Array events;
 };
 
 /// Opens the device the options ask for: the named backend's (on failure

@@ -90,6 +90,16 @@ struct SessionStats {
   uint64_t cacheBytes = 0;        ///< of which the KV caches (device path)
   double compileMs = 0;           ///< building, fusing and lowering
   double uploadMs = 0;            ///< weights to the device
+  /// Where compileMs went, for traces (hesper-run --profile): "graphs"
+  /// (building the model's Circuit graphs), then each pass of the target
+  /// pipeline as it ran (nested passes inside their adaptor's span); on a
+  /// program-cache hit one "program cache" stage. Times in microseconds
+  /// of the steady clock.
+  struct Stage {
+    std::string name;
+    double startUs = 0, durationUs = 0;
+  };
+  std::vector<Stage> compileStages;
   /// The program cache: "hit" (loaded), "miss" (compiled, then stored),
   /// or "" (not used).
   std::string programCache;

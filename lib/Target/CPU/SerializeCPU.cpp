@@ -14,10 +14,12 @@
 //      running workgroups begin..end-1 (linear, x fastest) by calling the
 //      inlined body in a loop over x within each row of the grid, which the
 //      loop vectorizer can widen for kernels of one element per workgroup;
-//   3. optimize at O3 for the chosen CPU and features (the host's, or an
-//      x86-64 micro-architecture level), emit an object file (and its
-//      assembly into --dump-dir), and link it with the system C compiler
-//      driver (`cc -shared`, a dependency scripts/setup.sh installs);
+//   3. split the module into one module per kernel and, in parallel on
+//      the MLIR context's threads, optimize each at O3 for the chosen CPU
+//      and features (the host's, or an x86-64 micro-architecture level)
+//      and emit its object file (and assembly, for --dump-dir); then link
+//      the objects with the system C compiler driver (`cc -shared`, a
+//      dependency scripts/setup.sh installs);
 //   4. replace the module with a gpu.binary whose object is the shared
 //      object and whose `format` property is `elf:` and the CPU features
 //      the code needs, which the runtime checks before loading it.
@@ -31,12 +33,15 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Threading.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -309,9 +314,10 @@ bool emit(llvm::Module &module, llvm::TargetMachine &machine,
   return true;
 }
 
-/// Links `object` into a shared object with the system C compiler driver.
-bool link(llvm::ArrayRef<char> object, std::vector<uint8_t> &shared,
-          std::string &error) {
+/// Links `objects` with the system C compiler driver into a shared object
+/// (`relocatable`: into one relocatable object, for --dump-dir).
+bool link(llvm::ArrayRef<SmallVector<char, 0>> objects, bool relocatable,
+          std::vector<uint8_t> &shared, std::string &error) {
   std::string driver;
   for (const char *name : {"cc", "gcc", "clang"})
     if (auto found = llvm::sys::findProgramByName(name)) {
@@ -323,26 +329,38 @@ bool link(llvm::ArrayRef<char> object, std::vector<uint8_t> &shared,
             "driver (cc), which was not found on PATH";
     return false;
   }
-  SmallString<128> objectPath, sharedPath, logPath;
-  int fd = -1;
-  if (auto ec = llvm::sys::fs::createTemporaryFile("hesper-kernels", "o", fd,
-                                                   objectPath)) {
-    error = "cannot create a temporary file: " + ec.message();
-    return false;
-  }
-  llvm::FileRemover removeObject(objectPath);
-  {
+  std::vector<SmallString<128>> objectPaths(objects.size());
+  std::vector<llvm::FileRemover> removeObjects(objects.size());
+  for (auto [i, object] : llvm::enumerate(objects)) {
+    int fd = -1;
+    if (auto ec = llvm::sys::fs::createTemporaryFile("hesper-kernels", "o",
+                                                     fd, objectPaths[i])) {
+      error = "cannot create a temporary file: " + ec.message();
+      return false;
+    }
+    removeObjects[i].setFile(objectPaths[i]);
     llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
     os.write(object.data(), object.size());
   }
-  if (llvm::sys::fs::createTemporaryFile("hesper-kernels", "so", sharedPath) ||
+  SmallString<128> sharedPath, logPath;
+  if (llvm::sys::fs::createTemporaryFile("hesper-kernels",
+                                         relocatable ? "o" : "so",
+                                         sharedPath) ||
       llvm::sys::fs::createTemporaryFile("hesper-link", "log", logPath)) {
     error = "cannot create a temporary file";
     return false;
   }
   llvm::FileRemover removeShared(sharedPath), removeLog(logPath);
-  SmallVector<StringRef> args{driver, "-shared", "-o", sharedPath,
-                              objectPath, "-lm"};
+  SmallVector<StringRef> args{driver};
+  if (relocatable)
+    args.append({"-r", "-nostdlib"});
+  else
+    args.push_back("-shared");
+  args.append({"-o", sharedPath});
+  for (const SmallString<128> &path : objectPaths)
+    args.push_back(path);
+  if (!relocatable)
+    args.push_back("-lm");
   std::optional<StringRef> redirects[] = {std::nullopt, logPath, logPath};
   std::string message;
   int rc = llvm::sys::ExecuteAndWait(driver, args, std::nullopt, redirects,
@@ -371,6 +389,102 @@ void writeFile(StringRef dir, StringRef name, ArrayRef<char> bytes) {
   llvm::raw_fd_ostream os(path, ec);
   if (!ec)
     os.write(bytes.data(), bytes.size());
+}
+
+/// The definitions that `root` reaches through its instructions' operands
+/// and global initializers (constant expressions included).
+void collectReachable(const llvm::GlobalValue *root,
+                      llvm::SmallPtrSetImpl<const llvm::GlobalValue *> &seen) {
+  SmallVector<const llvm::Value *> work{root};
+  llvm::SmallPtrSet<const llvm::Constant *, 32> constants;
+  auto visit = [&](const llvm::Value *v) {
+    if (auto *gv = dyn_cast<llvm::GlobalValue>(v)) {
+      if (seen.insert(gv).second)
+        work.push_back(gv);
+    } else if (auto *c = dyn_cast<llvm::Constant>(v)) {
+      if (constants.insert(c).second)
+        work.push_back(c);
+    }
+  };
+  while (!work.empty()) {
+    const llvm::Value *v = work.pop_back_val();
+    if (auto *f = dyn_cast<llvm::Function>(v)) {
+      for (const llvm::BasicBlock &block : *f)
+        for (const llvm::Instruction &inst : block)
+          for (const llvm::Value *operand : inst.operands())
+            visit(operand);
+    } else if (auto *g = dyn_cast<llvm::GlobalVariable>(v)) {
+      if (g->hasInitializer())
+        visit(g->getInitializer());
+    } else if (auto *c = dyn_cast<llvm::Constant>(v);
+               c && !isa<llvm::GlobalValue>(c)) {
+      for (const llvm::Value *operand : c->operands())
+        visit(operand);
+    }
+  }
+}
+
+/// Splits `module` into one module per kernel, as bitcode: the kernel's
+/// entry points (`kernel` and its thread entry, when it has one) and the
+/// definitions they reach; the other kernels' become declarations.
+std::vector<SmallVector<char, 0>>
+splitByEntry(const llvm::Module &module, llvm::ArrayRef<std::string> entries) {
+  // A kernel's workgroup and thread entries go together.
+  llvm::StringMap<SmallVector<const llvm::GlobalValue *, 2>> groups;
+  SmallVector<std::string> order;
+  for (const std::string &name : entries) {
+    StringRef kernel = StringRef(name);
+    kernel.consume_front(kThreadEntryPrefix);
+    auto [it, inserted] = groups.try_emplace(kernel);
+    if (inserted)
+      order.push_back(kernel.str());
+    it->second.push_back(module.getFunction(name));
+  }
+  std::vector<SmallVector<char, 0>> parts;
+  for (const std::string &kernel : order) {
+    llvm::SmallPtrSet<const llvm::GlobalValue *, 16> keep;
+    for (const llvm::GlobalValue *entry : groups[kernel]) {
+      keep.insert(entry);
+      collectReachable(entry, keep);
+    }
+    llvm::ValueToValueMapTy map;
+    std::unique_ptr<llvm::Module> part = llvm::CloneModule(
+        module, map,
+        [&](const llvm::GlobalValue *gv) { return keep.contains(gv); });
+    parts.emplace_back();
+    llvm::raw_svector_ostream os(parts.back());
+    llvm::WriteBitcodeToFile(*part, os);
+  }
+  return parts;
+}
+
+/// Optimizes and compiles one part (bitcode) into `object`, and its
+/// assembly into `assembly` when given; returns an error or "".
+std::string compilePart(ArrayRef<char> bitcode, const ISA &isa,
+                        SmallVector<char, 0> &object,
+                        SmallVector<char, 0> *assembly) {
+  llvm::LLVMContext context;
+  llvm::Expected<std::unique_ptr<llvm::Module>> module =
+      llvm::parseBitcodeFile(
+          llvm::MemoryBufferRef(StringRef(bitcode.data(), bitcode.size()),
+                                "hesper_kernels"),
+          context);
+  if (!module)
+    return "cannot read back a CPU kernel's bitcode: " +
+           llvm::toString(module.takeError());
+  std::string error;
+  std::unique_ptr<llvm::TargetMachine> machine =
+      createTargetMachine(isa, error);
+  if (!machine)
+    return "cannot create the CPU target machine: " + error;
+  optimize(**module, *machine);
+  if (assembly) {
+    std::unique_ptr<llvm::Module> copy = llvm::CloneModule(**module);
+    emit(*copy, *machine, llvm::CodeGenFileType::AssemblyFile, *assembly);
+  }
+  if (!emit(**module, *machine, llvm::CodeGenFileType::ObjectFile, object))
+    return "the CPU target cannot emit object files";
+  return "";
 }
 
 struct SerializeCPUPass
@@ -431,22 +545,43 @@ struct SerializeCPUPass
       addThreadEntryPoint(*ir, body, name);
     if (llvm::verifyModule(*ir, &llvm::errs()))
       return nested.emitError("the CPU kernels' LLVM IR does not verify");
-    optimize(*ir, *machine);
 
-    if (!dumpDir.empty()) {
-      std::unique_ptr<llvm::Module> copy = llvm::CloneModule(*ir);
-      SmallVector<char, 0> assembly;
-      if (emit(*copy, *machine, llvm::CodeGenFileType::AssemblyFile,
-               assembly))
-        writeFile(dumpDir, "hesper_kernels.s", assembly);
+    // Each kernel is optimized and compiled on its own, the kernels in
+    // parallel on the context's threads: a kernel's code depends only on
+    // the kernel, not on how many threads there are or which others
+    // compiled beside it (LLVM's modules are single-threaded, so each part
+    // travels as bitcode into a context of its own).
+    SmallVector<std::string> entries;
+    for (auto &[body, name] : bodies)
+      entries.push_back(name);
+    for (auto &[body, name] : threads)
+      entries.push_back(std::string(kThreadEntryPrefix) + name);
+    std::vector<SmallVector<char, 0>> parts = splitByEntry(*ir, entries);
+    std::vector<SmallVector<char, 0>> objects(parts.size()),
+        assembly(parts.size());
+    std::vector<std::string> errors(parts.size());
+    bool dump = !dumpDir.empty();
+    parallelFor(nested.getContext(), 0, parts.size(), [&](size_t i) {
+      errors[i] = compilePart(parts[i], isa, objects[i],
+                              dump ? &assembly[i] : nullptr);
+    });
+    for (const std::string &partError : errors)
+      if (!partError.empty())
+        return nested.emitError(partError);
+    if (dump) {
+      SmallVector<char, 0> all;
+      for (const SmallVector<char, 0> &text : assembly)
+        all.append(text.begin(), text.end());
+      writeFile(dumpDir, "hesper_kernels.s", all);
+      std::vector<uint8_t> combined;
+      if (link(objects, /*relocatable=*/true, combined, error))
+        writeFile(dumpDir, "hesper_kernels.o",
+                  ArrayRef<char>(reinterpret_cast<const char *>(
+                                     combined.data()),
+                                 combined.size()));
     }
-    SmallVector<char, 0> object;
-    if (!emit(*ir, *machine, llvm::CodeGenFileType::ObjectFile, object))
-      return nested.emitError("the CPU target cannot emit object files");
-    if (!dumpDir.empty())
-      writeFile(dumpDir, "hesper_kernels.o", object);
     std::vector<uint8_t> shared;
-    if (!link(object, shared, error))
+    if (!link(objects, /*relocatable=*/false, shared, error))
       return nested.emitError(error);
 
     OpBuilder b(nested);

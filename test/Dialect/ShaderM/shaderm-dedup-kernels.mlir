@@ -68,3 +68,56 @@ shaderm.schedule @s(%x: !shaderm.buffer<4xf32>, %y: !shaderm.buffer<8xf32>) {
   shaderm.launch @f grid [1, 1, 1](%y) : !shaderm.buffer<8xf32>
   shaderm.output
 }
+
+// -----
+
+// The same ops in the same order over different values (a - b against
+// b - a) stay apart; a third kernel equal to the second but for its value
+// names and locations goes, and so does a fourth equal to the first, with
+// both launches of each redirected.
+// CHECK-LABEL: shaderm.kernel @g(
+// CHECK: shaderm.kernel @h(
+// CHECK-NOT: shaderm.kernel
+// CHECK: shaderm.launch @g grid [1, 1, 1]
+// CHECK: shaderm.launch @h grid [1, 1, 1]
+// CHECK: shaderm.launch @h grid [2, 1, 1]
+// CHECK: shaderm.launch @g grid [2, 1, 1]
+shaderm.kernel @g(%a: !shaderm.buffer<4xf32>, %b: !shaderm.buffer<4xf32>) workgroup_size(4, 1, 1) {
+  %i = shaderm.global_id x
+  %u = shaderm.load %a[%i] : !shaderm.buffer<4xf32> -> f32
+  %v = shaderm.load %b[%i] : !shaderm.buffer<4xf32> -> f32
+  %d = arith.subf %u, %v : f32
+  shaderm.store %d, %a[%i] : f32, !shaderm.buffer<4xf32>
+  shaderm.return
+}
+shaderm.kernel @h(%a: !shaderm.buffer<4xf32>, %b: !shaderm.buffer<4xf32>) workgroup_size(4, 1, 1) {
+  %i = shaderm.global_id x
+  %u = shaderm.load %a[%i] : !shaderm.buffer<4xf32> -> f32
+  %v = shaderm.load %b[%i] : !shaderm.buffer<4xf32> -> f32
+  %d = arith.subf %v, %u : f32
+  shaderm.store %d, %a[%i] : f32, !shaderm.buffer<4xf32>
+  shaderm.return
+}
+shaderm.kernel @h2(%p: !shaderm.buffer<4xf32>, %q: !shaderm.buffer<4xf32>) workgroup_size(4, 1, 1) {
+  %lane = shaderm.global_id x loc("elsewhere")
+  %first = shaderm.load %p[%lane] : !shaderm.buffer<4xf32> -> f32
+  %second = shaderm.load %q[%lane] : !shaderm.buffer<4xf32> -> f32
+  %diff = arith.subf %second, %first : f32
+  shaderm.store %diff, %p[%lane] : f32, !shaderm.buffer<4xf32>
+  shaderm.return
+}
+shaderm.kernel @g2(%a: !shaderm.buffer<4xf32>, %b: !shaderm.buffer<4xf32>) workgroup_size(4, 1, 1) {
+  %i = shaderm.global_id x
+  %u = shaderm.load %a[%i] : !shaderm.buffer<4xf32> -> f32
+  %v = shaderm.load %b[%i] : !shaderm.buffer<4xf32> -> f32
+  %d = arith.subf %u, %v : f32
+  shaderm.store %d, %a[%i] : f32, !shaderm.buffer<4xf32>
+  shaderm.return
+}
+shaderm.schedule @s(%x: !shaderm.buffer<4xf32>, %y: !shaderm.buffer<4xf32>) {
+  shaderm.launch @g grid [1, 1, 1](%x, %y) : !shaderm.buffer<4xf32>, !shaderm.buffer<4xf32>
+  shaderm.launch @h grid [1, 1, 1](%x, %y) : !shaderm.buffer<4xf32>, !shaderm.buffer<4xf32>
+  shaderm.launch @h2 grid [2, 1, 1](%x, %y) : !shaderm.buffer<4xf32>, !shaderm.buffer<4xf32>
+  shaderm.launch @g2 grid [2, 1, 1](%x, %y) : !shaderm.buffer<4xf32>, !shaderm.buffer<4xf32>
+  shaderm.output
+}
