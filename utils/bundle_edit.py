@@ -7,7 +7,7 @@
 #
 # Writes a changed copy of a bundle (runtime/lib/program/Program.cpp:
 # version 3 on ends with a u64 FNV-1a checksum of every byte before it;
-# the field edits read version 6):
+# the field edits read version 7):
 #
 #   bundle_edit.py IN OUT --replace OLD NEW   replace the one occurrence of
 #                                             OLD by NEW (same length) and
@@ -43,14 +43,18 @@ def fnv1a(data):
 
 
 class Layout:
-    """Offsets of the fields of a version-6 bundle body."""
+    """Offsets of the fields of a version-7 bundle body."""
 
     def __init__(self, body):
         self.body, self.at = body, 8 + 4
         self.string()  # name
         self.at += 4  # backend
         for _ in range(self.u64()):
-            self.string(), self.string(), self.string()  # name, code, format
+            self.string()  # a kernel binary
+        for _ in range(self.u64()):
+            self.string()  # name
+            self.at += 4  # binary index
+            self.string()  # format
             # bindings, push constant bytes, workgroup size x/y/z, shared
             # memory bytes, host threads
             self.at += 7 * 4

@@ -15,12 +15,15 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SHA256.h"
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <tuple>
 
 #include <dlfcn.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 using namespace hesper;
 using namespace hesper::models;
@@ -167,33 +170,74 @@ static std::string statsPath(const std::string &dir) {
   return std::string(path);
 }
 
-/// The folder's counts: "hits N misses M".
-static std::pair<int64_t, int64_t> readCounts(const std::string &dir) {
+namespace {
+/// The folder's counts, kept in its stats file as "hits N" lines.
+struct Counts {
+  int64_t hits = 0, misses = 0, evictions = 0;
+};
+} // namespace
+
+static Counts readCounts(const std::string &dir) {
   std::ifstream in(statsPath(dir));
   std::string word;
-  int64_t hits = 0, misses = 0, n = 0;
+  Counts counts;
+  int64_t n = 0;
   while (in >> word >> n) {
     if (word == "hits")
-      hits = n;
+      counts.hits = n;
     else if (word == "misses")
-      misses = n;
+      counts.misses = n;
+    else if (word == "evictions")
+      counts.evictions = n;
   }
-  return {hits, misses};
+  return counts;
 }
 
-void hesper::models::recordProgramCacheUse(const std::string &dir, bool hit) {
-  auto [hits, misses] = readCounts(dir);
-  (hit ? hits : misses) += 1;
-  std::string text =
-      "hits " + std::to_string(hits) + "\nmisses " + std::to_string(misses) +
-      "\n";
+static void writeCounts(const std::string &dir, const Counts &counts) {
+  std::string text = "hits " + std::to_string(counts.hits) + "\nmisses " +
+                     std::to_string(counts.misses) + "\nevictions " +
+                     std::to_string(counts.evictions) + "\n";
   (void)rt::writeFileAtomically(
       statsPath(dir), std::vector<uint8_t>(text.begin(), text.end()));
 }
 
-ProgramCacheInfo hesper::models::programCacheInfo(const std::string &dir) {
-  ProgramCacheInfo info;
-  info.dir = dir;
+void hesper::models::recordProgramCacheUse(const std::string &dir, bool hit) {
+  Counts counts = readCounts(dir);
+  (hit ? counts.hits : counts.misses) += 1;
+  writeCounts(dir, counts);
+}
+
+uint64_t hesper::models::programCacheLimitBytes() {
+  constexpr uint64_t kDefault = uint64_t(1) << 30;
+  const char *text = std::getenv("HESPER_PROGRAM_CACHE_MAX_MB");
+  double mib = 0;
+  if (!text || llvm::StringRef(text).getAsDouble(mib) || !(mib > 0) ||
+      mib > double(uint64_t(1) << 40))
+    return kDefault;
+  return static_cast<uint64_t>(mib * 1048576.0);
+}
+
+void hesper::models::touchProgramCacheEntry(const std::string &path) {
+  int fd = -1;
+  if (llvm::sys::fs::openFileForWrite(path, fd, llvm::sys::fs::CD_OpenExisting,
+                                      llvm::sys::fs::OF_Append))
+    return;
+  (void)llvm::sys::fs::setLastAccessAndModificationTime(
+      fd, std::chrono::system_clock::now());
+  ::close(fd);
+}
+
+namespace {
+struct Entry {
+  std::string path;
+  uint64_t bytes;
+  llvm::sys::TimePoint<> used;
+};
+} // namespace
+
+/// The folder's entries (*.hpc), with their sizes and last use.
+static std::vector<Entry> listEntries(const std::string &dir) {
+  std::vector<Entry> entries;
   std::error_code ec;
   for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec;
        it.increment(ec)) {
@@ -202,9 +246,57 @@ ProgramCacheInfo hesper::models::programCacheInfo(const std::string &dir) {
     llvm::sys::fs::file_status status;
     if (llvm::sys::fs::status(it->path(), status))
       continue;
-    ++info.entries;
-    info.bytes += status.getSize();
+    entries.push_back(
+        {it->path(), status.getSize(), status.getLastModificationTime()});
   }
-  std::tie(info.hits, info.misses) = readCounts(dir);
+  return entries;
+}
+
+int64_t hesper::models::evictProgramCacheEntries(const std::string &dir,
+                                                 uint64_t limitBytes,
+                                                 const std::string &keep) {
+  std::vector<Entry> entries = listEntries(dir);
+  uint64_t total = 0;
+  for (const Entry &e : entries)
+    total += e.bytes;
+  if (total <= limitBytes)
+    return 0;
+  // Oldest use first; the path breaks ties, so the order is the same for
+  // every process that looks.
+  llvm::sort(entries, [](const Entry &a, const Entry &b) {
+    return std::tie(a.used, a.path) < std::tie(b.used, b.path);
+  });
+  int64_t removed = 0;
+  for (const Entry &e : entries) {
+    if (total <= limitBytes)
+      break;
+    if (e.path == keep)
+      continue;
+    // Another process may have removed it first: its bytes are gone all
+    // the same.
+    (void)llvm::sys::fs::remove(e.path);
+    total -= e.bytes;
+    ++removed;
+  }
+  if (removed) {
+    Counts counts = readCounts(dir);
+    counts.evictions += removed;
+    writeCounts(dir, counts);
+  }
+  return removed;
+}
+
+ProgramCacheInfo hesper::models::programCacheInfo(const std::string &dir) {
+  ProgramCacheInfo info;
+  info.dir = dir;
+  for (const Entry &e : listEntries(dir)) {
+    ++info.entries;
+    info.bytes += e.bytes;
+  }
+  info.limitBytes = programCacheLimitBytes();
+  Counts counts = readCounts(dir);
+  info.hits = counts.hits;
+  info.misses = counts.misses;
+  info.evictions = counts.evictions;
   return info;
 }

@@ -116,6 +116,9 @@ struct Session::Impl {
   /// its programs (releaseCompiler); the interpreter keeps it.
   std::unique_ptr<MLIRContext> context;
   OwningOpRef<ModuleOp> module;
+  /// Weights the device reads in place from the model file's mapping
+  /// (declared before the steps, whose runners bind them: destroyed after).
+  std::vector<std::unique_ptr<rt::Buffer>> inPlaceWeights;
   /// The step that owns the shared buffers: the decode step, or a
   /// multi-sequence session's smallest batch step.
   Step decode;
@@ -355,11 +358,14 @@ struct Session::Impl {
       batches.clear();
       hasChunk = false;
       stats.deviceBytes = stats.weightBufferBytes = stats.cacheBytes = 0;
+      stats.inPlaceWeightBytes = 0;
+      inPlaceWeights.clear();
       stats.programCacheWarning =
           status.message() + "; compiling again";
       return false;
     }
     stats.programCache = "hit";
+    touchProgramCacheEntry(path);
     stats.compileStages.push_back(
         {"program cache", start * 1000.0, stats.compileMs * 1000.0});
     recordProgramCacheUse(dir, /*hit=*/true);
@@ -490,6 +496,8 @@ struct Session::Impl {
                                             *programs);
           !s)
         stats.programCacheWarning = s.message();
+      else
+        evictProgramCacheEntries(dir, programCacheLimitBytes(), entryPath);
     }
     return setUpRunners(*programs);
   }
@@ -508,8 +516,32 @@ struct Session::Impl {
       decode.kernelNames.push_back(decodeProgram.kernels[l.kernel].name);
 
     double uploadStart = nowMs();
-    auto created =
-        rt::ProgramRunner::create(*device, decodeProgram, options.timing);
+    // A weight whose bytes in the file fill its buffer exactly is read
+    // where it is on a device that can (the CPU): no copy, and no second
+    // resident copy of the weights.
+    std::vector<rt::Buffer *> inPlace(decodeProgram.numArguments, nullptr);
+    for (uint32_t i = 0; i < decodeProgram.numArguments; ++i) {
+      if (decode.argBindings[i].role != circuit::ArgRole::Weight)
+        continue;
+      std::vector<float> freqs;
+      const void *src;
+      uint64_t size;
+      if (Status s = initialBytes(decode.argBindings[i],
+                                  decodeProgram.buffers[i].bytes, freqs, src,
+                                  size);
+          !s)
+        return s;
+      if (size != decodeProgram.buffers[i].bytes)
+        continue;
+      auto imported = device->importHostMemory(src, size);
+      if (!imported)
+        continue; // copied below
+      inPlace[i] = imported->get();
+      stats.inPlaceWeightBytes += size;
+      inPlaceWeights.push_back(std::move(*imported));
+    }
+    auto created = rt::ProgramRunner::create(*device, decodeProgram,
+                                             options.timing, inPlace);
     if (!created)
       return created.status();
     decode.runner = std::move(*created);
@@ -524,9 +556,10 @@ struct Session::Impl {
     }
     // The program's arguments are the graph's, in order.
     for (uint32_t i = 0; i < decodeProgram.numArguments; ++i)
-      if (Status s = initialize(decode.argBindings[i],
-                                decodeProgram.buffers[i].bytes,
-                                *decode.runner->argumentBuffer(i));
+      if (Status s = inPlace[i] ? Status()
+                                : initialize(decode.argBindings[i],
+                                             decodeProgram.buffers[i].bytes,
+                                             *decode.runner->argumentBuffer(i));
           !s)
         return s;
     std::map<std::string, uint32_t> decodeArgs;

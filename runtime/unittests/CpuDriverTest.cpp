@@ -450,6 +450,71 @@ TEST(CpuDriver, AddArraysOnAnyNumberOfThreads) {
   }
 }
 
+TEST(CpuDriver, ImportedHostMemoryIsReadInPlace) {
+  REQUIRE_KERNELS();
+  OPEN_CPU(dev, 2);
+  constexpr uint32_t kW = 1000;
+  std::vector<float> x(kW), y(kW);
+  for (uint32_t i = 0; i < kW; ++i) {
+    x[i] = static_cast<float>(i);
+    y[i] = 0.25f;
+  }
+  Result<std::unique_ptr<Buffer>> bx = dev.importHostMemory(x.data(), kW * 4);
+  Result<std::unique_ptr<Buffer>> by = dev.importHostMemory(y.data(), kW * 4);
+  ASSERT_TRUE(bx.ok()) << bx.status().message();
+  ASSERT_TRUE(by.ok()) << by.status().message();
+  EXPECT_EQ((*bx)->size(), kW * 4u);
+  auto bz = makeBuffer(dev, kW * 4);
+  KernelDesc desc = kernelDesc("add_arrays", 3);
+  desc.bindingReadOnly = {1, 1, 0};
+  auto k = makeKernel(dev, desc);
+  ASSERT_TRUE(k && bz);
+  auto list = dev.createCommandList();
+  ASSERT_TRUE(list.ok());
+  Status st = (*list)->record(
+      {dispatch(k.get(), {bx->get(), by->get(), bz.get()}, kW)});
+  ASSERT_TRUE(st.ok()) << st.message();
+  ASSERT_TRUE((*list)->submit().ok());
+  EXPECT_EQ(download<float>(dev, *bz)[7], 7.25f);
+  // The kernel reads the caller's memory, not a copy of it.
+  x[7] = 100.0f;
+  ASSERT_TRUE((*list)->submit().ok());
+  EXPECT_EQ(download<float>(dev, *bz)[7], 100.25f);
+  EXPECT_EQ(download<float>(dev, **bx)[7], 100.0f);
+
+  // Read-only: no transfer writes it, no launch may bind it writable.
+  const float one = 1.0f;
+  st = dev.upload(**bx, &one, 4);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.message(),
+            "upload: the buffer is imported host memory, which is read-only");
+  EXPECT_FALSE(dev.fill(**bx, 0).ok());
+  EXPECT_FALSE(dev.copy(*bz, **bx, 4).ok());
+  EXPECT_TRUE(dev.copy(**bx, *bz, 4).ok());
+  EXPECT_EQ(x[0], 0.0f);
+  st = runOnce(dev, {dispatch(k.get(), {bz.get(), by->get(), bx->get()}, kW)});
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.message(),
+            "dispatch 0: binding 2 may be written by kernel 'add_arrays' but "
+            "is a read-only buffer of imported host memory");
+  // A kernel without an ABI may write any binding.
+  auto unknown = makeKernel(dev, kernelDesc("add_arrays", 3));
+  st = runOnce(dev, {dispatch(unknown.get(),
+                              {bx->get(), by->get(), bz.get()}, kW)});
+  ASSERT_FALSE(st.ok());
+  EXPECT_TRUE(contains(st.message(), "binding 0 may be written"))
+      << st.message();
+  EXPECT_EQ(x[7], 100.0f);
+
+  // Memory that is not 16-byte aligned is refused.
+  auto misaligned =
+      dev.importHostMemory(reinterpret_cast<uint8_t *>(x.data()) + 4, 16);
+  ASSERT_FALSE(misaligned.ok());
+  EXPECT_TRUE(contains(misaligned.status().message(), "16-byte aligned"))
+      << misaligned.status().message();
+  EXPECT_FALSE(dev.importHostMemory(nullptr, 0).ok());
+}
+
 TEST(CpuDriver, WorkgroupsOfThreadsMeetAtBarriers) {
   REQUIRE_KERNELS();
   // 1000 workgroups of 64 threads each; in[i] = i % 97 + 0.25.
@@ -956,6 +1021,29 @@ TEST(Bundle, RoundTripKeepsFormats) {
     EXPECT_EQ(loaded->kernels[i].name, p.kernels[i].name) << i;
     EXPECT_EQ(loaded->kernels[i].hostThreads, p.kernels[i].hostThreads) << i;
   }
+}
+
+TEST(Bundle, KernelBinariesAreStoredOnce) {
+  Program p = twoLaunchProgram(64);
+  ASSERT_EQ(p.kernels.size(), 2u);
+  std::vector<uint8_t> shared(100000, 7), own(300, 9);
+  p.kernels[0].binary = shared;
+  p.kernels[1].binary = shared;
+  KernelDesc third = p.kernels[1];
+  third.name = "third";
+  third.binary = own;
+  p.kernels.push_back(third);
+  std::vector<uint8_t> image = serializeBundle(p);
+  // One copy of the shared binary, one of the other.
+  EXPECT_LT(image.size(), 100000u + 300u + 4096u);
+  EXPECT_GT(image.size(), 100000u + 300u);
+  Result<Program> loaded = parseBundle(image.data(), image.size(), "image");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  ASSERT_EQ(loaded->kernels.size(), 3u);
+  EXPECT_EQ(loaded->kernels[0].binary, shared);
+  EXPECT_EQ(loaded->kernels[1].binary, shared);
+  EXPECT_EQ(loaded->kernels[2].binary, own);
+  EXPECT_EQ(loaded->kernels[2].name, "third");
 }
 
 TEST(Bundle, CpuProgramRunsAfterLoading) {

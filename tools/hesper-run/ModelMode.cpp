@@ -165,8 +165,11 @@ int hesper::run::printCacheInfo(llvm::raw_ostream &os) {
   ProgramCacheInfo info = programCacheInfo(dir);
   os << "program cache: " << info.dir << "\n"
      << "entries: " << info.entries << " ("
-     << llvm::format("%.1f", info.bytes / (1024.0 * 1024.0)) << " MiB)\n"
-     << "hits: " << info.hits << ", misses: " << info.misses << "\n";
+     << llvm::format("%.1f", info.bytes / (1024.0 * 1024.0)) << " MiB of "
+     << llvm::format("%g", info.limitBytes / (1024.0 * 1024.0))
+     << " MiB kept; HESPER_PROGRAM_CACHE_MAX_MB sets it)\n"
+     << "hits: " << info.hits << ", misses: " << info.misses
+     << ", evicted: " << info.evictions << "\n";
   return 0;
 }
 
@@ -496,9 +499,13 @@ int hesper::run::runModelMode(const std::string &path,
                << (stats.programCache == "hit" ? "loaded from the program "
                                                  "cache in "
                                                : "compiled in ")
-               << llvm::format("%.0f", stats.compileMs) << " ms; weights "
-               << "uploaded in " << llvm::format("%.0f", stats.uploadMs)
-               << " ms\n";
+               << llvm::format("%.0f", stats.compileMs) << " ms; "
+               << (stats.inPlaceWeightBytes &&
+                           stats.inPlaceWeightBytes == stats.weightBufferBytes
+                       ? "weights read in place from the file, buffers set "
+                         "up in "
+                       : "weights uploaded in ")
+               << llvm::format("%.0f", stats.uploadMs) << " ms\n";
   if (!opts.profilePath.empty()) {
     // Where the start went: the compile's stages (or the cache's load).
     exec::ChromeTrace trace;
@@ -588,6 +595,10 @@ int hesper::run::runModelMode(const std::string &path,
                << " MiB (weights "
                << llvm::format("%.1f", model.weightBytes() / 1048576.0)
                << " MiB";
+  if (stats.inPlaceWeightBytes)
+    llvm::errs() << " of which "
+                 << llvm::format("%.1f", stats.inPlaceWeightBytes / 1048576.0)
+                 << " MiB read in place from the file's mapping";
   if (stats.cacheBytes)
     llvm::errs() << ", KV cache "
                  << llvm::format("%.1f", stats.cacheBytes / 1048576.0)

@@ -66,8 +66,23 @@ struct ProgramCacheInfo {
   std::string dir;
   int64_t entries = 0;
   uint64_t bytes = 0;
+  uint64_t limitBytes = 0;      ///< programCacheLimitBytes()
   int64_t hits = 0, misses = 0; ///< since the folder was made
+  int64_t evictions = 0;        ///< entries removed to stay under the limit
 };
+
+/// The most bytes of entries a cache folder keeps:
+/// $HESPER_PROGRAM_CACHE_MAX_MB (MiB, a number above 0, fractions allowed)
+/// when set and valid, else 1 GiB.
+uint64_t programCacheLimitBytes();
+/// Marks an entry as just used (its modification time), so that eviction,
+/// which removes the entries used longest ago, keeps it.
+void touchProgramCacheEntry(const std::string &path);
+/// Removes the entries of `dir` used longest ago until their bytes are at
+/// most `limitBytes`, never `keep` (the entry just written); returns how
+/// many it removed and counts them in the folder's statistics.
+int64_t evictProgramCacheEntries(const std::string &dir, uint64_t limitBytes,
+                                 const std::string &keep);
 /// What folder `dir` holds (entries, their bytes) and its counts of hits
 /// and misses.
 ProgramCacheInfo programCacheInfo(const std::string &dir);

@@ -88,6 +88,9 @@ struct SessionStats {
   uint64_t deviceBytes = 0;       ///< weights, caches and activations
   uint64_t weightBufferBytes = 0; ///< of which the weights (device path)
   uint64_t cacheBytes = 0;        ///< of which the KV caches (device path)
+  /// Of the weights, those the device reads in place from the model file's
+  /// mapping (the CPU target): not copied, not a second resident copy.
+  uint64_t inPlaceWeightBytes = 0;
   double compileMs = 0;           ///< building, fusing and lowering
   double uploadMs = 0;            ///< weights to the device
   /// Where compileMs went, for traces (hesper-run --profile): "graphs"

@@ -114,6 +114,13 @@ Result<std::unique_ptr<Device>> openDevice(Backend b,
   return Status::error("unknown backend");
 }
 
+Result<std::unique_ptr<Buffer>> Device::importHostMemory(const void *,
+                                                         size_t) {
+  return Status::error(std::string("importHostMemory: a ") +
+                       backendName(info().backend) +
+                       " device does not read host memory in place");
+}
+
 Status detail::rangeError(const char *op, size_t bytes, size_t offset,
                           size_t size) {
   return Status::error(std::string(op) + ": " + std::to_string(bytes) +

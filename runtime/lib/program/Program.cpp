@@ -18,7 +18,10 @@
 // checked; 5 adds each kernel's host thread cap (KernelDesc::hostThreads)
 // after its workgroup memory bytes; 6 adds, after the read-only flags, the
 // largest grid each kernel was compiled for (KernelDesc::maxGrid), against
-// which every launch's grid is checked. Files of another version are
+// which every launch's grid is checked; 7 stores each distinct kernel
+// binary once, in a table before the kernels (a count, then byte arrays),
+// and each kernel's binary as a u32 index into it (a program's kernels
+// usually share one binary: its module's). Files of another version are
 // refused.
 //
 //===----------------------------------------------------------------------===//
@@ -32,7 +35,7 @@
 using namespace hesper::rt;
 
 static constexpr char kMagic[8] = {'H', 'E', 'S', 'P', 'E', 'R', 'P', 'B'};
-static constexpr uint32_t kVersion = 6;
+static constexpr uint32_t kVersion = 7;
 
 Status Program::verify() const {
   if (numArguments > buffers.size())
@@ -193,10 +196,24 @@ std::vector<uint8_t> hesper::rt::serializeBundle(const Program &program) {
   w.u32(kVersion);
   w.str(program.name);
   w.u32(static_cast<uint32_t>(program.backend));
-  w.u64(program.kernels.size());
+  std::vector<const std::vector<uint8_t> *> binaries;
+  std::vector<uint32_t> binaryOf;
   for (const KernelDesc &k : program.kernels) {
+    size_t i = 0;
+    while (i < binaries.size() && *binaries[i] != k.binary)
+      ++i;
+    if (i == binaries.size())
+      binaries.push_back(&k.binary);
+    binaryOf.push_back(static_cast<uint32_t>(i));
+  }
+  w.u64(binaries.size());
+  for (const std::vector<uint8_t> *binary : binaries)
+    w.bytes(binary->data(), binary->size());
+  w.u64(program.kernels.size());
+  for (size_t i = 0; i < program.kernels.size(); ++i) {
+    const KernelDesc &k = program.kernels[i];
     w.str(k.name);
-    w.bytes(k.binary.data(), k.binary.size());
+    w.u32(binaryOf[i]);
     w.str(k.format);
     w.u32(k.numBindings);
     w.u32(k.pushConstantBytes);
@@ -341,15 +358,27 @@ Result<Program> hesper::rt::parseBundle(const uint8_t *bytes, size_t size,
   Program p;
   uint32_t backend;
   uint64_t n;
-  // A kernel takes at least 64 bytes: five lengths and six u32s.
   if (!r.str(p.name) || !r.u32(backend) ||
-      backend > static_cast<uint32_t>(Backend::Cpu) || !r.count(n, 64))
+      backend > static_cast<uint32_t>(Backend::Cpu) || !r.count(n, 8))
     return bad("truncated header");
   p.backend = static_cast<Backend>(backend);
+  std::vector<std::vector<uint8_t>> binaries(n);
+  for (std::vector<uint8_t> &binary : binaries)
+    if (!r.bytes(binary))
+      return bad("truncated binary");
+  // A kernel takes at least 60 bytes: four lengths and seven u32s.
+  if (!r.count(n, 60))
+    return bad("truncated header");
   p.kernels.resize(n);
   for (KernelDesc &k : p.kernels) {
     uint64_t sizes;
-    if (!r.str(k.name) || !r.bytes(k.binary) || !r.str(k.format) ||
+    uint32_t binary;
+    if (!r.str(k.name) || !r.u32(binary))
+      return bad("truncated kernel");
+    if (binary >= binaries.size())
+      return bad("kernel binary index out of range");
+    k.binary = binaries[binary];
+    if (!r.str(k.format) ||
         !r.u32(k.numBindings) || !r.u32(k.pushConstantBytes) ||
         !r.u32(k.workgroupSize[0]) || !r.u32(k.workgroupSize[1]) ||
         !r.u32(k.workgroupSize[2]) || !r.u32(k.sharedMemoryBytes) ||

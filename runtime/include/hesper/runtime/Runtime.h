@@ -230,6 +230,15 @@ public:
   virtual const DeviceInfo &info() const = 0;
 
   virtual Result<std::unique_ptr<Buffer>> createBuffer(size_t bytes) = 0;
+  /// A read-only buffer over `bytes` of host memory that the caller owns
+  /// and keeps, unchanged, for the buffer's life (a weight in a model
+  /// file's mapping): kernels read it where it is, nothing is copied. Only
+  /// a device that runs on host memory can (the CPU device, for 16-byte
+  /// aligned memory); the others return an error, and the caller creates
+  /// a buffer and uploads instead. Writing the buffer -- upload, fill, a
+  /// copy into it, a kernel binding that is not read-only -- is an error.
+  virtual Result<std::unique_ptr<Buffer>> importHostMemory(const void *data,
+                                                           size_t bytes);
   virtual Status upload(Buffer &dst, const void *src, size_t bytes,
                         size_t offset = 0) = 0;
   virtual Status download(Buffer &src, void *dst, size_t bytes,

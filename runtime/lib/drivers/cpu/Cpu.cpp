@@ -125,6 +125,8 @@ public:
       : ctx(std::move(c)), bytes(n) {}
   ~CpuBuffer() override {
     ctx->remove(static_cast<const Buffer *>(this));
+    if (imported)
+      return;
     if (mappedBytes)
       munmap(data, mappedBytes);
     else
@@ -136,6 +138,8 @@ public:
   uint8_t *data = nullptr; ///< never null, even for an empty buffer
   size_t bytes;
   size_t mappedBytes = 0; ///< the mmap'ed length; 0 when malloc'ed
+  /// The caller's memory (importHostMemory): read-only, not freed here.
+  bool imported = false;
 };
 
 class CpuKernel final : public Kernel {
@@ -234,6 +238,15 @@ public:
           return Status::error("dispatch " + std::to_string(i) + ": binding " +
                                std::to_string(b) +
                                " is not a buffer of this CPU device");
+        const std::vector<uint8_t> &readOnly =
+            d.kernel->desc().bindingReadOnly;
+        if (static_cast<const CpuBuffer *>(d.bindings[b])->imported &&
+            (b >= readOnly.size() || !readOnly[b]))
+          return Status::error(
+              "dispatch " + std::to_string(i) + ": binding " +
+              std::to_string(b) + " may be written by kernel '" +
+              d.kernel->desc().name +
+              "' but is a read-only buffer of imported host memory");
         newSerials.push_back(s);
       }
     }
@@ -528,11 +541,26 @@ public:
     return std::unique_ptr<Buffer>(std::move(buffer));
   }
 
+  Result<std::unique_ptr<Buffer>> importHostMemory(const void *data,
+                                                   size_t bytes) override {
+    if (!data || reinterpret_cast<uintptr_t>(data) % 16 != 0)
+      return Status::error("importHostMemory: the memory is not 16-byte "
+                           "aligned");
+    auto buffer = std::make_unique<CpuBuffer>(ctx, bytes);
+    // Kernels only read it (record refuses a writable binding).
+    buffer->data = static_cast<uint8_t *>(const_cast<void *>(data));
+    buffer->imported = true;
+    ctx->add(static_cast<const Buffer *>(buffer.get()));
+    return std::unique_ptr<Buffer>(std::move(buffer));
+  }
+
   Status upload(Buffer &dst, const void *src, size_t bytes,
                 size_t offset) override {
     CpuBuffer *b = own(dst);
     if (!b)
       return notOurs("upload");
+    if (b->imported)
+      return readOnly("upload");
     if (Status s = checkTransfer("upload", src, bytes, offset, b->bytes);
         !s || !bytes)
       return s;
@@ -558,6 +586,8 @@ public:
     CpuBuffer *b = own(dst);
     if (!b)
       return notOurs("fill");
+    if (b->imported)
+      return readOnly("fill");
     uint8_t bytes[4] = {uint8_t(pattern), uint8_t(pattern >> 8),
                         uint8_t(pattern >> 16), uint8_t(pattern >> 24)};
     if (bytes[0] == bytes[1] && bytes[0] == bytes[2] && bytes[0] == bytes[3]) {
@@ -575,6 +605,8 @@ public:
     CpuBuffer *s = own(src), *d = own(dst);
     if (!s || !d)
       return notOurs("copy");
+    if (d->imported)
+      return readOnly("copy");
     if (bytes > s->bytes || bytes > d->bytes)
       return Status::error("copy: " + std::to_string(bytes) +
                            " bytes do not fit in the source (" +
@@ -598,6 +630,11 @@ private:
     if (!ctx->serial(static_cast<const Buffer *>(&b)))
       return nullptr;
     return static_cast<CpuBuffer *>(&b);
+  }
+  static Status readOnly(const char *op) {
+    return Status::error(std::string(op) +
+                         ": the buffer is imported host memory, which is "
+                         "read-only");
   }
   static Status notOurs(const char *op) {
     return Status::error(std::string(op) +
