@@ -9,6 +9,7 @@
 //   q8_1  (36 B / 32):  f16 d, f16 s (= d * sum q), int8 q[32]
 //   q4_0  (18 B / 32):  f16 d, u8 qs[16]; value j (< 16) the low nibble
 //                       of qs[j], value j + 16 its high one; v = d * (q - 8)
+//   iq4_nl (18 B / 32): q4_0's layout; v = d * IQ4_NLType::kValues[q]
 //   q4_k (144 B / 256): f16 d, f16 dmin, u8 scales[12], u8 qs[128]
 //                       eight 32-value sub-blocks with 6-bit scale and min;
 //                       v = d * sc * q - dmin * m
@@ -101,6 +102,15 @@ static void decodeQ4_0(const uint8_t *block, float *out) {
   for (int j = 0; j < 16; ++j) {
     out[j] = d * static_cast<float>((qs[j] & 0xf) - 8);
     out[j + 16] = d * static_cast<float>((qs[j] >> 4) - 8);
+  }
+}
+
+static void decodeIQ4_NL(const uint8_t *block, float *out) {
+  float d = readHalf(block);
+  const uint8_t *qs = block + 2;
+  for (int j = 0; j < 16; ++j) {
+    out[j] = d * static_cast<float>(IQ4_NLType::kValues[qs[j] & 0xf]);
+    out[j + 16] = d * static_cast<float>(IQ4_NLType::kValues[qs[j] >> 4]);
   }
 }
 
@@ -233,6 +243,8 @@ LogicalResult hesper::interp::dequantizeRow(const HostTensor &tensor,
       decodeQ8(block, /*withSum=*/false, o);
     else if (isa<Q4_0Type>(element))
       decodeQ4_0(block, o);
+    else if (isa<IQ4_NLType>(element))
+      decodeIQ4_NL(block, o);
     else if (isa<Q5_KType>(element))
       decodeQ5K(block, o);
     else if (isa<Q8_1Type>(element))

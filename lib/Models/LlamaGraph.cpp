@@ -66,6 +66,8 @@ Type hesper::models::elementTypeFor(MLIRContext *context, rt::GgmlType type) {
     return Q8_0Type::get(context);
   case rt::GgmlType::Q4_0:
     return Q4_0Type::get(context);
+  case rt::GgmlType::IQ4_NL:
+    return IQ4_NLType::get(context);
   case rt::GgmlType::Q4_K:
     return Q4_KType::get(context);
   case rt::GgmlType::Q5_K:

@@ -618,7 +618,7 @@ TEST(GgufTest, TypeTables) {
       {GgmlType::Q8_0, "q8_0", 32, 34},    {GgmlType::Q4_K, "q4_K", 256, 144},
       {GgmlType::Q5_K, "q5_K", 256, 176},  {GgmlType::Q6_K, "q6_K", 256, 210},
       {GgmlType::TQ1_0, "tq1_0", 256, 54}, {GgmlType::TQ2_0, "tq2_0", 256, 66},
-      {GgmlType::I2_S, "i2_s", 128, 32},
+      {GgmlType::I2_S, "i2_s", 128, 32},   {GgmlType::IQ4_NL, "iq4_nl", 32, 18},
   };
   for (const Row &row : rows) {
     EXPECT_STREQ(ggmlTypeName(row.t), row.name);
@@ -792,6 +792,25 @@ TEST(GgufTest, DequantizeQ4_0) {
   for (int j = 0; j < 16; ++j) {
     EXPECT_EQ(got[j], (j - 8) * -0.25f) << j;
     EXPECT_EQ(got[j + 16], (7 - j) * -0.25f) << j;
+  }
+}
+
+TEST(GgufTest, DequantizeIQ4_NL) {
+  // d = -0.25; byte j = j | (15 - j) << 4: element j is table[j] * d and
+  // element j + 16 is table[15 - j] * d, with ggml's table written out.
+  const int table[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
+                         1,    13,   25,  38,  53,  69,  89,  113};
+  std::vector<uint8_t> block(18);
+  putHalf(block, 0, 0xb400);
+  for (int j = 0; j < 16; ++j)
+    block[2 + j] = static_cast<uint8_t>(j | (15 - j) << 4);
+  std::vector<float> got = dequant(GgmlType::IQ4_NL, block, 32);
+  EXPECT_EQ(got[0], 31.75f);   // -127 * -0.25
+  EXPECT_EQ(got[8], -0.25f);   // 1 * -0.25
+  EXPECT_EQ(got[16], -28.25f); // 113 * -0.25
+  for (int j = 0; j < 16; ++j) {
+    EXPECT_EQ(got[j], table[j] * -0.25f) << j;
+    EXPECT_EQ(got[j + 16], table[15 - j] * -0.25f) << j;
   }
 }
 

@@ -472,6 +472,29 @@ TEST_F(InterpreterTest, DecodesQ8_0AndQ4_KBlocks) {
   }
 }
 
+TEST_F(InterpreterTest, DecodesIQ4_NL) {
+  // d = 0.5; byte j holds nibble j (value j) and 15 - j (value j + 16);
+  // v = d * table[q], ggml's table written out here.
+  const int table[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
+                         1,    13,   25,  38,  53,  69,  89,  113};
+  HostTensor t(RankedTensorType::get({1, 32}, IQ4_NLType::get(&context)));
+  ASSERT_EQ(t.bytes().size(), 18u);
+  uint8_t *block = t.bytes().data();
+  uint16_t d = floatToHalfBits(0.5f);
+  block[0] = d & 0xff;
+  block[1] = d >> 8;
+  for (int j = 0; j < 16; ++j)
+    block[2 + j] = static_cast<uint8_t>(j | ((15 - j) << 4));
+  std::vector<float> v = t.toFloats();
+  ASSERT_EQ(v.size(), 32u);
+  for (int j = 0; j < 16; ++j) {
+    ASSERT_EQ(v[j], 0.5f * table[j]) << j;
+    ASSERT_EQ(v[j + 16], 0.5f * table[15 - j]) << j;
+  }
+  EXPECT_EQ(v[0], -63.5f);
+  EXPECT_EQ(v[16], 56.5f);
+}
+
 TEST_F(InterpreterTest, DecodesQ4_0Q5_KAndBF16) {
   // q4_0: d = -0.5; byte j holds value j (low nibble j % 16) and value
   // j + 16 (high nibble 15 - j % 16); v = d * (q - 8).

@@ -139,6 +139,7 @@ _SCALAR_NP = {
 # ggml tensor types used here
 GGML_F32, GGML_F16, GGML_Q4_0, GGML_Q8_0 = 0, 1, 2, 8
 GGML_Q4_K, GGML_Q5_K, GGML_Q6_K, GGML_BF16 = 12, 13, 14, 30
+GGML_IQ4_NL = 20
 GGML_TQ1_0, GGML_TQ2_0 = 34, 35     # ggml's ternary types
 GGML_I2_S = 36                      # microsoft/BitNet's fork of ggml only
 
@@ -148,6 +149,7 @@ TYPES = {
     "f16":  (GGML_F16, 1, 2, 1),
     "bf16": (GGML_BF16, 1, 2, 32),      # LLAMA_FTYPE_MOSTLY_BF16
     "q4_0": (GGML_Q4_0, 32, 18, 2),
+    "iq4_nl": (GGML_IQ4_NL, 32, 18, 25),  # LLAMA_FTYPE_MOSTLY_IQ4_NL
     "q8_0": (GGML_Q8_0, 32, 34, 7),
     "q4_k": (GGML_Q4_K, 256, 144, 15),   # LLAMA_FTYPE_MOSTLY_Q4_K_M
     "q5_k": (GGML_Q5_K, 256, 176, 17),   # LLAMA_FTYPE_MOSTLY_Q5_K_M
@@ -275,6 +277,28 @@ def quantize_q4_0(x):
     return out.reshape(-1)
 
 
+IQ4NL_VALUES = np.array([-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25,
+                         38, 53, 69, 89, 113], np.float32)
+
+
+def quantize_iq4_nl(x):
+    """IQ4_NL: Q4_0's layout, but nibble q stands for IQ4NL_VALUES[q] * d.
+    d maps the block's largest |x| onto the table's end of the same sign;
+    each value takes the nearest table entry."""
+    blk = np.asarray(x, np.float32).reshape(-1, 32)
+    nb = blk.shape[0]
+    pick = np.abs(blk).argmax(axis=1)
+    extreme = blk[np.arange(nb), pick]
+    d = _f16(np.where(extreme < 0, extreme / -127.0, extreme / 113.0))
+    scaled = blk * _safe_inv(d.astype(np.float32))[:, None]
+    q = np.abs(scaled[:, :, None] - IQ4NL_VALUES[None, None, :]).argmin(
+        axis=2).astype(np.uint8)
+    out = np.empty((nb, 18), np.uint8)
+    out[:, 0:2] = _f16_bytes(d)
+    out[:, 2:] = q[:, :16] | (q[:, 16:] << 4)
+    return out.reshape(-1)
+
+
 def _kquant_affine(sub, nmax):
     """Shared by Q4_K/Q5_K.  sub: (nb, 8, 32) float32.
     Returns (d, dmin) as f16 arrays, 6-bit sc/m (nb, 8) and levels (nb, 256)."""
@@ -366,7 +390,8 @@ def quantize_q6_k(x):
 
 
 QUANTIZERS = {
-    "q8_0": quantize_q8_0, "q4_0": quantize_q4_0, "q4_k": quantize_q4_k,
+    "q8_0": quantize_q8_0, "q4_0": quantize_q4_0, "iq4_nl": quantize_iq4_nl,
+    "q4_k": quantize_q4_k,
     "q5_k": quantize_q5_k, "q6_k": quantize_q6_k,
 }
 

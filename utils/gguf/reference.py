@@ -7,7 +7,7 @@ the writer and the C++ runtime.
 
 GGUF reader: versions 2 and 3 (little-endian), every metadata value type
 (u8..u64, i8..i64, f32, f64, bool, string, nested arrays), general.alignment.
-Dequantizers for F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K reproduce
+Dequantizers for F32, F16, BF16, Q8_0, Q4_0, IQ4_NL, Q4_K, Q5_K, Q6_K reproduce
 ggml's dequantize_row_* bit for bit (float32 arithmetic in the same order,
 no fused multiply-add); so do those of the ternary TQ1_0 (34), TQ2_0 (35)
 and the BitNet fork's I2_S (36: n/4 packed bytes, then the per-tensor f32
@@ -157,7 +157,7 @@ GGML_TYPES = {
     11: ("Q3_K", 256, 110), 12: ("Q4_K", 256, 144), 13: ("Q5_K", 256, 176),
     14: ("Q6_K", 256, 210), 15: ("Q8_K", 256, 292), 24: ("I8", 1, 1),
     25: ("I16", 1, 2), 26: ("I32", 1, 4), 27: ("I64", 1, 8),
-    28: ("F64", 1, 8), 30: ("BF16", 1, 2),
+    28: ("F64", 1, 8), 30: ("BF16", 1, 2), 20: ("IQ4_NL", 32, 18),
     34: ("TQ1_0", 256, 54), 35: ("TQ2_0", 256, 66),
     # microsoft/BitNet's ggml fork: 128 values in 32 bytes, plus 32 bytes per
     # tensor (its f32 scale, then padding); see TensorInfo.n_bytes
@@ -340,6 +340,20 @@ def _deq_q4_0(raw):
     return (q * d).reshape(-1)
 
 
+# IQ4_NL's value of each nibble, as ggml defines it.
+IQ4NL_VALUES = np.array([-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25,
+                         38, 53, 69, 89, 113], np.float32)
+
+
+def _deq_iq4_nl(raw):
+    """IQ4_NL: Q4_0's layout; a nibble q stands for IQ4NL_VALUES[q]."""
+    b = _blocks(raw, _Q4_0)
+    d = b["d"].astype(np.float32)[:, None]
+    qs = b["qs"].astype(np.int32)
+    q = np.concatenate([qs & 0x0F, qs >> 4], axis=1)
+    return (IQ4NL_VALUES[q] * d).reshape(-1)
+
+
 def _scale_min_k4(scales):
     """Unpack ggml's 12-byte scale/min block into two (nb, 8) uint8 arrays."""
     s = scales.astype(np.uint8)
@@ -499,6 +513,8 @@ def dequantize(raw, ggml_type, n_elements):
         y = _deq_q8_0(raw)
     elif ggml_type == 2:
         y = _deq_q4_0(raw)
+    elif ggml_type == 20:
+        y = _deq_iq4_nl(raw)
     elif ggml_type == 12:
         y = _deq_q4_k(raw)
     elif ggml_type == 13:

@@ -396,7 +396,7 @@ private:
   /// The same for tq1_0 and tq2_0 (Ternary.cpp).
   Value emitDequantizeTernary(Value words, Type element, Value index,
                               Location loc);
-  /// The same for q4_0 and bf16 (WeightFormats.cpp).
+  /// The same for q4_0, iq4_nl and bf16 (WeightFormats.cpp).
   Value emitDequantizeQ4_0OrBF16(Value words, Type element, Value index,
                                  Location loc);
   Value loadElement(Value buffer, Value index, Location loc) {
@@ -538,8 +538,8 @@ private:
   /// q4_k, or q5_k with `fifthBits` (q4_k's layout with a plane of fifth
   /// bits after the scales).
   SmallVector<Value> emitQ4_KDot(const DotOperands &d, bool fifthBits = false);
-  /// q4_0 and bf16 weights (WeightFormats.cpp).
-  SmallVector<Value> emitQ4_0Dot(const DotOperands &d);
+  /// q4_0 (or iq4_nl, `nonLinear`) and bf16 weights (WeightFormats.cpp).
+  SmallVector<Value> emitQ4_0Dot(const DotOperands &d, bool nonLinear = false);
   SmallVector<Value> emitBF16Dot(const DotOperands &d);
   SmallVector<Value> emitQ6_KDot(const DotOperands &d);
   /// Ternary weights (Ternary.cpp): tq2_0 half-blocks and tq1_0 blocks per
@@ -560,7 +560,8 @@ private:
                                        bool fifthBits = false);
   /// One lane: q4_0 block pairs (K a multiple of 64) and bf16 (K a
   /// multiple of 32) as vector<32> operations (WeightFormats.cpp).
-  SmallVector<Value> emitQ4_0DotVector(const DotOperands &d);
+  SmallVector<Value> emitQ4_0DotVector(const DotOperands &d,
+                                       bool nonLinear = false);
   SmallVector<Value> emitBF16DotVector(const DotOperands &d);
   /// One lane: q6_k super-block pairs (K a multiple of 512).
   SmallVector<Value> emitQ6_KDotVector(const DotOperands &d);

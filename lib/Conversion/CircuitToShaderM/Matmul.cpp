@@ -57,6 +57,11 @@ SmallVector<Value> GraphLowering::emitBlockDot(const DotOperands &ops,
         return vectorBlocks && k % 64 == 0 ? emitQ4_0DotVector(ops)
                                            : emitQ4_0Dot(ops);
       })
+      .Case([&](cir::IQ4_NLType) {
+        return vectorBlocks && k % 64 == 0
+                   ? emitQ4_0DotVector(ops, /*nonLinear=*/true)
+                   : emitQ4_0Dot(ops, /*nonLinear=*/true);
+      })
       .Case([&](cir::Q4_KType) {
         return vectorBlocks ? emitQ4_KDotVector(ops) : emitQ4_KDot(ops);
       })
@@ -713,7 +718,7 @@ Value GraphLowering::emitDequantizeElement(Value words, Type element,
                                            Value index, Location loc) {
   if (isa<cir::TQ1_0Type, cir::TQ2_0Type>(element))
     return emitDequantizeTernary(words, element, index, loc);
-  if (isa<cir::Q4_0Type, BFloat16Type>(element))
+  if (isa<cir::Q4_0Type, cir::IQ4_NLType, BFloat16Type>(element))
     return emitDequantizeQ4_0OrBF16(words, element, index, loc);
   IndexMath im(b, loc);
   WordMath wm(b, loc);

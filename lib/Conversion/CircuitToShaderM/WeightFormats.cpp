@@ -1,4 +1,4 @@
-//===- WeightFormats.cpp - Dot products and decoding of q4_0 and bf16 -----===//
+//===- WeightFormats.cpp - q4_0, iq4_nl and bf16 dots and decoding --------===//
 //
 // Part of the Hesper project.
 //
@@ -9,6 +9,12 @@
 //   q4_0 (18 bytes / 32 values): f16 d, then qs[16]; value j < 16 is the
 //        low nibble of qs[j], value j + 16 its high nibble; v = d * (q - 8).
 //        Blocks start at even bytes; a pair of blocks is 9 words.
+//   iq4_nl (18 bytes / 32 values): q4_0's layout, but a nibble q stands
+//        for entry q of ggml's table of 16 signed bytes (IQ4_NLType::kValues):
+//        v = d * table[q]. The kernels look the entry up in registers: the
+//        table is four i32 words, q >> 2 picks the word and q & 3 the byte
+//        (one lane), or a chain of 15 compare-and-selects over a vector of
+//        nibbles (whole blocks).
 //   bf16 (2 bytes / value): the top half of an f32, so a 32-bit word holds
 //        two values: the even one in its low half, the odd one in its high
 //        half, each made an f32 by moving it to the top.
@@ -22,6 +28,28 @@
 #include "BlockMath.h"
 
 namespace hesper::lowering {
+
+/// iq4_nl's value of nibble `q` (an i32 0..15), as an i32: its table as
+/// four little-endian words, a select of the word, then of its byte.
+static Value iq4nlValue(OpBuilder &b, Location loc, Value q) {
+  WordMath wm(b, loc);
+  auto word = [&](int i) {
+    uint32_t w = 0;
+    for (int j = 0; j < 4; ++j)
+      w |= uint32_t(uint8_t(cir::IQ4_NLType::kValues[4 * i + j])) << (8 * j);
+    return wm.c(int32_t(w));
+  };
+  Value which = wm.shr(q, 2);
+  auto is = [&](int64_t v) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, which,
+                                 wm.c(v));
+  };
+  Value w = wm.select(is(0), word(0),
+                      wm.select(is(1), word(1),
+                                wm.select(is(2), word(2), word(3))));
+  Value byte = wm.mask(wm.shr(w, wm.shl(wm.mask(q, 3), 3)), 0xff);
+  return wm.signExtendByte(byte);
+}
 
 /// 0xffff0000 as the signed i32 constant it is.
 static constexpr int64_t kHighHalf = -65536;
@@ -45,7 +73,8 @@ static Value bf16Half(OpBuilder &b, Location loc, Value word, bool high) {
 // Lanes spread over a row (the GPU targets)
 //===----------------------------------------------------------------------===//
 
-SmallVector<Value> GraphLowering::emitQ4_0Dot(const DotOperands &d) {
+SmallVector<Value> GraphLowering::emitQ4_0Dot(const DotOperands &d,
+                                              bool nonLinear) {
   // Blocks of 18 bytes: an f16 scale, 16 value bytes (4 words); byte t of
   // word w holds values 4w + t (low nibble) and 16 + 4w + t (high).
   return emitHalfScaledBlockDot(
@@ -61,8 +90,11 @@ SmallVector<Value> GraphLowering::emitQ4_0Dot(const DotOperands &d) {
           xsHi.push_back(loadX4(d, im.add(xBlock, im.add(offset, im.c(16)))));
         }
         auto centered = [&](int64_t shift) {
-          return wm.toF32(arith::SubIOp::create(
-              b, d.loc, wm.mask(wm.shr(word, shift), 0xf), wm.c(8)));
+          Value q = wm.mask(wm.shr(word, shift), 0xf);
+          return wm.toF32(nonLinear
+                              ? iq4nlValue(b, d.loc, q)
+                              : Value(arith::SubIOp::create(b, d.loc, q,
+                                                            wm.c(8))));
         };
         for (int64_t t = 0; t < 4; ++t) {
           Value qLo = centered(8 * t), qHi = centered(8 * t + 4);
@@ -118,9 +150,10 @@ SmallVector<Value> GraphLowering::emitBF16Dot(const DotOperands &d) {
 // One lane (the CPU target): whole blocks as vector operations
 //===----------------------------------------------------------------------===//
 
-SmallVector<Value> GraphLowering::emitQ4_0DotVector(const DotOperands &d) {
+SmallVector<Value> GraphLowering::emitQ4_0DotVector(const DotOperands &d,
+                                                    bool nonLinear) {
   // q4_0: 4 words of 16 bytes per block; the low nibbles, then the high
-  // ones, are its 32 values in order, minus 8.
+  // ones, are its 32 values in order, minus 8 (iq4_nl: table entries).
   Location loc = d.loc;
   BlockMath vm{b, loc};
   auto bytes16 = VectorType::get({16}, b.getI8Type());
@@ -136,7 +169,26 @@ SmallVector<Value> GraphLowering::emitQ4_0DotVector(const DotOperands &d) {
     Value lo = arith::AndIOp::create(b, loc, bytes, fifteen);
     Value hi = arith::ShRUIOp::create(b, loc, bytes, four);
     Value q = vector::ShuffleOp::create(b, loc, lo, hi, inOrder);
-    return vm.signedToF32(arith::SubIOp::create(b, loc, q, vm.i8Splat(8)));
+    if (!nonLinear)
+      return vm.signedToF32(arith::SubIOp::create(b, loc, q, vm.i8Splat(8)));
+    // Each value is the table's element at its nibble: extracts at
+    // dynamic positions gathered into a vector, which LLVM's x86 backend
+    // turns into byte permutes of the table (vpshufb with AVX2, vpermb
+    // with AVX-512; SSE-only levels get scalar lookups).
+    Value table = arith::ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(bytes16,
+                               ArrayRef<int8_t>(cir::IQ4_NLType::kValues)));
+    SmallVector<Value> values;
+    for (int64_t i = 0; i < 32; ++i) {
+      Value nibble = vector::ExtractOp::create(b, loc, q, i);
+      Value at = arith::IndexCastUIOp::create(b, loc, b.getIndexType(),
+                                              nibble);
+      values.push_back(vector::ExtractOp::create(
+          b, loc, table, ArrayRef<OpFoldResult>{at}));
+    }
+    return vm.signedToF32(vector::FromElementsOp::create(
+        b, loc, VectorType::get({32}, b.getI8Type()), values));
   });
 }
 
@@ -189,17 +241,19 @@ Value GraphLowering::emitDequantizeQ4_0OrBF16(Value words, Type element,
                                        im.rem(index, 2), im.c(0));
     return bf16Half(b, loc, word, high);
   }
-  // q4_0: value j of a block is the low (j < 16) or high nibble of byte
-  // 2 + j % 16.
+  // q4_0 and iq4_nl: value j of a block is the low (j < 16) or high
+  // nibble of byte 2 + j % 16.
   Value base = im.mul(im.div(index, 32), im.c(18));
   Value j = im.rem(index, 32);
   Value byte = loadByte(b, loc, words,
                         im.add(base, im.add(im.c(2), im.rem(j, 16))));
   Value q = wm.select(im.lt(j, im.c(16)), wm.mask(byte, 0xf),
                       wm.shr(byte, 4));
-  return ex::MulOp::create(
-      b, loc, loadHalf(b, loc, words, base),
-      wm.toF32(arith::SubIOp::create(b, loc, q, wm.c(8))));
+  Value value = isa<cir::IQ4_NLType>(element)
+                    ? iq4nlValue(b, loc, q)
+                    : Value(arith::SubIOp::create(b, loc, q, wm.c(8)));
+  return ex::MulOp::create(b, loc, loadHalf(b, loc, words, base),
+                           wm.toF32(value));
 }
 
 } // namespace hesper::lowering

@@ -1,7 +1,8 @@
-// Matmuls with q4_0, q5_k and bf16 weights, and embedding rows gathered
-// from tables in those formats. Shapes chosen to reach every kernel path:
-// q4_0 rows of 512 (block pairs, word-aligned rows: the CPU target's
-// vector loop) and of 96 (3 blocks: rows and blocks that start mid-word);
+// Matmuls with q4_0, iq4_nl, q5_k and bf16 weights, and embedding rows
+// gathered from tables in those formats. Shapes chosen to reach every kernel
+// path: q4_0 and iq4_nl rows of 512 (block pairs, word-aligned rows: the CPU
+// target's vector loop) and of 96 (3 blocks: rows and blocks that start
+// mid-word);
 // q5_k for a chunk of 3 tokens with a residual in the epilogue; bf16 rows
 // of 512 (the vector loop, 4 values per GPU lane), of 40 (not a multiple
 // of 32) and of 30 (rows starting mid-word, one value per lane).
@@ -21,10 +22,13 @@
 // COUNT: graph @gather_q4_0: 1 dispatches (1 gather)
 // COUNT: graph @gather_q5_k: 1 dispatches (1 gather)
 // COUNT: graph @gather_bf16: 1 dispatches (1 gather)
+// COUNT: graph @iq4_nl: 1 dispatches (1 matmul)
+// COUNT: graph @iq4_nl_odd: 1 dispatches (1 matmul)
+// COUNT: graph @gather_iq4_nl: 1 dispatches (1 gather)
 // RUN: hesper-run %s --split-input-file --backend=interp --input x=random:1 \
 // RUN:   --input w=random:2 --input s=random:3 --input id=values:3 \
 // RUN:   --print-results | FileCheck %s
-// CHECK-COUNT-9: result #0
+// CHECK-COUNT-12: result #0
 
 circuit.graph @q4_0(%x: tensor<3x512xf32> {circuit.name = "x"},
                     %w: tensor<40x512x!circuit.q4_0> {circuit.name = "w"})
@@ -136,4 +140,40 @@ circuit.graph @gather_bf16(%w: tensor<8x30xbf16> {circuit.name = "w"},
     circuit.yield %i : i32
   }
   circuit.output %g : tensor<30xf32>
+}
+
+// -----
+
+circuit.graph @iq4_nl(%x: tensor<3x512xf32> {circuit.name = "x"},
+                      %w: tensor<40x512x!circuit.iq4_nl> {circuit.name = "w"})
+    -> tensor<3x40xf32> {
+  %y = circuit.matmul %x, %w : tensor<3x512xf32>, tensor<40x512x!circuit.iq4_nl>
+      -> tensor<3x40xf32>
+  circuit.output %y : tensor<3x40xf32>
+}
+
+// -----
+
+circuit.graph @iq4_nl_odd(%x: tensor<96xf32> {circuit.name = "x"},
+                          %w: tensor<37x96x!circuit.iq4_nl> {circuit.name = "w"})
+    -> tensor<37xf32> {
+  %y = circuit.matmul %x, %w : tensor<96xf32>, tensor<37x96x!circuit.iq4_nl>
+      -> tensor<37xf32>
+  circuit.output %y : tensor<37xf32>
+}
+
+// -----
+
+circuit.graph @gather_iq4_nl(%w: tensor<8x96x!circuit.iq4_nl> {circuit.name = "w"},
+                             %id: tensor<1xi32> {circuit.name = "id"})
+    -> tensor<96xf32> {
+  %g = circuit.gather %w ins(%id : tensor<1xi32>) : tensor<8x96x!circuit.iq4_nl>
+      -> tensor<96xf32> {
+  ^bb0(%lane: i32, %row: i32):
+    %c = exp.constant 96 : i32
+    %base = exp.mul %row, %c : i32
+    %i = exp.add %base, %lane : i32
+    circuit.yield %i : i32
+  }
+  circuit.output %g : tensor<96xf32>
 }

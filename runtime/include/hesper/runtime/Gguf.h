@@ -78,6 +78,10 @@ enum class GgmlType : uint32_t {
   Q4_K = 12,
   Q5_K = 13,
   Q6_K = 14,
+  /// 4-bit non-linear: blocks of 32 values in 18 bytes (an f16 scale, then
+  /// q4_0's nibble layout; a value is the scale times entry `nibble` of a
+  /// fixed 16-entry table of signed bytes, rt::kIq4nlValues).
+  IQ4_NL = 20,
   BF16 = 30,
   TQ1_0 = 34, ///< ternary, 256 values in 54 bytes (base-3 digits)
   TQ2_0 = 35, ///< ternary, 256 values in 66 bytes (2 bits each)
@@ -87,6 +91,12 @@ enum class GgmlType : uint32_t {
   I2_S = 36,
 };
 const char *ggmlTypeName(GgmlType t);
+/// IQ4_NL's values per nibble, as ggml defines them (the compiler's copy is
+/// circuit::IQ4_NLType::kValues; unittests/Interpreter/QuantTest checks
+/// that both decode every block alike).
+inline constexpr int8_t kIq4nlValues[16] = {-127, -104, -83, -65, -49, -35,
+                                            -22,  -10,  1,   13,  25,  38,
+                                            53,   69,   89,  113};
 /// Elements per block (1 for F32/F16/BF16, 32 for Q4_0/Q8_0, 256 for the
 /// k-quants) and bytes per block.
 int64_t ggmlBlockSize(GgmlType t);

@@ -67,6 +67,16 @@ void dequantQ4_0(const uint8_t *block, float *y) {
   }
 }
 
+/// IQ4_NL: q4_0's layout, each nibble an index into kIq4nlValues.
+void dequantIQ4_NL(const uint8_t *block, float *y) {
+  const float d = loadHalf(block);
+  const uint8_t *q = block + 2;
+  for (int j = 0; j < 16; ++j) {
+    y[j] = kIq4nlValues[q[j] & 0x0f] * d;
+    y[j + 16] = kIq4nlValues[q[j] >> 4] * d;
+  }
+}
+
 /// The 6-bit scale and min of sub-block j (0..7) of a Q4_K or Q5_K block,
 /// packed into 12 bytes. Sub-blocks 0..3 keep their scale in the low six bits
 /// of byte j and their min in the low six bits of byte j + 4. Sub-blocks 4..7
@@ -250,6 +260,9 @@ Status dequantizeRow(GgmlType t, const uint8_t *src, float *dst, int64_t n) {
     return Status();
   case GgmlType::Q4_0:
     perBlock = dequantQ4_0;
+    break;
+  case GgmlType::IQ4_NL:
+    perBlock = dequantIQ4_NL;
     break;
   case GgmlType::Q8_0:
     perBlock = dequantQ8_0;

@@ -107,6 +107,8 @@ const char *ggmlTypeName(GgmlType t) {
     return "f16";
   case GgmlType::Q4_0:
     return "q4_0";
+  case GgmlType::IQ4_NL:
+    return "iq4_nl";
   case GgmlType::Q8_0:
     return "q8_0";
   case GgmlType::Q4_K:
@@ -134,6 +136,7 @@ int64_t ggmlBlockSize(GgmlType t) {
   case GgmlType::BF16:
     return 1;
   case GgmlType::Q4_0:
+  case GgmlType::IQ4_NL:
   case GgmlType::Q8_0:
     return 32;
   case GgmlType::Q4_K:
@@ -156,6 +159,7 @@ int64_t ggmlBlockBytes(GgmlType t) {
   case GgmlType::BF16:
     return 2;
   case GgmlType::Q4_0:
+  case GgmlType::IQ4_NL:
     return 2 + 16;
   case GgmlType::Q8_0:
     return 2 + 32;
@@ -229,6 +233,7 @@ bool isSupportedGgmlType(uint32_t t) {
   case GgmlType::F32:
   case GgmlType::F16:
   case GgmlType::Q4_0:
+  case GgmlType::IQ4_NL:
   case GgmlType::Q8_0:
   case GgmlType::Q4_K:
   case GgmlType::Q5_K:

@@ -69,6 +69,19 @@ def Circuit_Q8_0Type : Circuit_QuantType<"Q8_0", "q8_0", 32, 34,
     "8-bit weights, one f16 scale per block of 32">;
 def Circuit_Q4_0Type : Circuit_QuantType<"Q4_0", "q4_0", 32, 18,
     "4-bit weights, one f16 scale per block of 32 (value = d * (q - 8))">;
+def Circuit_IQ4_NLType : Circuit_QuantType<"IQ4_NL", "iq4_nl", 32, 18,
+    "4-bit non-linear weights, one f16 scale per block of 32, q4_0's nibble "
+    "layout (value = d * table[q], ggml's 16 signed byte values)"> {
+  let extraClassDeclaration = [{
+    static constexpr int64_t kBlockSize = 32;
+    static constexpr int64_t kBlockBytes = 18;
+    /// The value of each nibble, as ggml defines it (the runtime's reader
+    /// keeps its own copy, rt::kIq4nlValues: it links no MLIR).
+    static constexpr int8_t kValues[16] = {-127, -104, -83, -65, -49, -35,
+                                           -22,  -10,  1,   13,  25,  38,
+                                           53,   69,   89,  113};
+  }];
+}
 def Circuit_Q4_KType : Circuit_QuantType<"Q4_K", "q4_k", 256, 144,
     "4-bit k-quant weights, super-blocks of 256 with 6-bit sub-block scales">;
 def Circuit_Q5_KType : Circuit_QuantType<"Q5_K", "q5_k", 256, 176,
@@ -97,6 +110,7 @@ def Circuit_Q8_1Type : Circuit_QuantType<"Q8_1", "q8_1", 32, 36,
     "8-bit activations, one f16 scale and one f16 scaled sum per block of 32">;
 
 def Circuit_QuantElement : AnyTypeOf<[Circuit_Q8_0Type, Circuit_Q4_0Type,
+    Circuit_IQ4_NLType,
     Circuit_Q4_KType, Circuit_Q5_KType, Circuit_Q6_KType, Circuit_I2_SType, Circuit_TQ1_0Type, Circuit_TQ2_0Type,
     Circuit_Q8_1Type],
     "quantized block format">;
@@ -108,8 +122,8 @@ def Circuit_QuantElement : AnyTypeOf<[Circuit_Q8_0Type, Circuit_Q4_0Type,
 /// Values computed per lane: f32, f16 or i32 elements.
 def Circuit_ScalarElement : AnyTypeOf<[F32, F16, I32]>;
 def Circuit_Tensor : StaticShapeTensorOf<[F32, F16, BF16, I32,
-    Circuit_Q8_0Type, Circuit_Q4_0Type, Circuit_Q4_KType, Circuit_Q5_KType,
-    Circuit_Q6_KType, Circuit_I2_SType, Circuit_TQ1_0Type,
+    Circuit_Q8_0Type, Circuit_Q4_0Type, Circuit_IQ4_NLType, Circuit_Q4_KType,
+    Circuit_Q5_KType, Circuit_Q6_KType, Circuit_I2_SType, Circuit_TQ1_0Type,
     Circuit_TQ2_0Type, Circuit_Q8_1Type]>;
 def Circuit_ScalarTensor : StaticShapeTensorOf<[F32, F16, I32]>;
 def Circuit_FloatTensor : StaticShapeTensorOf<[F32, F16]>;
