@@ -10,6 +10,10 @@
 //   q4_0  (18 B / 32):  f16 d, u8 qs[16]; value j (< 16) the low nibble
 //                       of qs[j], value j + 16 its high one; v = d * (q - 8)
 //   iq4_nl (18 B / 32): q4_0's layout; v = d * IQ4_NLType::kValues[q]
+//   iq4_xs (136 B / 256): f16 d, u16 scales_h, u8 scales_l[4], u8 qs[128];
+//                       eight 32-value sub-blocks, 6-bit scale ls (low 4
+//                       bits from scales_l, high 2 from scales_h), each
+//                       iq4_nl's nibble layout; v = d * (ls - 32) * table[q]
 //   q4_k (144 B / 256): f16 d, f16 dmin, u8 scales[12], u8 qs[128]
 //                       eight 32-value sub-blocks with 6-bit scale and min;
 //                       v = d * sc * q - dmin * m
@@ -111,6 +115,24 @@ static void decodeIQ4_NL(const uint8_t *block, float *out) {
   for (int j = 0; j < 16; ++j) {
     out[j] = d * static_cast<float>(IQ4_NLType::kValues[qs[j] & 0xf]);
     out[j + 16] = d * static_cast<float>(IQ4_NLType::kValues[qs[j] >> 4]);
+  }
+}
+
+static void decodeIQ4_XS(const uint8_t *block, float *out) {
+  float d = readHalf(block);
+  unsigned scalesHigh = block[2] | (block[3] << 8);
+  const uint8_t *scalesLow = block + 4, *qs = block + 8;
+  for (int ib = 0; ib < 8; ++ib) {
+    int ls = ((scalesLow[ib / 2] >> (4 * (ib % 2))) & 0xf) |
+             (((scalesHigh >> (2 * ib)) & 3) << 4);
+    float dl = d * static_cast<float>(ls - 32);
+    for (int j = 0; j < 16; ++j) {
+      out[32 * ib + j] =
+          dl * static_cast<float>(IQ4_NLType::kValues[qs[j] & 0xf]);
+      out[32 * ib + j + 16] =
+          dl * static_cast<float>(IQ4_NLType::kValues[qs[j] >> 4]);
+    }
+    qs += 16;
   }
 }
 
@@ -245,6 +267,8 @@ LogicalResult hesper::interp::dequantizeRow(const HostTensor &tensor,
       decodeQ4_0(block, o);
     else if (isa<IQ4_NLType>(element))
       decodeIQ4_NL(block, o);
+    else if (isa<IQ4_XSType>(element))
+      decodeIQ4_XS(block, o);
     else if (isa<Q5_KType>(element))
       decodeQ5K(block, o);
     else if (isa<Q8_1Type>(element))

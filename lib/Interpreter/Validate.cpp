@@ -72,7 +72,7 @@ HostTensor hesper::interp::randomTensor(RankedTensorType type,
         block[offset] = scale & 0xff;
         block[offset + 1] = scale >> 8;
       };
-      if (isa<Q4_0Type, IQ4_NLType>(element)) {
+      if (isa<Q4_0Type, IQ4_NLType, IQ4_XSType>(element)) {
         setHalf(0);
       } else if (isa<Q4_KType, Q5_KType>(element)) {
         setHalf(0);

@@ -68,6 +68,8 @@ Type hesper::models::elementTypeFor(MLIRContext *context, rt::GgmlType type) {
     return Q4_0Type::get(context);
   case rt::GgmlType::IQ4_NL:
     return IQ4_NLType::get(context);
+  case rt::GgmlType::IQ4_XS:
+    return IQ4_XSType::get(context);
   case rt::GgmlType::Q4_K:
     return Q4_KType::get(context);
   case rt::GgmlType::Q5_K:

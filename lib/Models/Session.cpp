@@ -30,6 +30,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/ThreadPool.h"
 
 #include <algorithm>
 #include <chrono>
@@ -44,6 +45,13 @@ using namespace mlir;
 using namespace hesper;
 using namespace hesper::models;
 using rt::Status;
+
+/// The threads every session's compiles share (the CPU target compiles its
+/// kernels in parallel on them).
+static llvm::ThreadPoolInterface &compilerThreads() {
+  static llvm::DefaultThreadPool pool;
+  return pool;
+}
 
 static double nowMs() {
   using namespace std::chrono;
@@ -395,7 +403,12 @@ struct Session::Impl {
       if (loadFromCache(dir, entryPath, start))
         return Status();
     }
-    context = std::make_unique<MLIRContext>(registry());
+    // The process's compiler threads, not a pool per context: the same
+    // threads (and their allocator arenas) serve every compile, so a
+    // server or a test that compiles again and again holds no more memory.
+    context = std::make_unique<MLIRContext>(registry(),
+                                            MLIRContext::Threading::DISABLED);
+    context->setThreadPool(compilerThreads());
     // Diagnostics become the Status message.
     std::string diagnostics;
     ScopedDiagnosticHandler handler(context.get(), [&](Diagnostic &d) {

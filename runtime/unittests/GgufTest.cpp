@@ -619,6 +619,7 @@ TEST(GgufTest, TypeTables) {
       {GgmlType::Q5_K, "q5_K", 256, 176},  {GgmlType::Q6_K, "q6_K", 256, 210},
       {GgmlType::TQ1_0, "tq1_0", 256, 54}, {GgmlType::TQ2_0, "tq2_0", 256, 66},
       {GgmlType::I2_S, "i2_s", 128, 32},   {GgmlType::IQ4_NL, "iq4_nl", 32, 18},
+      {GgmlType::IQ4_XS, "iq4_xs", 256, 136},
   };
   for (const Row &row : rows) {
     EXPECT_STREQ(ggmlTypeName(row.t), row.name);
@@ -812,6 +813,39 @@ TEST(GgufTest, DequantizeIQ4_NL) {
     EXPECT_EQ(got[j], table[j] * -0.25f) << j;
     EXPECT_EQ(got[j + 16], table[15 - j] * -0.25f) << j;
   }
+}
+
+TEST(GgufTest, DequantizeIQ4_XS) {
+  // d = 0.5; sub-block ib has ls = 32 + ib - 3 (so ls - 32 runs -3..4,
+  // through 0) stored as low nibbles in scales_l and high bit pairs in
+  // scales_h; its quant byte j = (j + ib) % 16 | (15 - j) << 4. Element
+  // 32 ib + j is 0.5 * (ib - 3) * table[(j + ib) % 16], element
+  // 32 ib + 16 + j is 0.5 * (ib - 3) * table[15 - j].
+  const int table[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
+                         1,    13,   25,  38,  53,  69,  89,  113};
+  std::vector<uint8_t> block(136);
+  putHalf(block, 0, 0x3800);
+  unsigned high = 0;
+  for (int ib = 0; ib < 8; ++ib) {
+    int ls = 32 + ib - 3;
+    block[4 + ib / 2] |= static_cast<uint8_t>((ls & 0xf) << (4 * (ib % 2)));
+    high |= static_cast<unsigned>(ls >> 4) << (2 * ib);
+    for (int j = 0; j < 16; ++j)
+      block[8 + 16 * ib + j] =
+          static_cast<uint8_t>((j + ib) % 16 | (15 - j) << 4);
+  }
+  block[2] = high & 0xff;
+  block[3] = high >> 8;
+  std::vector<float> got = dequant(GgmlType::IQ4_XS, block, 256);
+  for (int ib = 0; ib < 8; ++ib)
+    for (int j = 0; j < 16; ++j) {
+      float dl = 0.5f * static_cast<float>(ib - 3);
+      EXPECT_EQ(got[32 * ib + j], dl * table[(j + ib) % 16]) << ib << " " << j;
+      EXPECT_EQ(got[32 * ib + 16 + j], dl * table[15 - j]) << ib << " " << j;
+    }
+  EXPECT_EQ(got[0], 190.5f);       // -1.5 * -127
+  EXPECT_EQ(got[3 * 32 + 5], 0.0f); // sub-block 3: ls - 32 = 0
+  EXPECT_EQ(got[255], -254.0f);     // 2 * -127
 }
 
 /// Packs eight 6-bit scales and mins into the 12 bytes of a Q4_K or Q5_K

@@ -495,6 +495,37 @@ TEST_F(InterpreterTest, DecodesIQ4_NL) {
   EXPECT_EQ(v[16], 56.5f);
 }
 
+TEST_F(InterpreterTest, DecodesIQ4_XS) {
+  // d = 0.25; sub-block ib has ls = 30 + ib (ls - 32 from -2 to 5); quant
+  // byte j of every sub-block is j | (15 - j) << 4.
+  const int table[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
+                         1,    13,   25,  38,  53,  69,  89,  113};
+  HostTensor t(RankedTensorType::get({1, 256}, IQ4_XSType::get(&context)));
+  ASSERT_EQ(t.bytes().size(), 136u);
+  uint8_t *block = t.bytes().data();
+  uint16_t d = floatToHalfBits(0.25f);
+  block[0] = d & 0xff;
+  block[1] = d >> 8;
+  unsigned high = 0;
+  for (int ib = 0; ib < 8; ++ib) {
+    int ls = 30 + ib;
+    block[4 + ib / 2] |= static_cast<uint8_t>((ls & 0xf) << (4 * (ib % 2)));
+    high |= static_cast<unsigned>(ls >> 4) << (2 * ib);
+    for (int j = 0; j < 16; ++j)
+      block[8 + 16 * ib + j] = static_cast<uint8_t>(j | ((15 - j) << 4));
+  }
+  block[2] = high & 0xff;
+  block[3] = high >> 8;
+  std::vector<float> v = t.toFloats();
+  ASSERT_EQ(v.size(), 256u);
+  for (int ib = 0; ib < 8; ++ib)
+    for (int j = 0; j < 16; ++j) {
+      float dl = 0.25f * static_cast<float>(ib - 2);
+      ASSERT_EQ(v[32 * ib + j], dl * table[j]) << ib << " " << j;
+      ASSERT_EQ(v[32 * ib + 16 + j], dl * table[15 - j]) << ib << " " << j;
+    }
+}
+
 TEST_F(InterpreterTest, DecodesQ4_0Q5_KAndBF16) {
   // q4_0: d = -0.5; byte j holds value j (low nibble j % 16) and value
   // j + 16 (high nibble 15 - j % 16); v = d * (q - 8).

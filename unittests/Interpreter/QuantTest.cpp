@@ -138,6 +138,7 @@ const Format kFormats[] = {
     {"q8_0", rt::GgmlType::Q8_0, quant<Q8_0Type>},
     {"q4_0", rt::GgmlType::Q4_0, quant<Q4_0Type>},
     {"iq4_nl", rt::GgmlType::IQ4_NL, quant<IQ4_NLType>},
+    {"iq4_xs", rt::GgmlType::IQ4_XS, quant<IQ4_XSType>},
     {"q4_k", rt::GgmlType::Q4_K, quant<Q4_KType>},
     {"q5_k", rt::GgmlType::Q5_K, quant<Q5_KType>},
     {"q6_k", rt::GgmlType::Q6_K, quant<Q6_KType>},

@@ -139,7 +139,7 @@ _SCALAR_NP = {
 # ggml tensor types used here
 GGML_F32, GGML_F16, GGML_Q4_0, GGML_Q8_0 = 0, 1, 2, 8
 GGML_Q4_K, GGML_Q5_K, GGML_Q6_K, GGML_BF16 = 12, 13, 14, 30
-GGML_IQ4_NL = 20
+GGML_IQ4_NL, GGML_IQ4_XS = 20, 23
 GGML_TQ1_0, GGML_TQ2_0 = 34, 35     # ggml's ternary types
 GGML_I2_S = 36                      # microsoft/BitNet's fork of ggml only
 
@@ -150,6 +150,7 @@ TYPES = {
     "bf16": (GGML_BF16, 1, 2, 32),      # LLAMA_FTYPE_MOSTLY_BF16
     "q4_0": (GGML_Q4_0, 32, 18, 2),
     "iq4_nl": (GGML_IQ4_NL, 32, 18, 25),  # LLAMA_FTYPE_MOSTLY_IQ4_NL
+    "iq4_xs": (GGML_IQ4_XS, 256, 136, 30),  # LLAMA_FTYPE_MOSTLY_IQ4_XS
     "q8_0": (GGML_Q8_0, 32, 34, 7),
     "q4_k": (GGML_Q4_K, 256, 144, 15),   # LLAMA_FTYPE_MOSTLY_Q4_K_M
     "q5_k": (GGML_Q5_K, 256, 176, 17),   # LLAMA_FTYPE_MOSTLY_Q5_K_M
@@ -299,6 +300,38 @@ def quantize_iq4_nl(x):
     return out.reshape(-1)
 
 
+def quantize_iq4_xs(x):
+    """IQ4_XS: super-blocks of 256 as f16 d, u16 scales_h, u8 scales_l[4],
+    u8 qs[128]. Each 32-value sub-block gets a 6-bit scale ls (stored as
+    ls, meaning ls - 32) with (ls - 32) * d close to the scale IQ4_NL would
+    pick for it; values take the nearest table entry."""
+    blk = np.asarray(x, np.float32).reshape(-1, 8, 32)
+    nb = blk.shape[0]
+    pick = np.abs(blk).argmax(axis=2)
+    extreme = np.take_along_axis(blk, pick[:, :, None], axis=2)[:, :, 0]
+    want = np.where(extreme < 0, extreme / -127.0, extreme / 113.0)  # (nb, 8)
+    # d so that the largest wanted scale is 31 steps (ls - 32 in -32..31).
+    d = _f16(np.abs(want).max(axis=1) / 31.0)
+    df = d.astype(np.float32)
+    steps = np.clip(np.rint(want * _safe_inv(df)[:, None]), -32, 31)
+    ls = (steps + 32).astype(np.int32)                        # 0..63
+    dl = df[:, None] * steps.astype(np.float32)
+    scaled = blk * _safe_inv(dl)[:, :, None]
+    q = np.abs(scaled[..., None] - IQ4NL_VALUES).argmin(axis=3).astype(
+        np.uint8)                                              # (nb, 8, 32)
+    out = np.zeros((nb, 136), np.uint8)
+    out[:, 0:2] = _f16_bytes(d)
+    high = np.zeros(nb, np.uint32)
+    for ib in range(8):
+        high |= ((ls[:, ib] >> 4) & 3).astype(np.uint32) << (2 * ib)
+        out[:, 4 + ib // 2] |= ((ls[:, ib] & 0xF) << (4 * (ib % 2))).astype(
+            np.uint8)
+        out[:, 8 + 16 * ib:24 + 16 * ib] = q[:, ib, :16] | (q[:, ib, 16:] << 4)
+    out[:, 2] = high & 0xFF
+    out[:, 3] = high >> 8
+    return out.reshape(-1)
+
+
 def _kquant_affine(sub, nmax):
     """Shared by Q4_K/Q5_K.  sub: (nb, 8, 32) float32.
     Returns (d, dmin) as f16 arrays, 6-bit sc/m (nb, 8) and levels (nb, 256)."""
@@ -391,6 +424,7 @@ def quantize_q6_k(x):
 
 QUANTIZERS = {
     "q8_0": quantize_q8_0, "q4_0": quantize_q4_0, "iq4_nl": quantize_iq4_nl,
+    "iq4_xs": quantize_iq4_xs,
     "q4_k": quantize_q4_k,
     "q5_k": quantize_q5_k, "q6_k": quantize_q6_k,
 }

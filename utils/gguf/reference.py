@@ -7,7 +7,8 @@ the writer and the C++ runtime.
 
 GGUF reader: versions 2 and 3 (little-endian), every metadata value type
 (u8..u64, i8..i64, f32, f64, bool, string, nested arrays), general.alignment.
-Dequantizers for F32, F16, BF16, Q8_0, Q4_0, IQ4_NL, Q4_K, Q5_K, Q6_K reproduce
+Dequantizers for F32, F16, BF16, Q8_0, Q4_0, IQ4_NL, IQ4_XS, Q4_K, Q5_K, Q6_K
+reproduce
 ggml's dequantize_row_* bit for bit (float32 arithmetic in the same order,
 no fused multiply-add); so do those of the ternary TQ1_0 (34), TQ2_0 (35)
 and the BitNet fork's I2_S (36: n/4 packed bytes, then the per-tensor f32
@@ -158,6 +159,7 @@ GGML_TYPES = {
     14: ("Q6_K", 256, 210), 15: ("Q8_K", 256, 292), 24: ("I8", 1, 1),
     25: ("I16", 1, 2), 26: ("I32", 1, 4), 27: ("I64", 1, 8),
     28: ("F64", 1, 8), 30: ("BF16", 1, 2), 20: ("IQ4_NL", 32, 18),
+    23: ("IQ4_XS", 256, 136),
     34: ("TQ1_0", 256, 54), 35: ("TQ2_0", 256, 66),
     # microsoft/BitNet's ggml fork: 128 values in 32 bytes, plus 32 bytes per
     # tensor (its f32 scale, then padding); see TensorInfo.n_bytes
@@ -354,6 +356,28 @@ def _deq_iq4_nl(raw):
     return (IQ4NL_VALUES[q] * d).reshape(-1)
 
 
+_IQ4_XS = np.dtype([("d", "<f2"), ("scales_h", "<u2"), ("scales_l", "u1", (4,)),
+                    ("qs", "u1", (128,))])
+assert _IQ4_XS.itemsize == 136
+
+
+def _deq_iq4_xs(raw):
+    """IQ4_XS: super-blocks of 256; sub-block ib (32 values, 16 bytes of
+    IQ4_NL nibbles) has the 6-bit scale ls = low nibble ib % 2 of
+    scales_l[ib // 2] | bits 2 ib, 2 ib + 1 of scales_h << 4, and
+    value = d * (ls - 32) * IQ4NL_VALUES[q]."""
+    b = _blocks(raw, _IQ4_XS)
+    nb = b.shape[0]
+    ib = np.arange(8)
+    low = (b["scales_l"][:, ib // 2].astype(np.int32) >> (4 * (ib % 2))) & 0xF
+    high = (b["scales_h"].astype(np.int32)[:, None] >> (2 * ib)) & 3
+    ls = low | (high << 4)                                   # (nb, 8)
+    dl = b["d"].astype(np.float32)[:, None] * (ls - 32).astype(np.float32)
+    qs = b["qs"].reshape(nb, 8, 16).astype(np.int32)
+    q = np.concatenate([qs & 0x0F, qs >> 4], axis=2)          # (nb, 8, 32)
+    return (IQ4NL_VALUES[q] * dl[:, :, None]).reshape(-1)
+
+
 def _scale_min_k4(scales):
     """Unpack ggml's 12-byte scale/min block into two (nb, 8) uint8 arrays."""
     s = scales.astype(np.uint8)
@@ -515,6 +539,8 @@ def dequantize(raw, ggml_type, n_elements):
         y = _deq_q4_0(raw)
     elif ggml_type == 20:
         y = _deq_iq4_nl(raw)
+    elif ggml_type == 23:
+        y = _deq_iq4_xs(raw)
     elif ggml_type == 12:
         y = _deq_q4_k(raw)
     elif ggml_type == 13:

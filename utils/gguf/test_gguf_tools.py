@@ -28,13 +28,13 @@ REF = os.path.join(HERE, "reference.py")
 
 ARCHES = ["llama", "qwen2", "qwen3", "gemma", "gemma2", "gemma3"]
 GEMMA_ARCHES = ["gemma", "gemma2", "gemma3"]
-TYPES = ["f32", "q8_0", "q4_k", "q6_k", "q4_0", "q5_k", "iq4_nl"]
+TYPES = ["f32", "q8_0", "q4_k", "q6_k", "q4_0", "q5_k", "iq4_nl", "iq4_xs"]
 GGML_ID = {"f32": 0, "f16": 1, "q4_0": 2, "q8_0": 8, "q4_k": 12, "q5_k": 13,
-           "q6_k": 14, "iq4_nl": 20}
+           "q6_k": 14, "iq4_nl": 20, "iq4_xs": 23}
 # relative RMS error bound of dequantize(quantize(w)) for Gaussian weights
 REL_TOL = {"f32": 0.0, "f16": 1e-3, "q8_0": 0.01, "q4_0": 0.11, "q4_k": 0.10,
-           "q5_k": 0.05, "q6_k": 0.025, "iq4_nl": 0.11}
-K_TYPES = {"q4_k", "q5_k", "q6_k"}
+           "q5_k": 0.05, "q6_k": 0.025, "iq4_nl": 0.11, "iq4_xs": 0.12}
+K_TYPES = {"q4_k", "q5_k", "q6_k", "iq4_xs"}
 
 
 def rel_rms(a, b):

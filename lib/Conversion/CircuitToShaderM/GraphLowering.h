@@ -396,7 +396,7 @@ private:
   /// The same for tq1_0 and tq2_0 (Ternary.cpp).
   Value emitDequantizeTernary(Value words, Type element, Value index,
                               Location loc);
-  /// The same for q4_0, iq4_nl and bf16 (WeightFormats.cpp).
+  /// The same for q4_0, iq4_nl, iq4_xs and bf16 (WeightFormats.cpp).
   Value emitDequantizeQ4_0OrBF16(Value words, Type element, Value index,
                                  Location loc);
   Value loadElement(Value buffer, Value index, Location loc) {
@@ -541,6 +541,8 @@ private:
   /// q4_0 (or iq4_nl, `nonLinear`) and bf16 weights (WeightFormats.cpp).
   SmallVector<Value> emitQ4_0Dot(const DotOperands &d, bool nonLinear = false);
   SmallVector<Value> emitBF16Dot(const DotOperands &d);
+  /// iq4_xs super-blocks, a sub-block per lane unit (WeightFormats.cpp).
+  SmallVector<Value> emitIQ4_XSDot(const DotOperands &d);
   SmallVector<Value> emitQ6_KDot(const DotOperands &d);
   /// Ternary weights (Ternary.cpp): tq2_0 half-blocks and tq1_0 blocks per
   /// lane unit, decoded in registers.
@@ -563,6 +565,8 @@ private:
   SmallVector<Value> emitQ4_0DotVector(const DotOperands &d,
                                        bool nonLinear = false);
   SmallVector<Value> emitBF16DotVector(const DotOperands &d);
+  /// One lane: iq4_xs super-blocks, a sub-block's 32 values at a time.
+  SmallVector<Value> emitIQ4_XSDotVector(const DotOperands &d);
   /// One lane: q6_k super-block pairs (K a multiple of 512).
   SmallVector<Value> emitQ6_KDotVector(const DotOperands &d);
   /// Emits the shared-memory tree combining every lane's `value`; returns

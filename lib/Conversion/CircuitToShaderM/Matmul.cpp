@@ -57,6 +57,9 @@ SmallVector<Value> GraphLowering::emitBlockDot(const DotOperands &ops,
         return vectorBlocks && k % 64 == 0 ? emitQ4_0DotVector(ops)
                                            : emitQ4_0Dot(ops);
       })
+      .Case([&](cir::IQ4_XSType) {
+        return vectorBlocks ? emitIQ4_XSDotVector(ops) : emitIQ4_XSDot(ops);
+      })
       .Case([&](cir::IQ4_NLType) {
         return vectorBlocks && k % 64 == 0
                    ? emitQ4_0DotVector(ops, /*nonLinear=*/true)
@@ -718,7 +721,8 @@ Value GraphLowering::emitDequantizeElement(Value words, Type element,
                                            Value index, Location loc) {
   if (isa<cir::TQ1_0Type, cir::TQ2_0Type>(element))
     return emitDequantizeTernary(words, element, index, loc);
-  if (isa<cir::Q4_0Type, cir::IQ4_NLType, BFloat16Type>(element))
+  if (isa<cir::Q4_0Type, cir::IQ4_NLType, cir::IQ4_XSType, BFloat16Type>(
+          element))
     return emitDequantizeQ4_0OrBF16(words, element, index, loc);
   IndexMath im(b, loc);
   WordMath wm(b, loc);

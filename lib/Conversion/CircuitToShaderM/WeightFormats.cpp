@@ -1,4 +1,4 @@
-//===- WeightFormats.cpp - q4_0, iq4_nl and bf16 dots and decoding --------===//
+//===- WeightFormats.cpp - q4_0, iq4_nl/xs and bf16 dots and decoding -----===//
 //
 // Part of the Hesper project.
 //
@@ -15,6 +15,11 @@
 //        table is four i32 words, q >> 2 picks the word and q & 3 the byte
 //        (one lane), or a chain of 15 compare-and-selects over a vector of
 //        nibbles (whole blocks).
+//   iq4_xs (136 bytes / 256 values): f16 d, u16 scales_h, u8 scales_l[4],
+//        then eight sub-blocks of 32 values in 16 bytes each, iq4_nl's
+//        nibbles; sub-block ib's 6-bit scale ls is bits 4 ib..4 ib+3 of
+//        scales_l (as one word) below bits 2 ib, 2 ib + 1 of scales_h:
+//        v = d * (ls - 32) * table[q]. 34 words, so blocks are aligned.
 //   bf16 (2 bytes / value): the top half of an f32, so a 32-bit word holds
 //        two values: the even one in its low half, the odd one in its high
 //        half, each made an f32 by moving it to the top.
@@ -106,6 +111,75 @@ SmallVector<Value> GraphLowering::emitQ4_0Dot(const DotOperands &d,
       });
 }
 
+/// iq4_xs: the scale d * (ls - 32) of sub-block `ib` (an i32 0..7), from
+/// the block's first two words (`head`: d and scales_h; `low`: scales_l).
+static Value iq4xsScale(OpBuilder &b, Location loc, Value head, Value low,
+                        Value ib) {
+  WordMath wm(b, loc);
+  Value four = arith::MulIOp::create(b, loc, ib, wm.c(4));
+  Value two = arith::MulIOp::create(b, loc, ib, wm.c(2));
+  Value ls = wm.bitOr(wm.mask(wm.shr(low, four), 0xf),
+                      wm.shl(wm.mask(wm.shr(wm.shr(head, 16), two), 3), 4));
+  Value d = ex::UnpackF16x2Op::create(b, loc, b.getF32Type(), head, 0);
+  return ex::MulOp::create(
+      b, loc, d, wm.toF32(arith::SubIOp::create(b, loc, ls, wm.c(32))));
+}
+
+SmallVector<Value> GraphLowering::emitIQ4_XSDot(const DotOperands &d) {
+  // A lane's unit is one sub-block: its 4 quant words (byte t of word w
+  // holds values 4w + t, low nibble, and 16 + 4w + t, high), summed as
+  // table[q] * x and scaled once.
+  constexpr int64_t kValues = 256, kWords = 34;
+  Location loc = d.loc;
+  IndexMath im(b, loc);
+  WordMath wm(b, loc);
+  const size_t rows = d.xRows.size();
+  OpBuilder::InsertionGuard guard(b);
+  BlockUnit u = beginBlockUnits(d, kValues, 8, rows);
+  scf::ForOp loop = u.loop;
+  Value blockWord = im.mul(u.blockIndex, im.c(kWords));
+  Value head = sm::LoadOp::create(b, loc, b.getI32Type(), d.w, blockWord);
+  Value low = sm::LoadOp::create(b, loc, b.getI32Type(), d.w,
+                                 im.add(blockWord, im.c(1)));
+  Value scale = iq4xsScale(b, loc, head, low, im.toI32(u.part));
+  if (shape.mutant == "drop-scale") // A mutant: the block scale ignored.
+    scale = ex::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0f));
+  Value quants = im.add(blockWord, im.add(im.c(2), im.mul(u.part, im.c(4))));
+  Value unitOffset =
+      im.add(im.mul(u.block, im.c(kValues)), im.mul(u.part, im.c(32)));
+  auto words = scf::ForOp::create(b, loc, im.c(0), im.c(4), im.c(1),
+                                  SmallVector<Value>(rows, u.zero));
+  {
+    OpBuilder::InsertionGuard innerGuard(b);
+    b.setInsertionPointToStart(words.getBody());
+    Value w = words.getInductionVar();
+    SmallVector<Value> acc(words.getRegionIterArgs());
+    Value word = sm::LoadOp::create(b, loc, b.getI32Type(), d.w,
+                                    im.add(quants, w));
+    SmallVector<SmallVector<Value, 4>> xsLo, xsHi;
+    for (size_t r = 0; r < rows; ++r) {
+      Value at = im.add(im.add(d.xRows[r], unitOffset), im.mul(w, im.c(4)));
+      xsLo.push_back(loadX4(d, at));
+      xsHi.push_back(loadX4(d, im.add(at, im.c(16))));
+    }
+    for (int64_t t = 0; t < 4; ++t) {
+      Value qLo = wm.toF32(iq4nlValue(b, loc, wm.mask(wm.shr(word, 8 * t), 0xf)));
+      Value qHi =
+          wm.toF32(iq4nlValue(b, loc, wm.mask(wm.shr(word, 8 * t + 4), 0xf)));
+      for (size_t r = 0; r < rows; ++r) {
+        acc[r] = ex::FmaOp::create(b, loc, qLo, xsLo[r][t], acc[r]);
+        acc[r] = ex::FmaOp::create(b, loc, qHi, xsHi[r][t], acc[r]);
+      }
+    }
+    scf::YieldOp::create(b, loc, acc);
+  }
+  SmallVector<Value> acc;
+  for (size_t r = 0; r < rows; ++r)
+    acc.push_back(ex::FmaOp::create(b, loc, scale, words.getResult(r),
+                                    loop.getRegionIterArgs()[r]));
+  return finishUnits(loop, acc);
+}
+
 SmallVector<Value> GraphLowering::emitBF16Dot(const DotOperands &d) {
   // With K a multiple of 4 and several lanes, a lane's unit is 4 values:
   // two words (one 8-byte load) against one vector load of x. Otherwise a
@@ -150,12 +224,31 @@ SmallVector<Value> GraphLowering::emitBF16Dot(const DotOperands &d) {
 // One lane (the CPU target): whole blocks as vector operations
 //===----------------------------------------------------------------------===//
 
-SmallVector<Value> GraphLowering::emitQ4_0DotVector(const DotOperands &d,
-                                                    bool nonLinear) {
-  // q4_0: 4 words of 16 bytes per block; the low nibbles, then the high
-  // ones, are its 32 values in order, minus 8 (iq4_nl: table entries).
-  Location loc = d.loc;
-  BlockMath vm{b, loc};
+/// iq4_nl's values of 32 nibbles (a vector<32xi8>): each the table's
+/// element at its nibble, extracts at dynamic positions gathered into a
+/// vector, which LLVM's x86 backend turns into byte permutes of the table
+/// (vpshufb with AVX2, vpermb with AVX-512; SSE-only levels get scalar
+/// lookups).
+static Value iq4nlValues(OpBuilder &b, Location loc, Value q) {
+  Value table = arith::ConstantOp::create(
+      b, loc,
+      DenseElementsAttr::get(VectorType::get({16}, b.getI8Type()),
+                             ArrayRef<int8_t>(cir::IQ4_NLType::kValues)));
+  SmallVector<Value> values;
+  for (int64_t i = 0; i < 32; ++i) {
+    Value nibble = vector::ExtractOp::create(b, loc, q, i);
+    Value at =
+        arith::IndexCastUIOp::create(b, loc, b.getIndexType(), nibble);
+    values.push_back(vector::ExtractOp::create(b, loc, table,
+                                               ArrayRef<OpFoldResult>{at}));
+  }
+  return vector::FromElementsOp::create(
+      b, loc, VectorType::get({32}, b.getI8Type()), values);
+}
+
+/// The 32 nibbles of 16 bytes (four words as a vector<4xi32>) in value
+/// order: the low nibbles, then the high ones.
+static Value nibblesInOrder(OpBuilder &b, Location loc, Value words) {
   auto bytes16 = VectorType::get({16}, b.getI8Type());
   Value fifteen = arith::ConstantOp::create(
       b, loc, DenseElementsAttr::get(bytes16, b.getI8IntegerAttr(0xf)));
@@ -164,31 +257,62 @@ SmallVector<Value> GraphLowering::emitQ4_0DotVector(const DotOperands &d,
   SmallVector<int64_t> inOrder;
   for (int64_t i = 0; i < 32; ++i)
     inOrder.push_back(i);
+  Value bytes = vector::BitCastOp::create(b, loc, bytes16, words);
+  Value lo = arith::AndIOp::create(b, loc, bytes, fifteen);
+  Value hi = arith::ShRUIOp::create(b, loc, bytes, four);
+  return vector::ShuffleOp::create(b, loc, lo, hi, inOrder);
+}
+
+SmallVector<Value> GraphLowering::emitIQ4_XSDotVector(const DotOperands &d) {
+  // One super-block (34 words) per iteration: per sub-block, its 16 quant
+  // bytes as 32 table values, times the sub-block's scale, against 32
+  // consecutive values of each x row.
+  constexpr int64_t kValues = 256, kWords = 34;
+  Location loc = d.loc;
+  IndexMath im(b, loc);
+  BlockMath vm{b, loc};
+  int64_t blocks = d.k / kValues;
+  const size_t rows = d.xRows.size();
+  Value rowBlocks = im.mul(d.n, im.c(blocks));
+  OpBuilder::InsertionGuard guard(b);
+  scf::ForOp loop = vm.beginRows(blocks, rows);
+  Value blk = loop.getInductionVar();
+  Value blockWord = im.mul(im.add(rowBlocks, blk), im.c(kWords));
+  Value head = sm::LoadOp::create(b, loc, b.getI32Type(), d.w, blockWord);
+  Value low = sm::LoadOp::create(b, loc, b.getI32Type(), d.w,
+                                 im.add(blockWord, im.c(1)));
+  SmallVector<Value> acc(loop.getRegionIterArgs());
+  WordMath wm(b, loc);
+  for (int64_t ib = 0; ib < 8; ++ib) {
+    Value scale = iq4xsScale(b, loc, head, low, wm.c(ib));
+    if (shape.mutant == "drop-scale")
+      scale = ex::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0f));
+    Value words = sm::LoadOp::create(
+        b, loc, VectorType::get({4}, b.getI32Type()), d.w,
+        im.add(blockWord, im.c(2 + 4 * ib)));
+    Value w = vm.mul(vm.splat(scale),
+                     vm.signedToF32(iq4nlValues(b, loc,
+                                                nibblesInOrder(b, loc, words))));
+    for (size_t r = 0; r < rows; ++r) {
+      Value at = im.add(d.xRows[r],
+                        im.add(im.mul(blk, im.c(kValues)), im.c(32 * ib)));
+      acc[r] = vm.multiplyAdd(acc[r], w, vm.x32(d.x, at));
+    }
+  }
+  return vm.finishRows(loop, acc);
+}
+
+SmallVector<Value> GraphLowering::emitQ4_0DotVector(const DotOperands &d,
+                                                    bool nonLinear) {
+  // q4_0: 4 words of 16 bytes per block; the low nibbles, then the high
+  // ones, are its 32 values in order, minus 8 (iq4_nl: table entries).
+  Location loc = d.loc;
+  BlockMath vm{b, loc};
   return emitHalfScaledBlockPairDotVector(d, 4, [&](Value words) {
-    Value bytes = vector::BitCastOp::create(b, loc, bytes16, words);
-    Value lo = arith::AndIOp::create(b, loc, bytes, fifteen);
-    Value hi = arith::ShRUIOp::create(b, loc, bytes, four);
-    Value q = vector::ShuffleOp::create(b, loc, lo, hi, inOrder);
+    Value q = nibblesInOrder(b, loc, words);
     if (!nonLinear)
       return vm.signedToF32(arith::SubIOp::create(b, loc, q, vm.i8Splat(8)));
-    // Each value is the table's element at its nibble: extracts at
-    // dynamic positions gathered into a vector, which LLVM's x86 backend
-    // turns into byte permutes of the table (vpshufb with AVX2, vpermb
-    // with AVX-512; SSE-only levels get scalar lookups).
-    Value table = arith::ConstantOp::create(
-        b, loc,
-        DenseElementsAttr::get(bytes16,
-                               ArrayRef<int8_t>(cir::IQ4_NLType::kValues)));
-    SmallVector<Value> values;
-    for (int64_t i = 0; i < 32; ++i) {
-      Value nibble = vector::ExtractOp::create(b, loc, q, i);
-      Value at = arith::IndexCastUIOp::create(b, loc, b.getIndexType(),
-                                              nibble);
-      values.push_back(vector::ExtractOp::create(
-          b, loc, table, ArrayRef<OpFoldResult>{at}));
-    }
-    return vm.signedToF32(vector::FromElementsOp::create(
-        b, loc, VectorType::get({32}, b.getI8Type()), values));
+    return vm.signedToF32(iq4nlValues(b, loc, q));
   });
 }
 
@@ -240,6 +364,26 @@ Value GraphLowering::emitDequantizeQ4_0OrBF16(Value words, Type element,
     Value high = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
                                        im.rem(index, 2), im.c(0));
     return bf16Half(b, loc, word, high);
+  }
+  if (isa<cir::IQ4_XSType>(element)) {
+    // Value j of sub-block ib: the low (j < 16) or high nibble of byte
+    // 8 + 16 ib + j % 16, times the sub-block's scale.
+    Value base = im.mul(im.div(index, 256), im.c(136));
+    Value within = im.rem(index, 256);
+    Value ib = im.div(within, 32), j = im.rem(within, 32);
+    // Blocks are 34 words: the first two words are whole.
+    Value head = sm::LoadOp::create(b, loc, b.getI32Type(), words,
+                                    im.div(base, 4));
+    Value low = sm::LoadOp::create(b, loc, b.getI32Type(), words,
+                                   im.add(im.div(base, 4), im.c(1)));
+    Value scale = iq4xsScale(b, loc, head, low, im.toI32(ib));
+    Value byte = loadByte(
+        b, loc, words,
+        im.add(base, im.add(im.c(8), im.add(im.mul(ib, im.c(16)),
+                                            im.rem(j, 16)))));
+    Value q = wm.select(im.lt(j, im.c(16)), wm.mask(byte, 0xf),
+                        wm.shr(byte, 4));
+    return ex::MulOp::create(b, loc, scale, wm.toF32(iq4nlValue(b, loc, q)));
   }
   // q4_0 and iq4_nl: value j of a block is the low (j < 16) or high
   // nibble of byte 2 + j % 16.

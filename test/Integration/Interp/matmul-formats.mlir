@@ -1,4 +1,4 @@
-// Matmuls with q4_0, iq4_nl, q5_k and bf16 weights, and embedding rows
+// Matmuls with q4_0, iq4_nl, iq4_xs, q5_k and bf16 weights, and embedding rows
 // gathered from tables in those formats. Shapes chosen to reach every kernel
 // path: q4_0 and iq4_nl rows of 512 (block pairs, word-aligned rows: the CPU
 // target's vector loop) and of 96 (3 blocks: rows and blocks that start
@@ -25,10 +25,12 @@
 // COUNT: graph @iq4_nl: 1 dispatches (1 matmul)
 // COUNT: graph @iq4_nl_odd: 1 dispatches (1 matmul)
 // COUNT: graph @gather_iq4_nl: 1 dispatches (1 gather)
+// COUNT: graph @iq4_xs: 1 dispatches (1 matmul)
+// COUNT: graph @gather_iq4_xs: 1 dispatches (1 gather)
 // RUN: hesper-run %s --split-input-file --backend=interp --input x=random:1 \
 // RUN:   --input w=random:2 --input s=random:3 --input id=values:3 \
 // RUN:   --print-results | FileCheck %s
-// CHECK-COUNT-12: result #0
+// CHECK-COUNT-14: result #0
 
 circuit.graph @q4_0(%x: tensor<3x512xf32> {circuit.name = "x"},
                     %w: tensor<40x512x!circuit.q4_0> {circuit.name = "w"})
@@ -176,4 +178,30 @@ circuit.graph @gather_iq4_nl(%w: tensor<8x96x!circuit.iq4_nl> {circuit.name = "w
     circuit.yield %i : i32
   }
   circuit.output %g : tensor<96xf32>
+}
+
+// -----
+
+circuit.graph @iq4_xs(%x: tensor<3x512xf32> {circuit.name = "x"},
+                      %w: tensor<40x512x!circuit.iq4_xs> {circuit.name = "w"})
+    -> tensor<3x40xf32> {
+  %y = circuit.matmul %x, %w : tensor<3x512xf32>, tensor<40x512x!circuit.iq4_xs>
+      -> tensor<3x40xf32>
+  circuit.output %y : tensor<3x40xf32>
+}
+
+// -----
+
+circuit.graph @gather_iq4_xs(%w: tensor<8x256x!circuit.iq4_xs> {circuit.name = "w"},
+                             %id: tensor<1xi32> {circuit.name = "id"})
+    -> tensor<256xf32> {
+  %g = circuit.gather %w ins(%id : tensor<1xi32>) : tensor<8x256x!circuit.iq4_xs>
+      -> tensor<256xf32> {
+  ^bb0(%lane: i32, %row: i32):
+    %c = exp.constant 256 : i32
+    %base = exp.mul %row, %c : i32
+    %i = exp.add %base, %lane : i32
+    circuit.yield %i : i32
+  }
+  circuit.output %g : tensor<256xf32>
 }

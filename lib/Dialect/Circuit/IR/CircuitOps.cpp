@@ -173,10 +173,11 @@ LogicalResult MapOp::verifyRegions() {
 LogicalResult GatherOp::verify() {
   Type source = elementOf(getSource());
   if (isQuantized(source)) {
-    if (!isa<Q8_0Type, Q4_0Type, IQ4_NLType, Q4_KType, Q5_KType, Q6_KType,
-             TQ1_0Type, TQ2_0Type, BFloat16Type>(source))
-      return emitOpError("expects a scalar, bf16, q8_0, q4_0, iq4_nl, q4_k, "
-                         "q5_k, q6_k, tq1_0 or tq2_0 source, got ")
+    if (!isa<Q8_0Type, Q4_0Type, IQ4_NLType, IQ4_XSType, Q4_KType, Q5_KType,
+             Q6_KType, TQ1_0Type, TQ2_0Type, BFloat16Type>(source))
+      return emitOpError("expects a scalar, bf16, q8_0, q4_0, iq4_nl, "
+                         "iq4_xs, q4_k, q5_k, q6_k, tq1_0 or tq2_0 source, "
+                         "got ")
              << source;
     if (!getType().getElementType().isF32())
       return emitOpError("expects an f32 result for a quantized source, got ")
@@ -454,8 +455,8 @@ static LogicalResult verifyProduct(Operation *op, Value x, Value weight,
            << xElt;
   if (wElt.isInteger(32) || isa<Q8_1Type>(wElt))
     return op->emitOpError("expects weights of f32, f16, bf16, q8_0, q4_0, "
-                           "iq4_nl, q4_k, q5_k, q6_k, tq1_0, tq2_0 or i2_s, "
-                           "got ")
+                           "iq4_nl, iq4_xs, q4_k, q5_k, q6_k, tq1_0, tq2_0 "
+                           "or i2_s, got ")
            << wElt;
   if (isa<Q8_1Type>(xElt) && !isQuantized(wElt))
     return op->emitOpError("expects quantized weights with q8_1 "

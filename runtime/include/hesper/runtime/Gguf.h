@@ -82,6 +82,11 @@ enum class GgmlType : uint32_t {
   /// q4_0's nibble layout; a value is the scale times entry `nibble` of a
   /// fixed 16-entry table of signed bytes, rt::kIq4nlValues).
   IQ4_NL = 20,
+  /// IQ4_NL's values in super-blocks of 256 (136 bytes: f16 d, the high
+  /// two bits of eight 6-bit sub-block scales in a u16, their low four
+  /// bits in 4 bytes, 128 bytes of nibbles); a value is d * (scale - 32)
+  /// times its table entry.
+  IQ4_XS = 23,
   BF16 = 30,
   TQ1_0 = 34, ///< ternary, 256 values in 54 bytes (base-3 digits)
   TQ2_0 = 35, ///< ternary, 256 values in 66 bytes (2 bits each)

@@ -77,6 +77,26 @@ void dequantIQ4_NL(const uint8_t *block, float *y) {
   }
 }
 
+/// IQ4_XS: f16 d, u16 scales_h, u8 scales_l[4], then eight sub-blocks of
+/// 16 bytes in IQ4_NL's nibble layout, each scaled by d * (ls - 32) with
+/// its 6-bit ls: the low four bits from scales_l[ib / 2] (low nibble for
+/// even ib), the high two from bits 2 ib of scales_h.
+void dequantIQ4_XS(const uint8_t *block, float *y) {
+  const float d = loadHalf(block);
+  const unsigned scalesHigh = loadU16(block + 2);
+  const uint8_t *scalesLow = block + 4, *q = block + 8;
+  for (int ib = 0; ib < 8; ++ib) {
+    const int ls = ((scalesLow[ib / 2] >> (4 * (ib % 2))) & 0xf) |
+                   (((scalesHigh >> (2 * ib)) & 3) << 4);
+    const float dl = d * static_cast<float>(ls - 32);
+    for (int j = 0; j < 16; ++j) {
+      y[32 * ib + j] = dl * kIq4nlValues[q[j] & 0x0f];
+      y[32 * ib + j + 16] = dl * kIq4nlValues[q[j] >> 4];
+    }
+    q += 16;
+  }
+}
+
 /// The 6-bit scale and min of sub-block j (0..7) of a Q4_K or Q5_K block,
 /// packed into 12 bytes. Sub-blocks 0..3 keep their scale in the low six bits
 /// of byte j and their min in the low six bits of byte j + 4. Sub-blocks 4..7
@@ -263,6 +283,9 @@ Status dequantizeRow(GgmlType t, const uint8_t *src, float *dst, int64_t n) {
     break;
   case GgmlType::IQ4_NL:
     perBlock = dequantIQ4_NL;
+    break;
+  case GgmlType::IQ4_XS:
+    perBlock = dequantIQ4_XS;
     break;
   case GgmlType::Q8_0:
     perBlock = dequantQ8_0;

@@ -109,6 +109,8 @@ const char *ggmlTypeName(GgmlType t) {
     return "q4_0";
   case GgmlType::IQ4_NL:
     return "iq4_nl";
+  case GgmlType::IQ4_XS:
+    return "iq4_xs";
   case GgmlType::Q8_0:
     return "q8_0";
   case GgmlType::Q4_K:
@@ -144,6 +146,7 @@ int64_t ggmlBlockSize(GgmlType t) {
   case GgmlType::Q6_K:
   case GgmlType::TQ1_0:
   case GgmlType::TQ2_0:
+  case GgmlType::IQ4_XS:
     return 256;
   case GgmlType::I2_S:
     return 128;
@@ -163,6 +166,8 @@ int64_t ggmlBlockBytes(GgmlType t) {
     return 2 + 16;
   case GgmlType::Q8_0:
     return 2 + 32;
+  case GgmlType::IQ4_XS:
+    return 2 + 2 + 4 + 128;
   case GgmlType::Q4_K:
     return 2 + 2 + 12 + 128;
   case GgmlType::Q5_K:
@@ -234,6 +239,7 @@ bool isSupportedGgmlType(uint32_t t) {
   case GgmlType::F16:
   case GgmlType::Q4_0:
   case GgmlType::IQ4_NL:
+  case GgmlType::IQ4_XS:
   case GgmlType::Q8_0:
   case GgmlType::Q4_K:
   case GgmlType::Q5_K:

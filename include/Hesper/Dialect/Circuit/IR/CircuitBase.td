@@ -82,6 +82,11 @@ def Circuit_IQ4_NLType : Circuit_QuantType<"IQ4_NL", "iq4_nl", 32, 18,
                                            53,   69,   89,  113};
   }];
 }
+def Circuit_IQ4_XSType : Circuit_QuantType<"IQ4_XS", "iq4_xs", 256, 136,
+    "4-bit non-linear weights in super-blocks of 256: f16 d, then eight "
+    "6-bit sub-block scales (the high two bits of each in a u16, the low "
+    "four in 4 bytes), then iq4_nl's nibbles for each 32-value sub-block "
+    "(value = d * (scale - 32) * table[q])">;
 def Circuit_Q4_KType : Circuit_QuantType<"Q4_K", "q4_k", 256, 144,
     "4-bit k-quant weights, super-blocks of 256 with 6-bit sub-block scales">;
 def Circuit_Q5_KType : Circuit_QuantType<"Q5_K", "q5_k", 256, 176,
@@ -110,7 +115,7 @@ def Circuit_Q8_1Type : Circuit_QuantType<"Q8_1", "q8_1", 32, 36,
     "8-bit activations, one f16 scale and one f16 scaled sum per block of 32">;
 
 def Circuit_QuantElement : AnyTypeOf<[Circuit_Q8_0Type, Circuit_Q4_0Type,
-    Circuit_IQ4_NLType,
+    Circuit_IQ4_NLType, Circuit_IQ4_XSType,
     Circuit_Q4_KType, Circuit_Q5_KType, Circuit_Q6_KType, Circuit_I2_SType, Circuit_TQ1_0Type, Circuit_TQ2_0Type,
     Circuit_Q8_1Type],
     "quantized block format">;
@@ -122,7 +127,8 @@ def Circuit_QuantElement : AnyTypeOf<[Circuit_Q8_0Type, Circuit_Q4_0Type,
 /// Values computed per lane: f32, f16 or i32 elements.
 def Circuit_ScalarElement : AnyTypeOf<[F32, F16, I32]>;
 def Circuit_Tensor : StaticShapeTensorOf<[F32, F16, BF16, I32,
-    Circuit_Q8_0Type, Circuit_Q4_0Type, Circuit_IQ4_NLType, Circuit_Q4_KType,
+    Circuit_Q8_0Type, Circuit_Q4_0Type, Circuit_IQ4_NLType, Circuit_IQ4_XSType,
+    Circuit_Q4_KType,
     Circuit_Q5_KType, Circuit_Q6_KType, Circuit_I2_SType, Circuit_TQ1_0Type,
     Circuit_TQ2_0Type, Circuit_Q8_1Type]>;
 def Circuit_ScalarTensor : StaticShapeTensorOf<[F32, F16, I32]>;
