@@ -265,7 +265,10 @@ int main(int argc, char **argv) {
   if (!stats.programCacheWarning.empty())
     llvm::errs() << "warning: program cache: " << stats.programCacheWarning
                  << "\n";
-  llvm::errs() << "listening on http://" << host << ":" << *bound << "\n";
+  // One write: a client that reads the log as it comes must not see the
+  // address without its port (llvm::errs() writes each piece at once).
+  llvm::errs() << ("listening on http://" + host.getValue() + ":" +
+                   std::to_string(*bound) + "\n");
   llvm::errs().flush();
 
   std::thread stopper([&server, stopSignals] {

@@ -25,7 +25,8 @@ export function startServer(model, args = [], env = {}) {
     proc.stderr.setEncoding("utf8");
     proc.stderr.on("data", (text) => {
       server.log += text;
-      const m = /listening on (http:\/\/[^\s]+)/.exec(server.log);
+      // The whole line: the address may arrive in pieces.
+      const m = /listening on (http:\/\/[^\s]+)\n/.exec(server.log);
       if (m && !server.url) {
         server.url = m[1];
         clearTimeout(timer);
