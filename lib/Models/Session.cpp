@@ -158,35 +158,38 @@ struct Session::Impl {
     return r;
   }
 
-  /// Where an argument's initial bytes come from: a weight's from the
-  /// file's mapping, the RoPE frequencies from `freqs` (filled here); none
-  /// (size 0) for everything else, which starts as zeros.
+  /// An argument's initial bytes: `size` bytes at `src` (a weight's in the
+  /// file's mapping, the RoPE frequencies in `freqs`); none (size 0) for
+  /// everything else, which starts as zeros.
+  struct InitialBytes {
+    std::vector<float> freqs;
+    const void *src = nullptr;
+    uint64_t size = 0;
+  };
   Status initialBytes(const ArgBinding &arg, size_t bytes,
-                      std::vector<float> &freqs, const void *&src,
-                      uint64_t &size) {
-    src = nullptr;
-    size = 0;
+                      InitialBytes &out) {
+    out = InitialBytes();
     switch (arg.role) {
     case circuit::ArgRole::Weight: {
       const uint8_t *data = nullptr;
       if (Status s = model->tensorBytes(arg.tensor, arg.firstRow,
-                                        arg.rowCount, data, size);
+                                        arg.rowCount, data, out.size);
           !s)
         return s;
-      if (size > bytes)
+      if (out.size > bytes)
         return Status::error("weight '" + arg.name + "' has " +
-                             std::to_string(size) +
+                             std::to_string(out.size) +
                              " bytes, the program's buffer " +
                              std::to_string(bytes));
-      src = data;
+      out.src = data;
       return Status();
     }
     case circuit::ArgRole::RopeFreqs:
     case circuit::ArgRole::RopeFreqsSwa:
-      freqs = model->ropeFrequencies(arg.role ==
-                                     circuit::ArgRole::RopeFreqsSwa);
-      src = freqs.data();
-      size = std::min<uint64_t>(bytes, freqs.size() * sizeof(float));
+      out.freqs = model->ropeFrequencies(arg.role ==
+                                         circuit::ArgRole::RopeFreqsSwa);
+      out.src = out.freqs.data();
+      out.size = std::min<uint64_t>(bytes, out.freqs.size() * sizeof(float));
       return Status();
     default:
       return Status();
@@ -197,31 +200,26 @@ struct Session::Impl {
   Status hostBytes(const ArgBinding &arg, size_t bytes,
                    std::vector<uint8_t> &out) {
     out.assign(bytes, 0);
-    std::vector<float> freqs;
-    const void *src;
-    uint64_t size;
-    if (Status s = initialBytes(arg, bytes, freqs, src, size); !s)
+    InitialBytes initial;
+    if (Status s = initialBytes(arg, bytes, initial); !s)
       return s;
-    if (size)
-      std::memcpy(out.data(), src, size);
+    if (initial.size)
+      std::memcpy(out.data(), initial.src, initial.size);
     return Status();
   }
 
-  /// Sets a device argument's buffer to its initial bytes, copied straight
+  /// Sets a device buffer of `bytes` to its initial bytes, copied straight
   /// from where they are (the file's mapping for a weight). A CPU buffer
   /// starts zeroed (the CPU driver maps fresh pages) and is written only
   /// where it must be, so a KV cache's pages become resident as positions
   /// are written, not at the start; other devices' buffers are cleared.
-  Status initialize(const ArgBinding &arg, size_t bytes, rt::Buffer &dst) {
-    std::vector<float> freqs;
-    const void *src;
-    uint64_t size;
-    if (Status s = initialBytes(arg, bytes, freqs, src, size); !s)
-      return s;
-    if (size < bytes && device->info().backend != rt::Backend::Cpu)
+  Status initialize(const InitialBytes &initial, size_t bytes,
+                    rt::Buffer &dst) {
+    if (initial.size < bytes && device->info().backend != rt::Backend::Cpu)
       if (Status s = device->fill(dst, 0); !s)
         return s;
-    return size ? device->upload(dst, src, size, 0) : Status();
+    return initial.size ? device->upload(dst, initial.src, initial.size, 0)
+                        : Status();
   }
 
   void describe(Step &step) {
@@ -532,25 +530,21 @@ struct Session::Impl {
     // A weight whose bytes in the file fill its buffer exactly is read
     // where it is on a device that can (the CPU): no copy, and no second
     // resident copy of the weights.
+    std::vector<InitialBytes> initial(decodeProgram.numArguments);
     std::vector<rt::Buffer *> inPlace(decodeProgram.numArguments, nullptr);
     for (uint32_t i = 0; i < decodeProgram.numArguments; ++i) {
-      if (decode.argBindings[i].role != circuit::ArgRole::Weight)
-        continue;
-      std::vector<float> freqs;
-      const void *src;
-      uint64_t size;
-      if (Status s = initialBytes(decode.argBindings[i],
-                                  decodeProgram.buffers[i].bytes, freqs, src,
-                                  size);
+      uint64_t bytes = decodeProgram.buffers[i].bytes;
+      if (Status s = initialBytes(decode.argBindings[i], bytes, initial[i]);
           !s)
         return s;
-      if (size != decodeProgram.buffers[i].bytes)
+      if (decode.argBindings[i].role != circuit::ArgRole::Weight ||
+          initial[i].size != bytes)
         continue;
-      auto imported = device->importHostMemory(src, size);
+      auto imported = device->importHostMemory(initial[i].src, bytes);
       if (!imported)
         continue; // copied below
       inPlace[i] = imported->get();
-      stats.inPlaceWeightBytes += size;
+      stats.inPlaceWeightBytes += bytes;
       inPlaceWeights.push_back(std::move(*imported));
     }
     auto created = rt::ProgramRunner::create(*device, decodeProgram,
@@ -570,7 +564,7 @@ struct Session::Impl {
     // The program's arguments are the graph's, in order.
     for (uint32_t i = 0; i < decodeProgram.numArguments; ++i)
       if (Status s = inPlace[i] ? Status()
-                                : initialize(decode.argBindings[i],
+                                : initialize(initial[i],
                                              decodeProgram.buffers[i].bytes,
                                              *decode.runner->argumentBuffer(i));
           !s)
