@@ -13,12 +13,16 @@ set(HESPER_LAYERS
   "pipelines:5:HesperPipelines"
   "target:6:HesperTarget"
   "registration:7:HesperRegistration"
-  "execution:8:HesperExecution"
-  "models:9:HesperModels"
+  "execution:8:HesperExecution,HesperDeviceSelect"
+  "models:9:HesperModels,HesperModelRuntime"
   "tuning:10:HesperTuner,HesperEvalReport"
   "serving:10:HesperServing"
   "tools:11:HesperToolSupport,HesperCrashWatchdog")
 set(HESPER_RUNTIME_USERS_FROM 8)
+# Libraries of those layers that link nothing of the compiler (no MLIR,
+# no LLVM library of their own): hesper-run's front end is built from them
+# and the runtime alone (docs/Models.md, "Starting without the compiler").
+set(HESPER_COMPILER_FREE HesperDeviceSelect HesperModelRuntime)
 
 function(hesper_check_layering)
   set(all)
@@ -65,6 +69,23 @@ function(hesper_check_layering)
       elseif(dep MATCHES "^Hesper" AND NOT dep MATCHES "PassIncGen$|IncGen$")
         message(FATAL_ERROR "layering: ${lib} links ${dep}, which has no "
           "layer in HESPER_LAYERS (cmake/HesperLayering.cmake)")
+      endif()
+    endforeach()
+  endforeach()
+
+  foreach(lib ${HESPER_COMPILER_FREE})
+    get_target_property(links ${lib} LINK_LIBRARIES)
+    get_target_property(interface_links ${lib} INTERFACE_LINK_LIBRARIES)
+    if(NOT links)
+      set(links)
+    endif()
+    if(interface_links)
+      list(APPEND links ${interface_links})
+    endif()
+    foreach(dep ${links})
+      if(NOT dep STREQUAL "HesperRuntime" AND NOT dep MATCHES "^Hesper.*IncGen$")
+        message(FATAL_ERROR "layering: ${lib} links ${dep}; it links "
+          "only the runtime (HESPER_COMPILER_FREE)")
       endif()
     endforeach()
   endforeach()

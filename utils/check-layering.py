@@ -54,6 +54,49 @@ RUNTIME_USERS_FROM = 8
 RUNTIME_FOLDERS = ["runtime/lib", "runtime/include", "runtime/tools"]
 BASE_FOLDER = "runtime/include/hesper/base"
 
+# The files of the libraries that link nothing of the compiler
+# (HESPER_COMPILER_FREE in cmake/HesperLayering.cmake) and of hesper-run's
+# front end, which links only them, the runtime and LLVM's Support: they
+# include no MLIR, of LLVM only ADT and Support, and of Hesper's headers
+# only other files of this list (headers by their include path).
+COMPILER_FREE = [
+    "include/Hesper/Dialect/Circuit/IR/ArgRoleNames.h",
+    "include/Hesper/Execution/DeviceSelect.h",
+    "lib/Execution/DeviceSelect.cpp",
+    "include/Hesper/Models/Chat.h",
+    "include/Hesper/Models/Generate.h",
+    "include/Hesper/Models/Model.h",
+    "include/Hesper/Models/ProgramCache.h",
+    "include/Hesper/Models/Sampler.h",
+    "include/Hesper/Models/Session.h",
+    "include/Hesper/Models/Tokenizer.h",
+    "lib/Models/Chat.cpp",
+    "lib/Models/Generate.cpp",
+    "lib/Models/Model.cpp",
+    "lib/Models/ModelArchitectures.cpp",
+    "lib/Models/ModelLoader.h",
+    "lib/Models/PreTokenizer.cpp",
+    "lib/Models/ProgramCache.cpp",
+    "lib/Models/Sampler.cpp",
+    "lib/Models/Session.cpp",
+    "lib/Models/SessionImpl.h",
+    "lib/Models/Tokenizer.cpp",
+    "lib/Models/TokenizerImpl.h",
+    "lib/Models/TokenizerMerge.cpp",
+    "lib/Models/Unicode.cpp",
+    "lib/Models/Unicode.h",
+    "tools/Common/CrashWatchdog.cpp",
+    "tools/Common/CrashWatchdog.h",
+    "tools/Common/ToolFlags.cpp",
+    "tools/Common/ToolFlags.h",
+    "tools/hesper-run/DeviceFlags.cpp",
+    "tools/hesper-run/DeviceFlags.h",
+    "tools/hesper-run/FrontEnd.cpp",
+    "tools/hesper-run/ModelMode.cpp",
+    "tools/hesper-run/ModelMode.h",
+]
+LLVM_ALLOWED = ("llvm/ADT/", "llvm/Support/", "llvm/Config/")
+
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^">]+)[">]')
 SOURCES = (".h", ".cpp", ".inc", ".td")
 
@@ -76,8 +119,45 @@ def layer_of_include(header):
     return None
 
 
-def check(root):
+def check_compiler_free(root):
     problems = []
+    free = set(COMPILER_FREE)
+    for rel in COMPILER_FREE:
+        path = os.path.join(root, rel)
+        if not os.path.exists(path):
+            continue
+        folder = os.path.dirname(rel)
+        with open(path, encoding="utf-8", errors="replace") as src:
+            for number, line in enumerate(src, 1):
+                m = INCLUDE.match(line)
+                if not m:
+                    continue
+                header = m.group(1)
+                where = "%s:%d: error: " % (rel, number)
+                bad = None
+                if header.startswith("mlir/"):
+                    bad = "MLIR"
+                elif header.startswith("llvm/") and not header.startswith(
+                        LLVM_ALLOWED):
+                    bad = "LLVM beyond ADT and Support"
+                elif header.startswith("Hesper/"):
+                    if "include/" + header not in free and not \
+                            header.endswith(".inc"):
+                        bad = "a header of the compiler"
+                elif "/" not in header:
+                    local = (folder + "/" + header).lstrip("/")
+                    if os.path.exists(os.path.join(root, local)) and \
+                            local not in free and not header.endswith(".inc"):
+                        bad = "a header of the compiler"
+                if bad:
+                    problems.append(
+                        where + "'%s' links no compiler, but includes '%s' "
+                        "(%s)" % (rel, header, bad))
+    return problems
+
+
+def check(root):
+    problems = check_compiler_free(root)
     for top in ["include", "lib", "tools", "runtime"]:
         for folder, _, files in os.walk(os.path.join(root, top)):
             for f in sorted(files):

@@ -7,8 +7,6 @@
 #include "Hesper/Models/ProgramCache.h"
 #include "Hesper/Models/SourceStamp.inc"
 
-#include "Hesper/Target/Plan.h"
-
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -65,11 +63,19 @@ std::string hesper::models::compilerIdentity() {
   return id;
 }
 
+bool hesper::models::compilerIdentityIsShared() {
+  return llvm::StringRef(HESPER_SOURCE_STAMP) != "unknown";
+}
+
 std::string hesper::models::tuningFingerprint() {
-  std::string dir = tune::cacheDirOr("");
-  if (dir.empty())
+  // The tuning cache's place as hesper-tune writes it (tune::cachePath in
+  // Plan.cpp, which this library cannot link: it has no MLIR).
+  const char *dir = std::getenv("HESPER_CACHE_DIR");
+  if (!dir || !*dir)
     return "";
-  auto file = llvm::MemoryBuffer::getFile(tune::cachePath(dir));
+  llvm::SmallString<128> path(dir);
+  llvm::sys::path::append(path, "tune-cache.json");
+  auto file = llvm::MemoryBuffer::getFile(path);
   return file ? (*file)->getBuffer().str() : "";
 }
 

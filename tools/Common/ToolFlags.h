@@ -14,7 +14,7 @@
 #ifndef HESPER_TOOLS_COMMON_TOOLFLAGS_H
 #define HESPER_TOOLS_COMMON_TOOLFLAGS_H
 
-#include "Hesper/Execution/GraphRun.h"
+#include "Hesper/Execution/DeviceSelect.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/raw_ostream.h"

@@ -12,14 +12,11 @@
 
 #include "ModelMode.h"
 
-#include "Hesper/InitAllDialects.h"
 #include "Hesper/Models/Chat.h"
 #include "Hesper/Models/Generate.h"
-#include "Hesper/Models/LlamaGraph.h"
 #include "Hesper/Models/ProgramCache.h"
 #include "hesper/runtime/Npy.h"
 
-#include "mlir/IR/MLIRContext.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
@@ -154,6 +151,10 @@ static llvm::cl::opt<bool> cacheInfo(
     llvm::cl::init(false), llvm::cl::cat(modelCategory));
 
 bool hesper::run::cacheInfoAsked() { return cacheInfo; }
+
+bool hesper::run::modelModeNeedsCompiler() {
+  return !emitMlir.empty() || noCache;
+}
 
 int hesper::run::printCacheInfo(llvm::raw_ostream &os) {
   std::string dir = defaultProgramCacheDir();
@@ -398,7 +399,7 @@ static std::string samplerFromFlags(SamplerParams &p) {
 
 int hesper::run::runModelMode(const std::string &path,
                               const exec::DeviceModeOptions &opts,
-                              bool interpreter) {
+                              bool interpreter, const ModelModeHooks &hooks) {
   // Flags first: a bad value is refused before the model is loaded.
   SamplerParams sampler;
   if (std::string e = samplerFromFlags(sampler); !e.empty())
@@ -420,20 +421,9 @@ int hesper::run::runModelMode(const std::string &path,
   const Tokenizer *tok = model.tokenizer();
 
   if (!emitMlir.empty()) {
-    mlir::DialectRegistry registry;
-    hesper::registerAllDialects(registry);
-    mlir::MLIRContext context(registry);
     int64_t ctx = ctxSize > 0 ? int64_t(ctxSize) : hp.defaultContextSize();
-    auto module = buildModelModule(&context, model, ctx,
-                                   std::min<int64_t>(batchSize, ctx));
-    if (!module)
-      return fail("the model's graphs do not verify");
-    std::error_code ec;
-    llvm::raw_fd_ostream file(emitMlir, ec);
-    if (ec)
-      return fail("cannot write " + emitMlir + ": " + ec.message());
-    module->print(file);
-    return 0;
+    return hooks.emitGraphs(model, ctx, std::min<int64_t>(batchSize, ctx),
+                            emitMlir);
   }
 
   // The prompt, as ids.
@@ -482,7 +472,7 @@ int hesper::run::runModelMode(const std::string &path,
   sessionOptions.batchSize = batchSize;
   sessionOptions.allLogits = !dumpLogits.empty();
   sessionOptions.programCache = !noCache;
-  auto session = Session::create(model, device.get(), sessionOptions);
+  auto session = hooks.openSession(model, device.get(), sessionOptions);
   if (!session)
     return fail(session.status().message());
   Session &s = **session;

@@ -23,6 +23,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CrashWatchdog.h"
+#include "DeviceFlags.h"
 #include "Hesper/Execution/GraphRun.h"
 #include "ToolFlags.h"
 #include "ExampleMode.h"
@@ -38,6 +39,7 @@
 #include "Hesper/Interpreter/Validate.h"
 #include "Hesper/InitAllDialects.h"
 #include "Hesper/Models/ExampleGraphs.h"
+#include "Hesper/Models/LlamaGraph.h"
 #include "Hesper/Support/InputChecks.h"
 #include "Hesper/Target/Plan.h"
 #include "Hesper/Tuning/Tuner.h"
@@ -71,7 +73,6 @@ using Example = hesper::models::ExampleGraph;
 // The tool's own flags, by what they are for; --help shows these and hides
 // LLVM's (--help-hidden shows everything).
 static llvm::cl::OptionCategory graphCategory("Running Circuit graphs");
-static llvm::cl::OptionCategory deviceCategory("Devices, targets and bundles");
 static llvm::cl::OptionCategory exampleCategory("Example graphs (--example)");
 
 static llvm::cl::opt<Example> example(
@@ -149,39 +150,9 @@ static llvm::cl::opt<unsigned>
     trials("trials", llvm::cl::desc("Input sets for --validate-fusion"),
            llvm::cl::init(3), llvm::cl::cat(graphCategory));
 
-// Devices.
-namespace {
-enum class BackendChoice { Auto, Vulkan, Cuda, Cpu, Interp };
-} // namespace
-static llvm::cl::opt<BackendChoice> backendChoice(
-    "backend", llvm::cl::desc("Where graphs run"),
-    llvm::cl::values(
-        clEnumValN(BackendChoice::Auto, "auto",
-                   "a GPU (CUDA, else Vulkan), else native code on the CPU, "
-                   "else a Vulkan CPU device (lavapipe), else the "
-                   "interpreter"),
-        clEnumValN(BackendChoice::Vulkan, "vulkan", "a Vulkan device"),
-        clEnumValN(BackendChoice::Cuda, "cuda", "a CUDA device"),
-        clEnumValN(BackendChoice::Cpu, "cpu",
-                   "native code for this machine's CPU, on all its cores "
-                   "(--threads)"),
-        clEnumValN(BackendChoice::Interp, "interp",
-                   "the reference interpreter")),
-    llvm::cl::init(BackendChoice::Auto), llvm::cl::cat(deviceCategory));
-// Spelled --threads on the command line (and -t): libLLVM registers an
-// option of that name for itself, so main() renames the flag before parsing.
-static llvm::cl::opt<unsigned> threads(
-    "cpu-threads",
-    llvm::cl::desc("Threads of the CPU backend, also --threads N or -t N "
-                   "(0: the cores available)"),
-    llvm::cl::init(0), llvm::cl::cat(deviceCategory));
-
-static llvm::cl::opt<int> deviceIndex(
-    "device", llvm::cl::desc("Device index of the backend (--list-devices)"),
-    llvm::cl::init(-1), llvm::cl::cat(deviceCategory));
 static llvm::cl::opt<bool> listDevicesFlag(
     "list-devices", llvm::cl::desc("List the devices of every backend"),
-    llvm::cl::init(false), llvm::cl::cat(deviceCategory));
+    llvm::cl::init(false), llvm::cl::cat(hesper::run::deviceCategory()));
 static llvm::cl::list<std::string> outputSpecs(
     "output", llvm::cl::desc("NAME=file.npy writes a result (NAME: its "
                              "index, or circuit.name) or an argument "
@@ -202,11 +173,6 @@ static llvm::cl::opt<bool>
 static llvm::cl::opt<bool> noFuse("no-fuse",
                                   llvm::cl::desc("Skip hesper-fuse"),
                                   llvm::cl::init(false), llvm::cl::cat(graphCategory));
-static llvm::cl::opt<bool> validationLayer(
-    "validation",
-    llvm::cl::desc("Enable the Vulkan validation layer; any message it "
-                   "reports is an error (also HESPER_VK_VALIDATION=1)"),
-    llvm::cl::init(false), llvm::cl::cat(deviceCategory));
 static llvm::cl::opt<std::string> profilePath(
     "profile",
     llvm::cl::desc("Write a Chrome/Perfetto trace of compile stages and "
@@ -222,7 +188,7 @@ static llvm::cl::opt<std::string> saveBundle(
     "save-bundle",
     llvm::cl::desc("Save the compiled program (kernels, ABI, schedule) as a "
                    "bundle file"),
-    llvm::cl::init(""), llvm::cl::cat(deviceCategory));
+    llvm::cl::init(""), llvm::cl::cat(hesper::run::deviceCategory()));
 
 static llvm::cl::opt<std::string> compileTarget(
     "target",
@@ -231,7 +197,7 @@ static llvm::cl::opt<std::string> compileTarget(
                    "(spirv:N) or cpu[:ISA] with ISA native, x86-64 or "
                    "x86-64-v2..v4 "
                    "(with --save-bundle)"),
-    llvm::cl::init(""), llvm::cl::cat(deviceCategory));
+    llvm::cl::init(""), llvm::cl::cat(hesper::run::deviceCategory()));
 
 static llvm::cl::opt<bool> splitInputFile(
     "split-input-file",
@@ -333,18 +299,7 @@ static std::unique_ptr<hesper::rt::Device> device;
 static SmallVector<std::pair<std::string, std::string>> outputs;
 
 static hesper::exec::DeviceModeOptions deviceOptions() {
-  hesper::exec::DeviceModeOptions opts;
-  if (backendChoice == BackendChoice::Vulkan)
-    opts.backend = hesper::rt::Backend::Vulkan;
-  if (backendChoice == BackendChoice::Cuda)
-    opts.backend = hesper::rt::Backend::Cuda;
-  if (backendChoice == BackendChoice::Cpu)
-    opts.backend = hesper::rt::Backend::Cpu;
-  opts.threads = threads;
-  opts.deviceIndex = deviceIndex;
-  opts.validation = validationLayer;
-  if (const char *env = std::getenv("HESPER_VK_VALIDATION"))
-    opts.validation |= StringRef(env) == "1";
+  hesper::exec::DeviceModeOptions opts = hesper::run::deviceFlags();
   opts.repeat = repeat;
   opts.determinismRuns = determinismRuns;
   opts.check = checkFlag;
@@ -653,7 +608,7 @@ static LogicalResult processBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
     if (!compileTarget.empty())
       return hesper::run::compileProgramOnly(*module, compileTarget, dumpDir,
                                              os);
-    if (backendChoice == BackendChoice::Interp || validateFusion) {
+    if (hesper::run::interpreterChosen() || validateFusion) {
       llvm::errs() << "error: --backend=interp and --validate-fusion apply "
                       "to Circuit graphs; this file is a gpu dialect "
                       "program\n";
@@ -700,6 +655,28 @@ static int runOnFile() {
   return 0;
 }
 
+/// --emit-mlir: the model's Circuit graphs, as Session::create builds them.
+static int emitModelGraphs(const hesper::models::Model &model, int64_t ctx,
+                           int64_t chunk, const std::string &path) {
+  mlir::DialectRegistry registry;
+  hesper::registerAllDialects(registry);
+  mlir::MLIRContext context(registry);
+  auto module = hesper::models::buildModelModule(&context, model, ctx, chunk);
+  if (!module) {
+    llvm::errs() << "error: the model's graphs do not verify\n";
+    return 1;
+  }
+  std::error_code ec;
+  llvm::raw_fd_ostream file(path, ec);
+  if (ec) {
+    llvm::errs() << "error: cannot write " << path << ": " << ec.message()
+                 << "\n";
+    return 1;
+  }
+  module->print(file);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   hesper::tools::armCrashWatchdog();
   llvm::InitLLVM init(argc, argv);
@@ -728,20 +705,21 @@ int main(int argc, char **argv) {
   };
   if (repeat == 0)
     return usage("--repeat takes a count of at least 1");
-  if (deviceIndex.getNumOccurrences() && deviceIndex < 0)
+  if (hesper::run::deviceIndexGiven() &&
+      hesper::run::deviceFlags().deviceIndex < 0)
     return usage("--device takes an index from --list-devices (0 or more)");
   if (compileTarget.getNumOccurrences() && compileTarget.empty())
     return usage("--target takes a target such as cpu, vulkan:8 or "
                  "cuda:sm_90");
-  if (checkBounds && backendChoice != BackendChoice::Interp)
+  if (checkBounds && !hesper::run::interpreterChosen())
     return usage("--check-bounds runs in the interpreter: add "
                  "--backend=interp");
-  if (backendChoice == BackendChoice::Interp) {
+  if (hesper::run::interpreterChosen()) {
     for (auto [flag, set] :
          {std::pair<const char *, bool>{"--profile", !profilePath.empty()},
           {"--save-bundle", !saveBundle.empty()},
           {"--dump-dir", !dumpDir.empty()},
-          {"--device", deviceIndex.getNumOccurrences() > 0},
+          {"--device", hesper::run::deviceIndexGiven()},
           {"--plan", !planPath.empty()}})
       if (set)
         return usage(llvm::Twine(flag) +
@@ -762,8 +740,11 @@ int main(int argc, char **argv) {
       return usage(problem);
   if (std::string model = hesper::run::modelPath(inputFilename);
       !model.empty()) {
+    hesper::run::ModelModeHooks hooks;
+    hooks.openSession = hesper::models::Session::create;
+    hooks.emitGraphs = emitModelGraphs;
     int status = hesper::run::runModelMode(
-        model, deviceOptions(), backendChoice == BackendChoice::Interp);
+        model, deviceOptions(), hesper::run::interpreterChosen(), hooks);
     if (uint64_t messages = hesper::rt::validationMessageCount()) {
       llvm::errs() << "error: the Vulkan validation layer reported "
                    << messages << " message(s)\n";
@@ -781,13 +762,13 @@ int main(int argc, char **argv) {
       }
       outputs.push_back({name.str(), path.str()});
     }
-    bool onDevice = backendChoice != BackendChoice::Interp &&
+    bool onDevice = !hesper::run::interpreterChosen() &&
                     !validateFusion && compileTarget.empty();
     if (onDevice) {
       // Auto falls back to the interpreter when no device opens; a named
       // backend that does not open is an error.
       device = hesper::exec::openRequestedDevice(deviceOptions());
-      if (!device && backendChoice != BackendChoice::Auto)
+      if (!device && hesper::run::backendNamed())
         return 1;
     }
     int status = runOnFile();

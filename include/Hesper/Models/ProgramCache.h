@@ -33,6 +33,9 @@ std::string defaultProgramCacheDir();
 /// entries and a changed compiler never reads old ones; outside a git
 /// checkout, the file that holds this code (path, size, modification time).
 std::string compilerIdentity();
+/// Whether compilerIdentity() is the source tree's stamp, which every binary
+/// of the build shares (not a file of one binary).
+bool compilerIdentityIsShared();
 
 /// The bytes of the tuning cache a compile reads (tune-cache.json in
 /// $HESPER_CACHE_DIR), or "" when there is none: its plans change kernels.

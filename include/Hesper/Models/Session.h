@@ -17,7 +17,10 @@
 //     (*session)->feed(id, &logits);
 //
 // The library hides MLIR: a program that uses Session needs no compiler
-// headers.
+// headers. Session::create compiles (HesperModels); Session::openCached
+// only loads what an earlier create stored in the program cache, and is
+// all a program linked with HesperModelRuntime alone can do: hesper-run's
+// front end starts that way without loading the compiler.
 //
 //===----------------------------------------------------------------------===//
 
@@ -119,6 +122,14 @@ public:
   static rt::Result<std::unique_ptr<Session>>
   create(const Model &model, rt::Device *device,
          const SessionOptions &options = {});
+  /// Opens `model` on `device` from the program cache alone: the programs
+  /// an earlier create() stored under the same key (model, options, device,
+  /// compiler; ProgramCache.h). Never compiles: an error when the cache is
+  /// off or has no usable entry (the message says which), so that the
+  /// caller can compile instead.
+  static rt::Result<std::unique_ptr<Session>>
+  openCached(const Model &model, rt::Device &device,
+             const SessionOptions &options);
   ~Session();
 
   /// Runs token `id` at the current position (then advances it) and, when

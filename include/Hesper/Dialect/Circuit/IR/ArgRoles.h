@@ -29,6 +29,8 @@
 #ifndef HESPER_DIALECT_CIRCUIT_IR_ARGROLES_H
 #define HESPER_DIALECT_CIRCUIT_IR_ARGROLES_H
 
+#include "Hesper/Dialect/Circuit/IR/ArgRoleNames.h"
+
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Support/LogicalResult.h"
 #include "llvm/ADT/StringRef.h"
@@ -38,28 +40,11 @@
 
 namespace hesper::circuit {
 
-enum class ArgRole {
-  Input,        ///< bound by the caller (the default, without an attribute)
-  Weight,       ///< a tensor of the model file (circuit.tensor, circuit.rows)
-  Tokens,       ///< the token ids of the step
-  Position,     ///< the position of the step's first token
-  LastRow,      ///< the row of a chunk whose logits are computed
-  RopeFreqs,    ///< the RoPE frequencies of the full-attention layers
-  RopeFreqsSwa, ///< the RoPE frequencies of the sliding-window layers
-  Cache,        ///< a KV cache, written in place
-  Targets,      ///< the training targets of the step
-};
-
 inline constexpr llvm::StringLiteral kArgNameAttr = "circuit.name";
 inline constexpr llvm::StringLiteral kArgRoleAttr = "circuit.role";
 inline constexpr llvm::StringLiteral kArgTensorAttr = "circuit.tensor";
 inline constexpr llvm::StringLiteral kArgRowsAttr = "circuit.rows";
 inline constexpr llvm::StringLiteral kArgBoundAttr = "circuit.bound";
-
-/// The attribute's spelling of `role` ("weight", "rope_freqs_swa", ...).
-llvm::StringRef stringifyArgRole(ArgRole role);
-/// The role an attribute spells; std::nullopt for an unknown one.
-std::optional<ArgRole> symbolizeArgRole(llvm::StringRef name);
 
 /// The name argument `i` of a graph (or of the schedule lowered from it) is
 /// bound and reported by: its circuit.name, else "arg<i>".
