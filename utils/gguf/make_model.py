@@ -106,6 +106,7 @@ Only the Python standard library and NumPy are used.
 """
 
 import argparse
+import fnmatch
 import heapq
 import struct
 import sys
@@ -862,6 +863,12 @@ def parse_args(argv=None):
                    help="storage type of 2-D tensors (default f32); the "
                         "ternary tq1_0/tq2_0/i2_s only with --arch bitnet, "
                         "where they apply to the projections")
+    p.add_argument("--tensor-type", dest="tensor_types", action="append",
+                   default=[], metavar="PATTERN=TYPE",
+                   help="store the 2-D tensors whose name matches the glob "
+                        "PATTERN as TYPE (repeatable, first match wins; as "
+                        "llama-quantize's --tensor-type, e.g. "
+                        "'*.ffn_down.weight=q6_k' for a Q4_K_M-style mix)")
     p.add_argument("--seed", type=int)
     p.add_argument("--dim", type=int, help="embedding length")
     p.add_argument("--layers", type=int)
@@ -969,6 +976,16 @@ def parse_args(argv=None):
     for flag, val, archs in only_for:
         if val is not None and cfg.arch not in archs:
             p.error("%s applies to --arch %s only" % (flag, "/".join(archs)))
+    overrides = []
+    for spec in cfg.tensor_types:
+        pattern, sep, tname = spec.rpartition("=")
+        if not sep or not pattern or tname not in TYPES:
+            p.error("--tensor-type takes PATTERN=TYPE with TYPE one of %s, "
+                    "got %r" % (", ".join(TYPES), spec))
+        if tname in TERNARY_TYPES:
+            p.error("--tensor-type: ternary types follow --type (bitnet)")
+        overrides.append((pattern, tname))
+    cfg.tensor_types = overrides
     bitnet = cfg.arch == "bitnet"
     if cfg.type in TERNARY_TYPES and not bitnet:
         p.error("--type %s (ternary) applies to --arch bitnet only" % cfg.type)
@@ -1301,13 +1318,18 @@ def is_bitnet_projection(name):
             and parts[3] == "weight")
 
 
-def storage_types(name, arr, type_name):
-    """(intended, actual) storage type of a tensor: 1-D tensors are f32; with
-    a ternary type only the bitnet projections are ternary and every other
-    matrix (token_embd) is f16, as in llama.cpp's BitNet files; a row length
-    that is not a multiple of the block size falls back to f32."""
+def storage_types(name, arr, type_name, overrides=()):
+    """(intended, actual) storage type of a tensor: 1-D tensors are f32; a
+    matrix whose name matches an override's glob takes its type (the first
+    match); with a ternary type only the bitnet projections are ternary and
+    every other matrix (token_embd) is f16, as in llama.cpp's BitNet files;
+    a row length that is not a multiple of the block size falls back to
+    f32."""
     if arr.ndim < 2:
         return "f32", "f32"
+    for pattern, tname in overrides:
+        if fnmatch.fnmatchcase(name, pattern):
+            return tname, tensor_type_for(arr, tname)
     if type_name in TERNARY_TYPES and not is_bitnet_projection(name):
         return "f16", "f16"
     return type_name, tensor_type_for(arr, type_name)
@@ -1448,11 +1470,12 @@ def write_model(cfg, log=None):
     n_params = 0
     fallbacks = []
     for name, arr in weights:
-        want, tname = storage_types(name, arr, cfg.type)
+        want, tname = storage_types(name, arr, cfg.type,
+                                    getattr(cfg, "tensor_types", ()))
         if tname != want:
             fallbacks.append(name)
             log("note: %s row length %d is not a multiple of the %s block size %d;"
-                " stored as f32" % (name, arr.shape[-1], cfg.type, TYPES[cfg.type][1]))
+                " stored as f32" % (name, arr.shape[-1], want, TYPES[want][1]))
         tensors.append((name, list(arr.shape[::-1]), TYPES[tname][0],
                         encode_tensor(arr, tname)))
         n_params += arr.size

@@ -1001,6 +1001,36 @@ class TestTokenizers(TmpDirCase):
         self.assertIn("\u0120the", md["tokenizer.ggml.tokens"])
 
 
+class TestTensorTypes(TmpDirCase):
+    """--tensor-type: per-tensor storage types, as llama-quantize mixes
+    them (first matching glob wins; 1-D tensors stay f32)."""
+
+    def test_mix(self):
+        self.gen("mix.gguf", "--arch", "llama", "--type", "q4_k", "--dim", 256,
+                 "--ffn", 512, "--layers", 2, "--seed", 3,
+                 "--tensor-type", "blk.1.ffn_down.weight=q8_0",
+                 "--tensor-type", "*.ffn_down.weight=q6_k",
+                 "--tensor-type", "*_norm.weight=q8_0")
+        g = ref.GGUFReader(self.path("mix.gguf"))
+        ts = g.tensors.values() if isinstance(g.tensors, dict) else g.tensors
+        types = {t.name: t.type_name for t in ts}
+        self.assertEqual(types["blk.0.ffn_down.weight"], "Q6_K")
+        self.assertEqual(types["blk.1.ffn_down.weight"], "Q8_0")
+        self.assertEqual(types["blk.0.ffn_up.weight"], "Q4_K")
+        self.assertEqual(types["blk.0.ffn_norm.weight"], "F32")
+        self.assertEqual(ref.Model(self.path("mix.gguf")).logits([1, 2, 3]).shape[0], 3)
+
+    def test_refused(self):
+        for spec in ("nothing", "=q8_0", "*.weight=q9_9", "*.weight=tq2_0"):
+            with open(os.devnull, "w") as null:
+                saved, sys.stderr = sys.stderr, null
+                try:
+                    with self.assertRaises(SystemExit, msg=spec):
+                        mm.parse_args([self.path("x.gguf"), "--tensor-type", spec])
+                finally:
+                    sys.stderr = saved
+
+
 class TestCLI(TmpDirCase):
     def run_ok(self, *args):
         r = subprocess.run([PY] + [str(a) for a in args], capture_output=True, text=True)
