@@ -9,6 +9,10 @@
 //   q8_1  (36 B / 32):  f16 d, f16 s (= d * sum q), int8 q[32]
 //   q4_0  (18 B / 32):  f16 d, u8 qs[16]; value j (< 16) the low nibble
 //                       of qs[j], value j + 16 its high one; v = d * (q - 8)
+//   q4_1  (20 B / 32):  f16 d, f16 m, q4_0's nibbles;       v = d * q + m
+//   q5_0  (22 B / 32):  f16 d, u32 qh (bit j: value j's fifth bit), q4_0's
+//                       nibbles; q = nibble | bit << 4;    v = d * (q - 16)
+//   q5_1  (24 B / 32):  f16 d, f16 m, u32 qh, the nibbles; v = d * q + m
 //   iq4_nl (18 B / 32): q4_0's layout; v = d * IQ4_NLType::kValues[q]
 //   iq4_xs (136 B / 256): f16 d, u16 scales_h, u8 scales_l[4], u8 qs[128];
 //                       eight 32-value sub-blocks, 6-bit scale ls (low 4
@@ -106,6 +110,26 @@ static void decodeQ4_0(const uint8_t *block, float *out) {
   for (int j = 0; j < 16; ++j) {
     out[j] = d * static_cast<float>((qs[j] & 0xf) - 8);
     out[j + 16] = d * static_cast<float>((qs[j] >> 4) - 8);
+  }
+}
+
+/// q4_1, q5_0 and q5_1: q4_0's nibbles after an optional offset m and an
+/// optional word of fifth bits.
+static void decodeLegacy(const uint8_t *block, bool offset, bool fifthBits,
+                         float *out) {
+  float d = readHalf(block);
+  float m = offset ? readHalf(block + 2) : 0.0f;
+  const uint8_t *at = block + (offset ? 4 : 2);
+  uint32_t qh = 0;
+  if (fifthBits) {
+    qh = at[0] | (at[1] << 8) | (at[2] << 16) | (uint32_t(at[3]) << 24);
+    at += 4;
+  }
+  for (int j = 0; j < 32; ++j) {
+    int q = j < 16 ? (at[j] & 0xf) : (at[j - 16] >> 4);
+    q |= int((qh >> j) & 1) << 4;
+    out[j] = offset ? d * static_cast<float>(q) + m
+                    : d * static_cast<float>(q - (fifthBits ? 16 : 8));
   }
 }
 
@@ -265,6 +289,12 @@ LogicalResult hesper::interp::dequantizeRow(const HostTensor &tensor,
       decodeQ8(block, /*withSum=*/false, o);
     else if (isa<Q4_0Type>(element))
       decodeQ4_0(block, o);
+    else if (isa<Q4_1Type>(element))
+      decodeLegacy(block, /*offset=*/true, /*fifthBits=*/false, o);
+    else if (isa<Q5_0Type>(element))
+      decodeLegacy(block, /*offset=*/false, /*fifthBits=*/true, o);
+    else if (isa<Q5_1Type>(element))
+      decodeLegacy(block, /*offset=*/true, /*fifthBits=*/true, o);
     else if (isa<IQ4_NLType>(element))
       decodeIQ4_NL(block, o);
     else if (isa<IQ4_XSType>(element))

@@ -72,9 +72,9 @@ HostTensor hesper::interp::randomTensor(RankedTensorType type,
         block[offset] = scale & 0xff;
         block[offset + 1] = scale >> 8;
       };
-      if (isa<Q4_0Type, IQ4_NLType, IQ4_XSType>(element)) {
+      if (isa<Q4_0Type, Q5_0Type, IQ4_NLType, IQ4_XSType>(element)) {
         setHalf(0);
-      } else if (isa<Q4_KType, Q5_KType>(element)) {
+      } else if (isa<Q4_KType, Q5_KType, Q4_1Type, Q5_1Type>(element)) {
         setHalf(0);
         setHalf(2);
       } else if (isa<Q6_KType>(element)) {

@@ -66,6 +66,12 @@ Type hesper::models::elementTypeFor(MLIRContext *context, rt::GgmlType type) {
     return Q8_0Type::get(context);
   case rt::GgmlType::Q4_0:
     return Q4_0Type::get(context);
+  case rt::GgmlType::Q4_1:
+    return Q4_1Type::get(context);
+  case rt::GgmlType::Q5_0:
+    return Q5_0Type::get(context);
+  case rt::GgmlType::Q5_1:
+    return Q5_1Type::get(context);
   case rt::GgmlType::IQ4_NL:
     return IQ4_NLType::get(context);
   case rt::GgmlType::IQ4_XS:

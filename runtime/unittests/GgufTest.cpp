@@ -620,6 +620,8 @@ TEST(GgufTest, TypeTables) {
       {GgmlType::TQ1_0, "tq1_0", 256, 54}, {GgmlType::TQ2_0, "tq2_0", 256, 66},
       {GgmlType::I2_S, "i2_s", 128, 32},   {GgmlType::IQ4_NL, "iq4_nl", 32, 18},
       {GgmlType::IQ4_XS, "iq4_xs", 256, 136},
+      {GgmlType::Q4_1, "q4_1", 32, 20},    {GgmlType::Q5_0, "q5_0", 32, 22},
+      {GgmlType::Q5_1, "q5_1", 32, 24},
   };
   for (const Row &row : rows) {
     EXPECT_STREQ(ggmlTypeName(row.t), row.name);
@@ -632,7 +634,7 @@ TEST(GgufTest, TypeTables) {
   EXPECT_FALSE(ggmlRowBytes(GgmlType::Q4_K, 255));
   EXPECT_FALSE(ggmlRowBytes(GgmlType::Q8_0, -32));
   EXPECT_FALSE(ggmlRowBytes(GgmlType::F32, std::numeric_limits<int64_t>::max()));
-  EXPECT_FALSE(ggmlRowBytes(static_cast<GgmlType>(3), 32));
+  EXPECT_FALSE(ggmlRowBytes(static_cast<GgmlType>(10), 256));
   // Whole tensors: rows times row bytes, plus I2_S's 32-byte trailer.
   EXPECT_EQ(ggmlTensorBytes(GgmlType::F32, {4, 3}), std::optional<int64_t>(48));
   EXPECT_EQ(ggmlTensorBytes(GgmlType::Q8_0, {64, 2, 3}),
@@ -793,6 +795,55 @@ TEST(GgufTest, DequantizeQ4_0) {
   for (int j = 0; j < 16; ++j) {
     EXPECT_EQ(got[j], (j - 8) * -0.25f) << j;
     EXPECT_EQ(got[j + 16], (7 - j) * -0.25f) << j;
+  }
+}
+
+TEST(GgufTest, DequantizeQ4_1) {
+  // d = -0.25, m = 1.5; byte j = j | (15 - j) << 4: element j is
+  // j * d + m, element j + 16 is (15 - j) * d + m.
+  std::vector<uint8_t> block(20);
+  putHalf(block, 0, 0xb400);
+  putHalf(block, 2, 0x3e00);
+  for (int j = 0; j < 16; ++j)
+    block[4 + j] = static_cast<uint8_t>(j | (15 - j) << 4);
+  std::vector<float> got = dequant(GgmlType::Q4_1, block, 32);
+  EXPECT_EQ(got[0], 1.5f);     // 0 * -0.25 + 1.5
+  EXPECT_EQ(got[15], -2.25f);  // 15 * -0.25 + 1.5
+  EXPECT_EQ(got[16], -2.25f);
+  for (int j = 0; j < 16; ++j) {
+    EXPECT_EQ(got[j], j * -0.25f + 1.5f) << j;
+    EXPECT_EQ(got[j + 16], (15 - j) * -0.25f + 1.5f) << j;
+  }
+}
+
+TEST(GgufTest, DequantizeQ5_0AndQ5_1) {
+  // d = 0.5 (and m = -2 for q5_1); the fifth bits 0xf0f0a5c3 (bit j for
+  // element j); byte j = j | (15 - j) << 4. Element j's 5-bit q is
+  // j | bit j << 4, element j + 16's (15 - j) | bit (j + 16) << 4; q5_0's
+  // value is (q - 16) * d, q5_1's q * d + m.
+  const uint32_t fifth = 0xf0f0a5c3u;
+  std::vector<uint8_t> q50(22), q51(24);
+  putHalf(q50, 0, 0x3800);
+  putHalf(q51, 0, 0x3800);
+  putHalf(q51, 2, 0xc000);
+  for (int i = 0; i < 4; ++i) {
+    q50[2 + i] = static_cast<uint8_t>(fifth >> (8 * i));
+    q51[4 + i] = static_cast<uint8_t>(fifth >> (8 * i));
+  }
+  for (int j = 0; j < 16; ++j) {
+    q50[6 + j] = static_cast<uint8_t>(j | (15 - j) << 4);
+    q51[8 + j] = static_cast<uint8_t>(j | (15 - j) << 4);
+  }
+  std::vector<float> got0 = dequant(GgmlType::Q5_0, q50, 32);
+  std::vector<float> got1 = dequant(GgmlType::Q5_1, q51, 32);
+  EXPECT_EQ(got0[0], 0.0f);   // q = 0 | 1 << 4 = 16: (16 - 16) * 0.5
+  EXPECT_EQ(got0[2], -7.0f);  // q = 2 (bit 2 clear): (2 - 16) * 0.5
+  EXPECT_EQ(got1[31], 6.0f);  // q = 0 | 1 << 4 = 16: 16 * 0.5 - 2
+  for (int j = 0; j < 32; ++j) {
+    int nibble = j < 16 ? j : 31 - j;
+    int q = nibble | static_cast<int>((fifth >> j) & 1) << 4;
+    EXPECT_EQ(got0[j], (q - 16) * 0.5f) << j;
+    EXPECT_EQ(got1[j], q * 0.5f - 2.0f) << j;
   }
 }
 
@@ -1135,9 +1186,9 @@ TEST(GgufTest, DequantizeRowErrors) {
   EXPECT_NE(s.message().find("q4_K"), std::string::npos) << s.message();
   EXPECT_NE(s.message().find("100"), std::string::npos) << s.message();
   EXPECT_FALSE(dequantizeRow(GgmlType::Q8_0, src.data(), dst.data(), -32).ok());
-  s = dequantizeRow(static_cast<GgmlType>(3), src.data(), dst.data(), 32);
+  s = dequantizeRow(static_cast<GgmlType>(10), src.data(), dst.data(), 256);
   ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.message().find("unknown ggml type 3"), std::string::npos);
+  EXPECT_NE(s.message().find("unknown ggml type 10"), std::string::npos);
   EXPECT_TRUE(dequantizeRow(GgmlType::Q6_K, src.data(), dst.data(), 0).ok());
 }
 
@@ -1299,9 +1350,9 @@ TEST(GgufTest, BadGgmlTypes) {
   t.type = 99;
   expectError(build(oneTensor(t)).bytes,
               {"tensor 'w' has unknown ggml type 99"});
-  t.type = 3;
+  t.type = 10;
   expectError(build(oneTensor(t)).bytes,
-              {"tensor 'w' has ggml type 3 (q4_1), which is not supported"});
+              {"tensor 'w' has ggml type 10 (q2_K), which is not supported"});
   t.type = 4; // retired
   expectError(build(oneTensor(t)).bytes, {"unknown ggml type 4"});
 }

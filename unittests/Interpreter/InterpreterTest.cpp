@@ -526,6 +526,52 @@ TEST_F(InterpreterTest, DecodesIQ4_XS) {
     }
 }
 
+TEST_F(InterpreterTest, DecodesQ4_1Q5_0AndQ5_1) {
+  // d = 0.5, m = -3 (q4_1, q5_1); fifth bits 0x0ff05aa5 (bit j: value j);
+  // byte j of the nibbles holds j (value j) and 15 - j (value j + 16).
+  // q4_1: v = d q + m; q5_0: v = d (q - 16); q5_1: v = d q + m, q with
+  // its fifth bit.
+  const uint32_t fifth = 0x0ff05aa5u;
+  auto block = [&](Type element, bool offset, bool fifthBits) {
+    HostTensor t(RankedTensorType::get({1, 32}, element));
+    uint8_t *p = t.bytes().data();
+    uint16_t d = floatToHalfBits(0.5f), m = floatToHalfBits(-3.0f);
+    p[0] = d & 0xff;
+    p[1] = d >> 8;
+    size_t at = 2;
+    if (offset) {
+      p[2] = m & 0xff;
+      p[3] = m >> 8;
+      at = 4;
+    }
+    if (fifthBits) {
+      for (int i = 0; i < 4; ++i)
+        p[at + i] = static_cast<uint8_t>(fifth >> (8 * i));
+      at += 4;
+    }
+    EXPECT_EQ(t.bytes().size(), at + 16);
+    for (int j = 0; j < 16; ++j)
+      p[at + j] = static_cast<uint8_t>(j | ((15 - j) << 4));
+    return t.toFloats();
+  };
+  std::vector<float> q41 = block(Q4_1Type::get(&context), true, false);
+  std::vector<float> q50 = block(Q5_0Type::get(&context), false, true);
+  std::vector<float> q51 = block(Q5_1Type::get(&context), true, true);
+  ASSERT_EQ(q41.size(), 32u);
+  ASSERT_EQ(q50.size(), 32u);
+  ASSERT_EQ(q51.size(), 32u);
+  for (int j = 0; j < 32; ++j) {
+    int nibble = j < 16 ? j : 31 - j;
+    int q5 = nibble | int((fifth >> j) & 1) << 4;
+    EXPECT_EQ(q41[j], 0.5f * nibble - 3.0f) << j;
+    EXPECT_EQ(q50[j], 0.5f * (q5 - 16)) << j;
+    EXPECT_EQ(q51[j], 0.5f * q5 - 3.0f) << j;
+  }
+  EXPECT_EQ(q50[0], 0.0f);  // q = 0 | 16
+  EXPECT_EQ(q50[1], -7.5f); // q = 1
+  EXPECT_EQ(q51[27], 7.0f); // q = 4 | 16: 10 - 3
+}
+
 TEST_F(InterpreterTest, DecodesQ4_0Q5_KAndBF16) {
   // q4_0: d = -0.5; byte j holds value j (low nibble j % 16) and value
   // j + 16 (high nibble 15 - j % 16); v = d * (q - 8).

@@ -141,6 +141,7 @@ _SCALAR_NP = {
 GGML_F32, GGML_F16, GGML_Q4_0, GGML_Q8_0 = 0, 1, 2, 8
 GGML_Q4_K, GGML_Q5_K, GGML_Q6_K, GGML_BF16 = 12, 13, 14, 30
 GGML_IQ4_NL, GGML_IQ4_XS = 20, 23
+GGML_Q4_1, GGML_Q5_0, GGML_Q5_1 = 3, 6, 7
 GGML_TQ1_0, GGML_TQ2_0 = 34, 35     # ggml's ternary types
 GGML_I2_S = 36                      # microsoft/BitNet's fork of ggml only
 
@@ -150,6 +151,9 @@ TYPES = {
     "f16":  (GGML_F16, 1, 2, 1),
     "bf16": (GGML_BF16, 1, 2, 32),      # LLAMA_FTYPE_MOSTLY_BF16
     "q4_0": (GGML_Q4_0, 32, 18, 2),
+    "q4_1": (GGML_Q4_1, 32, 20, 3),      # LLAMA_FTYPE_MOSTLY_Q4_1
+    "q5_0": (GGML_Q5_0, 32, 22, 8),      # LLAMA_FTYPE_MOSTLY_Q5_0
+    "q5_1": (GGML_Q5_1, 32, 24, 9),      # LLAMA_FTYPE_MOSTLY_Q5_1
     "iq4_nl": (GGML_IQ4_NL, 32, 18, 25),  # LLAMA_FTYPE_MOSTLY_IQ4_NL
     "iq4_xs": (GGML_IQ4_XS, 256, 136, 30),  # LLAMA_FTYPE_MOSTLY_IQ4_XS
     "q8_0": (GGML_Q8_0, 32, 34, 7),
@@ -276,6 +280,71 @@ def quantize_q4_0(x):
     out = np.empty((nb, 18), np.uint8)
     out[:, 0:2] = _f16_bytes(d)
     out[:, 2:] = q[:, :16] | (q[:, 16:] << 4)
+    return out.reshape(-1)
+
+
+def _low_nibbles_and_fifth_bits(q):
+    """q: [blocks, 32] codes 0..31 -> (16 nibble bytes per block: element j
+    low, j + 16 high; the u32 whose bit j is element j's fifth bit, as 4
+    little-endian bytes)."""
+    qs = (q[:, :16] & 0x0F) | ((q[:, 16:] & 0x0F) << 4)
+    bits = ((q.astype(np.uint32) >> 4) & 1) << np.arange(32, dtype=np.uint32)
+    qh = bits.sum(axis=1, dtype=np.uint32).astype("<u4")
+    return qs.astype(np.uint8), qh.view(np.uint8).reshape(-1, 4)
+
+
+def _affine_blocks(x, levels):
+    """Per block of 32: the minimum m and step d = (max - m) / levels (both
+    as f16), and codes round((x - m) / d) in 0..levels, as ggml's Q4_1 and
+    Q5_1 reference quantizers pick them (truncating x / d + 0.5)."""
+    blk = np.asarray(x, np.float32).reshape(-1, 32)
+    lo, hi = blk.min(axis=1), blk.max(axis=1)
+    d = (hi - lo) / levels
+    inv = _safe_inv(d)
+    q = np.clip(((blk - lo[:, None]) * inv[:, None] + 0.5).astype(np.int32),
+                0, levels).astype(np.uint8)
+    return _f16(d), _f16(lo), q
+
+
+def quantize_q4_1(x):
+    """Q4_1: per 32 values, f16 d, f16 m, then Q4_0's nibble bytes; value =
+    q * d + m."""
+    d, m, q = _affine_blocks(x, 15)
+    out = np.empty((q.shape[0], 20), np.uint8)
+    out[:, 0:2] = _f16_bytes(d)
+    out[:, 2:4] = _f16_bytes(m)
+    out[:, 4:] = q[:, :16] | (q[:, 16:] << 4)
+    return out.reshape(-1)
+
+
+def quantize_q5_0(x):
+    """Q5_0: per 32 values, f16 d, the u32 of fifth bits, then the low
+    nibbles as Q4_0 stores them; value = (q - 16) * d, d mapping the block's
+    largest |x| (with its sign) onto -16."""
+    blk = np.asarray(x, np.float32).reshape(-1, 32)
+    nb = blk.shape[0]
+    extreme = blk[np.arange(nb), np.abs(blk).argmax(axis=1)]
+    d = _f16(extreme / -16.0)
+    inv = _safe_inv(d.astype(np.float32))
+    q = np.clip(np.floor(blk * inv[:, None] + 16.5), 0, 31).astype(np.uint8)
+    qs, qh = _low_nibbles_and_fifth_bits(q)
+    out = np.empty((nb, 22), np.uint8)
+    out[:, 0:2] = _f16_bytes(d)
+    out[:, 2:6] = qh
+    out[:, 6:] = qs
+    return out.reshape(-1)
+
+
+def quantize_q5_1(x):
+    """Q5_1: per 32 values, f16 d, f16 m, the u32 of fifth bits, the low
+    nibbles; value = q * d + m."""
+    d, m, q = _affine_blocks(x, 31)
+    qs, qh = _low_nibbles_and_fifth_bits(q)
+    out = np.empty((q.shape[0], 24), np.uint8)
+    out[:, 0:2] = _f16_bytes(d)
+    out[:, 2:4] = _f16_bytes(m)
+    out[:, 4:8] = qh
+    out[:, 8:] = qs
     return out.reshape(-1)
 
 
@@ -425,6 +494,7 @@ def quantize_q6_k(x):
 
 QUANTIZERS = {
     "q8_0": quantize_q8_0, "q4_0": quantize_q4_0, "iq4_nl": quantize_iq4_nl,
+    "q4_1": quantize_q4_1, "q5_0": quantize_q5_0, "q5_1": quantize_q5_1,
     "iq4_xs": quantize_iq4_xs,
     "q4_k": quantize_q4_k,
     "q5_k": quantize_q5_k, "q6_k": quantize_q6_k,

@@ -342,6 +342,47 @@ def _deq_q4_0(raw):
     return (q * d).reshape(-1)
 
 
+_Q4_1 = np.dtype([("d", "<f2"), ("m", "<f2"), ("qs", "u1", (16,))])
+_Q5_0 = np.dtype([("d", "<f2"), ("qh", "<u4"), ("qs", "u1", (16,))])
+_Q5_1 = np.dtype([("d", "<f2"), ("m", "<f2"), ("qh", "<u4"),
+                  ("qs", "u1", (16,))])
+assert (_Q4_1.itemsize, _Q5_0.itemsize, _Q5_1.itemsize) == (20, 22, 24)
+
+
+def _nibbles(b, fifth_bits):
+    """The 32 codes of each block: Q4_0's nibbles (element j low, j + 16
+    high), with bit j of qh as element j's fifth bit when asked."""
+    qs = b["qs"].astype(np.int32)
+    q = np.concatenate([qs & 0x0F, qs >> 4], axis=1)
+    if fifth_bits:
+        qh = b["qh"].astype(np.int64)[:, None]
+        q = q | (((qh >> np.arange(32)) & 1) << 4).astype(np.int32)
+    return q.astype(np.float32)
+
+
+def _deq_q4_1(raw):
+    """Q4_1: value = d * q + m."""
+    b = _blocks(raw, _Q4_1)
+    d = b["d"].astype(np.float32)[:, None]
+    m = b["m"].astype(np.float32)[:, None]
+    return (_nibbles(b, False) * d + m).reshape(-1)
+
+
+def _deq_q5_0(raw):
+    """Q5_0: value = d * (q - 16), q five bits."""
+    b = _blocks(raw, _Q5_0)
+    d = b["d"].astype(np.float32)[:, None]
+    return ((_nibbles(b, True) - 16.0) * d).reshape(-1)
+
+
+def _deq_q5_1(raw):
+    """Q5_1: value = d * q + m, q five bits."""
+    b = _blocks(raw, _Q5_1)
+    d = b["d"].astype(np.float32)[:, None]
+    m = b["m"].astype(np.float32)[:, None]
+    return (_nibbles(b, True) * d + m).reshape(-1)
+
+
 # IQ4_NL's value of each nibble, as ggml defines it.
 IQ4NL_VALUES = np.array([-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25,
                          38, 53, 69, 89, 113], np.float32)
@@ -537,6 +578,12 @@ def dequantize(raw, ggml_type, n_elements):
         y = _deq_q8_0(raw)
     elif ggml_type == 2:
         y = _deq_q4_0(raw)
+    elif ggml_type == 3:
+        y = _deq_q4_1(raw)
+    elif ggml_type == 6:
+        y = _deq_q5_0(raw)
+    elif ggml_type == 7:
+        y = _deq_q5_1(raw)
     elif ggml_type == 20:
         y = _deq_iq4_nl(raw)
     elif ggml_type == 23:

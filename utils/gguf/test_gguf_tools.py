@@ -28,12 +28,15 @@ REF = os.path.join(HERE, "reference.py")
 
 ARCHES = ["llama", "qwen2", "qwen3", "gemma", "gemma2", "gemma3"]
 GEMMA_ARCHES = ["gemma", "gemma2", "gemma3"]
-TYPES = ["f32", "q8_0", "q4_k", "q6_k", "q4_0", "q5_k", "iq4_nl", "iq4_xs"]
+TYPES = ["f32", "q8_0", "q4_k", "q6_k", "q4_0", "q5_k", "iq4_nl", "iq4_xs",
+         "q4_1", "q5_0", "q5_1"]
 GGML_ID = {"f32": 0, "f16": 1, "q4_0": 2, "q8_0": 8, "q4_k": 12, "q5_k": 13,
-           "q6_k": 14, "iq4_nl": 20, "iq4_xs": 23}
+           "q6_k": 14, "iq4_nl": 20, "iq4_xs": 23, "q4_1": 3, "q5_0": 6,
+           "q5_1": 7}
 # relative RMS error bound of dequantize(quantize(w)) for Gaussian weights
 REL_TOL = {"f32": 0.0, "f16": 1e-3, "q8_0": 0.01, "q4_0": 0.11, "q4_k": 0.10,
-           "q5_k": 0.05, "q6_k": 0.025, "iq4_nl": 0.11, "iq4_xs": 0.12}
+           "q5_k": 0.05, "q6_k": 0.025, "iq4_nl": 0.11, "iq4_xs": 0.12,
+           "q4_1": 0.11, "q5_0": 0.06, "q5_1": 0.06}
 K_TYPES = {"q4_k", "q5_k", "q6_k", "iq4_xs"}
 
 
@@ -289,6 +292,36 @@ class TestHandBuiltBlocks(unittest.TestCase):
         y = ref.dequantize(np.frombuffer(raw, np.uint8), 2, 32)
         expected = [(j - 8) * 0.25 for j in range(16)] + [(7 - j) * 0.25 for j in range(16)]
         self.assertEqual(y.tolist(), expected)
+
+    def test_q4_1_q5_0_q5_1_blocks(self):
+        # byte j of the nibbles: j (element j), 15 - j (element j + 16);
+        # fifth bits 0x0ff05aa5 (bit j for element j); d = 0.25, m = -1.5.
+        nib = bytes(j | ((15 - j) << 4) for j in range(16))
+        qh = struct.pack("<I", 0x0ff05aa5)
+        nibble = [j for j in range(16)] + [15 - j for j in range(16)]
+        q5 = [nibble[j] | (((0x0ff05aa5 >> j) & 1) << 4) for j in range(32)]
+        cases = [
+            (3, f16_bytes(0.25) + f16_bytes(-1.5) + nib,
+             [0.25 * q - 1.5 for q in nibble]),
+            (6, f16_bytes(0.25) + qh + nib, [0.25 * (q - 16) for q in q5]),
+            (7, f16_bytes(0.25) + f16_bytes(-1.5) + qh + nib,
+             [0.25 * q - 1.5 for q in q5]),
+        ]
+        for ggml_type, raw, expected in cases:
+            y = ref.dequantize(np.frombuffer(raw, np.uint8), ggml_type, 32)
+            self.assertEqual(y.tolist(), expected, ggml_type)
+        # The writer's blocks decode to the nearest step of each block's
+        # grid: within half a step (plus f16 rounding of d and m).
+        x = np.random.default_rng(5).normal(size=64).astype(np.float32)
+        for name, levels in (("q4_1", 15), ("q5_1", 31), ("q5_0", 31)):
+            raw = mm.QUANTIZERS[name](x)
+            y = ref.dequantize(raw, GGML_ID[name], 64)
+            for blk in range(2):
+                b = x[32 * blk:32 * blk + 32]
+                step = (b.max() - b.min()) / levels if name != "q5_0" else \
+                    np.abs(b).max() / 16
+                err = np.abs(y[32 * blk:32 * blk + 32] - b).max()
+                self.assertLessEqual(err, 0.5 * step * 1.01 + 1e-3, name)
 
     def test_q4_k_block(self):
         sc = [1, 2, 3, 4, 37, 50, 63, 16]

@@ -57,6 +57,8 @@ SmallVector<Value> GraphLowering::emitBlockDot(const DotOperands &ops,
         return vectorBlocks && k % 64 == 0 ? emitQ4_0DotVector(ops)
                                            : emitQ4_0Dot(ops);
       })
+      .Case<cir::Q4_1Type, cir::Q5_0Type, cir::Q5_1Type>(
+          [&](auto) { return emitLegacyDot(ops, element); })
       .Case([&](cir::IQ4_XSType) {
         return vectorBlocks ? emitIQ4_XSDotVector(ops) : emitIQ4_XSDot(ops);
       })
@@ -721,7 +723,8 @@ Value GraphLowering::emitDequantizeElement(Value words, Type element,
                                            Value index, Location loc) {
   if (isa<cir::TQ1_0Type, cir::TQ2_0Type>(element))
     return emitDequantizeTernary(words, element, index, loc);
-  if (isa<cir::Q4_0Type, cir::IQ4_NLType, cir::IQ4_XSType, BFloat16Type>(
+  if (isa<cir::Q4_0Type, cir::Q4_1Type, cir::Q5_0Type, cir::Q5_1Type,
+          cir::IQ4_NLType, cir::IQ4_XSType, BFloat16Type>(
           element))
     return emitDequantizeQ4_0OrBF16(words, element, index, loc);
   IndexMath im(b, loc);

@@ -20,6 +20,13 @@
 //        nibbles; sub-block ib's 6-bit scale ls is bits 4 ib..4 ib+3 of
 //        scales_l (as one word) below bits 2 ib, 2 ib + 1 of scales_h:
 //        v = d * (ls - 32) * table[q]. 34 words, so blocks are aligned.
+//   q4_1, q5_0, q5_1 (20, 22, 24 bytes / 32 values): f16 d, then for q4_1
+//        and q5_1 an f16 offset m, for q5_0 and q5_1 a 32-bit word qh whose
+//        bit j is value j's fifth bit, then q4_0's 16 nibble bytes; with q
+//        the nibble and its fifth bit, v = d * q + m (q4_1, q5_1) or
+//        d * (q - 16) (q5_0). A block's dot product is d * sum(q' x) +
+//        m * sum(x). q5_0's blocks start at even bytes, the others' at
+//        words.
 //   bf16 (2 bytes / value): the top half of an f32, so a 32-bit word holds
 //        two values: the even one in its low half, the odd one in its high
 //        half, each made an f32 by moving it to the top.
@@ -109,6 +116,106 @@ SmallVector<Value> GraphLowering::emitQ4_0Dot(const DotOperands &d,
           }
         }
       });
+}
+
+/// Where the parts of a q4_1, q5_0 or q5_1 block are.
+struct LegacyLayout {
+  bool offset = false, fifthBits = false;
+  int64_t bytes = 18, qh = 2, qs = 2;
+  explicit LegacyLayout(Type element)
+      : offset(isa<cir::Q4_1Type, cir::Q5_1Type>(element)),
+        fifthBits(isa<cir::Q5_0Type, cir::Q5_1Type>(element)) {
+    qh = offset ? 4 : 2;
+    qs = qh + (fifthBits ? 4 : 0);
+    bytes = qs + 16;
+  }
+};
+
+SmallVector<Value> GraphLowering::emitLegacyDot(const DotOperands &d,
+                                                Type element) {
+  // A lane per block: the 4 nibble words (byte t of word w holds values
+  // 4w + t, low nibble, and 16 + 4w + t, high), their fifth bits from qh,
+  // summed as q' * x and, with an offset, x alone; the block adds
+  // d * sum(q' x) + m * sum(x) to each row's total.
+  const LegacyLayout layout(element);
+  Location loc = d.loc;
+  IndexMath im(b, loc);
+  WordMath wm(b, loc);
+  const size_t rows = d.xRows.size();
+  OpBuilder::InsertionGuard guard(b);
+  BlockUnit u = beginBlockUnits(d, 32, 1, rows);
+  scf::ForOp loop = u.loop;
+  Value zero = u.zero, blk = u.block;
+  Value base = im.mul(u.blockIndex, im.c(layout.bytes));
+  Value scale = loadHalf(b, loc, d.w, base);
+  if (shape.mutant == "drop-scale") // A mutant: the block scale ignored.
+    scale = ex::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0f));
+  Value offset =
+      layout.offset ? loadHalf(b, loc, d.w, im.add(base, im.c(2))) : Value();
+  Value qh;
+  if (layout.fifthBits) {
+    Value at = im.add(base, im.c(layout.qh));
+    qh = loadWordAtEvenByte(b, loc, d.w, at, isMisaligned(at, loc));
+  }
+  Value values = im.add(base, im.c(layout.qs));
+  Value misaligned = isMisaligned(values, loc);
+  SmallVector<Value> xBlocks;
+  for (size_t r = 0; r < rows; ++r)
+    xBlocks.push_back(im.add(d.xRows[r], im.mul(blk, im.c(32))));
+  const size_t sums = layout.offset ? 2 * rows : rows;
+  auto inner = scf::ForOp::create(b, loc, im.c(0), im.c(4), im.c(1),
+                                  SmallVector<Value>(sums, zero));
+  {
+    OpBuilder::InsertionGuard innerGuard(b);
+    b.setInsertionPointToStart(inner.getBody());
+    Value w = inner.getInductionVar();
+    Value word = loadWordAtEvenByte(b, loc, d.w,
+                                    im.add(values, im.mul(w, im.c(4))),
+                                    misaligned);
+    SmallVector<Value> acc(inner.getRegionIterArgs());
+    Value xOffset = im.mul(w, im.c(4));
+    // The fifth bits of values 4w..4w+3 and 16+4w..16+4w+3, in the low
+    // four bits.
+    Value hiLo, hiHi;
+    if (qh) {
+      Value shift = arith::MulIOp::create(b, loc, im.toI32(w), wm.c(4));
+      hiLo = wm.shr(qh, shift);
+      hiHi = wm.shr(wm.shr(qh, 16), shift);
+    }
+    for (size_t r = 0; r < rows; ++r) {
+      SmallVector<Value, 4> xLo = loadX4(d, im.add(xBlocks[r], xOffset));
+      SmallVector<Value, 4> xHi =
+          loadX4(d, im.add(xBlocks[r], im.add(xOffset, im.c(16))));
+      for (int64_t t = 0; t < 4; ++t) {
+        auto value = [&](int64_t shift, Value fifth) {
+          Value q = wm.mask(wm.shr(word, shift), 0xf);
+          if (fifth)
+            q = wm.bitOr(q, wm.shl(wm.mask(wm.shr(fifth, t), 1), 4));
+          if (!layout.offset)
+            q = arith::SubIOp::create(b, loc, q, wm.c(16));
+          return wm.toF32(q);
+        };
+        acc[r] = ex::FmaOp::create(b, loc, value(8 * t, hiLo), xLo[t], acc[r]);
+        acc[r] =
+            ex::FmaOp::create(b, loc, value(8 * t + 4, hiHi), xHi[t], acc[r]);
+        if (layout.offset) {
+          acc[rows + r] = ex::AddOp::create(b, loc, acc[rows + r], xLo[t]);
+          acc[rows + r] = ex::AddOp::create(b, loc, acc[rows + r], xHi[t]);
+        }
+      }
+    }
+    scf::YieldOp::create(b, loc, acc);
+  }
+  SmallVector<Value> acc;
+  for (size_t r = 0; r < rows; ++r) {
+    Value total = loop.getRegionIterArgs()[r];
+    if (layout.offset)
+      total = ex::FmaOp::create(b, loc, offset, inner.getResult(rows + r),
+                                total);
+    acc.push_back(
+        ex::FmaOp::create(b, loc, scale, inner.getResult(r), total));
+  }
+  return finishUnits(loop, acc);
 }
 
 /// iq4_xs: the scale d * (ls - 32) of sub-block `ib` (an i32 0..7), from
@@ -384,6 +491,29 @@ Value GraphLowering::emitDequantizeQ4_0OrBF16(Value words, Type element,
     Value q = wm.select(im.lt(j, im.c(16)), wm.mask(byte, 0xf),
                         wm.shr(byte, 4));
     return ex::MulOp::create(b, loc, scale, wm.toF32(iq4nlValue(b, loc, q)));
+  }
+  if (isa<cir::Q4_1Type, cir::Q5_0Type, cir::Q5_1Type>(element)) {
+    // Value j: the low (j < 16) or high nibble of nibble byte j % 16, with
+    // bit j % 8 of qh's byte j / 8 above it.
+    const LegacyLayout layout(element);
+    Value base = im.mul(im.div(index, 32), im.c(layout.bytes));
+    Value j = im.rem(index, 32);
+    Value byte = loadByte(
+        b, loc, words, im.add(base, im.add(im.c(layout.qs), im.rem(j, 16))));
+    Value q = wm.select(im.lt(j, im.c(16)), wm.mask(byte, 0xf),
+                        wm.shr(byte, 4));
+    if (layout.fifthBits) {
+      Value bits = loadByte(
+          b, loc, words, im.add(base, im.add(im.c(layout.qh), im.div(j, 8))));
+      Value bit = wm.mask(wm.shr(bits, im.toI32(im.rem(j, 8))), 1);
+      q = wm.bitOr(q, wm.shl(bit, 4));
+    }
+    Value scale = loadHalf(b, loc, words, base);
+    if (layout.offset)
+      return ex::FmaOp::create(b, loc, scale, wm.toF32(q),
+                               loadHalf(b, loc, words, im.add(base, im.c(2))));
+    return ex::MulOp::create(
+        b, loc, scale, wm.toF32(arith::SubIOp::create(b, loc, q, wm.c(16))));
   }
   // q4_0 and iq4_nl: value j of a block is the low (j < 16) or high
   // nibble of byte 2 + j % 16.

@@ -1,8 +1,10 @@
-// Matmuls with q4_0, iq4_nl, iq4_xs, q5_k and bf16 weights, and embedding rows
-// gathered from tables in those formats. Shapes chosen to reach every kernel
-// path: q4_0 and iq4_nl rows of 512 (block pairs, word-aligned rows: the CPU
-// target's vector loop) and of 96 (3 blocks: rows and blocks that start
-// mid-word);
+// Matmuls with q4_0, iq4_nl, iq4_xs, q4_1, q5_0, q5_1, q5_k and bf16
+// weights, and embedding rows gathered from tables in those formats. Shapes
+// chosen to reach every kernel path: q4_0 and iq4_nl rows of 512 (block
+// pairs, word-aligned rows: the CPU target's vector loop) and of 96 (3
+// blocks: rows and blocks that start mid-word); q4_1, q5_0 and q5_1 for a
+// chunk of 3 tokens over rows of 512 and a matvec over rows of 96 (q5_0's
+// 22-byte blocks start mid-word in both);
 // q5_k for a chunk of 3 tokens with a residual in the epilogue; bf16 rows
 // of 512 (the vector loop, 4 values per GPU lane), of 40 (not a multiple
 // of 32) and of 30 (rows starting mid-word, one value per lane).
@@ -27,10 +29,19 @@
 // COUNT: graph @gather_iq4_nl: 1 dispatches (1 gather)
 // COUNT: graph @iq4_xs: 1 dispatches (1 matmul)
 // COUNT: graph @gather_iq4_xs: 1 dispatches (1 gather)
+// COUNT: graph @q4_1: 1 dispatches (1 matmul)
+// COUNT: graph @q4_1_odd: 1 dispatches (1 matmul)
+// COUNT: graph @gather_q4_1: 1 dispatches (1 gather)
+// COUNT: graph @q5_0: 1 dispatches (1 matmul)
+// COUNT: graph @q5_0_odd: 1 dispatches (1 matmul)
+// COUNT: graph @gather_q5_0: 1 dispatches (1 gather)
+// COUNT: graph @q5_1: 1 dispatches (1 matmul)
+// COUNT: graph @q5_1_odd: 1 dispatches (1 matmul)
+// COUNT: graph @gather_q5_1: 1 dispatches (1 gather)
 // RUN: hesper-run %s --split-input-file --backend=interp --input x=random:1 \
 // RUN:   --input w=random:2 --input s=random:3 --input id=values:3 \
 // RUN:   --print-results | FileCheck %s
-// CHECK-COUNT-14: result #0
+// CHECK-COUNT-23: result #0
 
 circuit.graph @q4_0(%x: tensor<3x512xf32> {circuit.name = "x"},
                     %w: tensor<40x512x!circuit.q4_0> {circuit.name = "w"})
@@ -204,4 +215,112 @@ circuit.graph @gather_iq4_xs(%w: tensor<8x256x!circuit.iq4_xs> {circuit.name = "
     circuit.yield %i : i32
   }
   circuit.output %g : tensor<256xf32>
+}
+
+// -----
+
+circuit.graph @q4_1(%x: tensor<3x512xf32> {circuit.name = "x"},
+                    %w: tensor<40x512x!circuit.q4_1> {circuit.name = "w"})
+    -> tensor<3x40xf32> {
+  %y = circuit.matmul %x, %w : tensor<3x512xf32>, tensor<40x512x!circuit.q4_1>
+      -> tensor<3x40xf32>
+  circuit.output %y : tensor<3x40xf32>
+}
+
+// -----
+
+circuit.graph @q4_1_odd(%x: tensor<96xf32> {circuit.name = "x"},
+                        %w: tensor<37x96x!circuit.q4_1> {circuit.name = "w"})
+    -> tensor<37xf32> {
+  %y = circuit.matmul %x, %w : tensor<96xf32>, tensor<37x96x!circuit.q4_1>
+      -> tensor<37xf32>
+  circuit.output %y : tensor<37xf32>
+}
+
+// -----
+
+circuit.graph @gather_q4_1(%w: tensor<8x96x!circuit.q4_1> {circuit.name = "w"},
+                           %id: tensor<1xi32> {circuit.name = "id"})
+    -> tensor<96xf32> {
+  %g = circuit.gather %w ins(%id : tensor<1xi32>) : tensor<8x96x!circuit.q4_1>
+      -> tensor<96xf32> {
+  ^bb0(%lane: i32, %row: i32):
+    %c = exp.constant 96 : i32
+    %base = exp.mul %row, %c : i32
+    %i = exp.add %base, %lane : i32
+    circuit.yield %i : i32
+  }
+  circuit.output %g : tensor<96xf32>
+}
+
+// -----
+
+circuit.graph @q5_0(%x: tensor<3x512xf32> {circuit.name = "x"},
+                    %w: tensor<40x512x!circuit.q5_0> {circuit.name = "w"})
+    -> tensor<3x40xf32> {
+  %y = circuit.matmul %x, %w : tensor<3x512xf32>, tensor<40x512x!circuit.q5_0>
+      -> tensor<3x40xf32>
+  circuit.output %y : tensor<3x40xf32>
+}
+
+// -----
+
+circuit.graph @q5_0_odd(%x: tensor<96xf32> {circuit.name = "x"},
+                        %w: tensor<37x96x!circuit.q5_0> {circuit.name = "w"})
+    -> tensor<37xf32> {
+  %y = circuit.matmul %x, %w : tensor<96xf32>, tensor<37x96x!circuit.q5_0>
+      -> tensor<37xf32>
+  circuit.output %y : tensor<37xf32>
+}
+
+// -----
+
+circuit.graph @gather_q5_0(%w: tensor<8x96x!circuit.q5_0> {circuit.name = "w"},
+                           %id: tensor<1xi32> {circuit.name = "id"})
+    -> tensor<96xf32> {
+  %g = circuit.gather %w ins(%id : tensor<1xi32>) : tensor<8x96x!circuit.q5_0>
+      -> tensor<96xf32> {
+  ^bb0(%lane: i32, %row: i32):
+    %c = exp.constant 96 : i32
+    %base = exp.mul %row, %c : i32
+    %i = exp.add %base, %lane : i32
+    circuit.yield %i : i32
+  }
+  circuit.output %g : tensor<96xf32>
+}
+
+// -----
+
+circuit.graph @q5_1(%x: tensor<3x512xf32> {circuit.name = "x"},
+                    %w: tensor<40x512x!circuit.q5_1> {circuit.name = "w"})
+    -> tensor<3x40xf32> {
+  %y = circuit.matmul %x, %w : tensor<3x512xf32>, tensor<40x512x!circuit.q5_1>
+      -> tensor<3x40xf32>
+  circuit.output %y : tensor<3x40xf32>
+}
+
+// -----
+
+circuit.graph @q5_1_odd(%x: tensor<96xf32> {circuit.name = "x"},
+                        %w: tensor<37x96x!circuit.q5_1> {circuit.name = "w"})
+    -> tensor<37xf32> {
+  %y = circuit.matmul %x, %w : tensor<96xf32>, tensor<37x96x!circuit.q5_1>
+      -> tensor<37xf32>
+  circuit.output %y : tensor<37xf32>
+}
+
+// -----
+
+circuit.graph @gather_q5_1(%w: tensor<8x96x!circuit.q5_1> {circuit.name = "w"},
+                           %id: tensor<1xi32> {circuit.name = "id"})
+    -> tensor<96xf32> {
+  %g = circuit.gather %w ins(%id : tensor<1xi32>) : tensor<8x96x!circuit.q5_1>
+      -> tensor<96xf32> {
+  ^bb0(%lane: i32, %row: i32):
+    %c = exp.constant 96 : i32
+    %base = exp.mul %row, %c : i32
+    %i = exp.add %base, %lane : i32
+    circuit.yield %i : i32
+  }
+  circuit.output %g : tensor<96xf32>
 }

@@ -74,6 +74,15 @@ enum class GgmlType : uint32_t {
   F32 = 0,
   F16 = 1,
   Q4_0 = 2,
+  /// 32 values in 20 bytes: f16 d, f16 m, then q4_0's nibbles; a value is
+  /// d * q + m.
+  Q4_1 = 3,
+  /// 32 values in 22 bytes: f16 d, a u32 of fifth bits (bit j for value
+  /// j), then q4_0's nibbles; a value is d * ((q | fifth << 4) - 16).
+  Q5_0 = 6,
+  /// 32 values in 24 bytes: f16 d, f16 m, the u32 of fifth bits, the
+  /// nibbles; a value is d * (q | fifth << 4) + m.
+  Q5_1 = 7,
   Q8_0 = 8,
   Q4_K = 12,
   Q5_K = 13,

@@ -67,6 +67,32 @@ void dequantQ4_0(const uint8_t *block, float *y) {
   }
 }
 
+/// The legacy blocks of 32 beside Q4_0: an f16 scale d, for Q4_1 and Q5_1
+/// an f16 offset m, for Q5_0 and Q5_1 a little-endian u32 whose bit j is
+/// the fifth bit of element j, then Q4_0's 16 bytes of nibbles. The value
+/// is d * q + m (Q4_1, Q5_1) or d * (q - 16) (Q5_0), q the nibble with its
+/// fifth bit above it.
+template <bool Offset, bool FifthBits>
+void dequantLegacy(const uint8_t *block, float *y) {
+  const float d = loadHalf(block);
+  const float m = Offset ? loadHalf(block + 2) : 0.0f;
+  const uint8_t *p = block + (Offset ? 4 : 2);
+  uint32_t fifth = 0;
+  if (FifthBits) {
+    fifth = static_cast<uint32_t>(p[0]) | static_cast<uint32_t>(p[1]) << 8 |
+            static_cast<uint32_t>(p[2]) << 16 |
+            static_cast<uint32_t>(p[3]) << 24;
+    p += 4;
+  }
+  for (int j = 0; j < 32; ++j) {
+    int q = j < 16 ? (p[j] & 0x0f) : (p[j - 16] >> 4);
+    if (FifthBits)
+      q |= static_cast<int>((fifth >> j) & 1) << 4;
+    y[j] = Offset ? d * static_cast<float>(q) + m
+                  : d * static_cast<float>(q - (FifthBits ? 16 : 8));
+  }
+}
+
 /// IQ4_NL: q4_0's layout, each nibble an index into kIq4nlValues.
 void dequantIQ4_NL(const uint8_t *block, float *y) {
   const float d = loadHalf(block);
@@ -280,6 +306,15 @@ Status dequantizeRow(GgmlType t, const uint8_t *src, float *dst, int64_t n) {
     return Status();
   case GgmlType::Q4_0:
     perBlock = dequantQ4_0;
+    break;
+  case GgmlType::Q4_1:
+    perBlock = dequantLegacy<true, false>;
+    break;
+  case GgmlType::Q5_0:
+    perBlock = dequantLegacy<false, true>;
+    break;
+  case GgmlType::Q5_1:
+    perBlock = dequantLegacy<true, true>;
     break;
   case GgmlType::IQ4_NL:
     perBlock = dequantIQ4_NL;

@@ -107,6 +107,12 @@ const char *ggmlTypeName(GgmlType t) {
     return "f16";
   case GgmlType::Q4_0:
     return "q4_0";
+  case GgmlType::Q4_1:
+    return "q4_1";
+  case GgmlType::Q5_0:
+    return "q5_0";
+  case GgmlType::Q5_1:
+    return "q5_1";
   case GgmlType::IQ4_NL:
     return "iq4_nl";
   case GgmlType::IQ4_XS:
@@ -138,6 +144,9 @@ int64_t ggmlBlockSize(GgmlType t) {
   case GgmlType::BF16:
     return 1;
   case GgmlType::Q4_0:
+  case GgmlType::Q4_1:
+  case GgmlType::Q5_0:
+  case GgmlType::Q5_1:
   case GgmlType::IQ4_NL:
   case GgmlType::Q8_0:
     return 32;
@@ -164,6 +173,12 @@ int64_t ggmlBlockBytes(GgmlType t) {
   case GgmlType::Q4_0:
   case GgmlType::IQ4_NL:
     return 2 + 16;
+  case GgmlType::Q4_1:
+    return 2 + 2 + 16;
+  case GgmlType::Q5_0:
+    return 2 + 4 + 16;
+  case GgmlType::Q5_1:
+    return 2 + 2 + 4 + 16;
   case GgmlType::Q8_0:
     return 2 + 32;
   case GgmlType::IQ4_XS:
@@ -238,6 +253,9 @@ bool isSupportedGgmlType(uint32_t t) {
   case GgmlType::F32:
   case GgmlType::F16:
   case GgmlType::Q4_0:
+  case GgmlType::Q4_1:
+  case GgmlType::Q5_0:
+  case GgmlType::Q5_1:
   case GgmlType::IQ4_NL:
   case GgmlType::IQ4_XS:
   case GgmlType::Q8_0:

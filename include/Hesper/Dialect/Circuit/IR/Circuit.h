@@ -46,8 +46,8 @@ int64_t getQuantBlockSize(mlir::Type elementType);
 /// Bytes of one block of a quantized element type, or 0 for a plain type.
 int64_t getQuantBlockBytes(mlir::Type elementType);
 
-/// True for the block-stored formats (q8_0, q4_0, q4_k, q5_k, q6_k, i2_s,
-/// tq1_0, tq2_0, q8_1, and bf16).
+/// True for the block-stored formats (q8_0, q4_0, q4_1, q5_0, q5_1,
+/// iq4_nl, iq4_xs, q4_k, q5_k, q6_k, i2_s, tq1_0, tq2_0, q8_1, and bf16).
 inline bool isQuantized(mlir::Type elementType) {
   return getQuantBlockSize(elementType) != 0;
 }

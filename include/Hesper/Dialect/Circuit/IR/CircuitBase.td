@@ -69,6 +69,15 @@ def Circuit_Q8_0Type : Circuit_QuantType<"Q8_0", "q8_0", 32, 34,
     "8-bit weights, one f16 scale per block of 32">;
 def Circuit_Q4_0Type : Circuit_QuantType<"Q4_0", "q4_0", 32, 18,
     "4-bit weights, one f16 scale per block of 32 (value = d * (q - 8))">;
+def Circuit_Q4_1Type : Circuit_QuantType<"Q4_1", "q4_1", 32, 20,
+    "4-bit weights, an f16 scale d and an f16 offset m per block of 32, "
+    "then q4_0's nibbles (value = d * q + m)">;
+def Circuit_Q5_0Type : Circuit_QuantType<"Q5_0", "q5_0", 32, 22,
+    "5-bit weights, one f16 scale per block of 32, a 32-bit word of fifth "
+    "bits (bit j for value j), then q4_0's nibbles (value = d * (q - 16))">;
+def Circuit_Q5_1Type : Circuit_QuantType<"Q5_1", "q5_1", 32, 24,
+    "5-bit weights, an f16 scale d and an f16 offset m per block of 32, a "
+    "32-bit word of fifth bits, then q4_0's nibbles (value = d * q + m)">;
 def Circuit_IQ4_NLType : Circuit_QuantType<"IQ4_NL", "iq4_nl", 32, 18,
     "4-bit non-linear weights, one f16 scale per block of 32, q4_0's nibble "
     "layout (value = d * table[q], ggml's 16 signed byte values)"> {
@@ -115,7 +124,7 @@ def Circuit_Q8_1Type : Circuit_QuantType<"Q8_1", "q8_1", 32, 36,
     "8-bit activations, one f16 scale and one f16 scaled sum per block of 32">;
 
 def Circuit_QuantElement : AnyTypeOf<[Circuit_Q8_0Type, Circuit_Q4_0Type,
-    Circuit_IQ4_NLType, Circuit_IQ4_XSType,
+    Circuit_Q4_1Type, Circuit_Q5_0Type, Circuit_Q5_1Type, Circuit_IQ4_NLType, Circuit_IQ4_XSType,
     Circuit_Q4_KType, Circuit_Q5_KType, Circuit_Q6_KType, Circuit_I2_SType, Circuit_TQ1_0Type, Circuit_TQ2_0Type,
     Circuit_Q8_1Type],
     "quantized block format">;
@@ -127,8 +136,8 @@ def Circuit_QuantElement : AnyTypeOf<[Circuit_Q8_0Type, Circuit_Q4_0Type,
 /// Values computed per lane: f32, f16 or i32 elements.
 def Circuit_ScalarElement : AnyTypeOf<[F32, F16, I32]>;
 def Circuit_Tensor : StaticShapeTensorOf<[F32, F16, BF16, I32,
-    Circuit_Q8_0Type, Circuit_Q4_0Type, Circuit_IQ4_NLType, Circuit_IQ4_XSType,
-    Circuit_Q4_KType,
+    Circuit_Q8_0Type, Circuit_Q4_0Type, Circuit_Q4_1Type, Circuit_Q5_0Type,
+    Circuit_Q5_1Type, Circuit_IQ4_NLType, Circuit_IQ4_XSType, Circuit_Q4_KType,
     Circuit_Q5_KType, Circuit_Q6_KType, Circuit_I2_SType, Circuit_TQ1_0Type,
     Circuit_TQ2_0Type, Circuit_Q8_1Type]>;
 def Circuit_ScalarTensor : StaticShapeTensorOf<[F32, F16, I32]>;
