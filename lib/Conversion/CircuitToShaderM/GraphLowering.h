@@ -569,6 +569,8 @@ private:
   SmallVector<Value> emitQ4_0DotVector(const DotOperands &d,
                                        bool nonLinear = false);
   SmallVector<Value> emitBF16DotVector(const DotOperands &d);
+  /// One lane: q4_1, q5_0 and q5_1, a block's 32 values at a time.
+  SmallVector<Value> emitLegacyDotVector(const DotOperands &d, Type element);
   /// One lane: iq4_xs super-blocks, a sub-block's 32 values at a time.
   SmallVector<Value> emitIQ4_XSDotVector(const DotOperands &d);
   /// One lane: q6_k super-block pairs (K a multiple of 512).

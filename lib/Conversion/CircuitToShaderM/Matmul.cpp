@@ -57,8 +57,10 @@ SmallVector<Value> GraphLowering::emitBlockDot(const DotOperands &ops,
         return vectorBlocks && k % 64 == 0 ? emitQ4_0DotVector(ops)
                                            : emitQ4_0Dot(ops);
       })
-      .Case<cir::Q4_1Type, cir::Q5_0Type, cir::Q5_1Type>(
-          [&](auto) { return emitLegacyDot(ops, element); })
+      .Case<cir::Q4_1Type, cir::Q5_0Type, cir::Q5_1Type>([&](auto) {
+        return vectorBlocks ? emitLegacyDotVector(ops, element)
+                            : emitLegacyDot(ops, element);
+      })
       .Case([&](cir::IQ4_XSType) {
         return vectorBlocks ? emitIQ4_XSDotVector(ops) : emitIQ4_XSDot(ops);
       })

@@ -409,6 +409,145 @@ SmallVector<Value> GraphLowering::emitIQ4_XSDotVector(const DotOperands &d) {
   return vm.finishRows(loop, acc);
 }
 
+/// The four words at even byte `at` of `words` as a vector<4xi32>: the
+/// aligned ones, or, when `misaligned` (at % 4 == 2), the halves of the
+/// five aligned words around them. The second load's start is clamped into
+/// the buffer: it is only used when misaligned, and then it exists.
+static Value fourWordsAtEvenByte(OpBuilder &b, Location loc, Value words,
+                                 Value at, Value misaligned) {
+  IndexMath im(b, loc);
+  int64_t length = cast<sm::BufferType>(words.getType()).getLength();
+  auto type = VectorType::get({4}, b.getI32Type());
+  Value first = im.div(at, 4);
+  Value w0 = sm::LoadOp::create(b, loc, type, words, first);
+  Value next = arith::MinUIOp::create(b, loc, im.add(first, im.c(1)),
+                                      im.c(std::max<int64_t>(length - 4, 0)));
+  Value w1 = sm::LoadOp::create(b, loc, type, words, next);
+  Value sixteen = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(type, b.getI32IntegerAttr(16)));
+  Value joined = arith::OrIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, w0, sixteen),
+      arith::ShLIOp::create(b, loc, w1, sixteen));
+  return arith::SelectOp::create(b, loc, misaligned, joined, w0);
+}
+
+SmallVector<Value> GraphLowering::emitLegacyDotVector(const DotOperands &d,
+                                                      Type element) {
+  // A block's 16 nibble bytes as 32 values in order, each with its fifth
+  // bit from qh, made d * q + m (or d * (q - 16)) and multiplied with 32
+  // consecutive values of each x row. q4_1 and q5_1 blocks are whole words:
+  // one per iteration. q5_0's 22-byte blocks go in pairs (44 bytes, 11
+  // words) when a row has an even number of them: block A's scale is the
+  // low half of word 0, its qh the two halves around word 1's start, its
+  // nibbles the 16 bytes from byte 6; block B's scale is the high half of
+  // word 5, its qh word 6, its nibbles words 7..10. Otherwise one block
+  // per iteration, its words assembled where they start mid-word.
+  const LegacyLayout layout(element);
+  Location loc = d.loc;
+  IndexMath im(b, loc);
+  WordMath wm(b, loc);
+  BlockMath vm{b, loc};
+  const int64_t blocks = d.k / 32;
+  const bool pairs = layout.bytes % 4 != 0 && blocks % 2 == 0;
+  const int64_t perStep = pairs ? 2 : 1;
+  const size_t rows = d.xRows.size();
+  Value rowBlocks = im.mul(d.n, im.c(blocks));
+  auto bytes32 = VectorType::get({32}, b.getI8Type());
+  auto words4 = VectorType::get({4}, b.getI32Type());
+
+  // One block's 32 weights from its scale, offset (or null), qh word (or
+  // null) and four nibble words.
+  auto decode = [&](Value scale, Value offset, Value qh, Value words) {
+    if (shape.mutant == "drop-scale") // A mutant: the block scale ignored.
+      scale = ex::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0f));
+    Value q = nibblesInOrder(b, loc, words);
+    if (qh) {
+      // Value j's fifth bit is bit j % 8 of qh's byte j / 8: the four
+      // bytes spread eight lanes each, masked with each lane's bit, make
+      // 16 or 0.
+      Value four = vector::BitCastOp::create(
+          b, loc, VectorType::get({4}, b.getI8Type()),
+          vector::BroadcastOp::create(
+              b, loc, VectorType::get({1}, b.getI32Type()), qh));
+      SmallVector<int64_t> byteOfLane;
+      SmallVector<int8_t> bitOfLane;
+      for (int64_t j = 0; j < 32; ++j) {
+        byteOfLane.push_back(j / 8);
+        bitOfLane.push_back(static_cast<int8_t>(1u << (j % 8)));
+      }
+      Value spread = vector::ShuffleOp::create(b, loc, four, four, byteOfLane);
+      Value set = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::ne,
+          arith::AndIOp::create(
+              b, loc, spread,
+              arith::ConstantOp::create(
+                  b, loc,
+                  DenseElementsAttr::get(bytes32,
+                                         ArrayRef<int8_t>(bitOfLane)))),
+          vm.i8Splat(0));
+      q = arith::OrIOp::create(
+          b, loc, q,
+          arith::SelectOp::create(b, loc, set, vm.i8Splat(16),
+                                  vm.i8Splat(0)));
+    }
+    if (offset)
+      return vm.add(vm.mul(vm.splat(scale), vm.unsignedToF32(q)),
+                    vm.splat(offset));
+    return vm.mul(vm.splat(scale),
+                  vm.signedToF32(
+                      arith::SubIOp::create(b, loc, q, vm.i8Splat(16))));
+  };
+  auto half = [&](Value word, int64_t which) -> Value {
+    return ex::UnpackF16x2Op::create(b, loc, b.getF32Type(), word, which);
+  };
+
+  OpBuilder::InsertionGuard guard(b);
+  scf::ForOp loop = vm.beginRows(blocks / perStep, rows);
+  Value step = loop.getInductionVar();
+  Value first = im.add(rowBlocks, im.mul(step, im.c(perStep)));
+  SmallVector<Value> ws;
+  if (pairs) {
+    // The pair's first word (rows hold whole pairs: `first` is even).
+    Value base = im.mul(im.div(first, 2), im.c(layout.bytes / 2));
+    auto word = [&](int64_t i) -> Value {
+      return sm::LoadOp::create(b, loc, b.getI32Type(), d.w,
+                                im.add(base, im.c(i)));
+    };
+    auto four = [&](int64_t i) -> Value {
+      return sm::LoadOp::create(b, loc, words4, d.w, im.add(base, im.c(i)));
+    };
+    Value sixteen = arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(words4, b.getI32IntegerAttr(16)));
+    Value w0 = word(0), w1 = word(1), w5 = word(5);
+    Value qhA = wm.bitOr(wm.shr(w0, 16), wm.shl(w1, 16));
+    Value nibblesA = arith::OrIOp::create(
+        b, loc, arith::ShRUIOp::create(b, loc, four(1), sixteen),
+        arith::ShLIOp::create(b, loc, four(2), sixteen));
+    ws.push_back(decode(half(w0, 0), Value(), qhA, nibblesA));
+    ws.push_back(decode(half(w5, 1), Value(), word(6), four(7)));
+  } else {
+    Value base = im.mul(first, im.c(layout.bytes));
+    auto wordAt = [&](int64_t offset) {
+      Value at = im.add(base, im.c(offset));
+      return loadWordAtEvenByte(b, loc, d.w, at, isMisaligned(at, loc));
+    };
+    Value head = wordAt(0);
+    Value qsAt = im.add(base, im.c(layout.qs));
+    ws.push_back(decode(
+        half(head, 0), layout.offset ? half(head, 1) : Value(),
+        layout.fifthBits ? wordAt(layout.qh) : Value(),
+        fourWordsAtEvenByte(b, loc, d.w, qsAt, isMisaligned(qsAt, loc))));
+  }
+  SmallVector<Value> acc(loop.getRegionIterArgs());
+  for (size_t r = 0; r < rows; ++r) {
+    Value at = im.add(d.xRows[r], im.mul(step, im.c(32 * perStep)));
+    for (auto [i, w] : llvm::enumerate(ws))
+      acc[r] = vm.multiplyAdd(acc[r], w,
+                              vm.x32(d.x, im.add(at, im.c(32 * i))));
+  }
+  return vm.finishRows(loop, acc);
+}
+
 SmallVector<Value> GraphLowering::emitQ4_0DotVector(const DotOperands &d,
                                                     bool nonLinear) {
   // q4_0: 4 words of 16 bytes per block; the low nibbles, then the high
