@@ -220,7 +220,7 @@ Type parseDtype(MLIRContext *context, const py::object &spec) {
   if (!quant || !circuit::isQuantized(quant))
     throw py::value_error("unknown dtype '" + name +
                           "': f32, f16, i32 or a quantized format "
-                          "(q8_0, q4_0, q4_k, q5_k, q6_k, q8_1, ...)");
+                          "(q8_0, q4_0, q4_1, q5_0, q4_k, q5_k, q6_k, q8_1, ...)");
   return quant;
 }
 
