@@ -18,6 +18,13 @@
 //                       eight 32-value sub-blocks, 6-bit scale ls (low 4
 //                       bits from scales_l, high 2 from scales_h), each
 //                       iq4_nl's nibble layout; v = d * (ls - 32) * table[q]
+//   q2_k (84 B / 256):  u8 scales[16] (low nibble sc, high m), u8 qs[64],
+//                       f16 d, f16 dmin; value 128n + 32j + l is bits 2j
+//                       of qs[32n + l]; v = d * sc * q - dmin * m per 16
+//   q3_k (110 B / 256): u8 hmask[32], u8 qs[64] (as q2_k's), u8
+//                       scales[12] (sixteen 6-bit), f16 d; the third bit
+//                       of value 128n + 32j + l is bit 4n + j of hmask[l];
+//                       v = d * (sc - 32) * (q - 4)
 //   q4_k (144 B / 256): f16 d, f16 dmin, u8 scales[12], u8 qs[128]
 //                       eight 32-value sub-blocks with 6-bit scale and min;
 //                       v = d * sc * q - dmin * m
@@ -130,6 +137,34 @@ static void decodeLegacy(const uint8_t *block, bool offset, bool fifthBits,
     q |= int((qh >> j) & 1) << 4;
     out[j] = offset ? d * static_cast<float>(q) + m
                     : d * static_cast<float>(q - (fifthBits ? 16 : 8));
+  }
+}
+
+/// Bits 2j of code byte 32n + l: value v = 128n + 32j + l's 2-bit code.
+static int kCode(const uint8_t *qs, int v) {
+  return (qs[32 * (v / 128) + v % 32] >> (2 * ((v % 128) / 32))) & 3;
+}
+
+static void decodeQ2K(const uint8_t *block, float *out) {
+  float d = readHalf(block + 80), dmin = readHalf(block + 82);
+  for (int v = 0; v < 256; ++v) {
+    int sm = block[v / 16];
+    out[v] = d * static_cast<float>(sm & 0xf) *
+                 static_cast<float>(kCode(block + 16, v)) -
+             dmin * static_cast<float>(sm >> 4);
+  }
+}
+
+static void decodeQ3K(const uint8_t *block, float *out) {
+  float d = readHalf(block + 108);
+  const uint8_t *sc = block + 96;
+  for (int v = 0; v < 256; ++v) {
+    int i = v / 16;
+    int scale = ((sc[i % 8] >> (4 * (i / 8))) & 0xf) |
+                (((sc[8 + i % 4] >> (2 * (i / 4))) & 3) << 4);
+    int bit = (block[v % 32] >> (4 * (v / 128) + (v % 128) / 32)) & 1;
+    out[v] = d * static_cast<float>(scale - 32) *
+             static_cast<float>(kCode(block + 32, v) + 4 * bit - 4);
   }
 }
 
@@ -301,6 +336,10 @@ LogicalResult hesper::interp::dequantizeRow(const HostTensor &tensor,
       decodeIQ4_XS(block, o);
     else if (isa<Q5_KType>(element))
       decodeQ5K(block, o);
+    else if (isa<Q2_KType>(element))
+      decodeQ2K(block, o);
+    else if (isa<Q3_KType>(element))
+      decodeQ3K(block, o);
     else if (isa<Q8_1Type>(element))
       decodeQ8(block, /*withSum=*/true, o);
     else if (isa<Q4_KType>(element))

@@ -79,6 +79,11 @@ HostTensor hesper::interp::randomTensor(RankedTensorType type,
         setHalf(2);
       } else if (isa<Q6_KType>(element)) {
         setHalf(208);
+      } else if (isa<Q2_KType>(element)) {
+        setHalf(80);
+        setHalf(82);
+      } else if (isa<Q3_KType>(element)) {
+        setHalf(108);
       } else if (isa<TQ1_0Type>(element)) {
         setHalf(52);
       } else if (isa<TQ2_0Type>(element)) {

@@ -76,6 +76,10 @@ Type hesper::models::elementTypeFor(MLIRContext *context, rt::GgmlType type) {
     return IQ4_NLType::get(context);
   case rt::GgmlType::IQ4_XS:
     return IQ4_XSType::get(context);
+  case rt::GgmlType::Q2_K:
+    return Q2_KType::get(context);
+  case rt::GgmlType::Q3_K:
+    return Q3_KType::get(context);
   case rt::GgmlType::Q4_K:
     return Q4_KType::get(context);
   case rt::GgmlType::Q5_K:

@@ -62,6 +62,7 @@ static bool isKernelWeightType(GgmlType t) {
   return t == GgmlType::F32 || t == GgmlType::F16 || t == GgmlType::BF16 ||
          t == GgmlType::Q8_0 || t == GgmlType::Q4_0 ||
          t == GgmlType::Q4_1 || t == GgmlType::Q5_0 || t == GgmlType::Q5_1 ||
+         t == GgmlType::Q2_K || t == GgmlType::Q3_K ||
          t == GgmlType::IQ4_NL || t == GgmlType::IQ4_XS ||
          t == GgmlType::Q4_K ||
          t == GgmlType::Q5_K || t == GgmlType::Q6_K || t == GgmlType::TQ1_0 ||
@@ -206,7 +207,7 @@ Status Loader::expect(const std::string &name, std::vector<int64_t> dims) {
                 rt::ggmlTypeName(t->type) +
                 ", which the matmul kernels do not read yet (supported: "
                 "f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, "
-                "iq4_xs, q4_k, q5_k, q6_k, tq1_0, tq2_0, i2_s)");
+                "iq4_xs, q2_k, q3_k, q4_k, q5_k, q6_k, tq1_0, tq2_0, i2_s)");
   // The k-quant kernels read whole super-blocks per row.
   if (dims.size() == 2 && dims[0] % rt::ggmlBlockSize(t->type) != 0)
     return fail("tensor '" + name + "' rows of " + std::to_string(dims[0]) +

@@ -622,6 +622,7 @@ TEST(GgufTest, TypeTables) {
       {GgmlType::IQ4_XS, "iq4_xs", 256, 136},
       {GgmlType::Q4_1, "q4_1", 32, 20},    {GgmlType::Q5_0, "q5_0", 32, 22},
       {GgmlType::Q5_1, "q5_1", 32, 24},
+      {GgmlType::Q2_K, "q2_K", 256, 84},   {GgmlType::Q3_K, "q3_K", 256, 110},
   };
   for (const Row &row : rows) {
     EXPECT_STREQ(ggmlTypeName(row.t), row.name);
@@ -634,7 +635,7 @@ TEST(GgufTest, TypeTables) {
   EXPECT_FALSE(ggmlRowBytes(GgmlType::Q4_K, 255));
   EXPECT_FALSE(ggmlRowBytes(GgmlType::Q8_0, -32));
   EXPECT_FALSE(ggmlRowBytes(GgmlType::F32, std::numeric_limits<int64_t>::max()));
-  EXPECT_FALSE(ggmlRowBytes(static_cast<GgmlType>(10), 256));
+  EXPECT_FALSE(ggmlRowBytes(static_cast<GgmlType>(16), 256));
   // Whole tensors: rows times row bytes, plus I2_S's 32-byte trailer.
   EXPECT_EQ(ggmlTensorBytes(GgmlType::F32, {4, 3}), std::optional<int64_t>(48));
   EXPECT_EQ(ggmlTensorBytes(GgmlType::Q8_0, {64, 2, 3}),
@@ -845,6 +846,60 @@ TEST(GgufTest, DequantizeQ5_0AndQ5_1) {
     EXPECT_EQ(got0[j], (q - 16) * 0.5f) << j;
     EXPECT_EQ(got1[j], q * 0.5f - 2.0f) << j;
   }
+}
+
+TEST(GgufTest, DequantizeQ2_K) {
+  // Code bytes 0xe4 (bits 2j hold j) everywhere but byte 32 + 5 (0xff:
+  // code 3 at every j); sub-block i's scale byte i | (15 - i) << 4;
+  // d = 0.5, dmin = 0.25. Value v = 128 n + 32 j + l has code j (3 where
+  // n = 1, l = 5), scale v / 16 and min 15 - v / 16.
+  std::vector<uint8_t> block(84);
+  for (int i = 0; i < 16; ++i)
+    block[i] = static_cast<uint8_t>(i | (15 - i) << 4);
+  for (int c = 0; c < 64; ++c)
+    block[16 + c] = 0xe4;
+  block[16 + 32 + 5] = 0xff;
+  putHalf(block, 80, 0x3800);
+  putHalf(block, 82, 0x3400);
+  std::vector<float> got = dequant(GgmlType::Q2_K, block, 256);
+  for (int v = 0; v < 256; ++v) {
+    int n = v / 128, j = (v % 128) / 32, l = v % 32, i = v / 16;
+    int q = (n == 1 && l == 5) ? 3 : j;
+    EXPECT_EQ(got[v], 0.5f * float(i) * float(q) - 0.25f * float(15 - i))
+        << v;
+  }
+  EXPECT_EQ(got[0], -3.75f);        // q 0, scale 0, min 15
+  EXPECT_EQ(got[128 + 5], 10.25f);  // q 3, scale 8, min 7: 12 - 1.75
+}
+
+TEST(GgufTest, DequantizeQ3_K) {
+  // Codes as in DequantizeQ2_K (j everywhere, 3 at byte 32 + 5), written
+  // at byte 32; hmask byte 7 = 0xa5 (bits 0, 2, 5, 7: (n, j) = (0, 0),
+  // (0, 2), (1, 1), (1, 3)), the others 0; sub-block i's 6-bit scale
+  // 32 + i - 8, packed (low four bits in byte i % 8, the low nibble for
+  // i < 8; top two bits in byte 8 + i % 4 at bit 2 (i / 4)); d = 0.5.
+  // Value v = 128 n + 32 j + l is 0.5 (i - 8) (q + 4 bit - 4).
+  std::vector<uint8_t> block(110);
+  block[7] = 0xa5;
+  for (int c = 0; c < 64; ++c)
+    block[32 + c] = 0xe4;
+  block[32 + 32 + 5] = 0xff;
+  for (int i = 0; i < 16; ++i) {
+    int scale = 32 + i - 8;
+    block[96 + i % 8] |= static_cast<uint8_t>((scale & 0xf) << (4 * (i / 8)));
+    block[96 + 8 + i % 4] |= static_cast<uint8_t>((scale >> 4) << (2 * (i / 4)));
+  }
+  putHalf(block, 108, 0x3800);
+  std::vector<float> got = dequant(GgmlType::Q3_K, block, 256);
+  for (int v = 0; v < 256; ++v) {
+    int n = v / 128, j = (v % 128) / 32, l = v % 32, i = v / 16;
+    int q = (n == 1 && l == 5) ? 3 : j;
+    int bit = (l == 7 && ((0xa5 >> (4 * n + j)) & 1)) ? 1 : 0;
+    EXPECT_EQ(got[v], 0.5f * float(i - 8) * float(q + 4 * bit - 4)) << v;
+  }
+  EXPECT_EQ(got[7], 0.0f);      // n 0, j 0, bit set: q 0, 0 - 0
+  EXPECT_EQ(got[0], 16.0f);     // q 0, no bit: -4; scale i 0: -8; 0.5*-8*-4
+  EXPECT_EQ(got[64 + 7], -4.0f);  // j 2, bit set: q 2; scale i 4: -4
 }
 
 TEST(GgufTest, DequantizeIQ4_NL) {
@@ -1186,9 +1241,9 @@ TEST(GgufTest, DequantizeRowErrors) {
   EXPECT_NE(s.message().find("q4_K"), std::string::npos) << s.message();
   EXPECT_NE(s.message().find("100"), std::string::npos) << s.message();
   EXPECT_FALSE(dequantizeRow(GgmlType::Q8_0, src.data(), dst.data(), -32).ok());
-  s = dequantizeRow(static_cast<GgmlType>(10), src.data(), dst.data(), 256);
+  s = dequantizeRow(static_cast<GgmlType>(16), src.data(), dst.data(), 256);
   ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.message().find("unknown ggml type 10"), std::string::npos);
+  EXPECT_NE(s.message().find("unknown ggml type 16"), std::string::npos);
   EXPECT_TRUE(dequantizeRow(GgmlType::Q6_K, src.data(), dst.data(), 0).ok());
 }
 
@@ -1350,9 +1405,9 @@ TEST(GgufTest, BadGgmlTypes) {
   t.type = 99;
   expectError(build(oneTensor(t)).bytes,
               {"tensor 'w' has unknown ggml type 99"});
-  t.type = 10;
+  t.type = 16;
   expectError(build(oneTensor(t)).bytes,
-              {"tensor 'w' has ggml type 10 (q2_K), which is not supported"});
+              {"tensor 'w' has ggml type 16 (iq2_xxs), which is not supported"});
   t.type = 4; // retired
   expectError(build(oneTensor(t)).bytes, {"unknown ggml type 4"});
 }

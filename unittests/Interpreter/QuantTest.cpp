@@ -142,6 +142,8 @@ const Format kFormats[] = {
     {"q5_1", rt::GgmlType::Q5_1, quant<Q5_1Type>},
     {"iq4_nl", rt::GgmlType::IQ4_NL, quant<IQ4_NLType>},
     {"iq4_xs", rt::GgmlType::IQ4_XS, quant<IQ4_XSType>},
+    {"q2_k", rt::GgmlType::Q2_K, quant<Q2_KType>},
+    {"q3_k", rt::GgmlType::Q3_K, quant<Q3_KType>},
     {"q4_k", rt::GgmlType::Q4_K, quant<Q4_KType>},
     {"q5_k", rt::GgmlType::Q5_K, quant<Q5_KType>},
     {"q6_k", rt::GgmlType::Q6_K, quant<Q6_KType>},

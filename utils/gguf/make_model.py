@@ -142,6 +142,7 @@ GGML_F32, GGML_F16, GGML_Q4_0, GGML_Q8_0 = 0, 1, 2, 8
 GGML_Q4_K, GGML_Q5_K, GGML_Q6_K, GGML_BF16 = 12, 13, 14, 30
 GGML_IQ4_NL, GGML_IQ4_XS = 20, 23
 GGML_Q4_1, GGML_Q5_0, GGML_Q5_1 = 3, 6, 7
+GGML_Q2_K, GGML_Q3_K = 10, 11
 GGML_TQ1_0, GGML_TQ2_0 = 34, 35     # ggml's ternary types
 GGML_I2_S = 36                      # microsoft/BitNet's fork of ggml only
 
@@ -157,6 +158,8 @@ TYPES = {
     "iq4_nl": (GGML_IQ4_NL, 32, 18, 25),  # LLAMA_FTYPE_MOSTLY_IQ4_NL
     "iq4_xs": (GGML_IQ4_XS, 256, 136, 30),  # LLAMA_FTYPE_MOSTLY_IQ4_XS
     "q8_0": (GGML_Q8_0, 32, 34, 7),
+    "q2_k": (GGML_Q2_K, 256, 84, 10),    # LLAMA_FTYPE_MOSTLY_Q2_K
+    "q3_k": (GGML_Q3_K, 256, 110, 12),   # LLAMA_FTYPE_MOSTLY_Q3_K_M
     "q4_k": (GGML_Q4_K, 256, 144, 15),   # LLAMA_FTYPE_MOSTLY_Q4_K_M
     "q5_k": (GGML_Q5_K, 256, 176, 17),   # LLAMA_FTYPE_MOSTLY_Q5_K_M
     "q6_k": (GGML_Q6_K, 256, 210, 18),
@@ -348,6 +351,75 @@ def quantize_q5_1(x):
     return out.reshape(-1)
 
 
+def _k_low_bits(codes, bits):
+    """codes: [blocks, 256] of `bits`-bit values -> the 64 (2-bit) bytes of
+    Q2_K/Q3_K: value 128 n + 32 j + l (l < 32) in bits 2 j of byte
+    32 n + l."""
+    c = codes.reshape(-1, 2, 4, 32).astype(np.uint8) & ((1 << bits) - 1)
+    out = np.zeros((codes.shape[0], 2, 32), np.uint8)
+    for j in range(4):
+        out |= c[:, :, j, :] << (2 * j)
+    return out.reshape(-1, 64)
+
+
+def quantize_q2_k(x):
+    """Q2_K: super-blocks of 256 in 84 bytes: 16 bytes of 4-bit sub-block
+    scales (low nibble) and mins (high), 64 bytes of 2-bit codes, f16 d and
+    dmin; value = d * sc * q - dmin * m for the 16-value sub-block's sc, m."""
+    blk = np.asarray(x, np.float32).reshape(-1, 16, 16)
+    nb = blk.shape[0]
+    lo = np.minimum(blk.min(axis=2), 0.0)             # [nb, 16]
+    step = (blk.max(axis=2) - lo) / 3.0
+    d = _f16(step.max(axis=1) / 15.0)
+    dmin = _f16((-lo).max(axis=1) / 15.0)
+    sc = np.clip(np.rint(step * _safe_inv(d.astype(np.float32))[:, None]),
+                 0, 15).astype(np.uint8)
+    mn = np.clip(np.rint(-lo * _safe_inv(dmin.astype(np.float32))[:, None]),
+                 0, 15).astype(np.uint8)
+    dl = d.astype(np.float32)[:, None] * sc
+    ml = dmin.astype(np.float32)[:, None] * mn
+    q = np.clip(np.rint((blk + ml[:, :, None]) *
+                        _safe_inv(dl)[:, :, None]), 0, 3).astype(np.uint8)
+    out = np.empty((nb, 84), np.uint8)
+    out[:, 0:16] = sc | (mn << 4)
+    out[:, 16:80] = _k_low_bits(q.reshape(nb, 256), 2)
+    out[:, 80:82] = _f16_bytes(d)
+    out[:, 82:84] = _f16_bytes(dmin)
+    return out.reshape(-1)
+
+
+def quantize_q3_k(x):
+    """Q3_K: super-blocks of 256 in 110 bytes: 32 bytes hmask (bit 4 n + j
+    of byte l holds the third bit of value 128 n + 32 j + l), 64 bytes of
+    2-bit codes, 12 bytes of sixteen 6-bit sub-block scales, f16 d; value =
+    d * (sc - 32) * (q - 4), q the 3-bit code."""
+    blk = np.asarray(x, np.float32).reshape(-1, 16, 16)
+    nb = blk.shape[0]
+    step = np.abs(blk).max(axis=2) / 4.0
+    d = _f16(step.max(axis=1) / 31.0)
+    ls = np.clip(np.rint(step * _safe_inv(d.astype(np.float32))[:, None]),
+                 0, 31).astype(np.int32)
+    dl = d.astype(np.float32)[:, None] * ls
+    q = np.clip(np.rint(blk * _safe_inv(dl)[:, :, None]) + 4, 0,
+                7).astype(np.uint8).reshape(nb, 256)
+    sc = (ls + 32).astype(np.uint8)                   # [nb, 16], 6 bits
+    packed = np.zeros((nb, 12), np.uint8)
+    for i in range(16):
+        packed[:, i % 8] |= (sc[:, i] & 0xF) << (4 * (i // 8))
+        packed[:, 8 + i % 4] |= (sc[:, i] >> 4) << (2 * (i // 4))
+    hbits = (q >> 2).reshape(nb, 2, 4, 32)            # [n, j, l]
+    hmask = np.zeros((nb, 32), np.uint8)
+    for n in range(2):
+        for j in range(4):
+            hmask |= hbits[:, n, j, :] << (4 * n + j)
+    out = np.empty((nb, 110), np.uint8)
+    out[:, 0:32] = hmask
+    out[:, 32:96] = _k_low_bits(q, 2)
+    out[:, 96:108] = packed
+    out[:, 108:110] = _f16_bytes(d)
+    return out.reshape(-1)
+
+
 IQ4NL_VALUES = np.array([-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25,
                          38, 53, 69, 89, 113], np.float32)
 
@@ -495,6 +567,7 @@ def quantize_q6_k(x):
 QUANTIZERS = {
     "q8_0": quantize_q8_0, "q4_0": quantize_q4_0, "iq4_nl": quantize_iq4_nl,
     "q4_1": quantize_q4_1, "q5_0": quantize_q5_0, "q5_1": quantize_q5_1,
+    "q2_k": quantize_q2_k, "q3_k": quantize_q3_k,
     "iq4_xs": quantize_iq4_xs,
     "q4_k": quantize_q4_k,
     "q5_k": quantize_q5_k, "q6_k": quantize_q6_k,

@@ -383,6 +383,60 @@ def _deq_q5_1(raw):
     return (_nibbles(b, True) * d + m).reshape(-1)
 
 
+_Q2_K = np.dtype([("scales", "u1", (16,)), ("qs", "u1", (64,)), ("d", "<f2"),
+                  ("dmin", "<f2")])
+_Q3_K = np.dtype([("hmask", "u1", (32,)), ("qs", "u1", (64,)),
+                  ("scales", "u1", (12,)), ("d", "<f2")])
+assert (_Q2_K.itemsize, _Q3_K.itemsize) == (84, 110)
+
+
+def _k_two_bit_codes(qs):
+    """The 64 code bytes of Q2_K/Q3_K -> [blocks, 256]: value
+    128 n + 32 j + l (l < 32) is bits 2 j, 2 j + 1 of byte 32 n + l."""
+    q = qs.astype(np.int32).reshape(-1, 2, 1, 32)
+    shifts = (2 * np.arange(4)).reshape(1, 1, 4, 1)
+    return ((q >> shifts) & 3).reshape(-1, 256)
+
+
+def _deq_q2_k(raw):
+    """Q2_K: value = d * sc * q - dmin * m per 16-value sub-block (sc the low
+    nibble of its scale byte, m the high one)."""
+    b = _blocks(raw, _Q2_K)
+    d = b["d"].astype(np.float32)[:, None]
+    dmin = b["dmin"].astype(np.float32)[:, None]
+    sc = (b["scales"] & 0xF).astype(np.float32)
+    mn = (b["scales"] >> 4).astype(np.float32)
+    q = _k_two_bit_codes(b["qs"]).reshape(-1, 16, 16).astype(np.float32)
+    y = (d * sc)[:, :, None] * q - (dmin * mn)[:, :, None]
+    return y.reshape(-1)
+
+
+def _q3_k_scales(packed):
+    """Sixteen 6-bit scales from 12 bytes: scale i's low four bits in
+    byte i % 8 (low nibble for i < 8, high for i >= 8), its top two bits
+    in byte 8 + i % 4 at bits 2 (i // 4)."""
+    p = packed.astype(np.int32)
+    i = np.arange(16)
+    low = (p[:, i % 8] >> (4 * (i // 8))) & 0xF
+    high = (p[:, 8 + i % 4] >> (2 * (i // 4))) & 3
+    return low | (high << 4)
+
+
+def _deq_q3_k(raw):
+    """Q3_K: value = d * (sc - 32) * (q - 4), q the 2-bit code with the
+    third bit from hmask (bit 4 n + j of byte l for value 128 n + 32 j + l)."""
+    b = _blocks(raw, _Q3_K)
+    d = b["d"].astype(np.float32)[:, None]
+    low = _k_two_bit_codes(b["qs"]).reshape(-1, 2, 4, 32)
+    hm = b["hmask"].astype(np.int32).reshape(-1, 1, 1, 32)
+    bit = (4 * np.arange(2).reshape(1, 2, 1, 1) +
+           np.arange(4).reshape(1, 1, 4, 1))
+    q = low + 4 * ((hm >> bit) & 1) - 4
+    sc = (_q3_k_scales(b["scales"]) - 32).astype(np.float32)
+    y = (d * sc)[:, :, None] * q.reshape(-1, 16, 16).astype(np.float32)
+    return y.reshape(-1)
+
+
 # IQ4_NL's value of each nibble, as ggml defines it.
 IQ4NL_VALUES = np.array([-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25,
                          38, 53, 69, 89, 113], np.float32)
@@ -588,6 +642,10 @@ def dequantize(raw, ggml_type, n_elements):
         y = _deq_iq4_nl(raw)
     elif ggml_type == 23:
         y = _deq_iq4_xs(raw)
+    elif ggml_type == 10:
+        y = _deq_q2_k(raw)
+    elif ggml_type == 11:
+        y = _deq_q3_k(raw)
     elif ggml_type == 12:
         y = _deq_q4_k(raw)
     elif ggml_type == 13:

@@ -29,15 +29,16 @@ REF = os.path.join(HERE, "reference.py")
 ARCHES = ["llama", "qwen2", "qwen3", "gemma", "gemma2", "gemma3"]
 GEMMA_ARCHES = ["gemma", "gemma2", "gemma3"]
 TYPES = ["f32", "q8_0", "q4_k", "q6_k", "q4_0", "q5_k", "iq4_nl", "iq4_xs",
-         "q4_1", "q5_0", "q5_1"]
+         "q4_1", "q5_0", "q5_1", "q2_k", "q3_k"]
 GGML_ID = {"f32": 0, "f16": 1, "q4_0": 2, "q8_0": 8, "q4_k": 12, "q5_k": 13,
            "q6_k": 14, "iq4_nl": 20, "iq4_xs": 23, "q4_1": 3, "q5_0": 6,
-           "q5_1": 7}
+           "q5_1": 7, "q2_k": 10, "q3_k": 11}
 # relative RMS error bound of dequantize(quantize(w)) for Gaussian weights
 REL_TOL = {"f32": 0.0, "f16": 1e-3, "q8_0": 0.01, "q4_0": 0.11, "q4_k": 0.10,
            "q5_k": 0.05, "q6_k": 0.025, "iq4_nl": 0.11, "iq4_xs": 0.12,
-           "q4_1": 0.11, "q5_0": 0.06, "q5_1": 0.06}
-K_TYPES = {"q4_k", "q5_k", "q6_k", "iq4_xs"}
+           "q4_1": 0.11, "q5_0": 0.06, "q5_1": 0.06, "q2_k": 0.45,
+           "q3_k": 0.25}
+K_TYPES = {"q4_k", "q5_k", "q6_k", "iq4_xs", "q2_k", "q3_k"}
 
 
 def rel_rms(a, b):
@@ -322,6 +323,34 @@ class TestHandBuiltBlocks(unittest.TestCase):
                     np.abs(b).max() / 16
                 err = np.abs(y[32 * blk:32 * blk + 32] - b).max()
                 self.assertLessEqual(err, 0.5 * step * 1.01 + 1e-3, name)
+
+    def test_q2_k_q3_k_blocks(self):
+        # Code bytes 0xe4 (bits 2j hold j), byte 32 + 5 0xff (code 3 for
+        # n = 1, l = 5); value v = 128 n + 32 j + l in sub-block v // 16.
+        codes = bytearray([0xE4] * 64)
+        codes[32 + 5] = 0xFF
+        q = [3 if (v // 128 == 1 and v % 32 == 5) else (v % 128) // 32
+             for v in range(256)]
+        # q2_k: scale byte i | (15 - i) << 4, d 0.5, dmin 0.25.
+        raw = (bytes(i | ((15 - i) << 4) for i in range(16)) + bytes(codes)
+               + f16_bytes(0.5) + f16_bytes(0.25))
+        y = ref.dequantize(np.frombuffer(raw, np.uint8), 10, 256)
+        self.assertEqual(y.tolist(), [0.5 * (v // 16) * q[v] - 0.25 * (15 - v // 16)
+                                      for v in range(256)])
+        # q3_k: hmask byte 7 = 0xa5; scale i = 32 + i - 8, packed; d 0.5.
+        hmask = bytearray(32)
+        hmask[7] = 0xA5
+        packed = bytearray(12)
+        for i in range(16):
+            s = 32 + i - 8
+            packed[i % 8] |= (s & 0xF) << (4 * (i // 8))
+            packed[8 + i % 4] |= (s >> 4) << (2 * (i // 4))
+        raw = bytes(hmask) + bytes(codes) + bytes(packed) + f16_bytes(0.5)
+        y = ref.dequantize(np.frombuffer(raw, np.uint8), 11, 256)
+        bit = [1 if (v % 32 == 7 and (0xA5 >> (4 * (v // 128) + (v % 128) // 32)) & 1)
+               else 0 for v in range(256)]
+        self.assertEqual(y.tolist(), [0.5 * (v // 16 - 8) * (q[v] + 4 * bit[v] - 4)
+                                      for v in range(256)])
 
     def test_q4_k_block(self):
         sc = [1, 2, 3, 4, 37, 50, 63, 16]

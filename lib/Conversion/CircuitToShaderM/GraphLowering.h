@@ -396,8 +396,8 @@ private:
   /// The same for tq1_0 and tq2_0 (Ternary.cpp).
   Value emitDequantizeTernary(Value words, Type element, Value index,
                               Location loc);
-  /// The same for q4_0, q4_1, q5_0, q5_1, iq4_nl, iq4_xs and bf16
-  /// (WeightFormats.cpp).
+  /// The same for q4_0, q4_1, q5_0, q5_1, iq4_nl, iq4_xs, q2_k, q3_k and
+  /// bf16 (WeightFormats.cpp).
   Value emitDequantizeQ4_0OrBF16(Value words, Type element, Value index,
                                  Location loc);
   Value loadElement(Value buffer, Value index, Location loc) {
@@ -539,6 +539,12 @@ private:
   /// q4_k, or q5_k with `fifthBits` (q4_k's layout with a plane of fifth
   /// bits after the scales).
   SmallVector<Value> emitQ4_KDot(const DotOperands &d, bool fifthBits = false);
+  /// q2_k and q3_k (`threeBits`) super-blocks, a 16-value sub-block per
+  /// lane unit (WeightFormats.cpp).
+  SmallVector<Value> emitKLowBitDot(const DotOperands &d, bool threeBits);
+  /// One lane: q2_k and q3_k super-blocks, 32 values at a time.
+  SmallVector<Value> emitKLowBitDotVector(const DotOperands &d,
+                                          bool threeBits);
   /// q4_1, q5_0 and q5_1 blocks, a block per lane unit (any number of
   /// lanes; WeightFormats.cpp).
   SmallVector<Value> emitLegacyDot(const DotOperands &d, Type element);

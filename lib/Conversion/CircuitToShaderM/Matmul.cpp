@@ -57,6 +57,14 @@ SmallVector<Value> GraphLowering::emitBlockDot(const DotOperands &ops,
         return vectorBlocks && k % 64 == 0 ? emitQ4_0DotVector(ops)
                                            : emitQ4_0Dot(ops);
       })
+      .Case([&](cir::Q2_KType) {
+        return vectorBlocks ? emitKLowBitDotVector(ops, /*threeBits=*/false)
+                            : emitKLowBitDot(ops, /*threeBits=*/false);
+      })
+      .Case([&](cir::Q3_KType) {
+        return vectorBlocks ? emitKLowBitDotVector(ops, /*threeBits=*/true)
+                            : emitKLowBitDot(ops, /*threeBits=*/true);
+      })
       .Case<cir::Q4_1Type, cir::Q5_0Type, cir::Q5_1Type>([&](auto) {
         return vectorBlocks ? emitLegacyDotVector(ops, element)
                             : emitLegacyDot(ops, element);
@@ -726,7 +734,8 @@ Value GraphLowering::emitDequantizeElement(Value words, Type element,
   if (isa<cir::TQ1_0Type, cir::TQ2_0Type>(element))
     return emitDequantizeTernary(words, element, index, loc);
   if (isa<cir::Q4_0Type, cir::Q4_1Type, cir::Q5_0Type, cir::Q5_1Type,
-          cir::IQ4_NLType, cir::IQ4_XSType, BFloat16Type>(
+          cir::Q2_KType, cir::Q3_KType, cir::IQ4_NLType, cir::IQ4_XSType,
+          BFloat16Type>(
           element))
     return emitDequantizeQ4_0OrBF16(words, element, index, loc);
   IndexMath im(b, loc);

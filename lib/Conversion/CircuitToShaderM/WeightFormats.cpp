@@ -27,6 +27,17 @@
 //        d * (q - 16) (q5_0). A block's dot product is d * sum(q' x) +
 //        m * sum(x). q5_0's blocks start at even bytes, the others' at
 //        words.
+//   q2_k, q3_k (84, 110 bytes / 256 values): 2-bit codes, value
+//        128 n + 32 j + l (n < 2, j < 4, l < 32) in bits 2 j of code byte
+//        32 n + l; sixteen 16-value sub-blocks, value v in v / 16. q2_k:
+//        16 scale bytes (sub-block scale sc in the low nibble, min m in
+//        the high), then the 64 code bytes, f16 d, f16 dmin at 80;
+//        v = d sc q - dmin m. q3_k: 32 bytes hmask (bit 4 n + j of byte l
+//        is value 128 n + 32 j + l's third bit), the code bytes at 32,
+//        twelve bytes of 6-bit scales at 96 (scale i's low four bits in
+//        byte i % 8, the low nibble for i < 8; its top two in byte
+//        8 + i % 4 at bits 2 (i / 4)), f16 d at 108;
+//        v = d (sc - 32) (q + 4 bit - 4). q3_k blocks start at even bytes.
 //   bf16 (2 bytes / value): the top half of an f32, so a 32-bit word holds
 //        two values: the even one in its low half, the odd one in its high
 //        half, each made an f32 by moving it to the top.
@@ -216,6 +227,110 @@ SmallVector<Value> GraphLowering::emitLegacyDot(const DotOperands &d,
         ex::FmaOp::create(b, loc, scale, inner.getResult(r), total));
   }
   return finishUnits(loop, acc);
+}
+
+/// q3_k's 6-bit scale of sub-block `i` (an index 0..15), from the block's
+/// scale bytes at byte `scales`.
+static Value q3kScale(OpBuilder &b, Location loc, Value words, Value scales,
+                      Value i) {
+  IndexMath im(b, loc);
+  WordMath wm(b, loc);
+  Value low = loadByte(b, loc, words, im.add(scales, im.rem(i, 8)));
+  Value high = loadByte(b, loc, words,
+                        im.add(scales, im.add(im.c(8), im.rem(i, 4))));
+  Value lowShift = im.toI32(im.mul(im.div(i, 8), im.c(4)));
+  Value highShift = im.toI32(im.mul(im.div(i, 4), im.c(2)));
+  return wm.bitOr(wm.mask(wm.shr(low, lowShift), 0xf),
+                  wm.shl(wm.mask(wm.shr(high, highShift), 3), 4));
+}
+
+SmallVector<Value> GraphLowering::emitKLowBitDot(const DotOperands &d,
+                                                 bool threeBits) {
+  // A lane's unit is one 16-value sub-block g = 8 n + 2 j + h: its codes
+  // are bits 2 j of the 16 code bytes at 32 n + 16 h (four words), its
+  // q3_k third bits bit 4 n + j of the hmask bytes at 16 h. The sums
+  // sum(q x) (and for q2_k sum(x)) are scaled once per sub-block.
+  const int64_t kBytes = threeBits ? 110 : 84;
+  const int64_t codesAt = threeBits ? 32 : 16;
+  Location loc = d.loc;
+  IndexMath im(b, loc);
+  WordMath wm(b, loc);
+  const size_t rows = d.xRows.size();
+  OpBuilder::InsertionGuard guard(b);
+  BlockUnit u = beginBlockUnits(d, 256, 16, rows);
+  scf::ForOp loop = u.loop;
+  Value g = u.part;
+  Value base = im.mul(u.blockIndex, im.c(kBytes));
+  Value misaligned = isMisaligned(base, loc);
+  Value n = im.div(g, 8), j = im.rem(im.div(g, 2), 4), h = im.rem(g, 2);
+  Value shift = im.toI32(im.mul(j, im.c(2)));
+  Value bitIndex = im.toI32(im.add(im.mul(n, im.c(4)), j));
+  Value codes = im.add(base, im.add(im.c(codesAt),
+                                    im.add(im.mul(n, im.c(32)),
+                                           im.mul(h, im.c(16)))));
+  Value bits = im.add(base, im.mul(h, im.c(16)));
+  SmallVector<Value> xSub;
+  for (size_t r = 0; r < rows; ++r)
+    xSub.push_back(im.add(d.xRows[r],
+                          im.add(im.mul(u.block, im.c(256)),
+                                 im.mul(g, im.c(16)))));
+  const size_t sums = threeBits ? rows : 2 * rows;
+  SmallVector<Value> acc(sums, u.zero);
+  for (int64_t w = 0; w < 4; ++w) {
+    Value word = loadWordAtEvenByte(b, loc, d.w, im.add(codes, im.c(4 * w)),
+                                    misaligned);
+    Value hm = threeBits ? loadWordAtEvenByte(b, loc, d.w,
+                                              im.add(bits, im.c(4 * w)),
+                                              misaligned)
+                         : Value();
+    for (size_t r = 0; r < rows; ++r) {
+      SmallVector<Value, 4> xs = loadX4(d, im.add(xSub[r], im.c(4 * w)));
+      for (int64_t t = 0; t < 4; ++t) {
+        Value q = wm.mask(
+            wm.shr(word, arith::AddIOp::create(b, loc, shift, wm.c(8 * t))),
+            3);
+        if (hm) {
+          Value bit = wm.mask(
+              wm.shr(hm, arith::AddIOp::create(b, loc, bitIndex,
+                                               wm.c(8 * t))),
+              1);
+          q = arith::SubIOp::create(
+              b, loc, arith::AddIOp::create(b, loc, q, wm.shl(bit, 2)),
+              wm.c(4));
+        }
+        acc[r] = ex::FmaOp::create(b, loc, wm.toF32(q), xs[t], acc[r]);
+        if (!threeBits)
+          acc[rows + r] = ex::AddOp::create(b, loc, acc[rows + r], xs[t]);
+      }
+    }
+  }
+  SmallVector<Value> next;
+  if (threeBits) {
+    Value scale = loadHalf(b, loc, d.w, im.add(base, im.c(108)));
+    if (shape.mutant == "drop-scale") // A mutant: the block scale ignored.
+      scale = ex::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0f));
+    Value sc = q3kScale(b, loc, d.w, im.add(base, im.c(96)), g);
+    Value dl = ex::MulOp::create(
+        b, loc, scale, wm.toF32(arith::SubIOp::create(b, loc, sc, wm.c(32))));
+    for (size_t r = 0; r < rows; ++r)
+      next.push_back(ex::FmaOp::create(b, loc, dl, acc[r],
+                                       loop.getRegionIterArgs()[r]));
+  } else {
+    Value scale = loadHalf(b, loc, d.w, im.add(base, im.c(80)));
+    if (shape.mutant == "drop-scale") // A mutant: the block scale ignored.
+      scale = ex::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0f));
+    Value dmin = loadHalf(b, loc, d.w, im.add(base, im.c(82)));
+    Value sm = loadByte(b, loc, d.w, im.add(base, g));
+    Value dl = ex::MulOp::create(b, loc, scale, wm.toF32(wm.mask(sm, 0xf)));
+    Value ml = ex::MulOp::create(b, loc, dmin, wm.toF32(wm.shr(sm, 4)));
+    for (size_t r = 0; r < rows; ++r) {
+      Value total = ex::FmaOp::create(b, loc, dl, acc[r],
+                                      loop.getRegionIterArgs()[r]);
+      next.push_back(ex::SubOp::create(
+          b, loc, total, ex::MulOp::create(b, loc, ml, acc[rows + r])));
+    }
+  }
+  return finishUnits(loop, next);
 }
 
 /// iq4_xs: the scale d * (ls - 32) of sub-block `ib` (an i32 0..7), from
@@ -548,6 +663,124 @@ SmallVector<Value> GraphLowering::emitLegacyDotVector(const DotOperands &d,
   return vm.finishRows(loop, acc);
 }
 
+/// The 32 bytes at even byte `at` of `words`, in memory order: eight
+/// aligned words, or, when `misaligned`, the halves of the nine around
+/// them (the second load's start clamped into the buffer: it is only used
+/// when misaligned, and then it exists).
+static Value bytes32AtEvenByte(OpBuilder &b, Location loc, BlockMath &vm,
+                               Value words, Value at, Value misaligned) {
+  IndexMath im(b, loc);
+  int64_t length = cast<sm::BufferType>(words.getType()).getLength();
+  Value first = im.div(at, 4);
+  Value w0 = vm.words(words, first);
+  Value next = arith::MinUIOp::create(b, loc, im.add(first, im.c(1)),
+                                      im.c(std::max<int64_t>(length - 8, 0)));
+  Value w1 = vm.words(words, next);
+  return arith::SelectOp::create(b, loc, misaligned,
+                                 vm.bytesAfterHalfWord(w0, w1), vm.bytes(w0));
+}
+
+SmallVector<Value> GraphLowering::emitKLowBitDotVector(const DotOperands &d,
+                                                       bool threeBits) {
+  // One super-block per iteration: for each half n, its 32 code bytes
+  // once; for each j, bits 2 j of them are the 32 values
+  // 128 n + 32 j .. + 31 in order (the first 16 one sub-block, the last 16
+  // the next), with q3_k's third bits bit 4 n + j of the 32 hmask bytes.
+  // The two sub-blocks' scales (and q2_k's mins) are splat per half of
+  // the vector.
+  const int64_t kBytes = threeBits ? 110 : 84;
+  const int64_t codesAt = threeBits ? 32 : 16;
+  Location loc = d.loc;
+  IndexMath im(b, loc);
+  WordMath wm(b, loc);
+  BlockMath vm{b, loc};
+  int64_t blocks = d.k / 256;
+  const size_t rows = d.xRows.size();
+  Value rowBlocks = im.mul(d.n, im.c(blocks));
+  auto bytes32 = VectorType::get({32}, b.getI8Type());
+  SmallVector<bool> firstHalf;
+  for (int64_t i = 0; i < 32; ++i)
+    firstHalf.push_back(i < 16);
+  Value lowLanes = arith::ConstantOp::create(
+      b, loc,
+      DenseElementsAttr::get(VectorType::get({32}, b.getI1Type()),
+                             ArrayRef<bool>(firstHalf)));
+  auto splatByte = [&](int64_t v) {
+    return arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(bytes32, b.getI8IntegerAttr(v)));
+  };
+  OpBuilder::InsertionGuard guard(b);
+  scf::ForOp loop = vm.beginRows(blocks, rows);
+  Value blk = loop.getInductionVar();
+  Value base = im.mul(im.add(rowBlocks, blk), im.c(kBytes));
+  Value misaligned = isMisaligned(base, loc);
+  Value scale = loadHalf(b, loc, d.w, im.add(base, im.c(threeBits ? 108 : 80)));
+  if (shape.mutant == "drop-scale") // A mutant: the block scale ignored.
+    scale = ex::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0f));
+  Value dmin = threeBits ? Value()
+                         : loadHalf(b, loc, d.w, im.add(base, im.c(82)));
+  Value hmask = threeBits
+                    ? bytes32AtEvenByte(b, loc, vm, d.w, base, misaligned)
+                    : Value();
+  SmallVector<Value> acc(loop.getRegionIterArgs());
+  for (int64_t n = 0; n < 2; ++n) {
+    Value codes = bytes32AtEvenByte(
+        b, loc, vm, d.w, im.add(base, im.c(codesAt + 32 * n)), misaligned);
+    for (int64_t j = 0; j < 4; ++j) {
+      Value q = arith::AndIOp::create(
+          b, loc, arith::ShRUIOp::create(b, loc, codes, splatByte(2 * j)),
+          splatByte(3));
+      // Sub-blocks g and g + 1: the vector's low and high 16 lanes.
+      const int64_t g = 8 * n + 2 * j;
+      auto perHalf = [&](llvm::function_ref<Value(int64_t)> of) {
+        return arith::SelectOp::create(b, loc, lowLanes, vm.splat(of(g)),
+                                       vm.splat(of(g + 1)));
+      };
+      Value w;
+      if (threeBits) {
+        Value bit = arith::AndIOp::create(
+            b, loc,
+            arith::ShRUIOp::create(b, loc, hmask, splatByte(4 * n + j)),
+            splatByte(1));
+        q = arith::SubIOp::create(
+            b, loc,
+            arith::AddIOp::create(
+                b, loc, q,
+                arith::ShLIOp::create(b, loc, bit, splatByte(2))),
+            splatByte(4));
+        Value dl = perHalf([&](int64_t sub) -> Value {
+          Value sc = q3kScale(b, loc, d.w, im.add(base, im.c(96)),
+                              im.c(sub));
+          return ex::MulOp::create(
+              b, loc, scale,
+              wm.toF32(arith::SubIOp::create(b, loc, sc, wm.c(32))));
+        });
+        w = vm.mul(dl, vm.signedToF32(q));
+      } else {
+        auto scaleByte = [&](int64_t sub) {
+          return loadByte(b, loc, d.w, im.add(base, im.c(sub)));
+        };
+        Value dl = perHalf([&](int64_t sub) -> Value {
+          return ex::MulOp::create(b, loc, scale,
+                                   wm.toF32(wm.mask(scaleByte(sub), 0xf)));
+        });
+        Value ml = perHalf([&](int64_t sub) -> Value {
+          return ex::MulOp::create(b, loc, dmin,
+                                   wm.toF32(wm.shr(scaleByte(sub), 4)));
+        });
+        w = vm.sub(vm.mul(dl, vm.unsignedToF32(q)), ml);
+      }
+      for (size_t r = 0; r < rows; ++r) {
+        Value at = im.add(d.xRows[r],
+                          im.add(im.mul(blk, im.c(256)),
+                                 im.c(128 * n + 32 * j)));
+        acc[r] = vm.multiplyAdd(acc[r], w, vm.x32(d.x, at));
+      }
+    }
+  }
+  return vm.finishRows(loop, acc);
+}
+
 SmallVector<Value> GraphLowering::emitQ4_0DotVector(const DotOperands &d,
                                                     bool nonLinear) {
   // q4_0: 4 words of 16 bytes per block; the low nibbles, then the high
@@ -630,6 +863,42 @@ Value GraphLowering::emitDequantizeQ4_0OrBF16(Value words, Type element,
     Value q = wm.select(im.lt(j, im.c(16)), wm.mask(byte, 0xf),
                         wm.shr(byte, 4));
     return ex::MulOp::create(b, loc, scale, wm.toF32(iq4nlValue(b, loc, q)));
+  }
+  if (isa<cir::Q2_KType, cir::Q3_KType>(element)) {
+    // Value v of a block: bits 2 j of code byte 32 n + l (v = 128 n +
+    // 32 j + l), in sub-block v / 16.
+    const bool threeBits = isa<cir::Q3_KType>(element);
+    const int64_t kBytes = threeBits ? 110 : 84;
+    Value base = im.mul(im.div(index, 256), im.c(kBytes));
+    Value v = im.rem(index, 256);
+    Value n = im.div(v, 128), j = im.div(im.rem(v, 128), 32);
+    Value l = im.rem(v, 32), g = im.div(v, 16);
+    Value byte = loadByte(
+        b, loc, words,
+        im.add(base, im.add(im.c(threeBits ? 32 : 16),
+                            im.add(im.mul(n, im.c(32)), l))));
+    Value q = wm.mask(wm.shr(byte, im.toI32(im.mul(j, im.c(2)))), 3);
+    if (threeBits) {
+      Value bits = loadByte(b, loc, words, im.add(base, l));
+      Value bit = wm.mask(
+          wm.shr(bits, im.toI32(im.add(im.mul(n, im.c(4)), j))), 1);
+      q = arith::SubIOp::create(
+          b, loc, arith::AddIOp::create(b, loc, q, wm.shl(bit, 2)), wm.c(4));
+      Value sc = q3kScale(b, loc, words, im.add(base, im.c(96)), g);
+      Value dl = ex::MulOp::create(
+          b, loc, loadHalf(b, loc, words, im.add(base, im.c(108))),
+          wm.toF32(arith::SubIOp::create(b, loc, sc, wm.c(32))));
+      return ex::MulOp::create(b, loc, dl, wm.toF32(q));
+    }
+    Value sm = loadByte(b, loc, words, im.add(base, g));
+    Value dl = ex::MulOp::create(
+        b, loc, loadHalf(b, loc, words, im.add(base, im.c(80))),
+        wm.toF32(wm.mask(sm, 0xf)));
+    Value ml = ex::MulOp::create(
+        b, loc, loadHalf(b, loc, words, im.add(base, im.c(82))),
+        wm.toF32(wm.shr(sm, 4)));
+    return ex::SubOp::create(b, loc, ex::MulOp::create(b, loc, dl, wm.toF32(q)),
+                             ml);
   }
   if (isa<cir::Q4_1Type, cir::Q5_0Type, cir::Q5_1Type>(element)) {
     // Value j: the low (j < 16) or high nibble of nibble byte j % 16, with

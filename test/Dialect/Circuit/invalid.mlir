@@ -1000,7 +1000,7 @@ circuit.graph @matmul_q8_0_activations(%x: tensor<32x!circuit.q8_0>, %w: tensor<
 // -----
 
 circuit.graph @matmul_q8_1_weight(%x: tensor<32xf32>, %w: tensor<4x32x!circuit.q8_1>) {
-  // expected-error @+1 {{'circuit.matmul' op expects weights of f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, iq4_xs, q4_k, q5_k, q6_k, tq1_0, tq2_0 or i2_s, got '!circuit.q8_1'}}
+  // expected-error @+1 {{'circuit.matmul' op expects weights of f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, iq4_xs, q2_k, q3_k, q4_k, q5_k, q6_k, tq1_0, tq2_0 or i2_s, got '!circuit.q8_1'}}
   %y = circuit.matmul %x, %w : tensor<32xf32>, tensor<4x32x!circuit.q8_1> -> tensor<4xf32>
   circuit.output
 }
@@ -1008,7 +1008,7 @@ circuit.graph @matmul_q8_1_weight(%x: tensor<32xf32>, %w: tensor<4x32x!circuit.q
 // -----
 
 circuit.graph @matmul_i32_weight(%x: tensor<8xf32>, %w: tensor<4x8xi32>) {
-  // expected-error @+1 {{'circuit.matmul' op expects weights of f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, iq4_xs, q4_k, q5_k, q6_k, tq1_0, tq2_0 or i2_s, got 'i32'}}
+  // expected-error @+1 {{'circuit.matmul' op expects weights of f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, iq4_xs, q2_k, q3_k, q4_k, q5_k, q6_k, tq1_0, tq2_0 or i2_s, got 'i32'}}
   %y = circuit.matmul %x, %w : tensor<8xf32>, tensor<4x8xi32> -> tensor<4xf32>
   circuit.output
 }
@@ -1378,7 +1378,7 @@ circuit.graph @gather_bf16_bf16(%t: tensor<4x8xbf16>) {
 // -----
 
 circuit.graph @gather_q8_1(%t: tensor<256x!circuit.q8_1>) {
-  // expected-error @+1 {{'circuit.gather' op expects a scalar, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, iq4_xs, q4_k, q5_k, q6_k, tq1_0 or tq2_0 source, got '!circuit.q8_1'}}
+  // expected-error @+1 {{'circuit.gather' op expects a scalar, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, iq4_xs, q2_k, q3_k, q4_k, q5_k, q6_k, tq1_0 or tq2_0 source, got '!circuit.q8_1'}}
   %g = circuit.gather %t : tensor<256x!circuit.q8_1> -> tensor<256xf32> {
   ^bb0(%lane: i32):
     circuit.yield %lane : i32

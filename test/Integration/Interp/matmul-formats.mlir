@@ -4,7 +4,9 @@
 // pairs, word-aligned rows: the CPU target's vector loop) and of 96 (3
 // blocks: rows and blocks that start mid-word); q4_1, q5_0 and q5_1 for a
 // chunk of 3 tokens over rows of 512 and a matvec over rows of 96 (q5_0's
-// 22-byte blocks start mid-word in both);
+// 22-byte blocks start mid-word in both); q2_k and q3_k for a chunk of 3
+// tokens over rows of 512 and a matvec over rows of 768 (q3_k's 110-byte
+// super-blocks start mid-word every other one);
 // q5_k for a chunk of 3 tokens with a residual in the epilogue; bf16 rows
 // of 512 (the vector loop, 4 values per GPU lane), of 40 (not a multiple
 // of 32) and of 30 (rows starting mid-word, one value per lane).
@@ -38,10 +40,16 @@
 // COUNT: graph @q5_1: 1 dispatches (1 matmul)
 // COUNT: graph @q5_1_odd: 1 dispatches (1 matmul)
 // COUNT: graph @gather_q5_1: 1 dispatches (1 gather)
+// COUNT: graph @q2_k: 1 dispatches (1 matmul)
+// COUNT: graph @q2_k_matvec: 1 dispatches (1 matmul)
+// COUNT: graph @gather_q2_k: 1 dispatches (1 gather)
+// COUNT: graph @q3_k: 1 dispatches (1 matmul)
+// COUNT: graph @q3_k_matvec: 1 dispatches (1 matmul)
+// COUNT: graph @gather_q3_k: 1 dispatches (1 gather)
 // RUN: hesper-run %s --split-input-file --backend=interp --input x=random:1 \
 // RUN:   --input w=random:2 --input s=random:3 --input id=values:3 \
 // RUN:   --print-results | FileCheck %s
-// CHECK-COUNT-23: result #0
+// CHECK-COUNT-29: result #0
 
 circuit.graph @q4_0(%x: tensor<3x512xf32> {circuit.name = "x"},
                     %w: tensor<40x512x!circuit.q4_0> {circuit.name = "w"})
@@ -323,4 +331,76 @@ circuit.graph @gather_q5_1(%w: tensor<8x96x!circuit.q5_1> {circuit.name = "w"},
     circuit.yield %i : i32
   }
   circuit.output %g : tensor<96xf32>
+}
+
+// -----
+
+circuit.graph @q2_k(%x: tensor<3x512xf32> {circuit.name = "x"},
+                    %w: tensor<40x512x!circuit.q2_k> {circuit.name = "w"})
+    -> tensor<3x40xf32> {
+  %y = circuit.matmul %x, %w : tensor<3x512xf32>, tensor<40x512x!circuit.q2_k>
+      -> tensor<3x40xf32>
+  circuit.output %y : tensor<3x40xf32>
+}
+
+// -----
+
+circuit.graph @q2_k_matvec(%x: tensor<768xf32> {circuit.name = "x"},
+                           %w: tensor<37x768x!circuit.q2_k> {circuit.name = "w"})
+    -> tensor<37xf32> {
+  %y = circuit.matmul %x, %w : tensor<768xf32>, tensor<37x768x!circuit.q2_k>
+      -> tensor<37xf32>
+  circuit.output %y : tensor<37xf32>
+}
+
+// -----
+
+circuit.graph @gather_q2_k(%w: tensor<8x256x!circuit.q2_k> {circuit.name = "w"},
+                           %id: tensor<1xi32> {circuit.name = "id"})
+    -> tensor<256xf32> {
+  %g = circuit.gather %w ins(%id : tensor<1xi32>) : tensor<8x256x!circuit.q2_k>
+      -> tensor<256xf32> {
+  ^bb0(%lane: i32, %row: i32):
+    %c = exp.constant 256 : i32
+    %base = exp.mul %row, %c : i32
+    %i = exp.add %base, %lane : i32
+    circuit.yield %i : i32
+  }
+  circuit.output %g : tensor<256xf32>
+}
+
+// -----
+
+circuit.graph @q3_k(%x: tensor<3x512xf32> {circuit.name = "x"},
+                    %w: tensor<40x512x!circuit.q3_k> {circuit.name = "w"})
+    -> tensor<3x40xf32> {
+  %y = circuit.matmul %x, %w : tensor<3x512xf32>, tensor<40x512x!circuit.q3_k>
+      -> tensor<3x40xf32>
+  circuit.output %y : tensor<3x40xf32>
+}
+
+// -----
+
+circuit.graph @q3_k_matvec(%x: tensor<768xf32> {circuit.name = "x"},
+                           %w: tensor<37x768x!circuit.q3_k> {circuit.name = "w"})
+    -> tensor<37xf32> {
+  %y = circuit.matmul %x, %w : tensor<768xf32>, tensor<37x768x!circuit.q3_k>
+      -> tensor<37xf32>
+  circuit.output %y : tensor<37xf32>
+}
+
+// -----
+
+circuit.graph @gather_q3_k(%w: tensor<8x256x!circuit.q3_k> {circuit.name = "w"},
+                           %id: tensor<1xi32> {circuit.name = "id"})
+    -> tensor<256xf32> {
+  %g = circuit.gather %w ins(%id : tensor<1xi32>) : tensor<8x256x!circuit.q3_k>
+      -> tensor<256xf32> {
+  ^bb0(%lane: i32, %row: i32):
+    %c = exp.constant 256 : i32
+    %base = exp.mul %row, %c : i32
+    %i = exp.add %base, %lane : i32
+    circuit.yield %i : i32
+  }
+  circuit.output %g : tensor<256xf32>
 }

@@ -36,8 +36,8 @@ void CircuitDialect::initialize() {
 int64_t hesper::circuit::getQuantBlockSize(Type type) {
   return llvm::TypeSwitch<Type, int64_t>(type)
       .Case<Q8_0Type, Q4_0Type, Q4_1Type, Q5_0Type, Q5_1Type, IQ4_NLType,
-            IQ4_XSType, Q4_KType, Q5_KType, Q6_KType, I2_SType, TQ1_0Type,
-            TQ2_0Type, Q8_1Type>(
+            IQ4_XSType, Q2_KType, Q3_KType, Q4_KType, Q5_KType, Q6_KType,
+            I2_SType, TQ1_0Type, TQ2_0Type, Q8_1Type>(
           [](auto t) { return decltype(t)::kBlockSize; })
       .Case([](BFloat16Type) { return 1; })
       .Default([](Type) { return 0; });
@@ -46,8 +46,8 @@ int64_t hesper::circuit::getQuantBlockSize(Type type) {
 int64_t hesper::circuit::getQuantBlockBytes(Type type) {
   return llvm::TypeSwitch<Type, int64_t>(type)
       .Case<Q8_0Type, Q4_0Type, Q4_1Type, Q5_0Type, Q5_1Type, IQ4_NLType,
-            IQ4_XSType, Q4_KType, Q5_KType, Q6_KType, I2_SType, TQ1_0Type,
-            TQ2_0Type, Q8_1Type>(
+            IQ4_XSType, Q2_KType, Q3_KType, Q4_KType, Q5_KType, Q6_KType,
+            I2_SType, TQ1_0Type, TQ2_0Type, Q8_1Type>(
           [](auto t) { return decltype(t)::kBlockBytes; })
       .Case([](BFloat16Type) { return 2; })
       .Default([](Type) { return 0; });

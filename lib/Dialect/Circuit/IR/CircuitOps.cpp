@@ -174,11 +174,11 @@ LogicalResult GatherOp::verify() {
   Type source = elementOf(getSource());
   if (isQuantized(source)) {
     if (!isa<Q8_0Type, Q4_0Type, Q4_1Type, Q5_0Type, Q5_1Type, IQ4_NLType,
-             IQ4_XSType, Q4_KType, Q5_KType, Q6_KType, TQ1_0Type, TQ2_0Type,
-             BFloat16Type>(source))
+             IQ4_XSType, Q2_KType, Q3_KType, Q4_KType, Q5_KType, Q6_KType,
+             TQ1_0Type, TQ2_0Type, BFloat16Type>(source))
       return emitOpError("expects a scalar, bf16, q8_0, q4_0, q4_1, q5_0, "
-                         "q5_1, iq4_nl, iq4_xs, q4_k, q5_k, q6_k, tq1_0 or "
-                         "tq2_0 source, got ")
+                         "q5_1, iq4_nl, iq4_xs, q2_k, q3_k, q4_k, q5_k, "
+                         "q6_k, tq1_0 or tq2_0 source, got ")
              << source;
     if (!getType().getElementType().isF32())
       return emitOpError("expects an f32 result for a quantized source, got ")
@@ -456,8 +456,8 @@ static LogicalResult verifyProduct(Operation *op, Value x, Value weight,
            << xElt;
   if (wElt.isInteger(32) || isa<Q8_1Type>(wElt))
     return op->emitOpError("expects weights of f32, f16, bf16, q8_0, q4_0, "
-                           "q4_1, q5_0, q5_1, iq4_nl, iq4_xs, q4_k, q5_k, "
-                           "q6_k, tq1_0, tq2_0 or i2_s, got ")
+                           "q4_1, q5_0, q5_1, iq4_nl, iq4_xs, q2_k, q3_k, "
+                           "q4_k, q5_k, q6_k, tq1_0, tq2_0 or i2_s, got ")
            << wElt;
   if (isa<Q8_1Type>(xElt) && !isQuantized(wElt))
     return op->emitOpError("expects quantized weights with q8_1 "

@@ -84,6 +84,12 @@ enum class GgmlType : uint32_t {
   /// nibbles; a value is d * (q | fifth << 4) + m.
   Q5_1 = 7,
   Q8_0 = 8,
+  /// 2-bit k-quant: 256 values in 84 bytes (4-bit scales and mins of
+  /// sixteen 16-value sub-blocks, 2-bit codes, f16 d and dmin).
+  Q2_K = 10,
+  /// 3-bit k-quant: 256 values in 110 bytes (a bit plane, 2-bit codes,
+  /// sixteen 6-bit sub-block scales, f16 d).
+  Q3_K = 11,
   Q4_K = 12,
   Q5_K = 13,
   Q6_K = 14,

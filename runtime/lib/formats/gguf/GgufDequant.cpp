@@ -93,6 +93,44 @@ void dequantLegacy(const uint8_t *block, float *y) {
   }
 }
 
+/// Q2_K and Q3_K keep 2-bit codes the same way: value 128 n + 32 j + l
+/// (n < 2, j < 4, l < 32) is bits 2 j, 2 j + 1 of code byte 32 n + l, and
+/// value v belongs to 16-value sub-block v / 16.
+int kTwoBitCode(const uint8_t *codes, int v) {
+  return (codes[32 * (v / 128) + v % 32] >> (2 * ((v % 128) / 32))) & 3;
+}
+
+/// Q2_K: 16 scale bytes (sub-block i's scale in the low nibble of byte i,
+/// its min in the high one), 64 code bytes, f16 d, f16 dmin; a value is
+/// d * scale * code - dmin * min.
+void dequantQ2_K(const uint8_t *block, float *y) {
+  const float d = loadHalf(block + 80), dmin = loadHalf(block + 82);
+  for (int v = 0; v < 256; ++v) {
+    const uint8_t sm = block[v / 16];
+    y[v] = d * static_cast<float>(sm & 0xf) *
+               static_cast<float>(kTwoBitCode(block + 16, v)) -
+           dmin * static_cast<float>(sm >> 4);
+  }
+}
+
+/// Q3_K: 32 bytes hmask (bit 4 n + j of byte l is the third bit of value
+/// 128 n + 32 j + l), 64 code bytes, 12 bytes of sixteen 6-bit scales
+/// (scale i's low four bits in byte i % 8, low nibble for i < 8; its top
+/// two in byte 8 + i % 4 at bits 2 (i / 4)), f16 d; a value is
+/// d * (scale - 32) * (code + 4 * bit - 4).
+void dequantQ3_K(const uint8_t *block, float *y) {
+  const float d = loadHalf(block + 108);
+  const uint8_t *scales = block + 96;
+  for (int v = 0; v < 256; ++v) {
+    const int i = v / 16;
+    const int scale = ((scales[i % 8] >> (4 * (i / 8))) & 0xf) |
+                      (((scales[8 + i % 4] >> (2 * (i / 4))) & 3) << 4);
+    const int bit = (block[v % 32] >> (4 * (v / 128) + (v % 128) / 32)) & 1;
+    const int q = kTwoBitCode(block + 32, v) + 4 * bit - 4;
+    y[v] = d * static_cast<float>(scale - 32) * static_cast<float>(q);
+  }
+}
+
 /// IQ4_NL: q4_0's layout, each nibble an index into kIq4nlValues.
 void dequantIQ4_NL(const uint8_t *block, float *y) {
   const float d = loadHalf(block);
@@ -324,6 +362,12 @@ Status dequantizeRow(GgmlType t, const uint8_t *src, float *dst, int64_t n) {
     break;
   case GgmlType::Q8_0:
     perBlock = dequantQ8_0;
+    break;
+  case GgmlType::Q2_K:
+    perBlock = dequantQ2_K;
+    break;
+  case GgmlType::Q3_K:
+    perBlock = dequantQ3_K;
     break;
   case GgmlType::Q4_K:
     perBlock = dequantQ4_K;

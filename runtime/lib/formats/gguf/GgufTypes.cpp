@@ -119,6 +119,10 @@ const char *ggmlTypeName(GgmlType t) {
     return "iq4_xs";
   case GgmlType::Q8_0:
     return "q8_0";
+  case GgmlType::Q2_K:
+    return "q2_K";
+  case GgmlType::Q3_K:
+    return "q3_K";
   case GgmlType::Q4_K:
     return "q4_K";
   case GgmlType::Q5_K:
@@ -150,6 +154,8 @@ int64_t ggmlBlockSize(GgmlType t) {
   case GgmlType::IQ4_NL:
   case GgmlType::Q8_0:
     return 32;
+  case GgmlType::Q2_K:
+  case GgmlType::Q3_K:
   case GgmlType::Q4_K:
   case GgmlType::Q5_K:
   case GgmlType::Q6_K:
@@ -183,6 +189,10 @@ int64_t ggmlBlockBytes(GgmlType t) {
     return 2 + 32;
   case GgmlType::IQ4_XS:
     return 2 + 2 + 4 + 128;
+  case GgmlType::Q2_K:
+    return 16 + 64 + 2 + 2;
+  case GgmlType::Q3_K:
+    return 32 + 64 + 12 + 2;
   case GgmlType::Q4_K:
     return 2 + 2 + 12 + 128;
   case GgmlType::Q5_K:
@@ -259,6 +269,8 @@ bool isSupportedGgmlType(uint32_t t) {
   case GgmlType::IQ4_NL:
   case GgmlType::IQ4_XS:
   case GgmlType::Q8_0:
+  case GgmlType::Q2_K:
+  case GgmlType::Q3_K:
   case GgmlType::Q4_K:
   case GgmlType::Q5_K:
   case GgmlType::Q6_K:

@@ -96,6 +96,13 @@ def Circuit_IQ4_XSType : Circuit_QuantType<"IQ4_XS", "iq4_xs", 256, 136,
     "6-bit sub-block scales (the high two bits of each in a u16, the low "
     "four in 4 bytes), then iq4_nl's nibbles for each 32-value sub-block "
     "(value = d * (scale - 32) * table[q])">;
+def Circuit_Q2_KType : Circuit_QuantType<"Q2_K", "q2_k", 256, 84,
+    "2-bit k-quant weights, super-blocks of 256 with 4-bit sub-block scales "
+    "and mins per 16 values (value = d * sc * q - dmin * m)">;
+def Circuit_Q3_KType : Circuit_QuantType<"Q3_K", "q3_k", 256, 110,
+    "3-bit k-quant weights, super-blocks of 256: a plane of third bits, "
+    "2-bit codes and 6-bit sub-block scales per 16 values "
+    "(value = d * (sc - 32) * (q - 4))">;
 def Circuit_Q4_KType : Circuit_QuantType<"Q4_K", "q4_k", 256, 144,
     "4-bit k-quant weights, super-blocks of 256 with 6-bit sub-block scales">;
 def Circuit_Q5_KType : Circuit_QuantType<"Q5_K", "q5_k", 256, 176,
@@ -125,6 +132,7 @@ def Circuit_Q8_1Type : Circuit_QuantType<"Q8_1", "q8_1", 32, 36,
 
 def Circuit_QuantElement : AnyTypeOf<[Circuit_Q8_0Type, Circuit_Q4_0Type,
     Circuit_Q4_1Type, Circuit_Q5_0Type, Circuit_Q5_1Type, Circuit_IQ4_NLType, Circuit_IQ4_XSType,
+    Circuit_Q2_KType, Circuit_Q3_KType,
     Circuit_Q4_KType, Circuit_Q5_KType, Circuit_Q6_KType, Circuit_I2_SType, Circuit_TQ1_0Type, Circuit_TQ2_0Type,
     Circuit_Q8_1Type],
     "quantized block format">;
@@ -137,7 +145,8 @@ def Circuit_QuantElement : AnyTypeOf<[Circuit_Q8_0Type, Circuit_Q4_0Type,
 def Circuit_ScalarElement : AnyTypeOf<[F32, F16, I32]>;
 def Circuit_Tensor : StaticShapeTensorOf<[F32, F16, BF16, I32,
     Circuit_Q8_0Type, Circuit_Q4_0Type, Circuit_Q4_1Type, Circuit_Q5_0Type,
-    Circuit_Q5_1Type, Circuit_IQ4_NLType, Circuit_IQ4_XSType, Circuit_Q4_KType,
+    Circuit_Q5_1Type, Circuit_IQ4_NLType, Circuit_IQ4_XSType, Circuit_Q2_KType,
+    Circuit_Q3_KType, Circuit_Q4_KType,
     Circuit_Q5_KType, Circuit_Q6_KType, Circuit_I2_SType, Circuit_TQ1_0Type,
     Circuit_TQ2_0Type, Circuit_Q8_1Type]>;
 def Circuit_ScalarTensor : StaticShapeTensorOf<[F32, F16, I32]>;
