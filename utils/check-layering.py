@@ -119,6 +119,15 @@ def layer_of_include(header):
     return None
 
 
+def includes(path):
+    """(line number, header) of each #include of the file at `path`."""
+    with open(path, encoding="utf-8", errors="replace") as src:
+        for number, line in enumerate(src, 1):
+            m = INCLUDE.match(line)
+            if m:
+                yield number, m.group(1)
+
+
 def check_compiler_free(root):
     problems = []
     free = set(COMPILER_FREE)
@@ -127,32 +136,26 @@ def check_compiler_free(root):
         if not os.path.exists(path):
             continue
         folder = os.path.dirname(rel)
-        with open(path, encoding="utf-8", errors="replace") as src:
-            for number, line in enumerate(src, 1):
-                m = INCLUDE.match(line)
-                if not m:
-                    continue
-                header = m.group(1)
-                where = "%s:%d: error: " % (rel, number)
-                bad = None
-                if header.startswith("mlir/"):
-                    bad = "MLIR"
-                elif header.startswith("llvm/") and not header.startswith(
-                        LLVM_ALLOWED):
-                    bad = "LLVM beyond ADT and Support"
-                elif header.startswith("Hesper/"):
-                    if "include/" + header not in free and not \
-                            header.endswith(".inc"):
-                        bad = "a header of the compiler"
-                elif "/" not in header:
-                    local = (folder + "/" + header).lstrip("/")
-                    if os.path.exists(os.path.join(root, local)) and \
-                            local not in free and not header.endswith(".inc"):
-                        bad = "a header of the compiler"
-                if bad:
-                    problems.append(
-                        where + "'%s' links no compiler, but includes '%s' "
-                        "(%s)" % (rel, header, bad))
+        for number, header in includes(path):
+            bad = None
+            if header.startswith("mlir/"):
+                bad = "MLIR"
+            elif header.startswith("llvm/") and not header.startswith(
+                    LLVM_ALLOWED):
+                bad = "LLVM beyond ADT and Support"
+            elif header.startswith("Hesper/"):
+                if "include/" + header not in free and not \
+                        header.endswith(".inc"):
+                    bad = "a header of the compiler"
+            elif "/" not in header:
+                local = (folder + "/" + header).lstrip("/")
+                if os.path.exists(os.path.join(root, local)) and \
+                        local not in free and not header.endswith(".inc"):
+                    bad = "a header of the compiler"
+            if bad:
+                problems.append(
+                    "%s:%d: error: '%s' links no compiler, but includes '%s' "
+                    "(%s)" % (rel, number, rel, header, bad))
     return problems
 
 

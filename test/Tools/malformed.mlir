@@ -59,7 +59,7 @@
 // BOGUS-CIRCUIT-TYPE: bogus-circuit-type.mlir:1:31: error: unknown{{ +}}type `bogus` in dialect `circuit`
 //
 // RUN: not hesper-opt %t/bogus-circuit-element.mlir 2>&1 | FileCheck %s --check-prefix=BOGUS-CIRCUIT-ELEMENT
-// BOGUS-CIRCUIT-ELEMENT: bogus-circuit-element.mlir:1:42: error: unknown{{ +}}type `q3_k` in dialect `circuit`
+// BOGUS-CIRCUIT-ELEMENT: bogus-circuit-element.mlir:1:42: error: unknown{{ +}}type `q7_k` in dialect `circuit`
 //
 // RUN: not hesper-opt %t/bogus-shaderm-type.mlir 2>&1 | FileCheck %s --check-prefix=BOGUS-SHADERM-TYPE
 // BOGUS-SHADERM-TYPE: bogus-shaderm-type.mlir:1:32: error: unknown{{ +}}type `bogus` in dialect `shaderm`
@@ -167,7 +167,7 @@ circuit.graph @g(%x: !circuit.bogus) {
   circuit.output
 }
 //--- bogus-circuit-element.mlir
-circuit.graph @g(%x: tensor<256x!circuit.q3_k>) {
+circuit.graph @g(%x: tensor<256x!circuit.q7_k>) {
   circuit.output
 }
 //--- bogus-shaderm-type.mlir

@@ -229,6 +229,16 @@ SmallVector<Value> GraphLowering::emitLegacyDot(const DotOperands &d,
   return finishUnits(loop, acc);
 }
 
+/// Where the parts of a q2_k or q3_k super-block are.
+struct KLowBitLayout {
+  bool threeBits;
+  int64_t bytes, codes, scales, d;
+  explicit KLowBitLayout(bool threeBits)
+      : threeBits(threeBits), bytes(threeBits ? 110 : 84),
+        codes(threeBits ? 32 : 16), scales(threeBits ? 96 : 0),
+        d(threeBits ? 108 : 80) {}
+};
+
 /// q3_k's 6-bit scale of sub-block `i` (an index 0..15), from the block's
 /// scale bytes at byte `scales`.
 static Value q3kScale(OpBuilder &b, Location loc, Value words, Value scales,
@@ -250,8 +260,7 @@ SmallVector<Value> GraphLowering::emitKLowBitDot(const DotOperands &d,
   // are bits 2 j of the 16 code bytes at 32 n + 16 h (four words), its
   // q3_k third bits bit 4 n + j of the hmask bytes at 16 h. The sums
   // sum(q x) (and for q2_k sum(x)) are scaled once per sub-block.
-  const int64_t kBytes = threeBits ? 110 : 84;
-  const int64_t codesAt = threeBits ? 32 : 16;
+  const KLowBitLayout layout(threeBits);
   Location loc = d.loc;
   IndexMath im(b, loc);
   WordMath wm(b, loc);
@@ -260,12 +269,12 @@ SmallVector<Value> GraphLowering::emitKLowBitDot(const DotOperands &d,
   BlockUnit u = beginBlockUnits(d, 256, 16, rows);
   scf::ForOp loop = u.loop;
   Value g = u.part;
-  Value base = im.mul(u.blockIndex, im.c(kBytes));
+  Value base = im.mul(u.blockIndex, im.c(layout.bytes));
   Value misaligned = isMisaligned(base, loc);
   Value n = im.div(g, 8), j = im.rem(im.div(g, 2), 4), h = im.rem(g, 2);
   Value shift = im.toI32(im.mul(j, im.c(2)));
   Value bitIndex = im.toI32(im.add(im.mul(n, im.c(4)), j));
-  Value codes = im.add(base, im.add(im.c(codesAt),
+  Value codes = im.add(base, im.add(im.c(layout.codes),
                                     im.add(im.mul(n, im.c(32)),
                                            im.mul(h, im.c(16)))));
   Value bits = im.add(base, im.mul(h, im.c(16)));
@@ -306,20 +315,20 @@ SmallVector<Value> GraphLowering::emitKLowBitDot(const DotOperands &d,
   }
   SmallVector<Value> next;
   if (threeBits) {
-    Value scale = loadHalf(b, loc, d.w, im.add(base, im.c(108)));
+    Value scale = loadHalf(b, loc, d.w, im.add(base, im.c(layout.d)));
     if (shape.mutant == "drop-scale") // A mutant: the block scale ignored.
       scale = ex::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0f));
-    Value sc = q3kScale(b, loc, d.w, im.add(base, im.c(96)), g);
+    Value sc = q3kScale(b, loc, d.w, im.add(base, im.c(layout.scales)), g);
     Value dl = ex::MulOp::create(
         b, loc, scale, wm.toF32(arith::SubIOp::create(b, loc, sc, wm.c(32))));
     for (size_t r = 0; r < rows; ++r)
       next.push_back(ex::FmaOp::create(b, loc, dl, acc[r],
                                        loop.getRegionIterArgs()[r]));
   } else {
-    Value scale = loadHalf(b, loc, d.w, im.add(base, im.c(80)));
+    Value scale = loadHalf(b, loc, d.w, im.add(base, im.c(layout.d)));
     if (shape.mutant == "drop-scale") // A mutant: the block scale ignored.
       scale = ex::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0f));
-    Value dmin = loadHalf(b, loc, d.w, im.add(base, im.c(82)));
+    Value dmin = loadHalf(b, loc, d.w, im.add(base, im.c(layout.d + 2)));
     Value sm = loadByte(b, loc, d.w, im.add(base, g));
     Value dl = ex::MulOp::create(b, loc, scale, wm.toF32(wm.mask(sm, 0xf)));
     Value ml = ex::MulOp::create(b, loc, dmin, wm.toF32(wm.shr(sm, 4)));
@@ -688,8 +697,7 @@ SmallVector<Value> GraphLowering::emitKLowBitDotVector(const DotOperands &d,
   // the next), with q3_k's third bits bit 4 n + j of the 32 hmask bytes.
   // The two sub-blocks' scales (and q2_k's mins) are splat per half of
   // the vector.
-  const int64_t kBytes = threeBits ? 110 : 84;
-  const int64_t codesAt = threeBits ? 32 : 16;
+  const KLowBitLayout layout(threeBits);
   Location loc = d.loc;
   IndexMath im(b, loc);
   WordMath wm(b, loc);
@@ -712,20 +720,22 @@ SmallVector<Value> GraphLowering::emitKLowBitDotVector(const DotOperands &d,
   OpBuilder::InsertionGuard guard(b);
   scf::ForOp loop = vm.beginRows(blocks, rows);
   Value blk = loop.getInductionVar();
-  Value base = im.mul(im.add(rowBlocks, blk), im.c(kBytes));
+  Value base = im.mul(im.add(rowBlocks, blk), im.c(layout.bytes));
   Value misaligned = isMisaligned(base, loc);
-  Value scale = loadHalf(b, loc, d.w, im.add(base, im.c(threeBits ? 108 : 80)));
+  Value scale = loadHalf(b, loc, d.w, im.add(base, im.c(layout.d)));
   if (shape.mutant == "drop-scale") // A mutant: the block scale ignored.
     scale = ex::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0f));
   Value dmin = threeBits ? Value()
-                         : loadHalf(b, loc, d.w, im.add(base, im.c(82)));
+                         : loadHalf(b, loc, d.w,
+                                    im.add(base, im.c(layout.d + 2)));
   Value hmask = threeBits
                     ? bytes32AtEvenByte(b, loc, vm, d.w, base, misaligned)
                     : Value();
   SmallVector<Value> acc(loop.getRegionIterArgs());
   for (int64_t n = 0; n < 2; ++n) {
     Value codes = bytes32AtEvenByte(
-        b, loc, vm, d.w, im.add(base, im.c(codesAt + 32 * n)), misaligned);
+        b, loc, vm, d.w, im.add(base, im.c(layout.codes + 32 * n)),
+        misaligned);
     for (int64_t j = 0; j < 4; ++j) {
       Value q = arith::AndIOp::create(
           b, loc, arith::ShRUIOp::create(b, loc, codes, splatByte(2 * j)),
@@ -749,8 +759,8 @@ SmallVector<Value> GraphLowering::emitKLowBitDotVector(const DotOperands &d,
                 arith::ShLIOp::create(b, loc, bit, splatByte(2))),
             splatByte(4));
         Value dl = perHalf([&](int64_t sub) -> Value {
-          Value sc = q3kScale(b, loc, d.w, im.add(base, im.c(96)),
-                              im.c(sub));
+          Value sc = q3kScale(b, loc, d.w,
+                              im.add(base, im.c(layout.scales)), im.c(sub));
           return ex::MulOp::create(
               b, loc, scale,
               wm.toF32(arith::SubIOp::create(b, loc, sc, wm.c(32))));
@@ -867,35 +877,34 @@ Value GraphLowering::emitDequantizeQ4_0OrBF16(Value words, Type element,
   if (isa<cir::Q2_KType, cir::Q3_KType>(element)) {
     // Value v of a block: bits 2 j of code byte 32 n + l (v = 128 n +
     // 32 j + l), in sub-block v / 16.
-    const bool threeBits = isa<cir::Q3_KType>(element);
-    const int64_t kBytes = threeBits ? 110 : 84;
-    Value base = im.mul(im.div(index, 256), im.c(kBytes));
+    const KLowBitLayout layout(isa<cir::Q3_KType>(element));
+    Value base = im.mul(im.div(index, 256), im.c(layout.bytes));
     Value v = im.rem(index, 256);
     Value n = im.div(v, 128), j = im.div(im.rem(v, 128), 32);
     Value l = im.rem(v, 32), g = im.div(v, 16);
     Value byte = loadByte(
         b, loc, words,
-        im.add(base, im.add(im.c(threeBits ? 32 : 16),
+        im.add(base, im.add(im.c(layout.codes),
                             im.add(im.mul(n, im.c(32)), l))));
     Value q = wm.mask(wm.shr(byte, im.toI32(im.mul(j, im.c(2)))), 3);
-    if (threeBits) {
+    if (layout.threeBits) {
       Value bits = loadByte(b, loc, words, im.add(base, l));
       Value bit = wm.mask(
           wm.shr(bits, im.toI32(im.add(im.mul(n, im.c(4)), j))), 1);
       q = arith::SubIOp::create(
           b, loc, arith::AddIOp::create(b, loc, q, wm.shl(bit, 2)), wm.c(4));
-      Value sc = q3kScale(b, loc, words, im.add(base, im.c(96)), g);
+      Value sc = q3kScale(b, loc, words, im.add(base, im.c(layout.scales)), g);
       Value dl = ex::MulOp::create(
-          b, loc, loadHalf(b, loc, words, im.add(base, im.c(108))),
+          b, loc, loadHalf(b, loc, words, im.add(base, im.c(layout.d))),
           wm.toF32(arith::SubIOp::create(b, loc, sc, wm.c(32))));
       return ex::MulOp::create(b, loc, dl, wm.toF32(q));
     }
     Value sm = loadByte(b, loc, words, im.add(base, g));
     Value dl = ex::MulOp::create(
-        b, loc, loadHalf(b, loc, words, im.add(base, im.c(80))),
+        b, loc, loadHalf(b, loc, words, im.add(base, im.c(layout.d))),
         wm.toF32(wm.mask(sm, 0xf)));
     Value ml = ex::MulOp::create(
-        b, loc, loadHalf(b, loc, words, im.add(base, im.c(82))),
+        b, loc, loadHalf(b, loc, words, im.add(base, im.c(layout.d + 2))),
         wm.toF32(wm.shr(sm, 4)));
     return ex::SubOp::create(b, loc, ex::MulOp::create(b, loc, dl, wm.toF32(q)),
                              ml);
