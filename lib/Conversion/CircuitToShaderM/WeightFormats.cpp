@@ -533,19 +533,21 @@ SmallVector<Value> GraphLowering::emitIQ4_XSDotVector(const DotOperands &d) {
   return vm.finishRows(loop, acc);
 }
 
-/// The four words at even byte `at` of `words` as a vector<4xi32>: the
-/// aligned ones, or, when `misaligned` (at % 4 == 2), the halves of the
-/// five aligned words around them. The second load's start is clamped into
-/// the buffer: it is only used when misaligned, and then it exists.
-static Value fourWordsAtEvenByte(OpBuilder &b, Location loc, Value words,
-                                 Value at, Value misaligned) {
+/// The `count` words at even byte `at` of `words` as a vector of i32 (the
+/// vector form of loadWordAtEvenByte): the aligned ones, or, when
+/// `misaligned` (at % 4 == 2), the halves of the count + 1 aligned words
+/// around them. The second load's start is clamped into the buffer: it is
+/// only used when misaligned, and then it exists.
+static Value wordsAtEvenByte(OpBuilder &b, Location loc, Value words,
+                             Value at, Value misaligned, int64_t count) {
   IndexMath im(b, loc);
   int64_t length = cast<sm::BufferType>(words.getType()).getLength();
-  auto type = VectorType::get({4}, b.getI32Type());
+  auto type = VectorType::get({count}, b.getI32Type());
   Value first = im.div(at, 4);
   Value w0 = sm::LoadOp::create(b, loc, type, words, first);
-  Value next = arith::MinUIOp::create(b, loc, im.add(first, im.c(1)),
-                                      im.c(std::max<int64_t>(length - 4, 0)));
+  Value next = arith::MinUIOp::create(
+      b, loc, im.add(first, im.c(1)),
+      im.c(std::max<int64_t>(length - count, 0)));
   Value w1 = sm::LoadOp::create(b, loc, type, words, next);
   Value sixteen = arith::ConstantOp::create(
       b, loc, DenseElementsAttr::get(type, b.getI32IntegerAttr(16)));
@@ -660,7 +662,7 @@ SmallVector<Value> GraphLowering::emitLegacyDotVector(const DotOperands &d,
     ws.push_back(decode(
         half(head, 0), layout.offset ? half(head, 1) : Value(),
         layout.fifthBits ? wordAt(layout.qh) : Value(),
-        fourWordsAtEvenByte(b, loc, d.w, qsAt, isMisaligned(qsAt, loc))));
+        wordsAtEvenByte(b, loc, d.w, qsAt, isMisaligned(qsAt, loc), 4)));
   }
   SmallVector<Value> acc(loop.getRegionIterArgs());
   for (size_t r = 0; r < rows; ++r) {
@@ -670,23 +672,6 @@ SmallVector<Value> GraphLowering::emitLegacyDotVector(const DotOperands &d,
                               vm.x32(d.x, im.add(at, im.c(32 * i))));
   }
   return vm.finishRows(loop, acc);
-}
-
-/// The 32 bytes at even byte `at` of `words`, in memory order: eight
-/// aligned words, or, when `misaligned`, the halves of the nine around
-/// them (the second load's start clamped into the buffer: it is only used
-/// when misaligned, and then it exists).
-static Value bytes32AtEvenByte(OpBuilder &b, Location loc, BlockMath &vm,
-                               Value words, Value at, Value misaligned) {
-  IndexMath im(b, loc);
-  int64_t length = cast<sm::BufferType>(words.getType()).getLength();
-  Value first = im.div(at, 4);
-  Value w0 = vm.words(words, first);
-  Value next = arith::MinUIOp::create(b, loc, im.add(first, im.c(1)),
-                                      im.c(std::max<int64_t>(length - 8, 0)));
-  Value w1 = vm.words(words, next);
-  return arith::SelectOp::create(b, loc, misaligned,
-                                 vm.bytesAfterHalfWord(w0, w1), vm.bytes(w0));
 }
 
 SmallVector<Value> GraphLowering::emitKLowBitDotVector(const DotOperands &d,
@@ -728,14 +713,14 @@ SmallVector<Value> GraphLowering::emitKLowBitDotVector(const DotOperands &d,
   Value dmin = threeBits ? Value()
                          : loadHalf(b, loc, d.w,
                                     im.add(base, im.c(layout.d + 2)));
-  Value hmask = threeBits
-                    ? bytes32AtEvenByte(b, loc, vm, d.w, base, misaligned)
-                    : Value();
+  Value hmask =
+      threeBits ? vm.bytes(wordsAtEvenByte(b, loc, d.w, base, misaligned, 8))
+                : Value();
   SmallVector<Value> acc(loop.getRegionIterArgs());
   for (int64_t n = 0; n < 2; ++n) {
-    Value codes = bytes32AtEvenByte(
-        b, loc, vm, d.w, im.add(base, im.c(layout.codes + 32 * n)),
-        misaligned);
+    Value codes = vm.bytes(wordsAtEvenByte(
+        b, loc, d.w, im.add(base, im.c(layout.codes + 32 * n)), misaligned,
+        8));
     for (int64_t j = 0; j < 4; ++j) {
       Value q = arith::AndIOp::create(
           b, loc, arith::ShRUIOp::create(b, loc, codes, splatByte(2 * j)),
