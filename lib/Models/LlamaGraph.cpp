@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// One decode step as llama.cpp computes it for LLM_ARCH_LLAMA, QWEN2,
+// One decode step as llama.cpp computes it for LLM_ARCH_LLAMA, QWEN2, PHI3,
 // QWEN3, GEMMA, GEMMA2 and GEMMA3 (src/models/*.cpp):
 //
 //   x = token_embd[token]            (gemma: times sqrt(dim))
@@ -33,6 +33,10 @@
 // post_ffw_norm); their sliding-window layers attend to the last W
 // positions only and rotate with their own RoPE base (`rope_freqs_swa`);
 // gemma2 soft-caps the attention scores and the logits (c·tanh(s/c)).
+// phi3 is llama's layer with NEOX pairs, Q/K/V and gate/up read from fused
+// tensors (row ranges of attn_qkv and ffn_up) and LongRoPE frequencies
+// (rope_freqs from rope_factors_long or _short, cos and sin scaled by
+// rope.scaling.attn_factor).
 // gemma4 adds per-layer shapes, layers that attend over an earlier layer's
 // KV cache, V normalized without a weight, per-layer embeddings and layer
 // output scales (docs/Gemma4-notes.md).
@@ -46,6 +50,7 @@
 
 #include <cmath>
 #include <map>
+#include <optional>
 
 using namespace mlir;
 using namespace hesper;
@@ -199,15 +204,24 @@ private:
   }
 
   /// A weight as a graph argument named after its GGUF tensor: [rows, row
-  /// length] (ggml's dims reversed), in its GGUF element type.
+  /// length] (ggml's dims reversed), in its GGUF element type. A weight
+  /// that is part of a fused tensor (phi3's attn_qkv, ffn_up) is that
+  /// tensor's row range, read in place.
   Value weight(const std::string &name) {
     auto it = weights.find(name);
     if (it != weights.end())
       return it->second;
-    const rt::GgufTensor &t = model.weight(name);
+    Model::WeightRows at = model.weightRows(name);
+    const rt::GgufTensor &t = model.weight(at.tensor);
     SmallVector<int64_t> shape(t.dims.rbegin(), t.dims.rend());
-    Value v = g.externalWeight(
-        name, shape, elementTypeFor(g.getContext(), t.type), name);
+    std::optional<int64_t> firstRow;
+    if (at.firstRow >= 0) {
+      shape[0] = at.rows;
+      firstRow = at.firstRow;
+    }
+    Value v = g.externalWeight(name, shape,
+                               elementTypeFor(g.getContext(), t.type),
+                               at.tensor, firstRow);
     weights[name] = v;
     return v;
   }
@@ -352,6 +366,7 @@ private:
     const int64_t qDim = shape.qDim(), kvDim = shape.kvDim();
     const int64_t cacheElems = ctx * kvDim;
     const bool neox = hp.ropeType == RopeType::NeoX;
+    const double mscale = hp.ropeAttnFactor;
     Value qRot = g.zeros(vec(qDim), g.f32());
     // A layer that shares another's cache (gemma4) rotates q alone.
     const bool writesCache = bool(kCache);
@@ -420,6 +435,11 @@ private:
             Value theta = e.select(rotated, e.mul(e.toF32(local), freq),
                                    e.f32(0.0));
             Value c = e.cos(theta), sn = e.sin(theta);
+            // ggml's attn_factor scales the rotated pairs' cos and sin.
+            if (mscale != 1) {
+              c = e.select(rotated, e.mul(c, e.f32(mscale)), c);
+              sn = e.mul(sn, e.f32(mscale));
+            }
             // First of a pair: x cos - x' sin; second: x cos + x' sin.
             Value xc = e.mul(self, c), ps = e.mul(partner, sn);
             return e.select(first, e.sub(xc, ps), e.add(xc, ps));

@@ -5,7 +5,8 @@
 //===----------------------------------------------------------------------===//
 //
 // Reads the hyperparameters of a model the way llama.cpp does (its loaders
-// for llama, qwen2, qwen3, gemma, gemma2, gemma3, gemma4 and bitnet) and checks
+// for llama, qwen2, qwen3, gemma, gemma2, gemma3, gemma4, bitnet and phi3) and
+// checks
 // that every tensor the decode graph will bind exists with the shape and a
 // type the kernels read, so that problems in a file surface at load time as
 // one line, never later inside the compiler or a kernel.
@@ -234,6 +235,14 @@ Status Loader::run() {
     hp.subNorms = true;
     if (Status s = bitnetActivation(); !s)
       return s;
+  } else if (hp.arch == "phi3") {
+    // Phi-3, Phi-3.5 and Phi-4-mini: llama's layer with fused projection
+    // tensors (Model::weightRows) and LongRoPE factors. llama.cpp reads but
+    // disables the sliding window its files may state (Phi SWA "currently
+    // disabled"), so every layer here attends over the whole cache too.
+    hp.ropeType = RopeType::NeoX;
+    hp.fusedGateUp = true;
+    hp.fusedQkv = file.tensor("blk.0.attn_qkv.weight") != nullptr;
   } else if (isGemma() || hp.arch == "gemma4") {
     hp.ropeType = RopeType::NeoX;
     hp.ffnActivation = FfnActivation::GeluTanh;
@@ -242,7 +251,7 @@ Status Loader::run() {
   } else {
     return fail("unsupported architecture '" + hp.arch +
                 "' (supported: llama, qwen2, qwen3, gemma, gemma2, "
-                "gemma3, gemma4, bitnet)");
+                "gemma3, gemma4, bitnet, phi3)");
   }
 
   Status s;
@@ -308,6 +317,12 @@ Status Loader::run() {
   if (scaling == "none" && file.find(hp.arch + ".rope.scale_linear"))
     if (!(s = real("rope.scale_linear", hp.ropeScale)))
       return s;
+  // Read for every architecture, as llama.cpp does (phi3's LongRoPE files
+  // carry both).
+  if (!(s = real("rope.scaling.attn_factor", hp.ropeAttnFactor)) ||
+      !(s = integer("rope.scaling.original_context_length",
+                    hp.ropeOrigContext, hp.contextLength)))
+    return s;
 
   hp.attnScale = 1.0 / std::sqrt(double(hp.headDim));
   hp.ropeDimsSwa = hp.ropeDims;
@@ -361,6 +376,15 @@ Status Loader::run() {
     if (!(s = expect("rope_freqs.weight", {hp.ropeDims / 2})))
       return s;
   }
+  // phi3's LongRoPE factors: each optional, as llama.cpp loads them.
+  if (hp.arch == "phi3")
+    for (const char *name :
+         {"rope_factors_long.weight", "rope_factors_short.weight"})
+      if (file.tensor(name)) {
+        hp.longRope = true;
+        if (!(s = expect(name, {hp.ropeDims / 2})))
+          return s;
+      }
   // llama.cpp loads Q/K/V biases for llama when present, and requires
   // them for qwen2.
   if (file.tensor("blk.0.attn_q.bias"))
@@ -369,14 +393,21 @@ Status Loader::run() {
   for (int64_t l = 0; l < hp.layers; ++l) {
     std::string b = "blk." + std::to_string(l) + ".";
     if (!(s = expect(b + "attn_norm.weight", {hp.dim})) ||
-        !(s = expect(b + "attn_q.weight", {hp.dim, hp.qDim()})) ||
-        !(s = expect(b + "attn_k.weight", {hp.dim, hp.kvDim()})) ||
-        !(s = expect(b + "attn_v.weight", {hp.dim, hp.kvDim()})) ||
         !(s = expect(b + "attn_output.weight", {hp.qDim(), hp.dim})) ||
         !(s = expect(b + "ffn_norm.weight", {hp.dim})) ||
-        !(s = expect(b + "ffn_gate.weight", {hp.dim, hp.ffn})) ||
-        !(s = expect(b + "ffn_up.weight", {hp.dim, hp.ffn})) ||
         !(s = expect(b + "ffn_down.weight", {hp.ffn, hp.dim})))
+      return s;
+    if (hp.fusedQkv
+            ? !(s = expect(b + "attn_qkv.weight",
+                           {hp.dim, hp.qDim() + 2 * hp.kvDim()}))
+            : (!(s = expect(b + "attn_q.weight", {hp.dim, hp.qDim()})) ||
+               !(s = expect(b + "attn_k.weight", {hp.dim, hp.kvDim()})) ||
+               !(s = expect(b + "attn_v.weight", {hp.dim, hp.kvDim()}))))
+      return s;
+    if (hp.fusedGateUp
+            ? !(s = expect(b + "ffn_up.weight", {hp.dim, 2 * hp.ffn}))
+            : (!(s = expect(b + "ffn_gate.weight", {hp.dim, hp.ffn})) ||
+               !(s = expect(b + "ffn_up.weight", {hp.dim, hp.ffn}))))
       return s;
     if (hp.qkvBias &&
         (!(s = expect(b + "attn_q.bias", {hp.qDim()})) ||
@@ -553,12 +584,20 @@ rt::Status Model::tensorBytes(const std::string &name, int64_t firstRow,
   return rt::Status();
 }
 
-std::vector<float> Model::ropeFrequencies(bool slidingWindowLayers) const {
+std::vector<float> Model::ropeFrequencies(bool slidingWindowLayers,
+                                          int64_t contextSize) const {
   const int64_t dims = slidingWindowLayers ? hp.ropeDimsSwa : hp.ropeDims;
   int64_t pairs = dims / 2;
   std::vector<float> factors(pairs, 1.0f);
-  if (hp.ropeFreqFactors && !slidingWindowLayers)
-    std::memcpy(factors.data(), weight("rope_freqs.weight").data,
+  const char *factorTensor = nullptr;
+  if (hp.ropeFreqFactors)
+    factorTensor = "rope_freqs.weight";
+  else if (hp.longRope)
+    factorTensor = contextSize > hp.ropeOrigContext
+                       ? "rope_factors_long.weight"
+                       : "rope_factors_short.weight";
+  if (factorTensor && !slidingWindowLayers && gguf->tensor(factorTensor))
+    std::memcpy(factors.data(), weight(factorTensor).data,
                 pairs * sizeof(float));
   const double base = slidingWindowLayers ? hp.ropeBaseSwa : hp.ropeBase;
   const double scale = slidingWindowLayers ? hp.ropeScaleSwa : hp.ropeScale;
@@ -569,4 +608,26 @@ std::vector<float> Model::ropeFrequencies(bool slidingWindowLayers) const {
                            static_cast<double>(dims)) /
         scale / factors[i]);
   return freqs;
+}
+
+Model::WeightRows Model::weightRows(const std::string &name) const {
+  WeightRows at{name, -1, 0};
+  // "blk.<layer>.<projection>.weight"
+  const std::string suffix = ".weight";
+  const size_t dot = name.find('.', 4);
+  if (name.rfind("blk.", 0) != 0 || dot == std::string::npos ||
+      name.size() < dot + 1 + suffix.size() ||
+      name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
+    return at;
+  const std::string layer = name.substr(0, dot + 1);
+  const std::string what =
+      name.substr(dot + 1, name.size() - suffix.size() - dot - 1);
+  const int64_t q = hp.qDim(), kv = hp.kvDim();
+  if (hp.fusedQkv && (what == "attn_q" || what == "attn_k" || what == "attn_v"))
+    at = {layer + "attn_qkv.weight",
+          what == "attn_q" ? 0 : what == "attn_k" ? q : q + kv,
+          what == "attn_q" ? q : kv};
+  else if (hp.fusedGateUp && (what == "ffn_gate" || what == "ffn_up"))
+    at = {layer + "ffn_up.weight", what == "ffn_gate" ? 0 : hp.ffn, hp.ffn};
+  return at;
 }

@@ -128,8 +128,8 @@ Status Session::Impl::initialBytes(const ArgBinding &arg, size_t bytes,
   }
   case circuit::ArgRole::RopeFreqs:
   case circuit::ArgRole::RopeFreqsSwa:
-    out.freqs = model->ropeFrequencies(arg.role ==
-                                       circuit::ArgRole::RopeFreqsSwa);
+    out.freqs = model->ropeFrequencies(
+        arg.role == circuit::ArgRole::RopeFreqsSwa, ctx);
     out.src = out.freqs.data();
     out.size = std::min<uint64_t>(bytes, out.freqs.size() * sizeof(float));
     return Status();

@@ -976,7 +976,7 @@ def build_gpt2_vocab(vocab_size):
 # --------------------------------------------------------------------------
 
 ARCHES = ["llama", "qwen2", "qwen3", "gemma", "gemma2", "gemma3", "gemma4",
-          "bitnet"]
+          "bitnet", "phi3"]
 GEMMA_ARCHES = ("gemma", "gemma2", "gemma3")
 # bitnet's ternary projections (llama.cpp's BitLinear layers), in the order
 # make_weights draws them
@@ -992,7 +992,8 @@ DEFAULTS = dict(arch="llama", type="f32", seed=1234, dim=64, layers=2, heads=4,
                 kv_heads=2, ffn=128, vocab=320, ctx=256, tokenizer=None,
                 head_dim=None, rope_base=None, rope_scale=None, tied=False,
                 rope_dims=None, eps=1e-5, pre="default", name=None, embd_std=None,
-                hidden_act=None, scale_tensors=None)
+                hidden_act=None, scale_tensors=None, separate_qkv=None,
+                long_rope=None)
 
 
 def parse_args(argv=None):
@@ -1073,6 +1074,14 @@ def parse_args(argv=None):
                    help="bitnet: store the projections as bare ternary "
                         "{-1,0,1} and their per-tensor scale s as "
                         "blk.N.<proj>.scale [1] f32 tensors (same model)")
+    ph = p.add_argument_group("phi3")
+    ph.add_argument("--separate-qkv", dest="separate_qkv", action="store_true",
+                    default=None,
+                    help="write attn_q/k/v instead of the fused attn_qkv")
+    ph.add_argument("--long-rope", dest="long_rope", type=int, metavar="ORIG",
+                    help="LongRoPE: rope_factors_long/short, "
+                         "rope.scaling.original_context_length ORIG (< --ctx) "
+                         "and the attn_factor Phi-3's converter derives")
     g4 = p.add_argument_group("gemma4 (dense E2B/E4B-style models)")
     g4.add_argument("--per-layer-dim", dest="per_layer_dim", type=int,
                     help="embedding_length_per_layer_input (default 16; 0: "
@@ -1108,13 +1117,15 @@ def parse_args(argv=None):
     gemma = cfg.arch in GEMMA_ARCHES
     G234 = ("gemma2", "gemma3", "gemma4")
     # options that only some archs understand
-    only_for = [("--sliding-window", cfg.sliding_window, G234),
+    only_for = [("--sliding-window", cfg.sliding_window, G234 + ("phi3",)),
                 ("--swa-pattern", cfg.swa_pattern, G234),
                 ("--attn-softcap", cfg.attn_softcap, ("gemma2",)),
                 ("--final-softcap", cfg.final_softcap, G234),
                 ("--rope-base-swa", cfg.rope_base_swa, G234),
                 ("--hidden-act", cfg.hidden_act, ("bitnet",)),
-                ("--scale-tensors", cfg.scale_tensors, ("bitnet",))]
+                ("--scale-tensors", cfg.scale_tensors, ("bitnet",)),
+                ("--separate-qkv", cfg.separate_qkv, ("phi3",)),
+                ("--long-rope", cfg.long_rope, ("phi3",))]
     only_for += [(flag, getattr(cfg, key), ("gemma4",)) for flag, key in GEMMA4_OPTS]
     for flag, val, archs in only_for:
         if val is not None and cfg.arch not in archs:
@@ -1171,8 +1182,8 @@ def parse_args(argv=None):
         if val is not None and not val > 0:
             p.error("%s must be > 0" % flag)
     if cfg.tokenizer is None:
-        cfg.tokenizer = ("llama" if cfg.arch in ("llama", "gemma4") or gemma or bitnet
-                         else "gpt2")
+        cfg.tokenizer = ("llama" if cfg.arch in ("llama", "gemma4", "phi3")
+                         or gemma or bitnet else "gpt2")
     if cfg.head_dim is None:
         if cfg.dim % cfg.heads:
             p.error("--dim must be a multiple of --heads (or give --head-dim)")
@@ -1187,6 +1198,12 @@ def parse_args(argv=None):
         p.error("--rope-dims must be even and in (0, head_dim]")
     if cfg.arch == "gemma4":
         _gemma4_args(p, cfg, asked_untied)
+    if cfg.arch == "phi3":
+        if cfg.head_dim * cfg.heads != cfg.dim:
+            p.error("--head-dim: llama.cpp's phi3 needs head_dim * heads == "
+                    "dim (attn_output is dim x dim)")
+        if cfg.long_rope is not None and not 0 < cfg.long_rope < cfg.ctx:
+            p.error("--long-rope ORIG must be in (0, --ctx)")
     if cfg.name is None:
         cfg.name = "hesper-synthetic-%s-%s" % (cfg.arch, cfg.type)
     return cfg
@@ -1297,6 +1314,14 @@ def make_weights(cfg):
         return _bitnet_weights(cfg, rng)
     if cfg.arch == "gemma4":
         return _gemma4_weights(cfg, rng)
+    if cfg.arch == "phi3":
+        return _fuse_phi3(cfg, _llama_weights(cfg, rng))
+    return _llama_weights(cfg, rng)
+
+
+def _llama_weights(cfg, rng):
+    """The llama set (with qwen2's biases, qwen3/gemma3's Q/K norms and
+    gemma2/gemma3's post norms where the arch has them)."""
     hd, d = cfg.head_dim, cfg.dim
 
     def mat(n_out, n_in):
@@ -1341,6 +1366,55 @@ def make_weights(cfg):
     out.append(("output_norm.weight", norm(d)))
     if not cfg.tied:
         out.append(("output.weight", mat(cfg.vocab, d)))
+    return out
+
+
+def phi3_rope_factors(n_pairs):
+    """rope_factors_short / _long of a synthetic phi3 file: near 1 for the
+    short ones, rising from 1 to 16 over the pairs (lower frequencies
+    stretched most, as LongRoPE's long factors are) for the long ones."""
+    j = np.arange(n_pairs, dtype=np.float64) / max(n_pairs - 1, 1)
+    short = (1.0 + 0.25 * j).astype(np.float32)
+    long_ = np.exp(j * np.log(16.0)).astype(np.float32)
+    return short, long_
+
+
+def phi3_attn_factor(ctx, orig):
+    """rope.scaling.attn_factor as llama.cpp's converter derives it for a
+    LongRoPE ("su"/"longrope") Phi-3: sqrt(1 + ln(s) / ln(orig)), s =
+    ctx / orig, 1 when s <= 1."""
+    scale = ctx / orig
+    if scale <= 1.0:
+        return 1.0
+    return float(np.sqrt(1.0 + np.log(scale) / np.log(orig)))
+
+
+def _fuse_phi3(cfg, llama):
+    """phi3's tensors from the llama set (same seeded values): Q, K and V
+    rows stacked into blk.N.attn_qkv.weight (unless --separate-qkv), gate
+    then up rows into blk.N.ffn_up.weight; with --long-rope the two factor
+    tables after token_embd."""
+    by = dict(llama)
+    out = []
+    for name, arr in llama:
+        parts = name.split(".")
+        what = parts[2] if parts[0] == "blk" else ""
+        b = "blk.%s." % parts[1] if what else ""
+        if what == "ffn_gate":
+            continue                        # the first half of ffn_up
+        if what == "ffn_up":
+            arr = np.concatenate([by[b + "ffn_gate.weight"], arr], axis=0)
+        elif what in ("attn_q", "attn_k", "attn_v") and not cfg.separate_qkv:
+            if what != "attn_q":
+                continue                    # in attn_qkv after Q
+            name = b + "attn_qkv.weight"
+            arr = np.concatenate([by[b + "attn_q.weight"], by[b + "attn_k.weight"],
+                                  by[b + "attn_v.weight"]], axis=0)
+        out.append((name, arr))
+        if name == "token_embd.weight" and cfg.long_rope is not None:
+            short, long_ = phi3_rope_factors(cfg.rope_dims // 2)
+            out.append(("rope_factors_long.weight", long_))
+            out.append(("rope_factors_short.weight", short))
     return out
 
 
@@ -1522,6 +1596,11 @@ def build_metadata(cfg, tok):
         _gemma4_metadata(cfg, kv)
     else:
         _gemma_extras(cfg, kv)
+    if a == "phi3" and cfg.long_rope is not None:
+        kv.append((a + ".rope.scaling.attn_factor", MT_FLOAT32,
+                   phi3_attn_factor(cfg.ctx, cfg.long_rope)))
+        kv.append((a + ".rope.scaling.original_context_length", MT_UINT32,
+                   cfg.long_rope))
     kv.append(("tokenizer.ggml.model", MT_STRING, tok["model"]))
     if tok["model"] == "gpt2":
         kv.append(("tokenizer.ggml.pre", MT_STRING, cfg.pre))
@@ -1602,7 +1681,7 @@ def write_model(cfg, log=None):
     t0 = time.time()
     if log is None:
         log = (lambda msg: None) if cfg.quiet else (lambda msg: print(msg, file=sys.stderr))
-    if cfg.rope_dims != cfg.head_dim and cfg.arch != "gemma4":
+    if cfg.rope_dims != cfg.head_dim and cfg.arch not in ("gemma4", "phi3"):
         log("warning: rope.dimension_count %d != head dim %d; llama.cpp itself "
             "rejects partial rotary for %s" % (cfg.rope_dims, cfg.head_dim, cfg.arch))
     tok = build_spm_vocab(cfg.vocab) if cfg.tokenizer == "llama" else build_gpt2_vocab(cfg.vocab)

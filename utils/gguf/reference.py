@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""NumPy reference forward pass for Llama-, Gemma- (1 to 4) and BitNet-family GGUF models.
+"""NumPy reference forward pass for Llama-, Gemma- (1 to 4), BitNet- and Phi-3-family GGUF models.
 
 This file deliberately shares no code with make_model.py: it has its own
 GGUF reader and its own dequantizers, so it can serve as an oracle for both
@@ -82,6 +82,19 @@ round-half-even(x s) in [-128, 127], float32(sum t q) / s * scale), as
 llama.cpp's / BitNet's CPU kernels do.  Everything else (attention, the
 f16 head) stays float64: llama.cpp's f16 head also rounds the activations
 to f16, which is not mimicked.
+
+phi3 (llama.cpp's "phi3", src/models/phi3.cpp; Phi-3, Phi-3.5, Phi-4-mini):
+the llama layer with NEOX RoPE, no biases, scores / sqrt(head_dim), and
+    q, k, v = the row blocks [n_head*hd | n_head_kv*hd | n_head_kv*hd] of
+        blk.N.attn_qkv.weight (or separate attn_q/k/v when it is absent)
+    f = Wdown (silu(G h) * (U h)), G and U the first and second n_ff rows
+        of blk.N.ffn_up.weight (no ffn_gate)
+    RoPE angles divided by rope_factors_long.weight when the session's
+        context (--ctx) exceeds rope.scaling.original_context_length (default
+        context_length), else by rope_factors_short.weight (each optional)
+    attention.sliding_window is ignored (llama.cpp disables phi3's window)
+Any arch: rope.scaling.attn_factor (default 1) multiplies the cos and sin
+of the rotated dimensions of q and k, as ggml_rope_ext's attn_factor does.
 
 gemma4 (dense only; Gemma4Model, which Model(path) returns for such files;
 docs/Gemma4-notes.md): x = token_embd[tok] * sqrt(n_embd); with P =
@@ -668,7 +681,7 @@ def dequantize(raw, ggml_type, n_elements):
 
 ROPE_STYLE = {"llama": "normal", "qwen2": "neox", "qwen3": "neox",
               "gemma": "neox", "gemma2": "neox", "gemma3": "neox",
-              "bitnet": "neox"}
+              "bitnet": "neox", "phi3": "neox"}
 GEMMA = ("gemma", "gemma2", "gemma3")
 # bitnet's projections: layer dict key -> tensor name stem (blk.N.<stem>)
 BITNET_PROJ = (("wq", "attn_q"), ("wk", "attn_k"), ("wv", "attn_v"),
@@ -776,8 +789,10 @@ class Model:
         return super().__new__(cls)
 
     def __init__(self, path, ignore_window=False, ignore_softcap=False,
-                 quantize_activations=False):
-        """ignore_window / ignore_softcap compute a deliberately wrong model
+                 quantize_activations=False, n_ctx=None):
+        """n_ctx: the context a session has (default: context_length capped
+        at 4096, hesper-run's default); phi3 picks its LongRoPE factors by it.
+        ignore_window / ignore_softcap compute a deliberately wrong model
         (every layer masked as a global one / no soft-capping at all), for
         tests that must show the real features change the logits.
         quantize_activations: bitnet only, projections stored as TQ1_0 /
@@ -818,6 +833,12 @@ class Model:
         else:
             raise GGUFError("rope scaling %r is not supported" % scaling)
         self.rope_style = ROPE_STYLE[arch]
+        # ggml_rope_ext's attn_factor (any arch, as llama.cpp reads it):
+        # multiplies the cos and sin of the rotated dimensions
+        self.rope_mscale = float(hp("rope.scaling.attn_factor", 1.0))
+        if n_ctx is None:
+            n_ctx = min(int(hp("context_length", 2048)), 4096)
+        self.n_ctx = int(n_ctx)
         if self.n_head % self.n_head_kv:
             raise GGUFError("head_count not a multiple of head_count_kv")
 
@@ -907,6 +928,9 @@ class Model:
         for i in range(self.n_layer):
             p = "blk.%d." % i
             post = arch in ("gemma2", "gemma3")
+            if arch == "phi3":
+                self.layers.append(self._phi3_layer(p))
+                continue
             self.layers.append(dict(
                 attn_norm=W(p + "attn_norm.weight"),
                 post_attn_norm=W(p + "post_attention_norm.weight") if post else None,
@@ -933,11 +957,45 @@ class Model:
             self.w_out = self.tok_embd
         # rope frequencies, one per rotated pair
         self.inv_freq = self._inv_freq(self.rope_base)
+        if arch == "phi3":
+            # LongRoPE: the long factors when the context exceeds the
+            # original one, else the short ones (either may be absent)
+            orig = int(hp("rope.scaling.original_context_length",
+                          int(hp("context_length", 2048))))
+            name = ("rope_factors_long.weight" if self.n_ctx > orig
+                    else "rope_factors_short.weight")
+            if name in g.tensors:
+                self.inv_freq = self.inv_freq / W(name).reshape(-1)
         swa_inv_freq = self._inv_freq(self.swa_base)
         self.layer_rope = [(swa_inv_freq, self.swa_pos_scale) if swa
                            else (self.inv_freq, self.pos_scale)
                            for swa in self.swa_layers]
         self.reset()
+
+    def _phi3_layer(self, p):
+        """phi3: Q, K, V are the row blocks of attn_qkv (or separate
+        tensors), gate and up the two halves of ffn_up; no biases, no
+        Q/K norms.  attention.sliding_window is ignored, as llama.cpp's
+        phi3 loader does."""
+        g = self.gguf
+
+        def W(name):
+            return g.tensor(name).astype(np.float64)
+
+        nq, nkv = self.n_head * self.hd_k, self.n_head_kv * self.hd_k
+        if p + "attn_qkv.weight" in g.tensors:
+            qkv = W(p + "attn_qkv.weight")
+            wq, wk, wv = qkv[:nq], qkv[nq:nq + nkv], qkv[nq + nkv:]
+        else:
+            wq, wk, wv = (W(p + "attn_q.weight"), W(p + "attn_k.weight"),
+                          W(p + "attn_v.weight"))
+        gate_up = W(p + "ffn_up.weight")
+        return dict(attn_norm=W(p + "attn_norm.weight"), post_attn_norm=None,
+                    post_ffn_norm=None, wq=wq, wk=wk, wv=wv,
+                    wo=W(p + "attn_output.weight"), bq=None, bk=None, bv=None,
+                    q_norm=None, k_norm=None, ffn_norm=W(p + "ffn_norm.weight"),
+                    w_gate=gate_up[:self.n_ff], w_up=gate_up[self.n_ff:],
+                    w_down=W(p + "ffn_down.weight"))
 
     def _bitnet_layer(self, p):
         """attn_sub_norm / ffn_sub_norm, the .scale of each projection (None
@@ -999,8 +1057,9 @@ class Model:
         if pos_scale is None:
             pos_scale = self.pos_scale
         ang = (pos.astype(np.float64) * pos_scale)[:, None] * inv_freq[None, :]
-        cos = np.cos(ang)[:, None, :]
-        sin = np.sin(ang)[:, None, :]
+        mscale = getattr(self, "rope_mscale", 1.0)
+        cos = np.cos(ang)[:, None, :] * mscale
+        sin = np.sin(ang)[:, None, :] * mscale
         y = x.copy()
         r = self.n_rot
         if self.rope_style == "normal":
@@ -1116,7 +1175,8 @@ class Gemma4Model(Model):
     attend over the cache of layer owner[il]."""
 
     def __init__(self, path, ignore_window=False, ignore_softcap=False,
-                 quantize_activations=False):
+                 quantize_activations=False, n_ctx=None):
+        # n_ctx: no gemma4 feature depends on the session's context
         g = GGUFReader(path)
         self.gguf = g
         md = g.metadata
@@ -1381,6 +1441,10 @@ def main(argv=None):
                          "(RoPE bases unchanged)")
     ap.add_argument("--ignore-softcap", dest="ignore_softcap", action="store_true",
                     help="negative tests: skip attention and final soft-capping")
+    ap.add_argument("--ctx", type=int,
+                    help="the session's context size (default: context_length "
+                         "capped at 4096); phi3 picks its LongRoPE factors "
+                         "by it")
     ap.add_argument("--quantize-activations", dest="quantize_activations",
                     action="store_true",
                     help="bitnet: multiply TQ1_0/TQ2_0/I2_S projections with "
@@ -1401,9 +1465,10 @@ def main(argv=None):
     tokens = [int(t) for t in args.tokens.replace(" ", "").split(",") if t != ""]
     if not tokens:
         ap.error("--tokens is empty")
+    extra = {} if args.ctx is None else dict(n_ctx=args.ctx)
     model = Model(args.model, ignore_window=args.ignore_window,
                   ignore_softcap=args.ignore_softcap,
-                  quantize_activations=args.quantize_activations)
+                  quantize_activations=args.quantize_activations, **extra)
     stop = model.gguf.metadata.get("tokenizer.ggml.eos_token_id") if args.stop_at_eos else None
     logits, ids = model.greedy(tokens, args.greedy, stop_at=stop)
     if args.dump_logits:

@@ -78,7 +78,7 @@ class TmpDirCase(unittest.TestCase):
 # An independent, loop-based forward pass used to cross-check reference.py
 # ---------------------------------------------------------------------------
 
-def naive_logits(path, tokens):
+def naive_logits(path, tokens, n_ctx=None):
     g = ref.GGUFReader(path)
     md = g.metadata
     arch = md["general.architecture"]
@@ -97,7 +97,7 @@ def naive_logits(path, tokens):
              else [(i, i + n_rot // 2) for i in range(n_rot // 2)])
     # Gemma: per-layer window / RoPE, soft-caps, attention scale
     window = md.get(P + "attention.sliding_window", 4096 if arch == "gemma2" else 0)
-    if arch == "gemma" or window == 0:
+    if arch in ("gemma", "phi3") or window == 0:
         sliding = [False] * n_layer
     else:
         period = md.get(P + "attention.sliding_window_pattern",
@@ -123,6 +123,18 @@ def naive_logits(path, tokens):
     def T(name):
         return g.tensor(name).astype(np.float64) if name in g.tensors else None
 
+    # phi3's LongRoPE factors (long past the original context) and any
+    # arch's attn_factor on the rotated cos and sin
+    if n_ctx is None:
+        n_ctx = min(md.get(P + "context_length", 2048), 4096)
+    orig = md.get(P + "rope.scaling.original_context_length",
+                  md.get(P + "context_length", 2048))
+    rope_div = None
+    if arch == "phi3":
+        rope_div = T("rope_factors_long.weight" if n_ctx > orig
+                     else "rope_factors_short.weight")
+    mscale = md.get(P + "rope.scaling.attn_factor", 1.0)
+
     def rms(v, w):
         return v / math.sqrt(sum(float(t) * float(t) for t in v) / len(v) + eps) * w
 
@@ -130,7 +142,9 @@ def naive_logits(path, tokens):
         out = vec.copy()
         for i, (a, b) in enumerate(pairs):
             th = (pos / factor) * base ** (-2.0 * i / n_rot)
-            c, s = math.cos(th), math.sin(th)
+            if rope_div is not None:
+                th /= rope_div[i]
+            c, s = math.cos(th) * mscale, math.sin(th) * mscale
             out[a] = vec[a] * c - vec[b] * s
             out[b] = vec[a] * s + vec[b] * c
         return out
@@ -149,6 +163,10 @@ def naive_logits(path, tokens):
         p = "blk.%d." % L
         wq, wk, wv, wo = (T(p + s) for s in ("attn_q.weight", "attn_k.weight",
                                               "attn_v.weight", "attn_output.weight"))
+        qkv = T(p + "attn_qkv.weight")
+        if qkv is not None:                         # phi3's fused Q, K, V
+            wq, wk, wv = (qkv[:n_head * hd], qkv[n_head * hd:(n_head + n_kv) * hd],
+                          qkv[(n_head + n_kv) * hd:])
         bq, bk, bv = (T(p + s) for s in ("attn_q.bias", "attn_k.bias", "attn_v.bias"))
         qn, kn = T(p + "attn_q_norm.weight"), T(p + "attn_k_norm.weight")
         Q, K, V = [], [], []
@@ -189,8 +207,12 @@ def naive_logits(path, tokens):
                 a = rms(a, post_a)
             x = x + a
             h = rms(x, T(p + "ffn_norm.weight"))
-            gt = T(p + "ffn_gate.weight") @ h
-            up = T(p + "ffn_up.weight") @ h
+            if arch == "phi3":                      # ffn_up = [gate; up]
+                gate_up = T(p + "ffn_up.weight") @ h
+                gt, up = gate_up[:len(gate_up) // 2], gate_up[len(gate_up) // 2:]
+            else:
+                gt = T(p + "ffn_gate.weight") @ h
+                up = T(p + "ffn_up.weight") @ h
             f = T(p + "ffn_down.weight") @ (np.array([act(z) for z in gt]) * up)
             if post_f is not None:
                 f = rms(f, post_f)
@@ -639,6 +661,9 @@ class TestForward(TmpDirCase):
                     "--rope-scale", 4, "--rope-base-swa", 500, "--tied"]),
         ("gemma3", ["--sliding-window", 0, "--final-softcap", 3.0, "--rope-scale", 2]),
         ("gemma3", ["--sliding-window", 0, "--swa-pattern", 2]),
+        ("phi3", []),
+        ("phi3", ["--separate-qkv", "--type", "q8_0", "--sliding-window", 2]),
+        ("phi3", ["--ctx", 64, "--long-rope", 32, "--rope-dims", 8]),
     ]
 
     def test_against_loop_oracle(self):
@@ -707,6 +732,62 @@ class TestForward(TmpDirCase):
         m.reset()
         steps = np.concatenate([m.forward(toks[:3])] + [m.forward([t]) for t in toks[3:]])
         np.testing.assert_allclose(steps, full, rtol=1e-10, atol=1e-10)
+
+
+class TestPhi3(TmpDirCase):
+    """phi3: the fused tensors hold the llama set's weights; LongRoPE
+    chooses its factors by the context; attn_factor as the converter
+    derives it."""
+
+    SHAPE = ["--seed", 41, "--heads", 4, "--kv-heads", 2, "--rope-dims", 8,
+             "--head-dim", 16, "--ctx", 64]
+
+    def test_fused_tensors_stack_the_llama_weights(self):
+        cfg, _ = self.gen("fused.gguf", "--arch", "phi3", *self.SHAPE)
+        llama = dict(mm.make_weights(mm.parse_args(
+            [self.path("unused.gguf"), "--arch", "llama"] + [str(a) for a in self.SHAPE])))
+        g = ref.GGUFReader(self.path("fused.gguf"))
+        for L in range(cfg.layers):
+            b = "blk.%d." % L
+            np.testing.assert_array_equal(
+                g.tensor(b + "attn_qkv.weight"),
+                np.concatenate([llama[b + "attn_q.weight"], llama[b + "attn_k.weight"],
+                                llama[b + "attn_v.weight"]]))
+            np.testing.assert_array_equal(
+                g.tensor(b + "ffn_up.weight"),
+                np.concatenate([llama[b + "ffn_gate.weight"], llama[b + "ffn_up.weight"]]))
+            for gone in ("attn_q", "attn_k", "attn_v", "ffn_gate"):
+                self.assertNotIn(b + gone + ".weight", g.tensors)
+
+    def test_long_rope_by_context(self):
+        self.gen("long.gguf", "--arch", "phi3", "--long-rope", 32, *self.SHAPE)
+        md = ref.GGUFReader(self.path("long.gguf")).metadata
+        # sqrt(1 + ln(64 / 32) / ln(32)) = sqrt(1.2)
+        self.assertAlmostEqual(md["phi3.rope.scaling.attn_factor"], math.sqrt(1.2), places=6)
+        self.assertEqual(md["phi3.rope.scaling.original_context_length"], 32)
+        tokens = [1, 300, 45, 45, 7, 128, 2]
+        by_ctx = {}
+        for n_ctx in (32, 64):
+            got = ref.Model(self.path("long.gguf"), n_ctx=n_ctx).logits(tokens)
+            want = naive_logits(self.path("long.gguf"), tokens, n_ctx=n_ctx)
+            np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9)
+            by_ctx[n_ctx] = got
+        self.assertGreater(np.abs(by_ctx[32] - by_ctx[64]).max(), 1e-3)
+        self.assertEqual(mm.phi3_attn_factor(32, 32), 1.0)
+
+    def test_refused(self):
+        for args in (["--arch", "phi3", "--dim", 64, "--heads", 4, "--head-dim", 8],
+                     ["--arch", "phi3", "--ctx", 64, "--long-rope", 64],
+                     ["--arch", "llama", "--separate-qkv"],
+                     ["--arch", "llama", "--long-rope", 8]):
+            with self.subTest(args=args):
+                with open(os.devnull, "w") as null:
+                    saved, sys.stderr = sys.stderr, null
+                    try:
+                        with self.assertRaises(SystemExit):
+                            mm.parse_args([self.path("refused.gguf")] + [str(a) for a in args])
+                    finally:
+                        sys.stderr = saved
 
 
 class TestGemma(TmpDirCase):

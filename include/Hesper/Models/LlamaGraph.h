@@ -4,9 +4,9 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Emits one decode step of a Llama-family model (llama, qwen2, qwen3, the
-// Gemma versions gemma to gemma4, and bitnet) as a Circuit graph, from the
-// hyperparameters and tensor types of its GGUF file.
+// Emits one decode step of a Llama-family model (llama, qwen2, qwen3, phi3,
+// the Gemma versions gemma to gemma4, and bitnet) as a Circuit graph, from
+// the hyperparameters and tensor types of its GGUF file.
 // The graph's arguments are buffers the session binds by their declared
 // role (circuit.role, Dialect/Circuit/IR/ArgRoles.h), never by their names:
 //

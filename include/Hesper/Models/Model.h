@@ -6,8 +6,8 @@
 //
 // A Model is a mapped GGUF file plus what the rest of the library reads from
 // it: the hyperparameters of a Llama-family architecture (llama, qwen2,
-// qwen3, gemma, gemma2, gemma3, gemma4 (dense), bitnet, as llama.cpp defines
-// them) and the tokenizer. The weights stay in
+// qwen3, gemma, gemma2, gemma3, gemma4 (dense), bitnet, phi3, as llama.cpp
+// defines them) and the tokenizer. The weights stay in
 // the mapping in their GGUF formats; a Session uploads them to a device.
 //
 //   auto model = models::Model::load("model.gguf");
@@ -89,6 +89,17 @@ struct LlamaHParams {
   int64_t ropeDimsSwa = 0;    ///< rope.dimension_count_swa (default ropeDims)
   int64_t perLayerDim = 0;    ///< embedding_length_per_layer_input (0: none)
   bool vNorm = false;         ///< V is RMS-normalized per head, no weight
+
+  // phi3 (Phi-3, Phi-3.5, Phi-4-mini).
+  bool fusedQkv = false;    ///< blk.N.attn_qkv.weight holds the Q, K, V rows
+  bool fusedGateUp = false; ///< blk.N.ffn_up.weight holds gate rows, then up
+  /// LongRoPE: rope_factors_long.weight / rope_factors_short.weight divide
+  /// theta, the long ones when a sequence's context exceeds ropeOrigContext.
+  bool longRope = false;
+  int64_t ropeOrigContext = 0; ///< rope.scaling.original_context_length
+  /// rope.scaling.attn_factor: multiplies the cos and sin of the rotated
+  /// dimensions of q and k (ggml_rope_ext's attn_factor; 1: none).
+  double ropeAttnFactor = 1;
   /// Every layer's shape (filled by the loader for every architecture).
   std::vector<LayerShape> layerShapes;
   /// The most values one lookup-table argument may hold: the gather's
@@ -162,9 +173,24 @@ public:
                          uint64_t &bytes) const;
   /// The RoPE frequency of each rotated pair (ropeDims/2 values): base^(-2i
   /// / ropeDims), divided by the linear scale factor and by rope_freqs when
-  /// the file has them. With `slidingWindowLayers`, those of the
-  /// sliding-window layers (their own base and scale, no rope_freqs).
-  std::vector<float> ropeFrequencies(bool slidingWindowLayers = false) const;
+  /// the file has them, or (LongRoPE, phi3) by rope_factors_long when
+  /// `contextSize` (a sequence's positions) exceeds the original context,
+  /// else by rope_factors_short, as llama.cpp chooses them. With
+  /// `slidingWindowLayers`, those of the sliding-window layers (their own
+  /// base and scale, no rope_freqs).
+  std::vector<float> ropeFrequencies(bool slidingWindowLayers = false,
+                                     int64_t contextSize = 0) const;
+
+  /// Where the weight the graph calls `name` (a GGUF tensor name) is: in
+  /// `tensor`, whole when `firstRow` < 0, else its `rows` rows from
+  /// `firstRow` (rows of ggml dims[0] values). phi3's fused tensors hold
+  /// several: blk.N.attn_q/k/v.weight are row ranges of attn_qkv.weight,
+  /// ffn_gate and ffn_up the two halves of ffn_up.weight.
+  struct WeightRows {
+    std::string tensor;
+    int64_t firstRow = -1, rows = 0;
+  };
+  WeightRows weightRows(const std::string &name) const;
 
 private:
   Model() = default;
