@@ -4,9 +4,9 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The three formats follow llama.cpp's llm_chat_apply_template for its
-// "chatml", "llama3" and "gemma" templates, which is what llama-cli -cnv
-// feeds a model of these families.
+// The formats follow llama.cpp's llm_chat_apply_template for its "chatml",
+// "llama3", "gemma" and "phi3" templates, which is what llama-cli -cnv feeds
+// a model of these families.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,6 +28,8 @@ hesper::models::detectChatFormat(const std::string &t) {
     return ChatFormat::Llama3;
   if (has("<start_of_turn>"))
     return ChatFormat::Gemma;
+  if (has("<|assistant|>") && has("<|end|>"))
+    return ChatFormat::Phi3;
   return std::nullopt;
 }
 
@@ -39,7 +41,13 @@ hesper::models::chatFormatByName(const std::string &name) {
     return ChatFormat::Llama3;
   if (name == "gemma")
     return ChatFormat::Gemma;
+  if (name == "phi3")
+    return ChatFormat::Phi3;
   return std::nullopt;
+}
+
+const char *hesper::models::chatFormatNames() {
+  return "chatml, llama3, gemma, phi3";
 }
 
 const char *hesper::models::chatFormatName(ChatFormat format) {
@@ -50,6 +58,8 @@ const char *hesper::models::chatFormatName(ChatFormat format) {
     return "llama3";
   case ChatFormat::Gemma:
     return "gemma";
+  case ChatFormat::Phi3:
+    return "phi3";
   }
   return "?";
 }
@@ -103,6 +113,13 @@ std::string hesper::models::formatChat(ChatFormat format,
       out += "<start_of_turn>model\n";
     break;
   }
+  case ChatFormat::Phi3:
+    // Every role as its own marker; contents are not trimmed.
+    for (const ChatMessage &m : messages)
+      out += "<|" + m.role + "|>\n" + m.content + "<|end|>\n";
+    if (addGenerationPrompt)
+      out += "<|assistant|>\n";
+    break;
   }
   return out;
 }

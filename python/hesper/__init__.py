@@ -78,7 +78,8 @@ class Llama:
     "cuda" or "interp" (the reference interpreter). `n_ctx` 0 takes the
     model's training context (at most 4096). `seed` is the default seed of
     completions (-1: a fresh one each time). `chat_format` names the chat
-    template (chatml, llama3, gemma) when the file's is not recognized.
+    template (chatml, llama3, gemma, phi3) when the file's is not
+    recognized.
     `program_cache` loads the compiled programs from the cache `hesper-run`
     keeps (docs/Models.md, "Program cache") and stores them there.
 
@@ -295,7 +296,8 @@ class Llama:
         iterator of chat.completion.chunk dicts with stream."""
         if self._chat_format is None:
             raise ValueError("the model has no chat template Hesper knows; "
-                             "pass chat_format='chatml'|'llama3'|'gemma'")
+                             "pass chat_format='chatml'|'llama3'|'gemma'|"
+                             "'phi3'")
         pairs = []
         for m in messages:
             if not isinstance(m, dict) or "role" not in m or \

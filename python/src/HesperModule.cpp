@@ -317,7 +317,7 @@ PYBIND11_MODULE(_hesper, m) {
               format = chatFormatByName(name);
               if (!format)
                 throw py::value_error("unknown chat template '" + name +
-                                      "' (chatml, llama3, gemma)");
+                                      "' (" + chatFormatNames() + ")");
             } else if (auto text = m.model->file().getString(
                            "tokenizer.chat_template")) {
               format = detectChatFormat(*text);

@@ -133,7 +133,7 @@ static llvm::cl::alias chatAlias("cnv", llvm::cl::aliasopt(chatMode),
 static llvm::cl::opt<std::string> chatTemplate(
     "chat-template",
     llvm::cl::desc("Chat template to use instead of the file's: chatml, "
-                   "llama3 or gemma"),
+                   "llama3, gemma or phi3"),
     llvm::cl::init(""), llvm::cl::cat(modelCategory));
 static llvm::cl::opt<bool> noDisplayPrompt(
     "no-display-prompt", llvm::cl::desc("Do not echo the prompt"),
@@ -291,19 +291,19 @@ static int runChat(Session &s, const Model &model, const GenerateOptions &g,
     format = chatFormatByName(chatTemplate);
     if (!format)
       return fail("--chat-template: unknown template '" + chatTemplate +
-                  "' (known: chatml, llama3, gemma)");
+                  "' (known: " + chatFormatNames() + ")");
   } else {
     std::optional<std::string> text =
         model.file().getString("tokenizer.chat_template");
     if (!text)
       return fail(model.file().path() +
                   " has no tokenizer.chat_template; name one with "
-                  "--chat-template (chatml, llama3, gemma)");
+                  "--chat-template (" + chatFormatNames() + ")");
     format = detectChatFormat(*text);
     if (!format)
       return fail(model.file().path() +
-                  ": the chat template is none of the known ones (chatml, "
-                  "llama3, gemma); name one with --chat-template");
+                  ": the chat template is none of the known ones (" +
+                  chatFormatNames() + "); name one with --chat-template");
   }
   llvm::errs() << "chat template: " << chatFormatName(*format) << "\n";
   Conversation chat(s, *tok, *format, systemPrompt);
@@ -407,8 +407,8 @@ int hesper::run::runModelMode(const std::string &path,
   if (tokenIds.getNumOccurrences() && tokenIds.empty())
     return fail("--tokens: no token ids given");
   if (chatTemplate.getNumOccurrences() && chatTemplate.empty())
-    return fail("--chat-template: give a template name (chatml, llama3, "
-                "gemma)");
+    return fail(std::string("--chat-template: give a template name (") +
+                chatFormatNames() + ")");
   if (batchSize < 1)
     return fail("-b/--batch-size must be at least 1");
   if (ctxSize < 0)

@@ -102,8 +102,8 @@ static cl::opt<std::string> apiKey(
     cl::cat(serverCategory));
 static cl::opt<std::string> chatTemplate(
     "chat-template",
-    cl::desc("Chat template: chatml, llama3 or gemma (default: from the "
-             "file's tokenizer.chat_template)"),
+    cl::desc("Chat template: chatml, llama3, gemma or phi3 (default: from "
+             "the file's tokenizer.chat_template)"),
     cl::cat(serverCategory));
 static cl::opt<int> timeoutSeconds(
     "timeout", cl::desc("Read/write timeout of a connection, in seconds"),
@@ -182,7 +182,7 @@ int main(int argc, char **argv) {
     format = models::chatFormatByName(chatTemplate);
     if (!format)
       return fail("--chat-template: unknown template '" + chatTemplate +
-                  "' (chatml, llama3, gemma)");
+                  "' (" + models::chatFormatNames() + ")");
   }
   std::string key = apiKey;
   if (key.empty())

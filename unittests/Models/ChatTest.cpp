@@ -50,6 +50,17 @@ TEST(Chat, GemmaPutsTheSystemTextIntoTheFirstUserTurn) {
             "<start_of_turn>user\nHi<end_of_turn>\n<start_of_turn>model\n");
 }
 
+TEST(Chat, Phi3MarksEveryRoleAndKeepsContents) {
+  EXPECT_EQ(formatChat(ChatFormat::Phi3, conversation, true),
+            "<|system|>\n  Be brief. <|end|>\n"
+            "<|user|>\nHi\n<|end|>\n"
+            "<|assistant|>\nHello.<|end|>\n"
+            "<|user|>\nBye<|end|>\n"
+            "<|assistant|>\n");
+  EXPECT_EQ(formatChat(ChatFormat::Phi3, {{"user", "x"}}, false),
+            "<|user|>\nx<|end|>\n");
+}
+
 TEST(Chat, DetectsTheFamilyFromTheTemplateText) {
   // Excerpts of the templates real GGUF files carry.
   EXPECT_EQ(detectChatFormat("{% for message in messages %}{{'<|im_start|>' + "
@@ -62,6 +73,12 @@ TEST(Chat, DetectsTheFamilyFromTheTemplateText) {
   EXPECT_EQ(detectChatFormat("{{ bos_token }}{{ '<start_of_turn>' + role + "
                              "'\\n' }}"),
             ChatFormat::Gemma);
+  EXPECT_EQ(detectChatFormat("{{'<|' + message['role'] + '|>' + '\n' + "
+                             "message['content'] + '<|end|>\n'}}{{ "
+                             "'<|assistant|>\n' }}"),
+            ChatFormat::Phi3);
+  // An end marker alone is not Phi-3.
+  EXPECT_EQ(detectChatFormat("<|end|>"), std::nullopt);
   // Not one of them.
   EXPECT_EQ(detectChatFormat("[INST] {{ message['content'] }} [/INST]"),
             std::nullopt);
@@ -72,8 +89,11 @@ TEST(Chat, DetectsTheFamilyFromTheTemplateText) {
 
 TEST(Chat, NamesRoundTrip) {
   for (ChatFormat f : {ChatFormat::ChatML, ChatFormat::Llama3,
-                       ChatFormat::Gemma})
+                       ChatFormat::Gemma, ChatFormat::Phi3}) {
     EXPECT_EQ(chatFormatByName(chatFormatName(f)), f);
+    EXPECT_NE(std::string(chatFormatNames()).find(chatFormatName(f)),
+              std::string::npos);
+  }
   EXPECT_EQ(chatFormatByName("vicuna"), std::nullopt);
 }
 

@@ -841,6 +841,11 @@ CHAT_TEMPLATES = {
         "%}{% if add_generation_prompt %}{{ '<start_of_turn>model\\n' }}"
         "{% endif %}",
         ["<start_of_turn>", "<end_of_turn>"]),
+    "phi3": (
+        "{% for message in messages %}{{ '<|' + message['role'] + '|>' + "
+        "'\\n' + message['content'] + '<|end|>\\n' }}{% endfor %}{% if "
+        "add_generation_prompt %}{{ '<|assistant|>\\n' }}{% endif %}",
+        ["<|system|>", "<|user|>", "<|assistant|>", "<|end|>"]),
 }
 
 

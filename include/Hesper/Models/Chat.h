@@ -30,16 +30,19 @@ namespace hesper::models {
 
 /// The template families: ChatML (<|im_start|>role ... <|im_end|>: Qwen,
 /// SmolLM, many fine-tunes), Llama 3 (<|start_header_id|>role
-/// <|end_header_id|> ... <|eot_id|>) and Gemma (<start_of_turn>user|model
-/// ... <end_of_turn>; system text goes into the first user turn).
-enum class ChatFormat { ChatML, Llama3, Gemma };
+/// <|end_header_id|> ... <|eot_id|>), Gemma (<start_of_turn>user|model
+/// ... <end_of_turn>; system text goes into the first user turn) and Phi-3
+/// (<|role|> ... <|end|>).
+enum class ChatFormat { ChatML, Llama3, Gemma, Phi3 };
 
 /// The family of a `tokenizer.chat_template` text, from the markers it
 /// uses; nullopt when it is none of the above.
 std::optional<ChatFormat> detectChatFormat(const std::string &chatTemplate);
-/// "chatml", "llama3" or "gemma"; nullopt for another name.
+/// "chatml", "llama3", "gemma" or "phi3"; nullopt for another name.
 std::optional<ChatFormat> chatFormatByName(const std::string &name);
 const char *chatFormatName(ChatFormat format);
+/// The names chatFormatByName knows, for messages: "chatml, llama3, ...".
+const char *chatFormatNames();
 
 struct ChatMessage {
   std::string role; ///< "system", "user" or "assistant"
