@@ -28,7 +28,8 @@ static Tolerance ownTolerance(Operation *op, Type resultType) {
   constexpr Tolerance elementwise{1e-5, 1e-4}, accumulated{1e-3, 1e-3};
   Tolerance tol =
       isa<ReduceOp, ReduceEpilogueOp, ReduceScatterEpilogueOp, ScatterAddOp,
-          MatmulOp, MultiMatmulOp, GatedMatmulOp, AttentionOp>(op)
+          MatmulOp, MultiMatmulOp, GatedMatmulOp, ExpertMatmulOp,
+          AttentionOp>(op)
           ? accumulated
           : elementwise;
   auto tensor = dyn_cast<RankedTensorType>(resultType);

@@ -349,6 +349,66 @@ LogicalResult GraphEvaluator::evalGatedMatmul(GatedMatmulOp op) {
   return success();
 }
 
+LogicalResult GraphEvaluator::evalExpertMatmul(ExpertMatmulOp op) {
+  auto xType = cast<RankedTensorType>(op.getX().getType());
+  auto idsType = cast<RankedTensorType>(op.getIds().getType());
+  auto wType = cast<RankedTensorType>(op.getWeights()[0].getType());
+  const int64_t k = xType.getShape().back();
+  const int64_t experts = wType.getDimSize(0), n = wType.getDimSize(1);
+  const int64_t slots = idsType.getShape().back();
+  const int64_t rows = idsType.getNumElements();
+  const bool perSlot = xType.getRank() == idsType.getRank() + 1;
+  const HostTensor &x = *env[op.getX()], &ids = *env[op.getIds()];
+  // Each result row: its x row, its expert's rows of each weight (only the
+  // chosen experts are decoded), one f32 rounding per dot product.
+  std::vector<std::vector<double>> acc(op.getWeights().size(),
+                                       std::vector<double>(rows * n));
+  std::vector<double> xs, ws;
+  for (int64_t r = 0; r < rows; ++r) {
+    xs.clear();
+    if (failed(readRow(x, perSlot ? r : r / slots, k, xs)))
+      return op.emitOpError("reference interpreter: cannot decode ")
+             << xType.getElementType() << " activations";
+    const int64_t expert =
+        std::clamp<int64_t>(ids.getInt(r), 0, experts - 1);
+    for (auto [w, weight] : llvm::enumerate(op.getWeights())) {
+      ws.clear();
+      for (int64_t j = 0; j < n; ++j)
+        if (failed(readRow(*env[weight], expert * n + j, k, ws)))
+          return op.emitOpError("reference interpreter: cannot decode ")
+                 << cast<RankedTensorType>(weight.getType()).getElementType()
+                 << " weights";
+      for (int64_t j = 0; j < n; ++j) {
+        double sum = 0.0;
+        for (int64_t kk = 0; kk < k; ++kk)
+          sum += xs[kk] * ws[j * k + kk];
+        acc[w][r * n + j] = options.wide ? sum : static_cast<float>(sum);
+      }
+    }
+  }
+  auto result = fresh(op.getType());
+  if (op.getWeights().size() == 1) {
+    for (int64_t i = 0; i < rows * n; ++i)
+      result->setDouble(i, acc[0][i]);
+  } else {
+    auto program = compile(op.getCombine());
+    if (failed(program))
+      return failure();
+    program->run(
+        rows * n,
+        [&](int64_t lane, Val *args) {
+          args[0] = Val::ofInt(lane);
+          args[1] = Val::ofFloat(acc[0][lane]);
+          args[2] = Val::ofFloat(acc[1][lane]);
+        },
+        [&](int64_t lane, const Val *out) {
+          result->setDouble(lane, out[0].f);
+        });
+  }
+  env[op] = result;
+  return success();
+}
+
 LogicalResult GraphEvaluator::evalMultiMatmul(MultiMatmulOp op) {
   for (auto [weight, resultValue, epilogue] :
        llvm::zip(op.getWeights(), op.getResults(), op.getEpilogues())) {

@@ -121,6 +121,7 @@ private:
   mlir::LogicalResult evalQuantize(circuit::QuantizeOp op);
   mlir::LogicalResult evalAttention(circuit::AttentionOp op);
   mlir::LogicalResult evalGatedMatmul(circuit::GatedMatmulOp op);
+  mlir::LogicalResult evalExpertMatmul(circuit::ExpertMatmulOp op);
 
   /// Reads element `index` of `tensor` as a body value.
   static Val read(const HostTensor &tensor, int64_t index) {

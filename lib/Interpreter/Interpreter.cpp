@@ -90,6 +90,7 @@ LogicalResult GraphEvaluator::eval(Operation *op) {
       .Case([&](QuantizeOp q) { return evalQuantize(q); })
       .Case([&](AttentionOp a) { return evalAttention(a); })
       .Case([&](GatedMatmulOp g) { return evalGatedMatmul(g); })
+      .Case([&](ExpertMatmulOp x) { return evalExpertMatmul(x); })
       .Default([](Operation *other) {
         return other->emitOpError(
             "is not supported by the reference interpreter");

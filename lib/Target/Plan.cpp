@@ -38,7 +38,8 @@ KernelKind kindOf(Operation *op) {
   if (isa<cir::ReduceOp, cir::ReduceEpilogueOp, cir::ReduceScatterEpilogueOp,
           cir::QuantizeOp>(op))
     return KernelKind::Reduction;
-  if (isa<cir::MatmulOp, cir::MultiMatmulOp, cir::GatedMatmulOp>(op))
+  if (isa<cir::MatmulOp, cir::MultiMatmulOp, cir::GatedMatmulOp,
+          cir::ExpertMatmulOp>(op))
     return KernelKind::Matmul;
   return KernelKind::Attention;
 }
@@ -59,7 +60,9 @@ int64_t widestCpuVector(const TargetDevice &device) {
 /// The row length of a matmul's weights, and whether they are plain f32
 /// or f16 (which `vector_width` reads in vectors on GPU targets).
 std::pair<int64_t, bool> weightRows(Operation *op) {
-  auto w = cast<RankedTensorType>(op->getOperand(1).getType());
+  // (An expert_matmul's operand 1 is its ids; its weights follow.)
+  unsigned at = isa<cir::ExpertMatmulOp>(op) ? 2 : 1;
+  auto w = cast<RankedTensorType>(op->getOperand(at).getType());
   Type element = w.getElementType();
   return {w.getShape().back(), element.isF32() || element.isF16()};
 }

@@ -63,6 +63,15 @@ Type weightType(MLIRContext *context, StringRef name) {
 double matmulFlops(cir::GraphOp graph) {
   double flops = 0;
   graph.walk([&](Operation *op) {
+    if (auto experts = dyn_cast<cir::ExpertMatmulOp>(op)) {
+      // Each row of ids multiplies one expert's [N, K] of every weight.
+      double rows = double(experts.getIds().getType().getNumElements());
+      for (Value w : experts.getWeights()) {
+        auto type = cast<RankedTensorType>(w.getType());
+        flops += 2.0 * rows * double(type.getDimSize(1) * type.getDimSize(2));
+      }
+      return;
+    }
     if (!isa<cir::MatmulOp, cir::MultiMatmulOp, cir::GatedMatmulOp>(op))
       return;
     auto x = cast<RankedTensorType>(op->getOperand(0).getType());

@@ -43,7 +43,8 @@ hesper::tune::candidateKnobs(Operation *op, const TargetDevice &device) {
     if (checkKnobs(op, d, device).empty() && !llvm::is_contained(all, d))
       all.push_back(d);
   };
-  bool matmul = isa<cir::MatmulOp, cir::MultiMatmulOp, cir::GatedMatmulOp>(op);
+  bool matmul = isa<cir::MatmulOp, cir::MultiMatmulOp, cir::GatedMatmulOp,
+                    cir::ExpertMatmulOp>(op);
   bool combines = matmul || isa<cir::ReduceOp, cir::ReduceEpilogueOp,
                                 cir::ReduceScatterEpilogueOp, cir::QuantizeOp>(
                                 op);

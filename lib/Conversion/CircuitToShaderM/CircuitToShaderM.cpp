@@ -197,6 +197,18 @@ LogicalResult GraphLowering::run() {
                                  {nullptr, nullptr}, ValueRange{},
                                  &gm.getCombine());
             })
+            .Case([&](cir::ExpertMatmulOp em) {
+              SmallVector<Value> weights(em.getWeights());
+              SmallVector<Region *> epilogues(weights.size(), nullptr);
+              bool gated = weights.size() == 2;
+              bool perSlot =
+                  em.getX().getType().getRank() ==
+                  cast<RankedTensorType>(em.getIds().getType()).getRank() + 1;
+              return lowerMatmul(em, em.getX(), weights, epilogues,
+                                 ValueRange{},
+                                 gated ? &em.getCombine() : nullptr,
+                                 em.getIds(), perSlot);
+            })
             .Case([&](cir::MultiMatmulOp mm) {
               SmallVector<Value> weights(mm.getWeights());
               SmallVector<Region *> epilogues;

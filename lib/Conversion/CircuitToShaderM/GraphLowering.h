@@ -455,10 +455,14 @@ private:
                         bool withSums, Value tid, int64_t lanes,
                         Location loc);
   /// Matmul and multi_matmul; with `combine`, a gated_matmul: the two
-  /// weights' dot products of each row are combined into one result.
+  /// weights' dot products of each row are combined into one result. With
+  /// `expertIds`, an expert_matmul: result row r reads the weights' rows
+  /// of expert ids[r] ([E, N, K] weights) and x row r, or r / S when x has
+  /// one row per token (`xPerSlot` false).
   LogicalResult lowerMatmul(Operation *op, Value x, ArrayRef<Value> weights,
                             ArrayRef<Region *> epilogues, ValueRange inputs,
-                            Region *combine = nullptr);
+                            Region *combine = nullptr,
+                            Value expertIds = nullptr, bool xPerSlot = true);
 
   /// Emits the strided dot products of rows `ns` of `weight` with rows
   /// `ms` of `x`, accumulated by this lane (f32, one per weight row and x

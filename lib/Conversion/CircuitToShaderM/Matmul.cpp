@@ -484,7 +484,8 @@ SmallVector<Value> GraphLowering::emitQ6_KDot(const DotOperands &d) {
 LogicalResult GraphLowering::lowerMatmul(Operation *op, Value x,
                                          ArrayRef<Value> weights,
                                          ArrayRef<Region *> epilogues,
-                                         ValueRange inputs, Region *combine) {
+                                         ValueRange inputs, Region *combine,
+                                         Value expertIds, bool xPerSlot) {
   Location loc = op->getLoc();
   auto xType = cast<RankedTensorType>(x.getType());
   if (cir::isQuantized(xType.getElementType()))
@@ -494,6 +495,15 @@ LogicalResult GraphLowering::lowerMatmul(Operation *op, Value x,
               "yet";
   int64_t k = xType.getShape().back();
   int64_t m = xType.getNumElements() / k;
+  // An expert_matmul's result rows are the slots of ids; each reads its
+  // token's x row (or its own) and its expert's weight rows.
+  int64_t slots = 1, experts = 1;
+  if (expertIds) {
+    auto idsType = cast<RankedTensorType>(expertIds.getType());
+    m = idsType.getNumElements();
+    slots = idsType.getShape().back();
+    experts = cast<RankedTensorType>(weights[0].getType()).getDimSize(0);
+  }
   int64_t lanes = shape.dotLanes;
   // With a known subgroup size that divides the workgroup, each subgroup
   // computes one output row and combines it with a subgroup reduction: no
@@ -512,8 +522,10 @@ LogicalResult GraphLowering::lowerMatmul(Operation *op, Value x,
   // rowsPerGroup * cols weight rows by xRows rows of x.
   const int64_t cols = shape.cols;
   const int64_t tileRows = rowsPerGroup * cols;
+  // The rows of one weight matrix ([N, K], or an expert's of [E, N, K]).
   auto rowsOf = [](Value w) {
-    return cast<RankedTensorType>(w.getType()).getShape().front();
+    ArrayRef<int64_t> dims = cast<RankedTensorType>(w.getType()).getShape();
+    return dims[dims.size() - 2];
   };
   int64_t totalGroups = 0;
   for (Value w : weights)
@@ -525,7 +537,9 @@ LogicalResult GraphLowering::lowerMatmul(Operation *op, Value x,
   // read and decoded once per kXRows tokens: the matvec becomes a GEMM.
   // A single-lane workgroup (the CPU target) holds its rows' dot products
   // whole, so it takes several x rows too.
-  int64_t xRows = rowsPerGroup > 1 || lanes == 1
+  // (Rows of an expert_matmul may each read another expert: one per
+  // workgroup.)
+  int64_t xRows = (rowsPerGroup > 1 || lanes == 1) && !expertIds
                       ? std::min<int64_t>(m, shape.xRows)
                       : 1;
   int64_t xBlocks = ceilDiv(m, xRows);
@@ -536,6 +550,8 @@ LogicalResult GraphLowering::lowerMatmul(Operation *op, Value x,
 
   KernelState ks;
   bind(ks, x, false);
+  if (expertIds)
+    bind(ks, expertIds, false);
   for (Value w : weights)
     bind(ks, w, false);
   for (Value input : inputs)
@@ -560,6 +576,22 @@ LogicalResult GraphLowering::lowerMatmul(Operation *op, Value x,
     ms.push_back(xRows == 1
                      ? id
                      : Value(arith::MinUIOp::create(b, loc, id, im.c(m - 1))));
+  }
+  // An expert_matmul's first weight row: ids[r] (clamped into [0, E)) times
+  // the rows of one expert; x row r, or its token's.
+  Value expertBase;
+  if (expertIds) {
+    Value id = sm::LoadOp::create(b, loc, b.getI32Type(),
+                                  arg(ks, expertIds), xRowIds[0]);
+    Value zero = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0);
+    Value clamped =
+        arith::MinUIOp::create(b, loc,
+                               im.toIndex(arith::MaxSIOp::create(b, loc, id,
+                                                                 zero)),
+                               im.c(experts - 1));
+    expertBase = im.mul(clamped, im.c(rowsOf(weights[0])));
+    if (!xPerSlot && slots > 1)
+      ms[0] = im.div(ms[0], slots);
   }
   Value subgroup, laneInSubgroup;
   if (rowsPerGroup > 1) {
@@ -587,6 +619,8 @@ LogicalResult GraphLowering::lowerMatmul(Operation *op, Value x,
                             ? r
                             : Value(arith::MinUIOp::create(b, loc, r,
                                                            im.c(n - 1))));
+      if (expertBase)
+        t.reads.back() = im.add(expertBase, t.reads.back());
     }
     return t;
   };

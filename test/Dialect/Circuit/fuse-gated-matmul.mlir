@@ -172,3 +172,51 @@ circuit.graph @hazard(%x: tensor<4xf32>, %wg: tensor<2x4xf32>,
   }
   circuit.output %h : tensor<2xf32>
 }
+
+// -----
+
+// Two expert_matmuls of the same activations and experts: one
+// expert_matmul of both weights, the map's body as its combine body.
+// CHECK-LABEL: circuit.graph @experts(
+// CHECK-SAME:    %[[X:.*]]: tensor<2x64xf32>, %[[IDS:.*]]: tensor<2x2xi32>, %[[WG:.*]]: tensor<4x32x64x!circuit.q8_0>, %[[WU:.*]]: tensor<4x32x64xf16>)
+// CHECK-NOT:     circuit.map
+// CHECK:         %[[H:.*]] = circuit.expert_matmul %[[X]], %[[IDS]], %[[WG]], %[[WU]] : tensor<2x64xf32>, tensor<2x2xi32>, tensor<4x32x64x!circuit.q8_0>, tensor<4x32x64xf16> -> tensor<2x2x32xf32> combine {
+// CHECK-NEXT:    ^bb0(%{{.*}}: i32, %[[G:.*]]: f32, %[[U:.*]]: f32):
+// CHECK-NEXT:      %[[S:.*]] = exp.silu %[[G]] : f32
+// CHECK-NEXT:      %[[P:.*]] = exp.mul %[[S]], %[[U]] : f32
+// CHECK:         circuit.output %[[H]]
+// VALID: graph @experts: 3 -> 1 dispatches, {{[0-9]+}} values compared, max error {{.*}}: ok
+circuit.graph @experts(%x: tensor<2x64xf32>, %ids: tensor<2x2xi32>,
+                       %wg: tensor<4x32x64x!circuit.q8_0>,
+                       %wu: tensor<4x32x64xf16>) -> tensor<2x2x32xf32> {
+  %g = circuit.expert_matmul %x, %ids, %wg : tensor<2x64xf32>, tensor<2x2xi32>, tensor<4x32x64x!circuit.q8_0> -> tensor<2x2x32xf32>
+  %u = circuit.expert_matmul %x, %ids, %wu : tensor<2x64xf32>, tensor<2x2xi32>, tensor<4x32x64xf16> -> tensor<2x2x32xf32>
+  %h = circuit.map ins(%g, %u : tensor<2x2x32xf32>, tensor<2x2x32xf32>) -> tensor<2x2x32xf32> {
+  ^bb0(%lane: i32, %a: f32, %b: f32):
+    %s = exp.silu %a : f32
+    %p = exp.mul %s, %b : f32
+    circuit.yield %p : f32
+  }
+  circuit.output %h : tensor<2x2x32xf32>
+}
+
+// -----
+
+// Not fused: the two products choose their experts by different ids.
+// CHECK-LABEL: circuit.graph @experts_other_ids(
+// CHECK-NOT:     combine
+// CHECK:         circuit.map
+// VALID: graph @experts_other_ids: 3 -> 3 dispatches, {{[0-9]+}} values compared, max error {{.*}}: ok
+circuit.graph @experts_other_ids(%x: tensor<64xf32>, %ids: tensor<2xi32>,
+                                 %other: tensor<2xi32>,
+                                 %wg: tensor<4x32x64xf32>,
+                                 %wu: tensor<4x32x64xf32>) -> tensor<2x32xf32> {
+  %g = circuit.expert_matmul %x, %ids, %wg : tensor<64xf32>, tensor<2xi32>, tensor<4x32x64xf32> -> tensor<2x32xf32>
+  %u = circuit.expert_matmul %x, %other, %wu : tensor<64xf32>, tensor<2xi32>, tensor<4x32x64xf32> -> tensor<2x32xf32>
+  %h = circuit.map ins(%g, %u : tensor<2x32xf32>, tensor<2x32xf32>) -> tensor<2x32xf32> {
+  ^bb0(%lane: i32, %a: f32, %b: f32):
+    %p = exp.mul %a, %b : f32
+    circuit.yield %p : f32
+  }
+  circuit.output %h : tensor<2x32xf32>
+}

@@ -1355,6 +1355,76 @@ circuit.graph @gated_matmul_body(%x: tensor<64xf32>, %g: tensor<32x64xf32>, %u: 
 
 // -----
 
+circuit.graph @expert_matmul_rank(%x: tensor<64xf32>, %ids: tensor<2xi32>, %w: tensor<32x64xf32>) {
+  // expected-error @+1 {{'circuit.expert_matmul' op expects rank-3 [E, N, K] weights, got 'tensor<32x64xf32>'}}
+  %y = circuit.expert_matmul %x, %ids, %w : tensor<64xf32>, tensor<2xi32>, tensor<32x64xf32> -> tensor<2x32xf32>
+  circuit.output
+}
+
+// -----
+
+circuit.graph @expert_matmul_k(%x: tensor<64xf32>, %ids: tensor<2xi32>, %w: tensor<4x32x96xf32>) {
+  // expected-error @+1 {{'circuit.expert_matmul' op expects the weights' K dimension to be 64, got 96}}
+  %y = circuit.expert_matmul %x, %ids, %w : tensor<64xf32>, tensor<2xi32>, tensor<4x32x96xf32> -> tensor<2x32xf32>
+  circuit.output
+}
+
+// -----
+
+circuit.graph @expert_matmul_rows(%x: tensor<3x64xf32>, %ids: tensor<2x2xi32>, %w: tensor<4x32x64xf32>) {
+  // expected-error @+1 {{'circuit.expert_matmul' op expects the activations' leading dimensions to be those of ids 'tensor<2x2xi32>', got 'tensor<3x64xf32>'}}
+  %y = circuit.expert_matmul %x, %ids, %w : tensor<3x64xf32>, tensor<2x2xi32>, tensor<4x32x64xf32> -> tensor<2x2x32xf32>
+  circuit.output
+}
+
+// -----
+
+circuit.graph @expert_matmul_result(%x: tensor<64xf32>, %ids: tensor<2xi32>, %w: tensor<4x32x64xf32>) {
+  // expected-error @+1 {{'circuit.expert_matmul' op expects a result of type 'tensor<2x32xf32>', got 'tensor<32xf32>'}}
+  %y = circuit.expert_matmul %x, %ids, %w : tensor<64xf32>, tensor<2xi32>, tensor<4x32x64xf32> -> tensor<32xf32>
+  circuit.output
+}
+
+// -----
+
+circuit.graph @expert_matmul_pair(%x: tensor<64xf32>, %ids: tensor<2xi32>, %g: tensor<4x32x64xf32>, %u: tensor<3x32x64xf32>) {
+  // expected-error @+1 {{'circuit.expert_matmul' op expects gate and up of the same experts and rows, got 'tensor<4x32x64xf32>' and 'tensor<3x32x64xf32>'}}
+  %y = circuit.expert_matmul %x, %ids, %g, %u : tensor<64xf32>, tensor<2xi32>, tensor<4x32x64xf32>, tensor<3x32x64xf32> -> tensor<2x32xf32> combine {
+  ^bb0(%lane: i32, %a: f32, %b: f32):
+    circuit.yield %a : f32
+  }
+  circuit.output
+}
+
+// -----
+
+circuit.graph @expert_matmul_no_combine(%x: tensor<64xf32>, %ids: tensor<2xi32>, %g: tensor<4x32x64xf32>, %u: tensor<4x32x64xf32>) {
+  // expected-error @+1 {{'circuit.expert_matmul' op expects a combine body with two weights}}
+  %y = circuit.expert_matmul %x, %ids, %g, %u : tensor<64xf32>, tensor<2xi32>, tensor<4x32x64xf32>, tensor<4x32x64xf32> -> tensor<2x32xf32>
+  circuit.output
+}
+
+// -----
+
+circuit.graph @expert_matmul_stray_combine(%x: tensor<64xf32>, %ids: tensor<2xi32>, %w: tensor<4x32x64xf32>) {
+  // expected-error @+1 {{'circuit.expert_matmul' op expects no combine body with one weight}}
+  %y = circuit.expert_matmul %x, %ids, %w : tensor<64xf32>, tensor<2xi32>, tensor<4x32x64xf32> -> tensor<2x32xf32> combine {
+  ^bb0(%lane: i32, %a: f32, %b: f32):
+    circuit.yield %a : f32
+  }
+  circuit.output
+}
+
+// -----
+
+circuit.graph @expert_matmul_q8_1(%x: tensor<64x!circuit.q8_1>, %ids: tensor<2xi32>, %w: tensor<4x32x64x!circuit.q8_0>) {
+  // expected-error @+1 {{'circuit.expert_matmul' op expects activations of f32 or f16, got '!circuit.q8_1'}}
+  %y = circuit.expert_matmul %x, %ids, %w : tensor<64x!circuit.q8_1>, tensor<2xi32>, tensor<4x32x64x!circuit.q8_0> -> tensor<2x32xf32>
+  circuit.output
+}
+
+// -----
+
 circuit.graph @gather_quantized_f16(%t: tensor<4x256x!circuit.q4_k>) {
   // expected-error @+1 {{'circuit.gather' op expects an f32 result for a quantized source, got 'f16'}}
   %g = circuit.gather %t : tensor<4x256x!circuit.q4_k> -> tensor<256xf16> {

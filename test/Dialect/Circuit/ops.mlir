@@ -791,6 +791,23 @@ circuit.graph @gated_matmul(%x: tensor<64xf32>, %g: tensor<32x64x!circuit.q8_0>,
   circuit.output %h : tensor<32xf32>
 }
 
+// CHECK-LABEL: circuit.graph @expert_matmul
+// CHECK: circuit.expert_matmul %{{.*}}, %{{.*}}, %{{.*}} : tensor<2x64xf32>, tensor<2x2xi32>, tensor<4x32x64x!circuit.q8_0> -> tensor<2x2x32xf32>
+// CHECK: circuit.expert_matmul %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<2x64xf32>, tensor<2x2xi32>, tensor<4x32x64x!circuit.q8_0>, tensor<4x32x64xf16> -> tensor<2x2x32xf32> combine {
+// CHECK: exp.silu
+// CHECK: circuit.expert_matmul %{{.*}}, %{{.*}}, %{{.*}} : tensor<2x2x32xf32>, tensor<2x2xi32>, tensor<4x64x32xf32> -> tensor<2x2x64xf32>
+circuit.graph @expert_matmul(%x: tensor<2x64xf32>, %ids: tensor<2x2xi32>, %g: tensor<4x32x64x!circuit.q8_0>, %u: tensor<4x32x64xf16>, %d: tensor<4x64x32xf32>) -> tensor<2x2x64xf32> {
+  %a = circuit.expert_matmul %x, %ids, %g : tensor<2x64xf32>, tensor<2x2xi32>, tensor<4x32x64x!circuit.q8_0> -> tensor<2x2x32xf32>
+  %h = circuit.expert_matmul %x, %ids, %g, %u : tensor<2x64xf32>, tensor<2x2xi32>, tensor<4x32x64x!circuit.q8_0>, tensor<4x32x64xf16> -> tensor<2x2x32xf32> combine {
+  ^bb0(%lane: i32, %p: f32, %q: f32):
+    %s = exp.silu %p : f32
+    %m = exp.mul %s, %q : f32
+    circuit.yield %m : f32
+  }
+  %y = circuit.expert_matmul %h, %ids, %d : tensor<2x2x32xf32>, tensor<2x2xi32>, tensor<4x64x32xf32> -> tensor<2x2x64xf32>
+  circuit.output %y : tensor<2x2x64xf32>
+}
+
 // Argument roles (ArgRoles.h) round-trip; a row range of a weight names its
 // first row and count.
 // CHECK-LABEL: circuit.graph @roles

@@ -347,6 +347,13 @@ Value GraphBuilder::matmul(Value x, Value weight, ValueRange extra,
   return op;
 }
 
+Value GraphBuilder::expertMatmul(Value x, Value ids, Value weight) {
+  SmallVector<int64_t> shape(tensorOf(ids).getShape());
+  shape.push_back(tensorOf(weight).getDimSize(1));
+  return ExpertMatmulOp::create(builder, loc, tensorType(shape, f32()), x, ids,
+                                ValueRange{weight});
+}
+
 Value GraphBuilder::quantize(Value x, Type quantElement) {
   return QuantizeOp::create(
       builder, loc, tensorType(tensorOf(x).getShape(), quantElement), x);

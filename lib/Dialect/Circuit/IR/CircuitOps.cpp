@@ -63,7 +63,7 @@ bool hesper::circuit::isInPlaceWriter(Operation *op) {
 bool hesper::circuit::isDispatchOp(Operation *op) {
   return isa<MapOp, GatherOp, ScatterOp, ScatterMultiOp, ScatterAddOp, ReduceOp,
              ReduceEpilogueOp, ReduceScatterEpilogueOp, MatmulOp, MultiMatmulOp,
-             QuantizeOp, AttentionOp, GatedMatmulOp>(op);
+             QuantizeOp, AttentionOp, GatedMatmulOp, ExpertMatmulOp>(op);
 }
 
 Value hesper::circuit::getWrittenBufferRoot(Value dest) {
@@ -585,6 +585,76 @@ LogicalResult GatedMatmulOp::verify() {
 }
 
 LogicalResult GatedMatmulOp::verifyRegions() {
+  Builder b(getContext());
+  return verifyBody(*this, getCombine(), "combine",
+                    {b.getI32Type(), b.getF32Type(), b.getF32Type()},
+                    ValueRange{}, {getType().getElementType()});
+}
+
+//===----------------------------------------------------------------------===//
+// expert_matmul
+//===----------------------------------------------------------------------===//
+
+LogicalResult ExpertMatmulOp::verify() {
+  auto xType = cast<RankedTensorType>(getX().getType());
+  auto idsType = cast<RankedTensorType>(getIds().getType());
+  Type xElt = xType.getElementType();
+  if (!xElt.isF32() && !xElt.isF16())
+    return emitOpError("expects activations of f32 or f16, got ") << xElt;
+  if (idsType.getRank() != 1 && idsType.getRank() != 2)
+    return emitOpError("expects ids of rank 1 ([S]) or 2 ([T, S]), got ")
+           << idsType;
+  // x has one row per token (the rank of ids) or one per slot (one more).
+  const int64_t lead = xType.getRank() - 1;
+  if (lead != idsType.getRank() - 1 && lead != idsType.getRank())
+    return emitOpError("expects activations of one row per token or one "
+                       "per slot of ids ")
+           << idsType << ", got " << xType;
+  for (int64_t d = 0; d < lead; ++d)
+    if (xType.getDimSize(d) != idsType.getDimSize(d))
+      return emitOpError("expects the activations' leading dimensions to "
+                         "be those of ids ")
+             << idsType << ", got " << xType;
+  if (getWeights().size() != 1 && getWeights().size() != 2)
+    return emitOpError("expects one weight, or two (gate and up), got ")
+           << getWeights().size();
+  const int64_t k = xType.getShape().back();
+  ArrayRef<int64_t> first;
+  for (Value w : getWeights()) {
+    auto wType = cast<RankedTensorType>(w.getType());
+    Type wElt = wType.getElementType();
+    if (wElt.isInteger(32) || isa<Q8_1Type>(wElt))
+      return emitOpError("expects weights in a weight format, got ") << wElt;
+    if (wType.getRank() != 3)
+      return emitOpError("expects rank-3 [E, N, K] weights, got ") << wType;
+    if (wType.getDimSize(2) != k)
+      return emitOpError("expects the weights' K dimension to be ")
+             << k << ", got " << wType.getDimSize(2);
+    if (!first.empty() && wType.getShape().take_front(2) != first)
+      return emitOpError("expects gate and up of the same experts and rows, "
+                         "got ")
+             << getWeights()[0].getType() << " and " << wType;
+    first = wType.getShape().take_front(2);
+    if (failed(verifyQuantizedShape(*this, wType, "the weight")))
+      return failure();
+  }
+  SmallVector<int64_t> want(idsType.getShape());
+  want.push_back(first[1]);
+  if (getType().getShape() != ArrayRef<int64_t>(want))
+    return emitOpError("expects a result of type ")
+           << RankedTensorType::get(want, getType().getElementType())
+           << ", got " << getType();
+  return success();
+}
+
+LogicalResult ExpertMatmulOp::verifyRegions() {
+  if (getWeights().size() == 1) {
+    if (!getCombine().empty())
+      return emitOpError("expects no combine body with one weight");
+    return success();
+  }
+  if (getCombine().empty())
+    return emitOpError("expects a combine body with two weights");
   Builder b(getContext());
   return verifyBody(*this, getCombine(), "combine",
                     {b.getI32Type(), b.getF32Type(), b.getF32Type()},

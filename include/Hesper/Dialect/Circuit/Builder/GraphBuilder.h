@@ -165,6 +165,11 @@ public:
   Value matmul(Value x, Value weight);
   /// x · wᵀ with an epilogue over the accumulator and `extra` inputs.
   Value matmul(Value x, Value weight, ValueRange extra, EpilogueFn epilogue);
+  /// The experts' products x_row · W[ids[r]]ᵀ for each row r of `ids`
+  /// ([S] or [T, S] i32) with [E, N, K] `weight`; `x` has one row per token
+  /// or one per slot (circuit.expert_matmul). The result is ids' shape
+  /// plus [N].
+  Value expertMatmul(Value x, Value ids, Value weight);
   /// Quantizes to a block format (q8_1 or q8_0).
   Value quantize(Value x, mlir::Type quantElement);
 

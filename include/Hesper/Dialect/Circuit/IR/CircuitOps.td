@@ -87,7 +87,8 @@ def Circuit_OutputOp : Circuit_Op<"output", [Pure, Terminator, ReturnLike,
 def Circuit_YieldOp : Circuit_Op<"yield", [Pure, Terminator, ReturnLike,
     ParentOneOf<["MapOp", "GatherOp", "ScatterOp", "ScatterMultiOp",
                  "ReduceOp", "ReduceEpilogueOp", "ReduceScatterEpilogueOp",
-                 "MatmulOp", "MultiMatmulOp", "GatedMatmulOp"]>]> {
+                 "MatmulOp", "MultiMatmulOp", "GatedMatmulOp",
+                 "ExpertMatmulOp"]>]> {
   let summary = "the values one lane of a body produces";
   let description = [{
     Ends a per-lane body. What it yields depends on the primitive: one
@@ -557,6 +558,52 @@ def Circuit_GatedMatmulOp : Circuit_Op<"gated_matmul", [Pure,
   let assemblyFormat = [{
     $x `,` $gate `,` $up `:` type($x) `,` type($gate) `,` type($up) `->`
     type($result) attr-dict-with-keyword `combine` $combine
+  }];
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+}
+
+def Circuit_ExpertMatmulOp : Circuit_Op<"expert_matmul", [Pure,
+    IsolatedFromAbove]> {
+  let summary = "matmuls whose weights are chosen per row from a stack of "
+                "experts";
+  let description = [{
+    The projections of a mixture-of-experts layer. `ids` (`[S]` or
+    `[T, S]` i32) names, for each of the `S` slots of each of `T` tokens,
+    one of the `E` experts of the weights (`[E, N, K]`, each expert's
+    `[N, K]` matrix as GGUF stacks them); the result row of slot `(t, s)`
+    is `x_row · W[ids[t, s]]ᵀ`, and only the chosen experts' rows are read.
+    `x` has one row per token (`[K]` or `[T, K]`: the token's slots share
+    it, as the gate and up projections do) or one per slot (`[S, K]` or
+    `[T, S, K]`: the down projection of each slot's activation). The
+    result is `[S, N]` or `[T, S, N]`. An id outside `[0, E)` is clamped
+    into it.
+
+    With one weight the result is the product. With two (gate and up,
+    which must have the same `E` and `N`), the `combine` body maps the flat
+    result index and the two `f32` accumulators to the stored value, as
+    `circuit.gated_matmul`'s does; `hesper-fuse` forms it from two
+    single-weight ops of the same `x` and `ids` and the map that combines
+    them.
+
+    ```mlir
+    %h = circuit.expert_matmul %x, %ids, %wg, %wu
+        : tensor<256xf32>, tensor<2xi32>, tensor<8x512x256x!circuit.q8_0>,
+          tensor<8x512x256x!circuit.q8_0> -> tensor<2x512xf32> combine {
+    ^bb0(%lane: i32, %g: f32, %u: f32):
+      %s = exp.silu %g : f32
+      %h = exp.mul %s, %u : f32
+      circuit.yield %h : f32
+    }
+    ```
+  }];
+  let arguments = (ins Circuit_Tensor:$x, StaticShapeTensorOf<[I32]>:$ids,
+                       Variadic<Circuit_Tensor>:$weights);
+  let results = (outs Circuit_FloatTensor:$result);
+  let regions = (region AnyRegion:$combine);
+  let assemblyFormat = [{
+    $x `,` $ids `,` $weights `:` type($x) `,` type($ids) `,` type($weights)
+    `->` type($result) attr-dict-with-keyword (`combine` $combine^)?
   }];
   let hasVerifier = 1;
   let hasRegionVerifier = 1;
