@@ -17,6 +17,10 @@
 //     x = x + Wo attention(q, cache_k, cache_v)     (scale 1/sqrt(head dim))
 //     h = rms_norm(x) * ffn_norm
 //     x = x + Wdown (silu(Wgate h) * Wup h)
+//     (mixture of experts, qwen3moe and llama with experts: p =
+//     softmax(Wrouter h), the k most probable experts e_s (ties to the lower
+//     index), w_s = p[e_s] / sum p[e_s], x = x + sum_s w_s Wdown[e_s]
+//     (silu(Wgate[e_s] h) * Wup[e_s] h), as llama.cpp's build_moe_ffn)
 //   logits = Wout (rms_norm(x) * output_norm)
 //
 // bitnet (BitNet b1.58) normalizes the attention output before Wo and the
@@ -524,6 +528,8 @@ private:
     x = add(x, attnOut);
 
     Value n = g.rmsNorm(x, weight(b + "ffn_norm.weight"), hp.eps);
+    if (hp.experts)
+      return add(x, experts(n, b));
     Value gate = project(n, b + "ffn_gate");
     Value up = project(n, b + "ffn_up");
     const FfnActivation kind = hp.ffnActivation;
@@ -578,6 +584,94 @@ private:
                 });
     }
     return x;
+  }
+
+  /// The mixture-of-experts FFN of the normalized `n` ([dim] or [rows,
+  /// dim]) with layer `b`'s router and experts. The router's top-k is
+  /// written with reductions: an expert's rank is the count of experts
+  /// more probable than it (or as probable, at a lower index), and slot s
+  /// holds the expert of rank s. Only the chosen experts' weights are read
+  /// (circuit.expert_matmul).
+  Value experts(Value n, const std::string &b) {
+    const int64_t e = hp.experts, k = hp.expertsUsed, dim = hp.dim;
+    SmallVector<int64_t> perToken = rows == 1 ? SmallVector<int64_t>{}
+                                              : SmallVector<int64_t>{rows};
+    auto shapeOf = [&](std::initializer_list<int64_t> tail) {
+      SmallVector<int64_t> s(perToken);
+      s.append(tail);
+      return s;
+    };
+    Value probs = g.softmax(project(n, b + "ffn_gate_inp"));
+    // rank[t, i] = #{j : p_j > p_i, or p_j == p_i and j < i}
+    Value rank = g.reduceOver(
+        ReduceKind::sum, {rows * e, e}, ValueRange{probs}, {true},
+        [&](ExpBuilder &eb, Value lane, ValueRange a) {
+          Value j = eb.remConst(lane, e);
+          Value row = eb.divConst(lane, e); // t * e + i
+          Value i = eb.remConst(row, e);
+          Value pi = GraphBuilder::extract(eb, a[0], row);
+          Value pj = GraphBuilder::extract(eb, a[0],
+                                           eb.add(eb.sub(row, i), j));
+          Value before = eb.select(eb.cmp(CmpPredicate::lt, j, i),
+                                   eb.f32(1.0), eb.f32(0.0));
+          return eb.select(eb.cmp(CmpPredicate::gt, pj, pi), eb.f32(1.0),
+                           eb.select(eb.cmp(CmpPredicate::eq, pj, pi), before,
+                                     eb.f32(0.0)));
+        });
+    // slot[t, s] = the expert whose rank is s (a sum with one term).
+    Value chosen = g.reduceOver(
+        ReduceKind::sum, {rows * k, e}, ValueRange{rank}, {true},
+        [&](ExpBuilder &eb, Value lane, ValueRange a) {
+          Value i = eb.remConst(lane, e);
+          Value row = eb.divConst(lane, e); // t * k + s
+          Value t = eb.divConst(row, k), s = eb.remConst(row, k);
+          Value r = GraphBuilder::extract(eb, a[0], eb.add(eb.mul(t, eb.i32(e)), i));
+          return eb.select(eb.cmp(CmpPredicate::eq, r, eb.toF32(s)),
+                           eb.toF32(i), eb.f32(0.0));
+        });
+    Value ids = g.map(ValueRange{chosen}, shapeOf({k}), g.i32(),
+                      [](ExpBuilder &eb, Value, ValueRange a) {
+                        return eb.toI32(a[0]);
+                      });
+    // The chosen probabilities, renormalized over the slots (in slot
+    // order), times expert_weights_scale when the file has one.
+    const double scale = hp.expertWeightsScale;
+    Value weights = g.map(
+        ValueRange{probs, ids}, {true, true}, shapeOf({k}), g.f32(),
+        [&](ExpBuilder &eb, Value lane, ValueRange a) {
+          Value t = eb.divConst(lane, k);
+          Value first = eb.mul(t, eb.i32(k)), base = eb.mul(t, eb.i32(e));
+          auto chosenProb = [&](Value slot) {
+            Value id = GraphBuilder::extract(eb, a[1], slot);
+            return GraphBuilder::extract(eb, a[0], eb.add(base, id));
+          };
+          Value sum = chosenProb(first);
+          for (int64_t s = 1; s < k; ++s)
+            sum = eb.add(sum, chosenProb(eb.add(first, eb.i32(s))));
+          Value w = eb.div(chosenProb(lane), sum);
+          return scale > 0 ? eb.mul(w, eb.f32(scale)) : w;
+        });
+    Value gate = g.expertMatmul(n, ids, weight(b + "ffn_gate_exps.weight"));
+    Value up = g.expertMatmul(n, ids, weight(b + "ffn_up_exps.weight"));
+    Value act = g.zip(gate, up, [](ExpBuilder &eb, Value a, Value c) {
+      return eb.mul(eb.silu(a), c);
+    });
+    Value down = g.expertMatmul(act, ids, weight(b + "ffn_down_exps.weight"));
+    // The slots' outputs, weighted, added in slot order.
+    return g.map(ValueRange{down, weights}, {true, true}, vec(dim), g.f32(),
+                 [&](ExpBuilder &eb, Value lane, ValueRange a) {
+                   Value t = eb.divConst(lane, dim), d = eb.remConst(lane, dim);
+                   Value sum;
+                   for (int64_t s = 0; s < k; ++s) {
+                     Value slot = eb.add(eb.mul(t, eb.i32(k)), eb.i32(s));
+                     Value term = eb.mul(
+                         GraphBuilder::extract(eb, a[1], slot),
+                         GraphBuilder::extract(
+                             eb, a[0], eb.add(eb.mul(slot, eb.i32(dim)), d)));
+                     sum = s == 0 ? term : eb.add(sum, term);
+                   }
+                   return sum;
+                 });
   }
 
   GraphBuilder &g;

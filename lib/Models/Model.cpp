@@ -33,7 +33,9 @@ using rt::Status;
 
 int64_t LlamaHParams::parameterCount() const {
   int64_t perLayer = 2 * dim + dim * qDim() + 2 * dim * kvDim() +
-                     qDim() * dim + 3 * dim * ffn;
+                     qDim() * dim +
+                     (experts ? experts * (3 * dim * expertFfn + dim)
+                              : 3 * dim * ffn);
   if (qkvBias)
     perLayer += qDim() + 2 * kvDim();
   if (qkNorm)
@@ -203,14 +205,14 @@ Status Loader::expect(const std::string &name, std::vector<int64_t> dims) {
   if (dims.size() == 1 && t->type != GgmlType::F32)
     return fail("tensor '" + name + "' has type " +
                 rt::ggmlTypeName(t->type) + ", expected f32");
-  if (dims.size() == 2 && !isKernelWeightType(t->type))
+  if (dims.size() >= 2 && !isKernelWeightType(t->type))
     return fail("tensor '" + name + "' has type " +
                 rt::ggmlTypeName(t->type) +
                 ", which the matmul kernels do not read yet (supported: "
                 "f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, "
                 "iq4_xs, q2_k, q3_k, q4_k, q5_k, q6_k, tq1_0, tq2_0, i2_s)");
   // The k-quant kernels read whole super-blocks per row.
-  if (dims.size() == 2 && dims[0] % rt::ggmlBlockSize(t->type) != 0)
+  if (dims.size() >= 2 && dims[0] % rt::ggmlBlockSize(t->type) != 0)
     return fail("tensor '" + name + "' rows of " + std::to_string(dims[0]) +
                 " elements are not whole " + rt::ggmlTypeName(t->type) +
                 " blocks");
@@ -227,7 +229,7 @@ Status Loader::run() {
   } else if (hp.arch == "qwen2") {
     hp.ropeType = RopeType::NeoX;
     hp.qkvBias = true;
-  } else if (hp.arch == "qwen3") {
+  } else if (hp.arch == "qwen3" || hp.arch == "qwen3moe") {
     hp.ropeType = RopeType::NeoX;
     hp.qkNorm = true;
   } else if (hp.arch == "bitnet") {
@@ -250,8 +252,8 @@ Status Loader::run() {
     hp.qkNorm = hp.arch == "gemma3" || hp.arch == "gemma4";
   } else {
     return fail("unsupported architecture '" + hp.arch +
-                "' (supported: llama, qwen2, qwen3, gemma, gemma2, "
-                "gemma3, gemma4, bitnet, phi3)");
+                "' (supported: llama, qwen2, qwen3, qwen3moe, gemma, "
+                "gemma2, gemma3, gemma4, bitnet, phi3)");
   }
 
   Status s;
@@ -324,6 +326,8 @@ Status Loader::run() {
                     hp.ropeOrigContext, hp.contextLength)))
     return s;
 
+  if (!(s = experts()))
+    return s;
   hp.attnScale = 1.0 / std::sqrt(double(hp.headDim));
   hp.ropeDimsSwa = hp.ropeDims;
   if (isGemma() && !(s = gemma()))
@@ -369,8 +373,8 @@ Status Loader::run() {
   if (!(s = expect("output_norm.weight", {hp.dim})))
     return s;
   // llama.cpp passes rope_freqs to the llama and qwen graphs only.
-  const bool takesFreqFactors = hp.arch == "llama" ||
-                                hp.arch == "qwen2" || hp.arch == "qwen3";
+  const bool takesFreqFactors = hp.arch == "llama" || hp.arch == "qwen2" ||
+                                hp.arch == "qwen3" || hp.arch == "qwen3moe";
   if (takesFreqFactors && file.tensor("rope_freqs.weight")) {
     hp.ropeFreqFactors = true;
     if (!(s = expect("rope_freqs.weight", {hp.ropeDims / 2})))
@@ -394,8 +398,7 @@ Status Loader::run() {
     std::string b = "blk." + std::to_string(l) + ".";
     if (!(s = expect(b + "attn_norm.weight", {hp.dim})) ||
         !(s = expect(b + "attn_output.weight", {hp.qDim(), hp.dim})) ||
-        !(s = expect(b + "ffn_norm.weight", {hp.dim})) ||
-        !(s = expect(b + "ffn_down.weight", {hp.ffn, hp.dim})))
+        !(s = expect(b + "ffn_norm.weight", {hp.dim})))
       return s;
     if (hp.fusedQkv
             ? !(s = expect(b + "attn_qkv.weight",
@@ -404,10 +407,21 @@ Status Loader::run() {
                !(s = expect(b + "attn_k.weight", {hp.dim, hp.kvDim()})) ||
                !(s = expect(b + "attn_v.weight", {hp.dim, hp.kvDim()}))))
       return s;
-    if (hp.fusedGateUp
-            ? !(s = expect(b + "ffn_up.weight", {hp.dim, 2 * hp.ffn}))
-            : (!(s = expect(b + "ffn_gate.weight", {hp.dim, hp.ffn})) ||
-               !(s = expect(b + "ffn_up.weight", {hp.dim, hp.ffn}))))
+    if (hp.experts) {
+      const int64_t e = hp.experts, f = hp.expertFfn;
+      if (!(s = expect(b + "ffn_gate_inp.weight", {hp.dim, e})) ||
+          !(s = expect(b + "ffn_gate_exps.weight", {hp.dim, f, e})) ||
+          !(s = expect(b + "ffn_up_exps.weight", {hp.dim, f, e})) ||
+          !(s = expect(b + "ffn_down_exps.weight", {f, hp.dim, e})))
+        return s;
+    } else if (hp.fusedGateUp
+                   ? !(s = expect(b + "ffn_up.weight", {hp.dim, 2 * hp.ffn}))
+                   : (!(s = expect(b + "ffn_gate.weight", {hp.dim, hp.ffn})) ||
+                      !(s = expect(b + "ffn_up.weight", {hp.dim, hp.ffn})))) {
+      return s;
+    }
+    if (!hp.experts &&
+        !(s = expect(b + "ffn_down.weight", {hp.ffn, hp.dim})))
       return s;
     if (hp.qkvBias &&
         (!(s = expect(b + "attn_q.bias", {hp.qDim()})) ||
@@ -433,6 +447,44 @@ Status Loader::run() {
           !(s = expect(b + proj + ".scale", {1})))
         return s;
   }
+  return Status();
+}
+
+Status Loader::experts() {
+  // gemma4's branch refuses its mixture-of-experts variant itself.
+  if (hp.arch == "gemma4")
+    return Status();
+  Status s;
+  if (!(s = count("expert_count", hp.experts, 0)) ||
+      !(s = count("expert_used_count", hp.expertsUsed, 0)))
+    return s;
+  if (hp.arch == "qwen3moe" && (hp.experts == 0 || hp.expertsUsed == 0))
+    return fail("qwen3moe needs expert_count and expert_used_count above 0");
+  if (hp.experts == 0)
+    return Status();
+  // llama.cpp's llama loader reads experts too (Mixtral-style files); the
+  // other architectures here have none (gemma4's are refused by its own
+  // branch).
+  if (hp.arch != "llama" && hp.arch != "qwen3moe")
+    return fail("mixture-of-experts layers (expert_count " +
+                std::to_string(hp.experts) + ") are not supported for " +
+                hp.arch + " (supported: llama, qwen3moe)");
+  if (hp.expertsUsed < 1 || hp.expertsUsed > hp.experts)
+    return fail("expert_used_count " + std::to_string(hp.expertsUsed) +
+                " must be from 1 to expert_count " +
+                std::to_string(hp.experts));
+  if (hp.experts > 1024)
+    return fail("expert_count " + std::to_string(hp.experts) +
+                " is above the 1024 experts the router supports");
+  // qwen3moe's width defaults as llama.cpp's does; llama's experts are
+  // feed_forward_length wide.
+  if (!(s = integer("expert_feed_forward_length", hp.expertFfn,
+                    hp.arch == "qwen3moe" ? hp.ffn / hp.expertsUsed
+                                          : hp.ffn)))
+    return s;
+  if (file.find(hp.arch + ".expert_weights_scale"))
+    if (!(s = real("expert_weights_scale", hp.expertWeightsScale)))
+      return s;
   return Status();
 }
 

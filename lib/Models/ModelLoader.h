@@ -61,6 +61,10 @@ private:
     return v.type == rt::GgufType::Bool || v.isInteger();
   }
 
+  /// expert_count, expert_used_count, expert_feed_forward_length and
+  /// expert_weights_scale of a mixture-of-experts file (qwen3moe, llama).
+  rt::Status experts();
+
   /// gemma4's own hyperparameters (dense models): sliding-window layers
   /// with their own head size, rotary size and RoPE base; layers sharing an
   /// earlier layer's KV cache; per-layer embeddings.

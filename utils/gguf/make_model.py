@@ -981,7 +981,7 @@ def build_gpt2_vocab(vocab_size):
 # --------------------------------------------------------------------------
 
 ARCHES = ["llama", "qwen2", "qwen3", "gemma", "gemma2", "gemma3", "gemma4",
-          "bitnet", "phi3"]
+          "bitnet", "phi3", "qwen3moe"]
 GEMMA_ARCHES = ("gemma", "gemma2", "gemma3")
 # bitnet's ternary projections (llama.cpp's BitLinear layers), in the order
 # make_weights draws them
@@ -998,7 +998,9 @@ DEFAULTS = dict(arch="llama", type="f32", seed=1234, dim=64, layers=2, heads=4,
                 head_dim=None, rope_base=None, rope_scale=None, tied=False,
                 rope_dims=None, eps=1e-5, pre="default", name=None, embd_std=None,
                 hidden_act=None, scale_tensors=None, separate_qkv=None,
-                long_rope=None)
+                long_rope=None, experts=None, experts_used=None,
+                expert_ffn=None, expert_weights_scale=None, router_tie=None,
+                router_near_tie=None, poison_expert=None)
 
 
 def parse_args(argv=None):
@@ -1079,6 +1081,25 @@ def parse_args(argv=None):
                    help="bitnet: store the projections as bare ternary "
                         "{-1,0,1} and their per-tensor scale s as "
                         "blk.N.<proj>.scale [1] f32 tensors (same model)")
+    moe = p.add_argument_group(
+        "mixture of experts (--arch qwen3moe, or llama with --experts)")
+    moe.add_argument("--experts", type=int, help="expert_count (qwen3moe: 8)")
+    moe.add_argument("--experts-used", dest="experts_used", type=int,
+                     help="expert_used_count (default 2)")
+    moe.add_argument("--expert-ffn", dest="expert_ffn", type=int,
+                     help="qwen3moe: expert_feed_forward_length (default "
+                          "--ffn / --experts-used); llama's experts are --ffn wide")
+    moe.add_argument("--expert-weights-scale", dest="expert_weights_scale",
+                     type=float, help="expert_weights_scale (written when given)")
+    moe.add_argument("--router-tie", dest="router_tie", type=int, action="append",
+                     metavar="LAYER", help="every expert of LAYER gets the same "
+                     "router row: all probabilities tie (repeatable)")
+    moe.add_argument("--router-near-tie", dest="router_near_tie", type=int,
+                     action="append", metavar="LAYER", help="as --router-tie, "
+                     "but the last expert's row is scaled by 1.001")
+    moe.add_argument("--poison-expert", dest="poison_expert", action="append",
+                     metavar="LAYER:EXPERT", help="fill that expert's gate, up "
+                     "and down matrices with NaN (it must never be chosen)")
     ph = p.add_argument_group("phi3")
     ph.add_argument("--separate-qkv", dest="separate_qkv", action="store_true",
                     default=None,
@@ -1130,6 +1151,7 @@ def parse_args(argv=None):
                 ("--hidden-act", cfg.hidden_act, ("bitnet",)),
                 ("--scale-tensors", cfg.scale_tensors, ("bitnet",)),
                 ("--separate-qkv", cfg.separate_qkv, ("phi3",)),
+                ("--expert-ffn", cfg.expert_ffn, ("qwen3moe",)),
                 ("--long-rope", cfg.long_rope, ("phi3",))]
     only_for += [(flag, getattr(cfg, key), ("gemma4",)) for flag, key in GEMMA4_OPTS]
     for flag, val, archs in only_for:
@@ -1203,6 +1225,36 @@ def parse_args(argv=None):
         p.error("--rope-dims must be even and in (0, head_dim]")
     if cfg.arch == "gemma4":
         _gemma4_args(p, cfg, asked_untied)
+    moe_flags = (cfg.experts_used, cfg.expert_weights_scale, cfg.router_tie,
+                 cfg.router_near_tie, cfg.poison_expert)
+    if cfg.arch == "qwen3moe" and cfg.experts is None:
+        cfg.experts = 8
+    if cfg.experts is None:
+        if any(v is not None for v in moe_flags):
+            p.error("the expert options need --experts (or --arch qwen3moe)")
+    else:
+        if cfg.arch not in ("llama", "qwen3moe"):
+            p.error("--experts applies to --arch llama/qwen3moe only")
+        if cfg.experts_used is None:
+            cfg.experts_used = 2
+        if not 1 <= cfg.experts_used <= cfg.experts:
+            p.error("--experts-used must be in [1, --experts]")
+        if cfg.expert_ffn is None:
+            cfg.expert_ffn = (cfg.ffn // cfg.experts_used if cfg.arch == "qwen3moe"
+                              else cfg.ffn)
+        poisoned = []
+        for spec in cfg.poison_expert or ():
+            try:
+                layer, expert = (int(v) for v in spec.split(":"))
+            except ValueError:
+                p.error("--poison-expert takes LAYER:EXPERT, got %r" % spec)
+            if not (0 <= layer < cfg.layers and 0 <= expert < cfg.experts):
+                p.error("--poison-expert %s is outside the layers or experts" % spec)
+            poisoned.append((layer, expert))
+        cfg.poison_expert = poisoned
+        for layer in (cfg.router_tie or []) + (cfg.router_near_tie or []):
+            if not 0 <= layer < cfg.layers:
+                p.error("--router-tie/--router-near-tie %d is not a layer" % layer)
     if cfg.arch == "phi3":
         if cfg.head_dim * cfg.heads != cfg.dim:
             p.error("--head-dim: llama.cpp's phi3 needs head_dim * heads == "
@@ -1321,6 +1373,8 @@ def make_weights(cfg):
         return _gemma4_weights(cfg, rng)
     if cfg.arch == "phi3":
         return _fuse_phi3(cfg, _llama_weights(cfg, rng))
+    if getattr(cfg, "experts", None):
+        return _moe_weights(cfg, _llama_weights(cfg, rng), rng)
     return _llama_weights(cfg, rng)
 
 
@@ -1356,7 +1410,7 @@ def _llama_weights(cfg, rng):
             out.append((b + "attn_q.bias", bias(cfg.heads * hd)))
             out.append((b + "attn_k.bias", bias(cfg.kv_heads * hd)))
             out.append((b + "attn_v.bias", bias(cfg.kv_heads * hd)))
-        if cfg.arch in ("qwen3", "gemma3"):
+        if cfg.arch in ("qwen3", "gemma3", "qwen3moe"):
             out.append((b + "attn_q_norm.weight", norm(hd)))
             out.append((b + "attn_k_norm.weight", norm(hd)))
         out.append((b + "attn_output.weight", mat(d, cfg.heads * hd)))
@@ -1371,6 +1425,44 @@ def _llama_weights(cfg, rng):
     out.append(("output_norm.weight", norm(d)))
     if not cfg.tied:
         out.append(("output.weight", mat(cfg.vocab, d)))
+    return out
+
+
+def _moe_weights(cfg, llama, rng):
+    """qwen3moe, or llama with experts: the dense FFN of the llama set is
+    replaced by blk.N.ffn_gate_inp [dim, E] (the router), ffn_gate_exps and
+    ffn_up_exps [dim, F, E] and ffn_down_exps [F, dim, E] (numpy: the
+    experts' matrices stacked on the first axis), drawn after the rest."""
+    E, F, d = cfg.experts, cfg.expert_ffn, cfg.dim
+
+    def mats(n_out, n_in):
+        w = rng.standard_normal((E, n_out, n_in), dtype=np.float32)
+        w *= np.float32(1.0 / np.sqrt(n_in))
+        return w
+
+    out = []
+    for name, arr in llama:
+        parts = name.split(".")
+        what = parts[2] if parts[0] == "blk" else ""
+        if what in ("ffn_gate", "ffn_up"):
+            continue
+        if what != "ffn_down":
+            out.append((name, arr))
+            continue
+        layer = int(parts[1])
+        b = "blk.%d." % layer
+        router = rng.standard_normal((E, d), dtype=np.float32)
+        router *= np.float32(2.0 / np.sqrt(d))
+        if layer in (cfg.router_tie or []) or layer in (cfg.router_near_tie or []):
+            router[:] = router[0]
+            if layer in (cfg.router_near_tie or []):
+                router[E - 1] *= np.float32(1.001)
+        gate, up, down = mats(F, d), mats(F, d), mats(d, F)
+        for pl, pe in cfg.poison_expert or ():
+            if pl == layer:
+                gate[pe] = up[pe] = down[pe] = np.nan
+        out += [(b + "ffn_gate_inp.weight", router), (b + "ffn_gate_exps.weight", gate),
+                (b + "ffn_up_exps.weight", up), (b + "ffn_down_exps.weight", down)]
     return out
 
 
@@ -1601,6 +1693,14 @@ def build_metadata(cfg, tok):
         _gemma4_metadata(cfg, kv)
     else:
         _gemma_extras(cfg, kv)
+    if getattr(cfg, "experts", None):
+        kv.append((a + ".expert_count", MT_UINT32, cfg.experts))
+        kv.append((a + ".expert_used_count", MT_UINT32, cfg.experts_used))
+        if a == "qwen3moe":
+            kv.append((a + ".expert_feed_forward_length", MT_UINT32, cfg.expert_ffn))
+        if cfg.expert_weights_scale is not None:
+            kv.append((a + ".expert_weights_scale", MT_FLOAT32,
+                       cfg.expert_weights_scale))
     if a == "phi3" and cfg.long_rope is not None:
         kv.append((a + ".rope.scaling.attn_factor", MT_FLOAT32,
                    phi3_attn_factor(cfg.ctx, cfg.long_rope)))

@@ -681,7 +681,7 @@ def dequantize(raw, ggml_type, n_elements):
 
 ROPE_STYLE = {"llama": "normal", "qwen2": "neox", "qwen3": "neox",
               "gemma": "neox", "gemma2": "neox", "gemma3": "neox",
-              "bitnet": "neox", "phi3": "neox"}
+              "bitnet": "neox", "phi3": "neox", "qwen3moe": "neox"}
 GEMMA = ("gemma", "gemma2", "gemma3")
 # bitnet's projections: layer dict key -> tensor name stem (blk.N.<stem>)
 BITNET_PROJ = (("wq", "attn_q"), ("wk", "attn_k"), ("wv", "attn_v"),
@@ -779,6 +779,11 @@ def softcap(v, cap):
     return cap * np.tanh(v / cap)
 
 
+def opt_hp_early(md, arch, key):
+    """{arch}.key of the metadata, or None."""
+    return md.get(arch + "." + key)
+
+
 class Model:
     def __new__(cls, path, *args, **kwargs):
         # Model(path) of a gemma4 file builds a Gemma4Model (its own graph)
@@ -789,8 +794,10 @@ class Model:
         return super().__new__(cls)
 
     def __init__(self, path, ignore_window=False, ignore_softcap=False,
-                 quantize_activations=False, n_ctx=None):
-        """n_ctx: the context a session has (default: context_length capped
+                 quantize_activations=False, n_ctx=None, tie_high=False):
+        """tie_high: negative tests, the router's ties go to the higher
+        expert index (llama.cpp and Hesper: the lower).
+        n_ctx: the context a session has (default: context_length capped
         at 4096, hesper-run's default); phi3 picks its LongRoPE factors by it.
         ignore_window / ignore_softcap compute a deliberately wrong model
         (every layer masked as a global one / no soft-capping at all), for
@@ -833,6 +840,16 @@ class Model:
         else:
             raise GGUFError("rope scaling %r is not supported" % scaling)
         self.rope_style = ROPE_STYLE[arch]
+        # mixture of experts (qwen3moe; llama with expert_count)
+        self.n_expert = int(opt_hp_early(md, arch, "expert_count") or 0)
+        self.n_expert_used = int(opt_hp_early(md, arch, "expert_used_count") or 0)
+        self.tie_high = tie_high
+        if self.n_expert:
+            if not 1 <= self.n_expert_used <= self.n_expert:
+                raise GGUFError("expert_used_count out of range")
+            self.expert_scale = float(opt_hp_early(md, arch, "expert_weights_scale") or 0.0)
+        elif arch == "qwen3moe":
+            raise GGUFError("qwen3moe needs expert_count")
         # ggml_rope_ext's attn_factor (any arch, as llama.cpp reads it):
         # multiplies the cos and sin of the rotated dimensions
         self.rope_mscale = float(hp("rope.scaling.attn_factor", 1.0))
@@ -931,6 +948,7 @@ class Model:
             if arch == "phi3":
                 self.layers.append(self._phi3_layer(p))
                 continue
+            dense = not self.n_expert
             self.layers.append(dict(
                 attn_norm=W(p + "attn_norm.weight"),
                 post_attn_norm=W(p + "post_attention_norm.weight") if post else None,
@@ -942,9 +960,16 @@ class Model:
                 q_norm=opt(p + "attn_q_norm.weight"),
                 k_norm=opt(p + "attn_k_norm.weight"),
                 ffn_norm=W(p + "ffn_norm.weight"),
-                w_gate=W(p + "ffn_gate.weight"), w_up=W(p + "ffn_up.weight"),
-                w_down=W(p + "ffn_down.weight"),
+                w_gate=W(p + "ffn_gate.weight") if dense else None,
+                w_up=W(p + "ffn_up.weight") if dense else None,
+                w_down=W(p + "ffn_down.weight") if dense else None,
             ))
+            if not dense:
+                self.layers[-1].update(
+                    router=W(p + "ffn_gate_inp.weight"),          # (E, n_embd)
+                    gate_exps=W(p + "ffn_gate_exps.weight"),      # (E, F, n_embd)
+                    up_exps=W(p + "ffn_up_exps.weight"),
+                    down_exps=W(p + "ffn_down_exps.weight"))      # (E, n_embd, F)
             if self.bitnet:
                 self.layers[-1].update(self._bitnet_layer(p))
         self.out_norm = W("output_norm.weight")
@@ -1040,7 +1065,33 @@ class Model:
         i = np.arange(self.n_rot // 2, dtype=np.float64)
         return base ** (-2.0 * i / self.n_rot)
 
+    def _moe(self, h, L, li):
+        """llama.cpp's build_moe_ffn with softmax gating and normalized
+        weights: per token, the expert_used_count most probable experts
+        (ties to the lower index), their probabilities renormalized to sum 1
+        (times expert_weights_scale when given), their SwiGLU FFNs weighted
+        and added in slot order.  Counts each choice in expert_usage."""
+        logits = h @ L["router"].T                              # (n, E)
+        p = np.exp(logits - logits.max(axis=-1, keepdims=True))
+        p = p / p.sum(axis=-1, keepdims=True)
+        out = np.zeros_like(h)
+        for t in range(h.shape[0]):
+            key = -p[t]
+            order = (np.argsort(key, kind="stable") if not self.tie_high else
+                     (self.n_expert - 1 - np.argsort(key[::-1], kind="stable")))
+            chosen = order[:self.n_expert_used]
+            w = p[t, chosen] / p[t, chosen].sum()
+            if self.expert_scale:
+                w = w * self.expert_scale
+            for s, e in enumerate(chosen):
+                self.expert_usage[li][e] += 1
+                g = L["gate_exps"][e] @ h[t]
+                u = L["up_exps"][e] @ h[t]
+                out[t] += w[s] * (L["down_exps"][e] @ (silu(g) * u))
+        return out
+
     def reset(self):
+        self.expert_usage = [[0] * self.n_expert for _ in range(self.n_layer)]
         self.cache_k = [np.zeros((0, self.n_head_kv, self.hd_k)) for _ in range(self.n_layer)]
         self.cache_v = [np.zeros((0, self.n_head_kv, self.hd_v)) for _ in range(self.n_layer)]
         self.n_past = 0
@@ -1134,6 +1185,9 @@ class Model:
                 a = self._rmsnorm(a, L["post_attn_norm"])
             x = x + a
             h = self._rmsnorm(x, L["ffn_norm"])
+            if self.n_expert:
+                x = x + self._moe(h, L, li)
+                continue
             gte = self._mm(h, L, "w_gate")
             up = self._mm(h, L, "w_up")
             f = self.ffn_act(gte) * up
@@ -1441,6 +1495,11 @@ def main(argv=None):
                          "(RoPE bases unchanged)")
     ap.add_argument("--ignore-softcap", dest="ignore_softcap", action="store_true",
                     help="negative tests: skip attention and final soft-capping")
+    ap.add_argument("--expert-usage", dest="expert_usage", action="store_true",
+                    help="print how often each layer chose each expert, over "
+                         "the prompt and the greedy tokens")
+    ap.add_argument("--tie-high", dest="tie_high", action="store_true",
+                    help="negative tests: router ties go to the higher index")
     ap.add_argument("--ctx", type=int,
                     help="the session's context size (default: context_length "
                          "capped at 4096); phi3 picks its LongRoPE factors "
@@ -1466,6 +1525,8 @@ def main(argv=None):
     if not tokens:
         ap.error("--tokens is empty")
     extra = {} if args.ctx is None else dict(n_ctx=args.ctx)
+    if args.tie_high:
+        extra["tie_high"] = True
     model = Model(args.model, ignore_window=args.ignore_window,
                   ignore_softcap=args.ignore_softcap,
                   quantize_activations=args.quantize_activations, **extra)
@@ -1475,6 +1536,10 @@ def main(argv=None):
         np.save(args.dump_logits, logits.astype(np.float32))
     if args.greedy:
         print("ids: " + ",".join(str(i) for i in ids))
+    if args.expert_usage:
+        for li, counts in enumerate(getattr(model, "expert_usage", [])):
+            if counts:
+                print("layer %d expert usage: %s" % (li, ",".join(str(c) for c in counts)))
     return 0
 
 

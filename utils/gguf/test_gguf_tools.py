@@ -790,6 +790,71 @@ class TestPhi3(TmpDirCase):
                         sys.stderr = saved
 
 
+class TestMoE(TmpDirCase):
+    """qwen3moe and llama with experts: the writer's stacked tensors, the
+    router's ties, and the MoE path against the dense one."""
+
+    PROMPT = [1, 300, 45, 45, 7, 128, 2]
+
+    def test_one_expert_is_the_dense_ffn(self):
+        # One expert, always chosen with weight 1: the dense llama FFN of
+        # that expert's matrices.
+        self.gen("one.gguf", "--arch", "llama", "--experts", 1, "--experts-used", 1,
+                 "--seed", 51)
+        m = ref.Model(self.path("one.gguf"))
+        got = m.logits(self.PROMPT)
+        for L in m.layers:
+            L.update(w_gate=L["gate_exps"][0], w_up=L["up_exps"][0],
+                     w_down=L["down_exps"][0])
+        m.n_expert = 0
+        np.testing.assert_allclose(got, m.logits(self.PROMPT), rtol=1e-12, atol=1e-12)
+
+    def test_stacked_tensors_and_metadata(self):
+        cfg, _ = self.gen("q.gguf", "--arch", "qwen3moe", "--experts", 4,
+                          "--experts-used", 3, "--ffn", 96, "--seed", 52)
+        g = ref.GGUFReader(self.path("q.gguf"))
+        md = g.metadata
+        self.assertEqual((md["qwen3moe.expert_count"], md["qwen3moe.expert_used_count"],
+                          md["qwen3moe.expert_feed_forward_length"]), (4, 3, 32))
+        self.assertEqual(g.tensors["blk.0.ffn_gate_exps.weight"].dims, [64, 32, 4])
+        self.assertEqual(g.tensors["blk.0.ffn_down_exps.weight"].dims, [32, 64, 4])
+        self.assertEqual(g.tensors["blk.0.ffn_gate_inp.weight"].dims, [64, 4])
+        self.assertNotIn("blk.0.ffn_gate.weight", g.tensors)
+        self.assertIn("blk.0.attn_q_norm.weight", g.tensors)
+
+    def test_ties_and_poison(self):
+        self.gen("t.gguf", "--arch", "qwen3moe", "--router-tie", 0,
+                 "--poison-expert", "0:3", "--seed", 53)
+        low = ref.Model(self.path("t.gguf"))
+        a = low.logits(self.PROMPT)
+        self.assertEqual(low.expert_usage[0], [7, 7, 0, 0, 0, 0, 0, 0])
+        self.assertTrue(np.isfinite(a).all())
+        high = ref.Model(self.path("t.gguf"), tie_high=True)
+        b = high.logits(self.PROMPT)
+        self.assertEqual(high.expert_usage[0], [0, 0, 0, 0, 0, 0, 7, 7])
+        self.assertGreater(np.abs(a - b).max(), 1e-3)
+        # choosing the poisoned expert would make the logits NaN
+        g = ref.GGUFReader(self.path("t.gguf"))
+        self.assertTrue(np.isnan(g.tensor("blk.0.ffn_up_exps.weight")[3]).all())
+
+    def test_refused(self):
+        for args in (["--arch", "qwen2", "--experts", 4],
+                     ["--arch", "llama", "--experts-used", 2],
+                     ["--arch", "llama", "--experts", 4, "--experts-used", 5],
+                     ["--arch", "llama", "--experts", 4, "--expert-ffn", 32],
+                     ["--arch", "qwen3moe", "--poison-expert", "0:8"],
+                     ["--arch", "qwen3moe", "--poison-expert", "x"],
+                     ["--arch", "qwen3moe", "--router-tie", 5]):
+            with self.subTest(args=args):
+                with open(os.devnull, "w") as null:
+                    saved, sys.stderr = sys.stderr, null
+                    try:
+                        with self.assertRaises(SystemExit):
+                            mm.parse_args([self.path("refused.gguf")] + [str(a) for a in args])
+                    finally:
+                        sys.stderr = saved
+
+
 class TestGemma(TmpDirCase):
     """gemma / gemma2 / gemma3: writer metadata, reference semantics (window
     masks, soft-caps, per-layer RoPE), incremental decoding."""

@@ -6,8 +6,8 @@
 //
 // A Model is a mapped GGUF file plus what the rest of the library reads from
 // it: the hyperparameters of a Llama-family architecture (llama, qwen2,
-// qwen3, gemma, gemma2, gemma3, gemma4 (dense), bitnet, phi3, as llama.cpp
-// defines them) and the tokenizer. The weights stay in
+// qwen3, qwen3moe, gemma, gemma2, gemma3, gemma4 (dense), bitnet, phi3, as
+// llama.cpp defines them; llama files with experts too) and the tokenizer. The weights stay in
 // the mapping in their GGUF formats; a Session uploads them to a device.
 //
 //   auto model = models::Model::load("model.gguf");
@@ -90,6 +90,17 @@ struct LlamaHParams {
   int64_t perLayerDim = 0;    ///< embedding_length_per_layer_input (0: none)
   bool vNorm = false;         ///< V is RMS-normalized per head, no weight
 
+  // Mixture of experts (qwen3moe; llama with expert_count: Mixtral-style).
+  /// expert_count: each layer's FFN is `experts` gated FFNs of width
+  /// `expertFfn` (blk.N.ffn_{gate,up,down}_exps), of which a router
+  /// (blk.N.ffn_gate_inp) chooses `expertsUsed` per token by softmax and
+  /// top-k, their outputs weighted by the chosen probabilities renormalized
+  /// to sum 1 (times expertWeightsScale when the file gives one). 0: dense.
+  int64_t experts = 0;
+  int64_t expertsUsed = 0;     ///< expert_used_count
+  int64_t expertFfn = 0;       ///< expert_feed_forward_length
+  double expertWeightsScale = 0; ///< expert_weights_scale (0: none)
+
   // phi3 (Phi-3, Phi-3.5, Phi-4-mini).
   bool fusedQkv = false;    ///< blk.N.attn_qkv.weight holds the Q, K, V rows
   bool fusedGateUp = false; ///< blk.N.ffn_up.weight holds gate rows, then up
@@ -138,7 +149,7 @@ public:
   /// Maps `path`, reads the hyperparameters and the tokenizer and checks
   /// every tensor the architecture needs (present, shape, type). Errors are
   /// one line: "m.gguf: unsupported architecture 'bert' (supported: llama,
-  /// qwen2, qwen3, gemma, gemma2, gemma3, gemma4, bitnet)".
+  /// qwen2, qwen3, qwen3moe, gemma, gemma2, gemma3, gemma4, bitnet, phi3)".
   static rt::Result<std::unique_ptr<Model>> load(const std::string &path);
   /// As load, from a GGUF image in memory (rt::GgufWriter::image), which
   /// the model keeps; `what` names it in errors.
