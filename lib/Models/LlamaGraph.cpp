@@ -111,9 +111,9 @@ namespace {
 class DecodeGraphEmitter {
 public:
   DecodeGraphEmitter(GraphBuilder &g, const Model &model, int64_t ctx,
-                     int64_t rows, bool lastRowOnly)
+                     int64_t rows, bool lastRowOnly, CacheTypes caches = {})
       : g(g), model(model), hp(model.hparams()), ctx(ctx), rows(rows),
-        lastRowOnly(lastRowOnly) {}
+        lastRowOnly(lastRowOnly), cacheTypes(caches) {}
 
   /// A batch step (continuous batching): `sequences` KV-cache sequences of
   /// `seqLen` positions each, plus one scratch sequence for padding rows;
@@ -457,9 +457,14 @@ private:
           Value at =
               e.select(inCache, e.add(e.mul(position, e.i32(kvDim)), l),
                        e.i32(cacheElems));
-          return SmallVector<Value>{lane, rotate(0, lane, qDim), at,
-                                    rotate(1, kvLane, kvDim), at,
-                                    element(2, kvLane, kvDim)};
+          // The cache writes round to the caches' types.
+          auto stored = [&](Value v, CacheType type) {
+            return type == CacheType::F16 ? e.convert(v, g.f16()) : v;
+          };
+          return SmallVector<Value>{
+              lane, rotate(0, lane, qDim), at,
+              stored(rotate(1, kvLane, kvDim), cacheTypes.k), at,
+              stored(element(2, kvLane, kvDim), cacheTypes.v)};
         });
   }
 
@@ -502,9 +507,9 @@ private:
     if (ownsCache) {
       const int64_t cacheElems = ctx * shape.kvDim();
       kCache = g.external("cache_k." + std::to_string(l), {cacheElems},
-                          g.f32(), circuit::ArgRole::Cache);
+                          cacheElement(cacheTypes.k), circuit::ArgRole::Cache);
       vCache = g.external("cache_v." + std::to_string(l), {cacheElems},
-                          g.f32(), circuit::ArgRole::Cache);
+                          cacheElement(cacheTypes.v), circuit::ArgRole::Cache);
     }
     const bool swa = shape.slidingWindow;
     SmallVector<Value> written =
@@ -674,12 +679,17 @@ private:
                  });
   }
 
+  Type cacheElement(CacheType type) {
+    return type == CacheType::F16 ? g.f16() : g.f32();
+  }
+
   GraphBuilder &g;
   const Model &model;
   const LlamaHParams &hp;
   int64_t ctx;
   int64_t rows; ///< tokens per step: 1 for decode, the chunk for prefill
   bool lastRowOnly; ///< a chunk's logits for its last token only
+  CacheTypes cacheTypes; ///< the KV caches' element types
   int64_t seqLen = 0; ///< a batch step's positions per sequence (0: none)
   Value x, pos, freqs;
   Value freqsSwa; ///< the sliding-window layers' RoPE frequencies, if own
@@ -694,8 +704,9 @@ private:
 
 void hesper::models::buildDecodeGraph(GraphBuilder &g, const Model &model,
                                       int64_t contextSize, int64_t tokens,
-                                      bool lastRowOnly) {
-  DecodeGraphEmitter(g, model, contextSize, tokens, lastRowOnly).emit();
+                                      bool lastRowOnly, CacheTypes caches) {
+  DecodeGraphEmitter(g, model, contextSize, tokens, lastRowOnly, caches)
+      .emit();
 }
 
 LogicalResult hesper::models::buildLayerGraph(GraphBuilder &g,
@@ -707,8 +718,8 @@ LogicalResult hesper::models::buildLayerGraph(GraphBuilder &g,
 
 void hesper::models::buildBatchGraph(GraphBuilder &g, const Model &model,
                                      int64_t seqLen, int64_t sequences,
-                                     int64_t rows) {
-  DecodeGraphEmitter emitter(g, model, seqLen, rows, false);
+                                     int64_t rows, CacheTypes caches) {
+  DecodeGraphEmitter emitter(g, model, seqLen, rows, false, caches);
   emitter.setBatch(seqLen, sequences);
   emitter.emit();
 }
@@ -728,11 +739,12 @@ static void appendGraphs(OwningOpRef<ModuleOp> &module,
 OwningOpRef<ModuleOp>
 hesper::models::buildBatchModule(MLIRContext *context, const Model &model,
                                  int64_t seqLen, int64_t sequences,
-                                 ArrayRef<int64_t> rowCounts) {
+                                 ArrayRef<int64_t> rowCounts,
+                                 CacheTypes caches) {
   OwningOpRef<ModuleOp> module;
   for (int64_t rows : rowCounts) {
     GraphBuilder g(context, batchGraphName(rows));
-    buildBatchGraph(g, model, seqLen, sequences, rows);
+    buildBatchGraph(g, model, seqLen, sequences, rows, caches);
     OwningOpRef<ModuleOp> next = g.finish();
     if (!next)
       return nullptr;
@@ -749,17 +761,18 @@ OwningOpRef<ModuleOp> hesper::models::buildModelModule(MLIRContext *context,
                                                        const Model &model,
                                                        int64_t contextSize,
                                                        int64_t batch,
-                                                       bool allLogits) {
+                                                       bool allLogits,
+                                                       CacheTypes caches) {
   OwningOpRef<ModuleOp> module;
   {
     GraphBuilder g(context, "decode");
-    buildDecodeGraph(g, model, contextSize, 1);
+    buildDecodeGraph(g, model, contextSize, 1, false, caches);
     module = g.finish();
   }
   if (!module || batch <= 1)
     return module;
   GraphBuilder g(context, "prefill");
-  buildDecodeGraph(g, model, contextSize, batch, !allLogits);
+  buildDecodeGraph(g, model, contextSize, batch, !allLogits, caches);
   OwningOpRef<ModuleOp> second = g.finish();
   if (!second)
     return nullptr;

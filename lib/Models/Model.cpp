@@ -31,6 +31,35 @@ using namespace hesper::models::loader;
 using rt::GgmlType;
 using rt::Status;
 
+std::optional<CacheType>
+hesper::models::cacheTypeByName(const std::string &name) {
+  if (name == "f32")
+    return CacheType::F32;
+  if (name == "f16")
+    return CacheType::F16;
+  return std::nullopt;
+}
+
+const char *hesper::models::cacheTypeName(CacheType type) {
+  return type == CacheType::F16 ? "f16" : "f32";
+}
+
+std::string hesper::models::parseCacheTypes(const std::string &k,
+                                            const std::string &v,
+                                            CacheTypes &out) {
+  for (auto [flag, name, type] :
+       {std::tuple<const char *, const std::string &, CacheType &>{
+            "-ctk/--cache-type-k", k, out.k},
+        {"-ctv/--cache-type-v", v, out.v}}) {
+    std::optional<CacheType> t = cacheTypeByName(name);
+    if (!t)
+      return std::string(flag) + ": cache type '" + name +
+             "' is not supported (supported: f32, f16)";
+    type = *t;
+  }
+  return "";
+}
+
 int64_t LlamaHParams::parameterCount() const {
   int64_t perLayer = 2 * dim + dim * qDim() + 2 * dim * kvDim() +
                      qDim() * dim +

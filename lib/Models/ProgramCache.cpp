@@ -127,7 +127,9 @@ std::string hesper::models::programCacheKey(const Model &model,
   k.field(tuning);
   for (int64_t v : {contextSize, options.batchSize,
                     int64_t(options.allLogits), options.sequences,
-                    int64_t(options.batchInvariant), int64_t(options.fuse)})
+                    int64_t(options.batchInvariant), int64_t(options.fuse),
+                    int64_t(options.cacheTypes.k),
+                    int64_t(options.cacheTypes.v)})
     k.number(v);
   const rt::GgufFile &file = model.file();
   k.number(static_cast<int64_t>(file.metadata().size()));

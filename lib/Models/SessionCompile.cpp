@@ -186,7 +186,8 @@ Status Session::Impl::compile() {
   if (options.sequences > 0) {
     const int64_t n = options.sequences;
     std::vector<int64_t> rowCounts = batchStepRows(n);
-    g.module = buildBatchModule(g.context.get(), *model, ctx, n, rowCounts);
+    g.module = buildBatchModule(g.context.get(), *model, ctx, n, rowCounts,
+                                options.cacheTypes);
     decode.name = batchGraphName(rowCounts[0]);
     decode.rows = rowCounts[0];
     for (size_t i = 1; i < rowCounts.size(); ++i) {
@@ -200,7 +201,8 @@ Status Session::Impl::compile() {
     chunk.rows = std::min(options.batchSize, ctx);
     hasChunk = chunk.rows > 1;
     g.module = buildModelModule(g.context.get(), *model, ctx,
-                                hasChunk ? chunk.rows : 1, options.allLogits);
+                                hasChunk ? chunk.rows : 1, options.allLogits,
+                                options.cacheTypes);
   }
   if (!g.module)
     return Status::error("the model's graphs do not verify: " + diagnostics);

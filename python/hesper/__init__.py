@@ -72,7 +72,8 @@ class Llama:
     """A GGUF model compiled for one device, in llama-cpp-python's shape.
 
     Llama(model_path, n_ctx=512, n_batch=32, device="auto", n_threads=0,
-          seed=-1, chat_format=None, program_cache=True)
+          seed=-1, chat_format=None, program_cache=True, type_k="f32",
+          type_v="f32")
 
     `device` is "auto" (a GPU, else the CPU target), "cpu", "vulkan",
     "cuda" or "interp" (the reference interpreter). `n_ctx` 0 takes the
@@ -82,6 +83,8 @@ class Llama:
     recognized.
     `program_cache` loads the compiled programs from the cache `hesper-run`
     keeps (docs/Models.md, "Program cache") and stores them there.
+    `type_k` and `type_v` store the KV cache in "f32" or "f16" (as
+    hesper-run's -ctk/-ctv; llama-cpp-python takes ggml type numbers).
 
     Raises FileNotFoundError for a missing file, ValueError for a file or
     argument Hesper refuses, RuntimeError when the device fails.
@@ -89,11 +92,12 @@ class Llama:
 
     def __init__(self, model_path, n_ctx=512, n_batch=32, device="auto",
                  n_threads=0, seed=-1, chat_format=None, verbose=False,
-                 program_cache=True):
+                 program_cache=True, type_k="f32", type_v="f32"):
         self.model_path = model_path
         self._model = _hesper.Model(str(model_path))
         self._session = _hesper.Session(self._model, device, n_ctx, n_batch,
-                                        n_threads, program_cache)
+                                        n_threads, program_cache, type_k,
+                                        type_v)
         self._seed = seed
         self._tokens = []  # what the KV cache holds, position by position
         self._chat_format = self._model.chat_format(chat_format or "")

@@ -95,8 +95,12 @@ struct PySession {
   std::vector<float> logits; ///< of the last token fed
 
   PySession(std::shared_ptr<PyModel> m, const std::string &deviceName,
-            int64_t nCtx, int64_t nBatch, unsigned threads, bool cache)
+            int64_t nCtx, int64_t nBatch, unsigned threads, bool cache,
+            const std::string &typeK, const std::string &typeV)
       : model(std::move(m)) {
+    CacheTypes cacheTypes;
+    if (std::string e = parseCacheTypes(typeK, typeV, cacheTypes); !e.empty())
+      throw py::value_error("type_k/type_v: " + e.substr(e.find(": ") + 2));
     if (nCtx < 0)
       throw py::value_error("n_ctx must not be negative, got " +
                             std::to_string(nCtx));
@@ -119,6 +123,7 @@ struct PySession {
     options.batchSize = nBatch;
     options.allLogits = false;
     options.programCache = cache;
+    options.cacheTypes = cacheTypes;
     auto created = Session::create(*model->model, device.get(), options);
     if (!created) {
       py::gil_scoped_acquire acquire;
@@ -350,10 +355,12 @@ PYBIND11_MODULE(_hesper, m) {
   py::class_<PySession, std::shared_ptr<PySession>>(
       m, "Session", "A model compiled for one device, with its KV cache.")
       .def(py::init<std::shared_ptr<PyModel>, const std::string &, int64_t,
-                    int64_t, unsigned, bool>(),
+                    int64_t, unsigned, bool, const std::string &,
+                    const std::string &>(),
            py::arg("model"), py::arg("device") = "auto", py::arg("n_ctx") = 0,
            py::arg("n_batch") = 32, py::arg("n_threads") = 0,
-           py::arg("program_cache") = true)
+           py::arg("program_cache") = true, py::arg("type_k") = "f32",
+           py::arg("type_v") = "f32")
       .def("eval", &PySession::eval, py::arg("tokens"),
            "Feeds the tokens from the current position (in prompt chunks).")
       .def("logits", &PySession::lastLogits, py::arg("self_ref"))

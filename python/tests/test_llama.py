@@ -162,6 +162,23 @@ def test_eval_logits_equal_dump_logits(llm, model_path, tmp_path):
     assert not np.array_equal(llm.logits, kept)
 
 
+def test_f16_kv_cache_equals_hesper_run(model_path, tmp_path):
+    f16 = hesper.Llama(model_path, device="cpu", n_ctx=256, n_threads=1,
+                       type_k="f16", type_v="f16")
+    ids = f16.tokenize(b"It was a bright cold day")
+    f16.eval(ids)
+    dump = tmp_path / "logits16.npy"
+    subprocess.run(
+        ["hesper-run", model_path, "--backend=cpu", "-t", "1", "-c", "256",
+         "-ctk", "f16", "-ctv", "f16", "--tokens", ",".join(map(str, ids)),
+         "-n", "1", "--temp", "0", "--dump-logits", str(dump)],
+        capture_output=True, check=True)
+    np.testing.assert_allclose(f16.logits, np.load(dump)[len(ids) - 1],
+                               rtol=1e-5, atol=1e-5)
+    with pytest.raises(ValueError, match="q8_0"):
+        hesper.Llama(model_path, device="cpu", type_k="q8_0")
+
+
 def test_errors_are_python_exceptions(llm, tmp_path):
     with pytest.raises(FileNotFoundError):
         hesper.Llama(str(tmp_path / "missing.gguf"))

@@ -73,6 +73,18 @@ static llvm::cl::opt<int64_t> batchSize(
     llvm::cl::init(32), llvm::cl::cat(modelCategory));
 static llvm::cl::alias batchAlias("batch-size", llvm::cl::aliasopt(batchSize),
                                   llvm::cl::cat(modelCategory));
+static llvm::cl::opt<std::string> cacheTypeK(
+    "ctk", llvm::cl::desc("KV cache type of K: f32 (default) or f16"),
+    llvm::cl::init("f32"), llvm::cl::cat(modelCategory));
+static llvm::cl::alias cacheTypeKAlias("cache-type-k",
+                                       llvm::cl::aliasopt(cacheTypeK),
+                                       llvm::cl::cat(modelCategory));
+static llvm::cl::opt<std::string> cacheTypeV(
+    "ctv", llvm::cl::desc("KV cache type of V: f32 (default) or f16"),
+    llvm::cl::init("f32"), llvm::cl::cat(modelCategory));
+static llvm::cl::alias cacheTypeVAlias("cache-type-v",
+                                       llvm::cl::aliasopt(cacheTypeV),
+                                       llvm::cl::cat(modelCategory));
 static llvm::cl::opt<float>
     temperature("temp", llvm::cl::desc("Sampling temperature (0: greedy)"),
                 llvm::cl::init(0.8f), llvm::cl::cat(modelCategory));
@@ -411,6 +423,10 @@ int hesper::run::runModelMode(const std::string &path,
                 chatFormatNames() + ")");
   if (batchSize < 1)
     return fail("-b/--batch-size must be at least 1");
+  CacheTypes cacheTypes;
+  if (std::string e = parseCacheTypes(cacheTypeK, cacheTypeV, cacheTypes);
+      !e.empty())
+    return fail(e);
   if (ctxSize < 0)
     return fail("-c/--ctx-size must not be negative");
   auto loaded = Model::load(path);
@@ -472,6 +488,7 @@ int hesper::run::runModelMode(const std::string &path,
   sessionOptions.batchSize = batchSize;
   sessionOptions.allLogits = !dumpLogits.empty();
   sessionOptions.programCache = !noCache;
+  sessionOptions.cacheTypes = cacheTypes;
   auto session = hooks.openSession(model, device.get(), sessionOptions);
   if (!session)
     return fail(session.status().message());

@@ -60,6 +60,16 @@ static cl::opt<int64_t> ctxSize("c",
                                 cl::init(0), cl::cat(serverCategory));
 static cl::alias ctxAlias("ctx-size", cl::aliasopt(ctxSize),
                           cl::desc("Alias for -c"));
+static cl::opt<std::string> cacheTypeK(
+    "ctk", cl::desc("KV cache type of K: f32 (default) or f16"),
+    cl::init("f32"), cl::cat(serverCategory));
+static cl::alias cacheTypeKAlias("cache-type-k", cl::aliasopt(cacheTypeK),
+                                 cl::desc("Alias for -ctk"));
+static cl::opt<std::string> cacheTypeV(
+    "ctv", cl::desc("KV cache type of V: f32 (default) or f16"),
+    cl::init("f32"), cl::cat(serverCategory));
+static cl::alias cacheTypeVAlias("cache-type-v", cl::aliasopt(cacheTypeV),
+                                 cl::desc("Alias for -ctv"));
 static cl::opt<int> parallel("np",
                              cl::desc("Slots: sequences generated at once"),
                              cl::init(4), cl::cat(serverCategory));
@@ -166,6 +176,11 @@ int main(int argc, char **argv) {
     return fail("--queue must not be negative");
   if (ctxSize < 0)
     return fail("-c/--ctx-size must not be negative");
+  models::CacheTypes cacheTypes;
+  if (std::string e =
+          models::parseCacheTypes(cacheTypeK, cacheTypeV, cacheTypes);
+      !e.empty())
+    return fail(e);
   if (batchSize < 1)
     return fail("-b/--batch-size must be at least 1");
   if (nPredict < -1 || nPredict == 0)
@@ -219,6 +234,7 @@ int main(int argc, char **argv) {
   engineOptions.slots = parallel;
   engineOptions.queueSize = queueSize;
   engineOptions.session.contextSize = ctxSize;
+  engineOptions.session.cacheTypes = cacheTypes;
   engineOptions.session.batchSize = batchSize;
   engineOptions.session.batchInvariant = batchInvariant;
   engineOptions.session.programCache = !noCache;

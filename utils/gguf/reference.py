@@ -794,8 +794,12 @@ class Model:
         return super().__new__(cls)
 
     def __init__(self, path, ignore_window=False, ignore_softcap=False,
-                 quantize_activations=False, n_ctx=None, tie_high=False):
-        """tie_high: negative tests, the router's ties go to the higher
+                 quantize_activations=False, n_ctx=None, tie_high=False,
+                 cache_types=("f32", "f32")):
+        """cache_types: how the KV cache stores K and V ("f32" or "f16",
+        llama.cpp's -ctk/-ctv): with f16, k (after RoPE) and v are rounded
+        to float16 as they enter the cache, and attention reads them so.
+        tie_high: negative tests, the router's ties go to the higher
         expert index (llama.cpp and Hesper: the lower).
         n_ctx: the context a session has (default: context_length capped
         at 4096, hesper-run's default); phi3 picks its LongRoPE factors by it.
@@ -844,6 +848,10 @@ class Model:
         self.n_expert = int(opt_hp_early(md, arch, "expert_count") or 0)
         self.n_expert_used = int(opt_hp_early(md, arch, "expert_used_count") or 0)
         self.tie_high = tie_high
+        for t in cache_types:
+            if t not in ("f32", "f16"):
+                raise GGUFError("cache type %r is not supported" % t)
+        self.cache_types = tuple(cache_types)
         if self.n_expert:
             if not 1 <= self.n_expert_used <= self.n_expert:
                 raise GGUFError("expert_used_count out of range")
@@ -1158,6 +1166,10 @@ class Model:
             inv_freq, pos_scale = self.layer_rope[li]
             q = self._rope(q, pos, inv_freq, pos_scale)
             k = self._rope(k, pos, inv_freq, pos_scale)
+            if self.cache_types[0] == "f16":
+                k = k.astype(np.float16).astype(np.float64)
+            if self.cache_types[1] == "f16":
+                v = v.astype(np.float16).astype(np.float64)
             K = np.concatenate([self.cache_k[li], k], axis=0)    # (T, kvh, hd)
             V = np.concatenate([self.cache_v[li], v], axis=0)
             self.cache_k[li] = K
@@ -1498,6 +1510,10 @@ def main(argv=None):
     ap.add_argument("--expert-usage", dest="expert_usage", action="store_true",
                     help="print how often each layer chose each expert, over "
                          "the prompt and the greedy tokens")
+    ap.add_argument("--cache-type-k", "-ctk", dest="cache_type_k", default="f32",
+                    choices=["f32", "f16"], help="the KV cache's K type")
+    ap.add_argument("--cache-type-v", "-ctv", dest="cache_type_v", default="f32",
+                    choices=["f32", "f16"], help="the KV cache's V type")
     ap.add_argument("--tie-high", dest="tie_high", action="store_true",
                     help="negative tests: router ties go to the higher index")
     ap.add_argument("--ctx", type=int,
@@ -1527,6 +1543,8 @@ def main(argv=None):
     extra = {} if args.ctx is None else dict(n_ctx=args.ctx)
     if args.tie_high:
         extra["tie_high"] = True
+    if (args.cache_type_k, args.cache_type_v) != ("f32", "f32"):
+        extra["cache_types"] = (args.cache_type_k, args.cache_type_v)
     model = Model(args.model, ignore_window=args.ignore_window,
                   ignore_softcap=args.ignore_softcap,
                   quantize_activations=args.quantize_activations, **extra)

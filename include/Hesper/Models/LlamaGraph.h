@@ -22,7 +22,8 @@
 //                                   length], never dequantized); a lookup
 //                                   table past 32-bit indices as row ranges
 //                                   "<name>@<k>" with circuit.rows
-//   cache_k.L, cache_v.L [ctx * kvHeads * headDim] f32 (cache) KV cache of
+//   cache_k.L, cache_v.L [ctx * kvHeads * headDim] f32 or f16 (cache, the
+//                                   session's CacheTypes) KV cache of
 //                                   layer L, written in place at row `pos`
 //                                   (none for gemma4's layers that share
 //                                   another layer's cache)
@@ -55,7 +56,7 @@ mlir::Type elementTypeFor(mlir::MLIRContext *context, rt::GgmlType type);
 /// whose logits ([vocab]) the chunk computes.
 void buildDecodeGraph(circuit::GraphBuilder &g, const Model &model,
                       int64_t contextSize, int64_t tokens = 1,
-                      bool lastRowOnly = false);
+                      bool lastRowOnly = false, CacheTypes caches = {});
 
 /// The decode step of layer `layer` of `model` alone, emitted as the
 /// model's graph emits it: arguments `x` ([dim] f32, the layer's input),
@@ -77,19 +78,21 @@ mlir::LogicalResult buildLayerGraph(circuit::GraphBuilder &g,
 /// (argument "pos", one per row: sequence * seqLen + position); the logits
 /// of every row.
 void buildBatchGraph(circuit::GraphBuilder &g, const Model &model,
-                     int64_t seqLen, int64_t sequences, int64_t rows);
+                     int64_t seqLen, int64_t sequences, int64_t rows,
+                     CacheTypes caches = {});
 /// A module of batch graphs, one per row count, named batchGraphName(rows).
 mlir::OwningOpRef<mlir::ModuleOp>
 buildBatchModule(mlir::MLIRContext *context, const Model &model,
                  int64_t seqLen, int64_t sequences,
-                 llvm::ArrayRef<int64_t> rowCounts);
+                 llvm::ArrayRef<int64_t> rowCounts, CacheTypes caches = {});
 std::string batchGraphName(int64_t rows);
 
 mlir::OwningOpRef<mlir::ModuleOp> buildModelModule(mlir::MLIRContext *context,
                                                    const Model &model,
                                                    int64_t contextSize,
                                                    int64_t batch,
-                                                   bool allLogits = true);
+                                                   bool allLogits = true,
+                                                   CacheTypes caches = {});
 
 } // namespace hesper::models
 

@@ -33,6 +33,21 @@ enum class RopeType { Norm, NeoX };
 /// (relu(gate)² * up) or ReLU.
 enum class FfnActivation { SiLU, GeluTanh, ReluSquared, Relu };
 
+/// How a session stores its KV cache (llama.cpp's -ctk / -ctv): attention
+/// reads it in that type, and the cache writes round to it.
+enum class CacheType { F32, F16 };
+/// "f32" or "f16"; nullopt for another name.
+std::optional<CacheType> cacheTypeByName(const std::string &name);
+const char *cacheTypeName(CacheType type);
+/// The types of the K and the V cache.
+struct CacheTypes {
+  CacheType k = CacheType::F32, v = CacheType::F32;
+};
+/// Reads the types named by -ctk and -ctv (`k`, `v`) into `out`; "" or an
+/// error naming the flag and the supported types.
+std::string parseCacheTypes(const std::string &k, const std::string &v,
+                            CacheTypes &out);
+
 /// The shape of one layer. gemma4 varies it from layer to layer; the other
 /// architectures repeat the model's.
 struct LayerShape {

@@ -66,6 +66,8 @@ struct SessionOptions {
   bool programCache = false;
   /// The cache folder; empty: defaultProgramCacheDir().
   std::string programCacheDir;
+  /// The KV cache's element types (-ctk / -ctv).
+  CacheTypes cacheTypes;
 };
 
 /// How many of `cached` (the tokens a KV cache holds, from position 0) a

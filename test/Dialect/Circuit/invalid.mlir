@@ -1286,8 +1286,16 @@ circuit.graph @attention_cache_size(%q: tensor<64xf32>, %k: tensor<500xf32>, %po
 // -----
 
 circuit.graph @attention_cache_types(%q: tensor<64xf32>, %k: tensor<512xf32>, %v: tensor<1024xf32>, %pos: tensor<1xi32>) {
-  // expected-error @+1 {{'circuit.attention' op expects k_cache and v_cache of one type, got 'tensor<512xf32>' and 'tensor<1024xf32>'}}
+  // expected-error @+1 {{'circuit.attention' op expects k_cache and v_cache of one shape, got 'tensor<512xf32>' and 'tensor<1024xf32>'}}
   %o = circuit.attention %q, %k, %v, %pos {heads = 4 : i64, kv_heads = 2 : i64, head_dim = 16 : i64, scale = 0.25 : f32} : tensor<64xf32>, tensor<512xf32>, tensor<1024xf32>, tensor<1xi32> -> tensor<64xf32>
+  circuit.output
+}
+
+// -----
+
+circuit.graph @attention_cache_bf16(%q: tensor<64xf32>, %k: tensor<512xf32>, %v: tensor<512xbf16>, %pos: tensor<1xi32>) {
+  // expected-error @+1 {{'circuit.attention' op operand #2 must be statically shaped tensor of 32-bit float or 16-bit float values, but got 'tensor<512xbf16>'}}
+  %o = circuit.attention %q, %k, %v, %pos {heads = 4 : i64, kv_heads = 2 : i64, head_dim = 16 : i64, scale = 0.25 : f32} : tensor<64xf32>, tensor<512xf32>, tensor<512xbf16>, tensor<1xi32> -> tensor<64xf32>
   circuit.output
 }
 

@@ -685,13 +685,13 @@ LogicalResult AttentionOp::verify() {
       window && (int64_t(*window) <= 0))
     return emitOpError("expects a positive window, got ") << int64_t(*window);
   for (auto [what, value] : {std::pair<const char *, Value>{"q", getQ()},
-                             {"result", getResult()},
-                             {"k_cache", getKCache()},
-                             {"v_cache", getVCache()}}) {
+                             {"result", getResult()}}) {
     auto type = cast<RankedTensorType>(value.getType());
     if (!type.getElementType().isF32())
       return emitOpError("expects ") << what << " of f32, got " << type;
   }
+  // The caches may be f32 or f16 each (llama.cpp's -ctk/-ctv; the operand
+  // types say so).
   auto qType = cast<RankedTensorType>(getQ().getType());
   if (qType.getNumElements() == 0 || qType.getNumElements() % (heads * dim))
     return emitOpError("expects q of a positive multiple of heads * "
@@ -700,8 +700,8 @@ LogicalResult AttentionOp::verify() {
   if (getResult().getType() != qType)
     return emitOpError("expects the result type to be q's ")
            << qType << ", got " << getResult().getType();
-  if (getKCache().getType() != getVCache().getType())
-    return emitOpError("expects k_cache and v_cache of one type, got ")
+  if (getKCache().getType().getShape() != getVCache().getType().getShape())
+    return emitOpError("expects k_cache and v_cache of one shape, got ")
            << getKCache().getType() << " and " << getVCache().getType();
   int64_t cache =
       cast<RankedTensorType>(getKCache().getType()).getNumElements();

@@ -626,7 +626,9 @@ def Circuit_AttentionOp : Circuit_Op<"attention", [Pure]> {
     token at position `pos + r` and sees positions `0 .. pos + r` (the
     causal mask inside the chunk); the caches are
     `[positions * kv_heads * head_dim]` (position-major, then head, then
-    dimension), read in place; `pos` is an `i32` tensor of one element.
+    dimension), read in place, each in `f32` or `f16` (llama.cpp's
+    `-ctk`/`-ctv f16`: values are widened to `f32` as they are read);
+    `pos` is an `i32` tensor of one element.
     Positions after a row's own are never read, so the cost grows with the
     position, not with the cache length. A position outside the cache is
     clamped to its last one.
