@@ -73,6 +73,16 @@ class TmpDirCase(unittest.TestCase):
         info = mm.write_model(cfg)
         return cfg, info
 
+    def refuses(self, *args):
+        """make_model.py's parse_args rejects these arguments."""
+        with open(os.devnull, "w") as null:
+            saved, sys.stderr = sys.stderr, null
+            try:
+                with self.assertRaises(SystemExit, msg=str(args)):
+                    mm.parse_args([self.path("refused.gguf")] + [str(a) for a in args])
+            finally:
+                sys.stderr = saved
+
 
 # ---------------------------------------------------------------------------
 # An independent, loop-based forward pass used to cross-check reference.py
@@ -781,13 +791,7 @@ class TestPhi3(TmpDirCase):
                      ["--arch", "llama", "--separate-qkv"],
                      ["--arch", "llama", "--long-rope", 8]):
             with self.subTest(args=args):
-                with open(os.devnull, "w") as null:
-                    saved, sys.stderr = sys.stderr, null
-                    try:
-                        with self.assertRaises(SystemExit):
-                            mm.parse_args([self.path("refused.gguf")] + [str(a) for a in args])
-                    finally:
-                        sys.stderr = saved
+                self.refuses(*args)
 
 
 class TestMoE(TmpDirCase):
@@ -846,13 +850,7 @@ class TestMoE(TmpDirCase):
                      ["--arch", "qwen3moe", "--poison-expert", "x"],
                      ["--arch", "qwen3moe", "--router-tie", 5]):
             with self.subTest(args=args):
-                with open(os.devnull, "w") as null:
-                    saved, sys.stderr = sys.stderr, null
-                    try:
-                        with self.assertRaises(SystemExit):
-                            mm.parse_args([self.path("refused.gguf")] + [str(a) for a in args])
-                    finally:
-                        sys.stderr = saved
+                self.refuses(*args)
 
 
 class TestGemma(TmpDirCase):
@@ -868,15 +866,6 @@ class TestGemma(TmpDirCase):
 
     def model(self, name, **kw):
         return ref.Model(self.path(name), **kw)
-
-    def refuses(self, *args):
-        with open(os.devnull, "w") as null:
-            saved, sys.stderr = sys.stderr, null
-            try:
-                with self.assertRaises(SystemExit, msg=str(args)):
-                    mm.parse_args([self.path("refused.gguf")] + [str(a) for a in args])
-            finally:
-                sys.stderr = saved
 
     def test_gelu_tanh_by_hand(self):
         # 0.5 (1 + tanh(sqrt(2/pi) * 1.044715)) = 0.5 (1 + tanh(0.8335516)) = 0.8411920
@@ -1628,15 +1617,6 @@ class TestBitNet(TmpDirCase):
 
     def make(self, name, *extra):
         return self.gen(name, "--arch", "bitnet", "--seed", 31, *(self.SHAPE + list(extra)))
-
-    def refuses(self, *args):
-        with open(os.devnull, "w") as null:
-            saved, sys.stderr = sys.stderr, null
-            try:
-                with self.assertRaises(SystemExit, msg=str(args)):
-                    mm.parse_args([self.path("refused.gguf")] + [str(a) for a in args])
-            finally:
-                sys.stderr = saved
 
     def test_metadata_and_tensors(self):
         for t in ("f32", "tq1_0", "tq2_0", "i2_s"):
