@@ -2,8 +2,8 @@
 """Write small synthetic GGUF v3 models with seeded random weights.
 
 The files follow llama.cpp's naming of metadata keys and tensors, so any
-GGUF loader that understands the llama / qwen2 / qwen3 / gemma / gemma2 /
-gemma3 / gemma4 / bitnet architectures can load them.  Nothing but the single .gguf
+GGUF loader that understands the llama / qwen2 / qwen3 / qwen3moe / gemma /
+gemma2 / gemma3 / gemma4 / bitnet / phi3 architectures can load them.  Nothing but the single .gguf
 file is written.
 
 Examples
@@ -87,6 +87,29 @@ sqrt(1.5 / n_in)), so that every ternary type stores them exactly.
         = [s] (f32, shape [1]) that llama.cpp multiplies after the matmul
 rope.scaling.type linear / rope.scaling.factor 1.0 are written unless
 --rope-scale is given, as llama.cpp's converter does for BitNet.
+
+phi3 (--arch phi3): the llama weights (same seed, same values) written as
+llama.cpp's Phi-3 converter writes them: blk.N.attn_qkv.weight holds the
+Q, K and V rows (--separate-qkv: attn_q/k/v instead), blk.N.ffn_up.weight
+the gate rows then the up rows (no ffn_gate); heads * head_dim must be
+dim.  --long-rope ORIG (< --ctx) adds rope_factors_long.weight (1 to 16
+over the pairs) and rope_factors_short.weight (1 to 1.25),
+rope.scaling.original_context_length ORIG and rope.scaling.attn_factor
+sqrt(1 + ln(ctx / ORIG) / ln(ORIG)), as the converter derives it.
+--sliding-window writes phi3.attention.sliding_window (which llama.cpp's
+loader ignores).
+
+Mixture of experts (--arch qwen3moe, or --arch llama --experts E): the
+dense FFN becomes blk.N.ffn_gate_inp.weight [dim, E] (router, N(0,1) *
+2/sqrt(dim)), ffn_gate_exps / ffn_up_exps [dim, F, E] and ffn_down_exps
+[F, dim, E], drawn after the other weights; keys expert_count (qwen3moe
+default 8), expert_used_count (--experts-used, default 2), for qwen3moe
+expert_feed_forward_length F (--expert-ffn, default --ffn / used; llama's
+experts are --ffn wide), expert_weights_scale (--expert-weights-scale,
+only when given).  For tests: --router-tie L gives every expert of layer
+L the same router row (all probabilities tie), --router-near-tie L the
+same but the last expert's row times 1.001, --poison-expert L:E fills
+that expert's matrices with NaN.  qwen3moe has qwen3's Q/K norms.
 
 Tokenizers (vocab size always equals --vocab):
   llama (SentencePiece): 0 <unk> (type 2), 1 <s>, 2 </s> (type 3),
