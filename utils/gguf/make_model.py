@@ -1029,7 +1029,7 @@ DEFAULTS = dict(arch="llama", type="f32", seed=1234, dim=64, layers=2, heads=4,
 def parse_args(argv=None):
     p = argparse.ArgumentParser(
         description="Write a small synthetic GGUF v3 model "
-                    "(llama/qwen2/qwen3/gemma/gemma2/gemma3/gemma4/bitnet).")
+                    "(llama/qwen2/qwen3/qwen3moe/gemma/gemma2/gemma3/gemma4/bitnet/phi3).")
     p.add_argument("out", help="output .gguf path")
     p.add_argument("--preset", choices=sorted(PRESETS))
     p.add_argument("--arch", choices=ARCHES)
