@@ -9,9 +9,9 @@
 # one run on one device:
 #
 #   - kernels per layer and per token for each architecture (llama, qwen2,
-#     qwen3, gemma, gemma2, gemma3, bitnet): the difference between a 2-layer
-#     and a 1-layer model is one layer; the rest is the final norm and the
-#     LM head;
+#     qwen3, gemma, gemma2, gemma3, gemma4, bitnet, phi3, qwen3moe): the
+#     difference between a 2-layer and a 1-layer model is one layer; the
+#     rest is the final norm and the LM head;
 #   - for the ~29M-parameter demo model (f32 and q8_0): prefill tok/s for a
 #     128-token prompt, decode tok/s, the decode bound set by the weight
 #     bytes / the copy bandwidth measured on the same device in the same run,
@@ -107,7 +107,7 @@ def decode_run(opts, model, prompt_tokens):
                         "decode rate").group(1))
     m = find(r"kernel time per token: ([0-9.]+) ms of ([0-9.]+) ms wall", out,
              "kernel time")
-    weights = float(find(r"\(weights ([0-9.]+) MiB\)", out,
+    weights = float(find(r"\(weights ([0-9.]+) MiB\b", out,
                          "weight size").group(1))
     return prefill, decode, float(m.group(1)), float(m.group(2)), weights
 
@@ -131,7 +131,7 @@ def main():
     ap.add_argument("--arch-types",
                     default="llama:q8_0,qwen2:q8_0,qwen3:q8_0,gemma:q8_0,"
                             "gemma2:q8_0,gemma3:q8_0,gemma4:q8_0,bitnet:tq2_0,"
-                            "bitnet:tq1_0,bitnet:i2_s",
+                            "bitnet:tq1_0,bitnet:i2_s,phi3:q8_0,qwen3moe:q8_0",
                     help="arch:type pairs decoded at the demo model's size "
                          "('' to skip)")
     ap.add_argument("--timeout", type=int, default=900)
@@ -148,7 +148,7 @@ def main():
         print(f"{'arch':<8} {'per layer':>9} {'head':>5} "
               f"{'per token (8 layers)':>21}")
         for arch in ["llama", "qwen2", "qwen3", "gemma", "gemma2", "gemma3",
-                     "gemma4", "bitnet"]:
+                     "gemma4", "bitnet", "phi3", "qwen3moe"]:
             one = kernels_per_token(opts, tmp, arch, 1)
             two = kernels_per_token(opts, tmp, arch, 2)
             layer, rest = two - one, one - (two - one)
