@@ -439,7 +439,7 @@ int hesper::run::runModelMode(const std::string &path,
   if (!emitMlir.empty()) {
     int64_t ctx = ctxSize > 0 ? int64_t(ctxSize) : hp.defaultContextSize();
     return hooks.emitGraphs(model, ctx, std::min<int64_t>(batchSize, ctx),
-                            emitMlir);
+                            cacheTypes, emitMlir);
   }
 
   // The prompt, as ids.

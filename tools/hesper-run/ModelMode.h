@@ -28,10 +28,10 @@ struct ModelModeHooks {
   std::function<rt::Result<std::unique_ptr<models::Session>>(
       const models::Model &, rt::Device *, const models::SessionOptions &)>
       openSession;
-  /// --emit-mlir: writes the model's graphs for a context and a chunk size
-  /// to a file; returns the exit status.
+  /// --emit-mlir: writes the model's graphs for a context, a chunk size and
+  /// the KV cache's types to a file; returns the exit status.
   std::function<int(const models::Model &, int64_t context, int64_t chunk,
-                    const std::string &path)>
+                    models::CacheTypes caches, const std::string &path)>
       emitGraphs;
 };
 

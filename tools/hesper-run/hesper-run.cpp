@@ -657,11 +657,13 @@ static int runOnFile() {
 
 /// --emit-mlir: the model's Circuit graphs, as Session::create builds them.
 static int emitModelGraphs(const hesper::models::Model &model, int64_t ctx,
-                           int64_t chunk, const std::string &path) {
+                           int64_t chunk, hesper::models::CacheTypes caches,
+                           const std::string &path) {
   mlir::DialectRegistry registry;
   hesper::registerAllDialects(registry);
   mlir::MLIRContext context(registry);
-  auto module = hesper::models::buildModelModule(&context, model, ctx, chunk);
+  auto module = hesper::models::buildModelModule(&context, model, ctx, chunk,
+                                                 /*allLogits=*/true, caches);
   if (!module) {
     llvm::errs() << "error: the model's graphs do not verify\n";
     return 1;
