@@ -630,7 +630,8 @@ private:
           Value i = eb.remConst(lane, e);
           Value row = eb.divConst(lane, e); // t * k + s
           Value t = eb.divConst(row, k), s = eb.remConst(row, k);
-          Value r = GraphBuilder::extract(eb, a[0], eb.add(eb.mul(t, eb.i32(e)), i));
+          Value r = GraphBuilder::extract(
+              eb, a[0], eb.add(eb.mul(t, eb.i32(e)), i));
           return eb.select(eb.cmp(CmpPredicate::eq, r, eb.toF32(s)),
                            eb.toF32(i), eb.f32(0.0));
         });

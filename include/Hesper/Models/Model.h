@@ -7,8 +7,9 @@
 // A Model is a mapped GGUF file plus what the rest of the library reads from
 // it: the hyperparameters of a Llama-family architecture (llama, qwen2,
 // qwen3, qwen3moe, gemma, gemma2, gemma3, gemma4 (dense), bitnet, phi3, as
-// llama.cpp defines them; llama files with experts too) and the tokenizer. The weights stay in
-// the mapping in their GGUF formats; a Session uploads them to a device.
+// llama.cpp defines them; llama files with experts too) and the tokenizer.
+// The weights stay in the mapping in their GGUF formats; a Session uploads
+// them to a device.
 //
 //   auto model = models::Model::load("model.gguf");
 //   if (!model) { print(model.status().message()); return 1; }
