@@ -599,13 +599,6 @@ private:
   /// (circuit.expert_matmul).
   Value experts(Value n, const std::string &b) {
     const int64_t e = hp.experts, k = hp.expertsUsed, dim = hp.dim;
-    SmallVector<int64_t> perToken = rows == 1 ? SmallVector<int64_t>{}
-                                              : SmallVector<int64_t>{rows};
-    auto shapeOf = [&](std::initializer_list<int64_t> tail) {
-      SmallVector<int64_t> s(perToken);
-      s.append(tail);
-      return s;
-    };
     Value probs = g.softmax(project(n, b + "ffn_gate_inp"));
     // rank[t, i] = #{j : p_j > p_i, or p_j == p_i and j < i}
     Value rank = g.reduceOver(
@@ -635,7 +628,7 @@ private:
           return eb.select(eb.cmp(CmpPredicate::eq, r, eb.toF32(s)),
                            eb.toF32(i), eb.f32(0.0));
         });
-    Value ids = g.map(ValueRange{chosen}, shapeOf({k}), g.i32(),
+    Value ids = g.map(ValueRange{chosen}, vec(k), g.i32(),
                       [](ExpBuilder &eb, Value, ValueRange a) {
                         return eb.toI32(a[0]);
                       });
@@ -643,7 +636,7 @@ private:
     // order), times expert_weights_scale when the file has one.
     const double scale = hp.expertWeightsScale;
     Value weights = g.map(
-        ValueRange{probs, ids}, {true, true}, shapeOf({k}), g.f32(),
+        ValueRange{probs, ids}, {true, true}, vec(k), g.f32(),
         [&](ExpBuilder &eb, Value lane, ValueRange a) {
           Value t = eb.divConst(lane, k);
           Value first = eb.mul(t, eb.i32(k)), base = eb.mul(t, eb.i32(e));

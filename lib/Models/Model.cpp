@@ -5,10 +5,9 @@
 //===----------------------------------------------------------------------===//
 //
 // Reads the hyperparameters of a model the way llama.cpp does (its loaders
-// for llama, qwen2, qwen3, gemma, gemma2, gemma3, gemma4, bitnet and phi3) and
-// checks
-// that every tensor the decode graph will bind exists with the shape and a
-// type the kernels read, so that problems in a file surface at load time as
+// for llama, qwen2, qwen3, qwen3moe, gemma, gemma2, gemma3, gemma4, bitnet
+// and phi3) and checks that every tensor the decode graph will bind exists
+// with the shape and a type the kernels read, so that problems in a file surface at load time as
 // one line, never later inside the compiler or a kernel.
 //
 // This file holds the loader's common part and the Model methods; the Gemma,
@@ -38,10 +37,6 @@ hesper::models::cacheTypeByName(const std::string &name) {
   if (name == "f16")
     return CacheType::F16;
   return std::nullopt;
-}
-
-const char *hesper::models::cacheTypeName(CacheType type) {
-  return type == CacheType::F16 ? "f16" : "f32";
 }
 
 std::string hesper::models::parseCacheTypes(const std::string &k,
@@ -443,15 +438,15 @@ Status Loader::run() {
           !(s = expect(b + "ffn_up_exps.weight", {hp.dim, f, e})) ||
           !(s = expect(b + "ffn_down_exps.weight", {f, hp.dim, e})))
         return s;
-    } else if (hp.fusedGateUp
-                   ? !(s = expect(b + "ffn_up.weight", {hp.dim, 2 * hp.ffn}))
-                   : (!(s = expect(b + "ffn_gate.weight", {hp.dim, hp.ffn})) ||
-                      !(s = expect(b + "ffn_up.weight", {hp.dim, hp.ffn})))) {
-      return s;
+    } else {
+      if (hp.fusedGateUp
+              ? !(s = expect(b + "ffn_up.weight", {hp.dim, 2 * hp.ffn}))
+              : (!(s = expect(b + "ffn_gate.weight", {hp.dim, hp.ffn})) ||
+                 !(s = expect(b + "ffn_up.weight", {hp.dim, hp.ffn}))))
+        return s;
+      if (!(s = expect(b + "ffn_down.weight", {hp.ffn, hp.dim})))
+        return s;
     }
-    if (!hp.experts &&
-        !(s = expect(b + "ffn_down.weight", {hp.ffn, hp.dim})))
-      return s;
     if (hp.qkvBias &&
         (!(s = expect(b + "attn_q.bias", {hp.qDim()})) ||
          !(s = expect(b + "attn_k.bias", {hp.kvDim()})) ||

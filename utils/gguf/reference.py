@@ -779,11 +779,6 @@ def softcap(v, cap):
     return cap * np.tanh(v / cap)
 
 
-def opt_hp_early(md, arch, key):
-    """{arch}.key of the metadata, or None."""
-    return md.get(arch + "." + key)
-
-
 class Model:
     def __new__(cls, path, *args, **kwargs):
         # Model(path) of a gemma4 file builds a Gemma4Model (its own graph)
@@ -845,8 +840,8 @@ class Model:
             raise GGUFError("rope scaling %r is not supported" % scaling)
         self.rope_style = ROPE_STYLE[arch]
         # mixture of experts (qwen3moe; llama with expert_count)
-        self.n_expert = int(opt_hp_early(md, arch, "expert_count") or 0)
-        self.n_expert_used = int(opt_hp_early(md, arch, "expert_used_count") or 0)
+        self.n_expert = int(hp("expert_count", 0))
+        self.n_expert_used = int(hp("expert_used_count", 0))
         self.tie_high = tie_high
         for t in cache_types:
             if t not in ("f32", "f16"):
@@ -855,7 +850,7 @@ class Model:
         if self.n_expert:
             if not 1 <= self.n_expert_used <= self.n_expert:
                 raise GGUFError("expert_used_count out of range")
-            self.expert_scale = float(opt_hp_early(md, arch, "expert_weights_scale") or 0.0)
+            self.expert_scale = float(hp("expert_weights_scale", 0.0))
         elif arch == "qwen3moe":
             raise GGUFError("qwen3moe needs expert_count")
         # ggml_rope_ext's attn_factor (any arch, as llama.cpp reads it):

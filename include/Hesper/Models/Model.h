@@ -39,7 +39,6 @@ enum class FfnActivation { SiLU, GeluTanh, ReluSquared, Relu };
 enum class CacheType { F32, F16 };
 /// "f32" or "f16"; nullopt for another name.
 std::optional<CacheType> cacheTypeByName(const std::string &name);
-const char *cacheTypeName(CacheType type);
 /// The types of the K and the V cache.
 struct CacheTypes {
   CacheType k = CacheType::F32, v = CacheType::F32;
