@@ -453,6 +453,45 @@ LogicalResult GraphEvaluator::evalQuantize(QuantizeOp op) {
   return success();
 }
 
+LogicalResult GraphEvaluator::evalWriteRows(WriteRowsOp op) {
+  const HostTensor &values = *env[op.getValues()];
+  const HostTensor &pos = *env[op.getPos()];
+  TensorRef out = destinationFor(op.getDest());
+  const int64_t rows = op.getValues().getType().getDimSize(0);
+  const int64_t width = op.getValues().getType().getDimSize(1);
+  const int64_t positions = out->getNumElements() / width;
+  const bool q8 = isa<Q8_0Type>(out->getElementType());
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t at = pos.getNumElements() == 1
+                           ? int64_t(pos.getInt(0)) + r
+                           : int64_t(pos.getInt(r));
+    if (at < 0 || at >= positions)
+      continue;
+    if (!q8) {
+      for (int64_t i = 0; i < width; ++i)
+        out->setDouble(at * width + i, values.getDouble(r * width + i));
+      continue;
+    }
+    std::vector<float> row;
+    for (int64_t i = 0; i < width; ++i)
+      row.push_back(static_cast<float>(values.getDouble(r * width + i)));
+    std::vector<uint8_t> blocks;
+    quantizeBlocks(row, /*withSums=*/false, blocks);
+    std::copy(blocks.begin(), blocks.end(),
+              out->bytes().begin() + at * int64_t(blocks.size()));
+  }
+  env[op.getResult()] = out;
+  return success();
+}
+
+/// A cache as f32 values: f32 and f16 read in place, q8_0 decoded.
+static std::vector<float> cacheValues(const HostTensor &cache) {
+  std::vector<float> values;
+  if (failed(dequantizeRow(cache, 0, values)))
+    llvm_unreachable("the verifier admits f32, f16 and q8_0 caches only");
+  return values;
+}
+
 /// Follows the schedule of the attention kernel (convert-circuit-to-shaderm):
 /// positions in tiles of kAttentionTile, an online softmax whose running
 /// maximum and sum are rescaled once per tile, every sum in index order. As
@@ -462,8 +501,22 @@ static constexpr int64_t kAttentionTile = 64;
 
 LogicalResult GraphEvaluator::evalAttention(AttentionOp op) {
   const HostTensor &q = *env[op.getQ()];
-  const HostTensor &kc = *env[op.getKCache()];
-  const HostTensor &vc = *env[op.getVCache()];
+  // Widened caches keep their doubles (gradient checks); the stored types
+  // read as f32.
+  const HostTensor &kStored = *env[op.getKCache()];
+  const HostTensor &vStored = *env[op.getVCache()];
+  std::vector<float> kValues, vValues;
+  if (!kStored.isWide())
+    kValues = cacheValues(kStored);
+  if (!vStored.isWide())
+    vValues = cacheValues(vStored);
+  auto kAt = [&](int64_t i) {
+    return kValues.empty() ? kStored.getDouble(i) : double(kValues[i]);
+  };
+  auto vAt = [&](int64_t i) {
+    return vValues.empty() ? vStored.getDouble(i) : double(vValues[i]);
+  };
+  const HostTensor &kc = kStored;
   const int64_t heads = op.getHeads(), kvHeads = op.getKvHeads(),
                 dim = op.getHeadDim(), group = heads / kvHeads;
   const int64_t rowStride = kvHeads * dim;
@@ -501,7 +554,7 @@ LogicalResult GraphEvaluator::evalAttention(AttentionOp op) {
           const int64_t row = (tile + i) * rowStride + kvBase;
           double dot = 0;
           for (int64_t d = 0; d < dim; ++d)
-            dot += q.getDouble(qh + d) * kc.getDouble(row + d);
+            dot += q.getDouble(qh + d) * kAt(row + d);
           scores[i] = dot * scale;
           if (softcap > 0)
             scores[i] = softcap * std::tanh(scores[i] / softcap);
@@ -517,7 +570,7 @@ LogicalResult GraphEvaluator::evalAttention(AttentionOp op) {
           tileSum += p;
           const int64_t row = (tile + i) * rowStride + kvBase;
           for (int64_t d = 0; d < dim; ++d)
-            acc[d] += p * vc.getDouble(row + d);
+            acc[d] += p * vAt(row + d);
         }
         sum = sum * correction + tileSum;
         m = mNew;

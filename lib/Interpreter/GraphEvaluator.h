@@ -119,6 +119,7 @@ private:
   mlir::LogicalResult evalMatmul(circuit::MatmulOp op);
   mlir::LogicalResult evalMultiMatmul(circuit::MultiMatmulOp op);
   mlir::LogicalResult evalQuantize(circuit::QuantizeOp op);
+  mlir::LogicalResult evalWriteRows(circuit::WriteRowsOp op);
   mlir::LogicalResult evalAttention(circuit::AttentionOp op);
   mlir::LogicalResult evalGatedMatmul(circuit::GatedMatmulOp op);
   mlir::LogicalResult evalExpertMatmul(circuit::ExpertMatmulOp op);

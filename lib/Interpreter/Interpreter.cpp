@@ -88,6 +88,7 @@ LogicalResult GraphEvaluator::eval(Operation *op) {
       .Case([&](MatmulOp m) { return evalMatmul(m); })
       .Case([&](MultiMatmulOp m) { return evalMultiMatmul(m); })
       .Case([&](QuantizeOp q) { return evalQuantize(q); })
+      .Case([&](WriteRowsOp w) { return evalWriteRows(w); })
       .Case([&](AttentionOp a) { return evalAttention(a); })
       .Case([&](GatedMatmulOp g) { return evalGatedMatmul(g); })
       .Case([&](ExpertMatmulOp x) { return evalExpertMatmul(x); })

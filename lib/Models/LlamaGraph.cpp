@@ -359,7 +359,9 @@ private:
   /// the lanes of Q: lane l of token r (at position pos + r) writes
   /// rope(q)[l] into a fresh buffer and, for l < kvDim, rope(k)[l] and v[l]
   /// into cache row pos + r (other lanes aim past the caches, which a
-  /// scatter skips; so do rows past the cache). The first ropeDims
+  /// scatter skips; so do rows past the cache). A q8_0 cache is written in
+  /// whole blocks: the scatter stages its rows in f32 ([rows, kvDim]) and
+  /// circuit.write_rows quantizes them into the cache. The first ropeDims
   /// dimensions of each head rotate by position * rope_freqs[pair]; the rest
   /// pass through. `biases` (qwen2's, optional: {bq, bk, bv}) are added to
   /// q, k and v as they are read. Returns {q rotated, K cache, V cache}.
@@ -383,10 +385,14 @@ private:
       whole.push_back(true);
     }
     const bool biased = !biases.empty();
+    const bool kStaged = writesCache && cacheTypes.k == CacheType::Q8_0;
+    const bool vStaged = writesCache && cacheTypes.v == CacheType::Q8_0;
     SmallVector<Value> destinations{qRot};
     if (writesCache)
-      destinations.append({kCache, vCache});
-    return g.scatterMulti(
+      destinations.append(
+          {kStaged ? g.zeros({rows, kvDim}, g.f32()) : kCache,
+           vStaged ? g.zeros({rows, kvDim}, g.f32()) : vCache});
+    SmallVector<Value> written = g.scatterMulti(
         destinations, rows * qDim, inputs, whole,
         [&](ExpBuilder &e, Value lane, ValueRange a) {
           // The token of this lane, its position and its lane in the row.
@@ -457,15 +463,23 @@ private:
           Value at =
               e.select(inCache, e.add(e.mul(position, e.i32(kvDim)), l),
                        e.i32(cacheElems));
+          // A staged row's element: the token's row of [rows, kvDim].
+          Value stagedAt = e.select(inCache, kvLane, e.i32(rows * kvDim));
           // The cache writes round to the caches' types.
           auto stored = [&](Value v, CacheType type) {
             return type == CacheType::F16 ? e.convert(v, g.f16()) : v;
           };
           return SmallVector<Value>{
-              lane, rotate(0, lane, qDim), at,
-              stored(rotate(1, kvLane, kvDim), cacheTypes.k), at,
+              lane, rotate(0, lane, qDim), kStaged ? stagedAt : at,
+              stored(rotate(1, kvLane, kvDim), cacheTypes.k),
+              vStaged ? stagedAt : at,
               stored(element(2, kvLane, kvDim), cacheTypes.v)};
         });
+    if (kStaged)
+      written[1] = g.writeRows(written[1], pos, kCache);
+    if (vStaged)
+      written[2] = g.writeRows(written[2], pos, vCache);
+    return written;
   }
 
   Value layer(int64_t l, Value x) {
@@ -674,7 +688,15 @@ private:
   }
 
   Type cacheElement(CacheType type) {
-    return type == CacheType::F16 ? g.f16() : g.f32();
+    switch (type) {
+    case CacheType::F16:
+      return g.f16();
+    case CacheType::Q8_0:
+      return Q8_0Type::get(g.getContext());
+    case CacheType::F32:
+      break;
+    }
+    return g.f32();
   }
 
   GraphBuilder &g;

@@ -36,6 +36,8 @@ hesper::models::cacheTypeByName(const std::string &name) {
     return CacheType::F32;
   if (name == "f16")
     return CacheType::F16;
+  if (name == "q8_0")
+    return CacheType::Q8_0;
   return std::nullopt;
 }
 
@@ -49,7 +51,7 @@ std::string hesper::models::parseCacheTypes(const std::string &k,
     std::optional<CacheType> t = cacheTypeByName(name);
     if (!t)
       return std::string(flag) + ": cache type '" + name +
-             "' is not supported (supported: f32, f16)";
+             "' is not supported (supported: f32, f16, q8_0)";
     type = *t;
   }
   return "";

@@ -158,8 +158,33 @@ private:
 };
 } // namespace
 
+/// A q8_0 cache stores each position's row (kvHeads * headDim values of a
+/// layer) as whole 32-value blocks, an even number of them (the kernels
+/// write whole 32-bit words); "" or why this model's layers cannot.
+static std::string checkCacheTypes(const Model &model, CacheTypes types) {
+  if (types.k != CacheType::Q8_0 && types.v != CacheType::Q8_0)
+    return "";
+  const LlamaHParams &hp = model.hparams();
+  for (int64_t l = 0; l < hp.layers; ++l) {
+    const LayerShape &shape = hp.layer(l);
+    if (shape.headDim % 32 != 0)
+      return "a q8_0 KV cache needs a head dimension that is a multiple of "
+             "32 (the q8_0 block), but layer " +
+             std::to_string(l) + " has " + std::to_string(shape.headDim);
+    if (shape.kvDim() % 64 != 0)
+      return "a q8_0 KV cache needs an even number of 32-value blocks per "
+             "position, but layer " +
+             std::to_string(l) + " stores " + std::to_string(shape.kvDim()) +
+             " values (" + std::to_string(shape.kvHeads) +
+             " KV heads of " + std::to_string(shape.headDim) + ")";
+  }
+  return "";
+}
+
 Status Session::Impl::compile() {
   double start = nowMs();
+  if (std::string e = checkCacheTypes(*model, options.cacheTypes); !e.empty())
+    return Status::error(e);
   std::string dir = cacheDir(), entryPath;
   if (!dir.empty()) {
     entryPath = cacheEntryPath(dir);

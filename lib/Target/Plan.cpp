@@ -36,7 +36,7 @@ KernelKind kindOf(Operation *op) {
           cir::ScatterAddOp>(op))
     return KernelKind::Elementwise;
   if (isa<cir::ReduceOp, cir::ReduceEpilogueOp, cir::ReduceScatterEpilogueOp,
-          cir::QuantizeOp>(op))
+          cir::QuantizeOp, cir::WriteRowsOp>(op))
     return KernelKind::Reduction;
   if (isa<cir::MatmulOp, cir::MultiMatmulOp, cir::GatedMatmulOp,
           cir::ExpertMatmulOp>(op))

@@ -83,7 +83,7 @@ class Llama:
     recognized.
     `program_cache` loads the compiled programs from the cache `hesper-run`
     keeps (docs/Models.md, "Program cache") and stores them there.
-    `type_k` and `type_v` store the KV cache in "f32" or "f16" (as
+    `type_k` and `type_v` store the KV cache in "f32", "f16" or "q8_0" (as
     hesper-run's -ctk/-ctv; llama-cpp-python takes ggml type numbers).
 
     Raises FileNotFoundError for a missing file, ValueError for a file or

@@ -175,8 +175,8 @@ def test_f16_kv_cache_equals_hesper_run(model_path, tmp_path):
         capture_output=True, check=True)
     np.testing.assert_allclose(f16.logits, np.load(dump)[len(ids) - 1],
                                rtol=1e-5, atol=1e-5)
-    with pytest.raises(ValueError, match="q8_0"):
-        hesper.Llama(model_path, device="cpu", type_k="q8_0")
+    with pytest.raises(ValueError, match="q4_0"):
+        hesper.Llama(model_path, device="cpu", type_k="q4_0")
 
 
 def test_errors_are_python_exceptions(llm, tmp_path):

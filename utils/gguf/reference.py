@@ -720,6 +720,27 @@ BITNET_ACTS = {"silu": silu, "swish": silu, "swiglu": silu,
                "relu2": relu_sqr, "relu": relu, "reglu": relu}
 
 
+def cache_round(x, cache_type):
+    """x (n, kv_heads, head_dim) as a KV cache of cache_type stores it:
+    f32 as computed (float64 here), f16 rounded to nearest even, q8_0 each
+    token's row quantized in blocks of 32 as Hesper's cache writes (and
+    circuit.quantize) do: the values in f32, d = max|v| / 127 in f32,
+    q = v / d rounded half away from zero (0 when d is 0), read back as
+    q * f16(d)."""
+    if cache_type == "f32":
+        return x
+    if cache_type == "f16":
+        return x.astype(np.float16).astype(np.float64)
+    blk = x.astype(np.float32).reshape(-1, 32)
+    d = np.abs(blk).max(axis=1) / np.float32(127.0)
+    safe = np.where(d != 0, d, np.float32(1.0))
+    s = blk / safe[:, None]
+    q = np.clip(np.sign(s) * np.floor(np.abs(s) + np.float32(0.5)), -127, 127)
+    q = np.where(d[:, None] != 0, q, 0)
+    scale = d.astype(np.float16).astype(np.float64)
+    return (q.astype(np.float64) * scale[:, None]).reshape(x.shape)
+
+
 def quantize_q8_k(x):
     """ggml's quantize_row_q8_K_ref on each row of x (n, k), k % 256 == 0:
     per 256 values, m = the value of largest |x| (first one on ties),
@@ -791,9 +812,11 @@ class Model:
     def __init__(self, path, ignore_window=False, ignore_softcap=False,
                  quantize_activations=False, n_ctx=None, tie_high=False,
                  cache_types=("f32", "f32")):
-        """cache_types: how the KV cache stores K and V ("f32" or "f16",
-        llama.cpp's -ctk/-ctv): with f16, k (after RoPE) and v are rounded
-        to float16 as they enter the cache, and attention reads them so.
+        """cache_types: how the KV cache stores K and V ("f32", "f16" or
+        "q8_0", llama.cpp's -ctk/-ctv): with f16, k (after RoPE) and v are
+        rounded to float16 as they enter the cache, with q8_0 each token's
+        row is quantized in 32-value blocks (cache_round), and attention
+        reads them so.
         tie_high: negative tests, the router's ties go to the higher
         expert index (llama.cpp and Hesper: the lower).
         n_ctx: the context a session has (default: context_length capped
@@ -844,7 +867,7 @@ class Model:
         self.n_expert_used = int(hp("expert_used_count", 0))
         self.tie_high = tie_high
         for t in cache_types:
-            if t not in ("f32", "f16"):
+            if t not in ("f32", "f16", "q8_0"):
                 raise GGUFError("cache type %r is not supported" % t)
         self.cache_types = tuple(cache_types)
         if self.n_expert:
@@ -1161,10 +1184,8 @@ class Model:
             inv_freq, pos_scale = self.layer_rope[li]
             q = self._rope(q, pos, inv_freq, pos_scale)
             k = self._rope(k, pos, inv_freq, pos_scale)
-            if self.cache_types[0] == "f16":
-                k = k.astype(np.float16).astype(np.float64)
-            if self.cache_types[1] == "f16":
-                v = v.astype(np.float16).astype(np.float64)
+            k = cache_round(k, self.cache_types[0])
+            v = cache_round(v, self.cache_types[1])
             K = np.concatenate([self.cache_k[li], k], axis=0)    # (T, kvh, hd)
             V = np.concatenate([self.cache_v[li], v], axis=0)
             self.cache_k[li] = K
@@ -1506,9 +1527,9 @@ def main(argv=None):
                     help="print how often each layer chose each expert, over "
                          "the prompt and the greedy tokens")
     ap.add_argument("--cache-type-k", "-ctk", dest="cache_type_k", default="f32",
-                    choices=["f32", "f16"], help="the KV cache's K type")
+                    choices=["f32", "f16", "q8_0"], help="the KV cache's K type")
     ap.add_argument("--cache-type-v", "-ctv", dest="cache_type_v", default="f32",
-                    choices=["f32", "f16"], help="the KV cache's V type")
+                    choices=["f32", "f16", "q8_0"], help="the KV cache's V type")
     ap.add_argument("--tie-high", dest="tie_high", action="store_true",
                     help="negative tests: router ties go to the higher index")
     ap.add_argument("--ctx", type=int,

@@ -451,6 +451,34 @@ class TestHandBuiltBlocks(unittest.TestCase):
         self.assertTrue(np.isnan(ref.dequantize(nan, 30, 1)[0]))
 
 
+class TestCacheRound(unittest.TestCase):
+    def test_q8_0_hand_block(self):
+        # One token, one head of 32: max |v| = 127 makes d = 1, so the
+        # quants are the values rounded half away from zero (-63.5 -> -64,
+        # 0.5 -> 1, -0.5 -> -1; np.rint would give -64, 0 and -0).
+        x = np.zeros((1, 1, 32))
+        x[0, 0, :5] = [127.0, -63.5, 0.5, -0.5, 2.25]
+        got = ref.cache_round(x, "q8_0")[0, 0]
+        self.assertEqual(list(got[:5]), [127.0, -64.0, 1.0, -1.0, 2.0])
+        self.assertTrue(np.all(got[5:] == 0))
+
+    def test_q8_0_scale_is_f16(self):
+        # max |v| = 1: d = 1/127 in f32, read back through f16, so 127 q
+        # is 127 * f16(1/127), not 1.
+        x = np.zeros((1, 2, 32))
+        x[0, 1, 0] = 1.0
+        got = ref.cache_round(x, "q8_0")
+        d16 = float(np.float16(np.float32(1.0) / np.float32(127.0)))
+        self.assertEqual(got[0, 1, 0], 127 * d16)
+        self.assertNotEqual(got[0, 1, 0], 1.0)
+        self.assertTrue(np.all(got[0, 0] == 0))  # an all-zero block: d = 0
+
+    def test_f16_and_f32(self):
+        x = np.array([[[1.0 + 2.0 ** -12]]])
+        self.assertEqual(ref.cache_round(x, "f32")[0, 0, 0], 1.0 + 2.0 ** -12)
+        self.assertEqual(ref.cache_round(x, "f16")[0, 0, 0], 1.0)
+
+
 class TestQuantizers(unittest.TestCase):
     def arrays(self):
         rng = np.random.default_rng(11)

@@ -35,9 +35,10 @@ enum class RopeType { Norm, NeoX };
 enum class FfnActivation { SiLU, GeluTanh, ReluSquared, Relu };
 
 /// How a session stores its KV cache (llama.cpp's -ctk / -ctv): attention
-/// reads it in that type, and the cache writes round to it.
-enum class CacheType { F32, F16 };
-/// "f32" or "f16"; nullopt for another name.
+/// reads it in that type, and the cache writes round (f16) or quantize
+/// (q8_0, in blocks of 32 values along each position's row) to it.
+enum class CacheType { F32, F16, Q8_0 };
+/// "f32", "f16" or "q8_0"; nullopt for another name.
 std::optional<CacheType> cacheTypeByName(const std::string &name);
 /// The types of the K and the V cache.
 struct CacheTypes {

@@ -52,6 +52,8 @@ GraphLowering::beginAttention(cir::AttentionOp op, KernelState &ks,
   f.q = arg(ks, op.getQ());
   f.kCache = arg(ks, op.getKCache());
   f.vCache = arg(ks, op.getVCache());
+  f.kElement = op.getKCache().getType().getElementType();
+  f.vElement = op.getVCache().getType().getElementType();
   f.pos = arg(ks, op.getPos());
   f.out = arg(ks, op.getResult());
   return f;
@@ -103,7 +105,7 @@ Value GraphLowering::emitAttentionScore(const AttentionFrame &f,
     b.setInsertionPointToStart(dot.getBody());
     Value d = dot.getInductionVar();
     Value qv = loadElement(f.q, im.add(f.qBase, d), loc);
-    Value kv = toF32(loadElement(f.kCache, im.add(kRow, d), loc), loc);
+    Value kv = loadCacheValue(f.kCache, f.kElement, im.add(kRow, d), loc);
     scf::YieldOp::create(b, loc,
                          fm.add(dot.getRegionIterArgs()[0], fm.mul(qv, kv)));
   }
@@ -215,7 +217,8 @@ LogicalResult GraphLowering::lowerAttention(cir::AttentionOp op) {
       SmallVector<Value> next{fm.add(acc[0], p)};
       Value vRow = im.add(im.mul(im.add(tile, i), im.c(rowStride)), kvBase);
       for (int64_t j = 0; j < owned; ++j) {
-        Value v = toF32(loadElement(vCache, im.add(vRow, dims[j]), loc), loc);
+        Value v = loadCacheValue(vCache, f.vElement, im.add(vRow, dims[j]),
+                                 loc);
         next.push_back(fm.add(acc[1 + j], fm.mul(p, v)));
       }
       scf::YieldOp::create(b, loc, next);
@@ -315,7 +318,7 @@ void GraphLowering::emitAttentionSingleLane(AttentionFrame &f, int64_t group,
       Value vRow = im.add(im.mul(im.add(tile, i), im.c(rowStride)), kvBase);
       forEach(im.c(dim), [&](Value d) {
         Value a = sm::LoadOp::create(b, loc, f32, acc, d);
-        Value v = toF32(loadElement(vCache, im.add(vRow, d), loc), loc);
+        Value v = loadCacheValue(vCache, f.vElement, im.add(vRow, d), loc);
         sm::StoreOp::create(b, loc, fm.add(a, fm.mul(p, v)), acc, d);
       });
       scf::YieldOp::create(b, loc, fm.add(weighLoop.getRegionIterArgs()[0], p));

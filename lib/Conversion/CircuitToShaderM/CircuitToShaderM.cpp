@@ -186,6 +186,7 @@ LogicalResult GraphLowering::run() {
                                  r.getDest());
             })
             .Case([&](cir::QuantizeOp q) { return lowerQuantize(q); })
+            .Case([&](cir::WriteRowsOp w) { return lowerWriteRows(w); })
             .Case([&](cir::AttentionOp a) { return lowerAttention(a); })
             .Case([&](cir::MatmulOp mm) {
               Region *epilogue = &mm.getEpilogue();

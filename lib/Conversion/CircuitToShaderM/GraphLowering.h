@@ -417,6 +417,7 @@ private:
                             ValueRange inputs, Region &prologue,
                             Region *epilogue, Value dest);
   LogicalResult lowerQuantize(cir::QuantizeOp op);
+  LogicalResult lowerWriteRows(cir::WriteRowsOp op);
   LogicalResult lowerAttention(cir::AttentionOp op);
   /// What both attention kernels work with: the op's sizes, the kernel's
   /// buffers, and (after locateAttentionRow) where the workgroup's query
@@ -428,8 +429,15 @@ private:
     float scale = 0;
     float softcap = 0;  ///< score soft-capping (0: none)
     Value q, kCache, vCache, pos, out;
+    Type kElement, vElement; ///< the caches' element types (f32/f16/q8_0)
     Value qBase, kvBase, first, count;
   };
+  /// Element `index` of a cache buffer of `element`s, as f32.
+  Value loadCacheValue(Value cache, Type element, Value index, Location loc) {
+    if (isa<cir::Q8_0Type>(element))
+      return emitDequantizeElement(cache, element, index, loc);
+    return toF32(loadElement(cache, index, loc), loc);
+  }
   /// Binds the op's buffers and creates its kernel of `lanes` lanes.
   AttentionFrame beginAttention(cir::AttentionOp op, KernelState &ks,
                                 int64_t lanes);
@@ -450,10 +458,11 @@ private:
   LogicalResult checkQuantizedRows(Operation *op, RankedTensorType resultType,
                                    int64_t rowLength, int64_t lanes);
   /// Quantizes the `rowLength` f32 values in shared `values` into GGUF
-  /// q8_0/q8_1 blocks at row `row` of the word buffer `out`.
+  /// q8_0/q8_1 blocks at row `row` of the word buffer `out`; with `store`
+  /// (an i1, the same in every lane), only where it holds.
   void emitQuantizedRow(Value values, int64_t rowLength, Value row, Value out,
-                        bool withSums, Value tid, int64_t lanes,
-                        Location loc);
+                        bool withSums, Value tid, int64_t lanes, Location loc,
+                        Value store = nullptr);
   /// Matmul and multi_matmul; with `combine`, a gated_matmul: the two
   /// weights' dot products of each row are combined into one result. With
   /// `expertIds`, an expert_matmul: result row r reads the weights' rows

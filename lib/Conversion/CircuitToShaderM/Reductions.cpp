@@ -243,7 +243,8 @@ LogicalResult GraphLowering::checkQuantizedRows(Operation *op,
 
 void GraphLowering::emitQuantizedRow(Value values, int64_t rowLength,
                                      Value row, Value out, bool withSums,
-                                     Value tid, int64_t lanes, Location loc) {
+                                     Value tid, int64_t lanes, Location loc,
+                                     Value store) {
   IndexMath im(b, loc);
   Type f32 = b.getF32Type(), i32 = b.getI32Type();
   MLIRContext *context = b.getContext();
@@ -349,6 +350,10 @@ void GraphLowering::emitQuantizedRow(Value values, int64_t rowLength,
       byte = arith::ShLIOp::create(b, loc, byte, i32Const(8 * k));
     word = arith::OrIOp::create(b, loc, word, byte);
   }
+  if (store) {
+    auto guarded = scf::IfOp::create(b, loc, store);
+    b.setInsertionPointToStart(guarded.thenBlock());
+  }
   sm::StoreOp::create(b, loc, word, out,
                       im.add(im.mul(row, im.c(rowWords)), w));
 }
@@ -389,6 +394,88 @@ LogicalResult GraphLowering::lowerQuantize(cir::QuantizeOp op) {
   emitQuantizedRow(staged, rowLength, row, arg(ks, op.getResult()),
                    isa<cir::Q8_1Type>(op.getType().getElementType()), tid,
                    lanes, loc);
+  finishKernel(ks, {rows, 1, 1});
+  return success();
+}
+
+/// One workgroup per row of values: its position (pos[0] + row, or
+/// pos[row]) names the destination row, and a position outside the
+/// destination stores nothing. A q8_0 destination is staged in shared
+/// memory and quantized as circuit.quantize's rows are; f32 and f16 rows
+/// are converted and stored lane by lane.
+LogicalResult GraphLowering::lowerWriteRows(cir::WriteRowsOp op) {
+  Location loc = op.getLoc();
+  auto valuesType = op.getValues().getType();
+  auto destType = cast<RankedTensorType>(op.getDest().getType());
+  const int64_t rows = valuesType.getDimSize(0);
+  const int64_t width = valuesType.getDimSize(1);
+  const int64_t positions = destType.getNumElements() / width;
+  const bool quantized = isa<cir::Q8_0Type>(destType.getElementType());
+  if (failed(checkRows(op, rows, shape)))
+    return failure();
+  int64_t lanes =
+      quantized ? std::max(shape.minReduceLanes,
+                           std::min(shape.reduceLanes,
+                                    powerOfTwoAtLeast(width / 32)))
+                : std::min(shape.reduceLanes, powerOfTwoAtLeast(width));
+  if (quantized && failed(checkQuantizedRows(op, destType, width, lanes)))
+    return failure();
+
+  KernelState ks;
+  bind(ks, op.getValues(), false);
+  bind(ks, op.getPos(), false);
+  bufferOf[op.getResult()] = bufferOf.lookup(op.getDest());
+  bind(ks, op.getDest(), true);
+  bind(ks, op.getResult(), true);
+  createKernel(ks, op, lanes);
+  IndexMath im(b, loc);
+  Type i32 = b.getI32Type();
+  Value tid = sm::LocalIdOp::create(b, loc, b.getIndexType(), sm::Dim::x);
+  Value row = sm::WorkgroupIdOp::create(b, loc, b.getIndexType(), sm::Dim::x);
+  Value pos = arg(ks, op.getPos());
+  Value position;
+  if (op.getPos().getType().getNumElements() == 1)
+    position = arith::AddIOp::create(b, loc, loadElement(pos, im.c(0), loc),
+                                     im.toI32(row));
+  else
+    position = loadElement(pos, row, loc);
+  Value valid = arith::AndIOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, position,
+                            arith::ConstantIntOp::create(b, loc, i32, 0)),
+      arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::slt, position,
+          arith::ConstantIntOp::create(b, loc, i32, positions)));
+  Value at = im.toIndex(arith::SelectOp::create(
+      b, loc, valid, position, arith::ConstantIntOp::create(b, loc, i32, 0)));
+  Value values = arg(ks, op.getValues()), out = arg(ks, op.getResult());
+  Value staged;
+  if (quantized)
+    staged = sm::SharedAllocOp::create(
+        b, loc, sm::SharedType::get(b.getContext(), width, b.getF32Type()));
+  {
+    auto each = scf::ForOp::create(b, loc, tid, im.c(width), im.c(lanes));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(each.getBody());
+    Value k = each.getInductionVar();
+    Value v = toF32(
+        loadElement(values, im.add(im.mul(row, im.c(width)), k), loc), loc);
+    if (quantized) {
+      sm::StoreOp::create(b, loc, v, staged, k);
+    } else {
+      Type element = destType.getElementType();
+      if (!element.isF32())
+        v = ex::ConvertOp::create(b, loc, element, v, false);
+      auto write = scf::IfOp::create(b, loc, valid);
+      b.setInsertionPointToStart(write.thenBlock());
+      sm::StoreOp::create(b, loc, v, out, im.add(im.mul(at, im.c(width)), k));
+    }
+  }
+  if (quantized) {
+    sm::BarrierOp::create(b, loc);
+    emitQuantizedRow(staged, width, at, out, /*withSums=*/false, tid, lanes,
+                     loc, valid);
+  }
   finishKernel(ks, {rows, 1, 1});
   return success();
 }

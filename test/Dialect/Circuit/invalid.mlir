@@ -1294,9 +1294,74 @@ circuit.graph @attention_cache_types(%q: tensor<64xf32>, %k: tensor<512xf32>, %v
 // -----
 
 circuit.graph @attention_cache_bf16(%q: tensor<64xf32>, %k: tensor<512xf32>, %v: tensor<512xbf16>, %pos: tensor<1xi32>) {
-  // expected-error @+1 {{'circuit.attention' op operand #2 must be statically shaped tensor of 32-bit float or 16-bit float values, but got 'tensor<512xbf16>'}}
+  // expected-error @+1 {{'circuit.attention' op operand #2 must be statically shaped tensor of 32-bit float or 16-bit float or 8-bit weights, one f16 scale per block of 32 values, but got 'tensor<512xbf16>'}}
   %o = circuit.attention %q, %k, %v, %pos {heads = 4 : i64, kv_heads = 2 : i64, head_dim = 16 : i64, scale = 0.25 : f32} : tensor<64xf32>, tensor<512xf32>, tensor<512xbf16>, tensor<1xi32> -> tensor<64xf32>
   circuit.output
+}
+
+// -----
+
+circuit.graph @attention_q8_0_head(%q: tensor<64xf32>, %k: tensor<512x!circuit.q8_0>, %pos: tensor<1xi32>) {
+  // expected-error @+1 {{'circuit.attention' op expects a head_dim that is a multiple of 32 for a q8_0 cache, got 16}}
+  %o = circuit.attention %q, %k, %k, %pos {heads = 4 : i64, kv_heads = 2 : i64, head_dim = 16 : i64, scale = 0.25 : f32} : tensor<64xf32>, tensor<512x!circuit.q8_0>, tensor<512x!circuit.q8_0>, tensor<1xi32> -> tensor<64xf32>
+  circuit.output
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// circuit.write_rows
+//===----------------------------------------------------------------------===//
+
+circuit.graph @write_rows_rank(%x: tensor<64xf32>, %c: tensor<512xf32>, %p: tensor<1xi32>) {
+  // expected-error @+1 {{'circuit.write_rows' op expects values of rank 2 ([rows, D]), got 'tensor<64xf32>'}}
+  %w = circuit.write_rows %x at %p into %c : tensor<64xf32>, tensor<1xi32> into tensor<512xf32>
+  circuit.output
+}
+
+// -----
+
+circuit.graph @write_rows_width(%x: tensor<2x48xf32>, %c: tensor<512xf32>, %p: tensor<1xi32>) {
+  // expected-error @+1 {{'circuit.write_rows' op expects a destination of rank 1 holding whole rows of 48 values, got 'tensor<512xf32>'}}
+  %w = circuit.write_rows %x at %p into %c : tensor<2x48xf32>, tensor<1xi32> into tensor<512xf32>
+  circuit.output
+}
+
+// -----
+
+circuit.graph @write_rows_q8_0_block(%x: tensor<2x16xf32>, %c: tensor<512x!circuit.q8_0>, %p: tensor<1xi32>) {
+  // expected-error @+1 {{'circuit.write_rows' op stores rows of 16 values into q8_0, not a multiple of its 32-value block}}
+  %w = circuit.write_rows %x at %p into %c : tensor<2x16xf32>, tensor<1xi32> into tensor<512x!circuit.q8_0>
+  circuit.output
+}
+
+// -----
+
+circuit.graph @write_rows_positions(%x: tensor<3x32xf32>, %c: tensor<512xf32>, %p: tensor<2xi32>) {
+  // expected-error @+1 {{'circuit.write_rows' op expects pos of one element or one per row (3), got 'tensor<2xi32>'}}
+  %w = circuit.write_rows %x at %p into %c : tensor<3x32xf32>, tensor<2xi32> into tensor<512xf32>
+  circuit.output
+}
+
+// -----
+
+circuit.graph @write_rows_q4_0(%x: tensor<2x32xf32>, %c: tensor<512x!circuit.q4_0>, %p: tensor<1xi32>) {
+  // expected-error @+1 {{'circuit.write_rows' op operand #2 must be statically shaped tensor of}}
+  %w = circuit.write_rows %x at %p into %c : tensor<2x32xf32>, tensor<1xi32> into tensor<512x!circuit.q4_0>
+  circuit.output
+}
+
+// -----
+
+circuit.graph @write_rows_read_after(%x: tensor<2x32xf32>, %c: tensor<512xf32>, %p: tensor<1xi32>) -> tensor<512xf32> {
+  // expected-note @+1 {{the in-place write}}
+  %w = circuit.write_rows %x at %p into %c : tensor<2x32xf32>, tensor<1xi32> into tensor<512xf32>
+  // expected-error @+1 {{'circuit.map' op reads operand #0 after 'circuit.write_rows' wrote over it in place}}
+  %m = circuit.map ins(%c : tensor<512xf32>) -> tensor<512xf32> {
+  ^bb0(%lane: i32, %v: f32):
+    circuit.yield %v : f32
+  }
+  circuit.output %m : tensor<512xf32>
 }
 
 // -----

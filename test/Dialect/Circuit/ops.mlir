@@ -650,6 +650,24 @@ circuit.graph @quantize(%x: tensor<256xf32>, %h: tensor<4x64xf16>,
   circuit.output %y, %q0 : tensor<8xf32>, tensor<4x64x!circuit.q8_0>
 }
 
+// circuit.write_rows: rows into a q8_0 and an f16 cache (written in place,
+// so the result is the argument updated).
+// CHECK-LABEL: circuit.graph @write_rows(
+// CHECK-SAME:    %[[X:.*]]: tensor<2x64xf32>, %[[P:.*]]: tensor<1xi32>, %[[P2:.*]]: tensor<2xi32>, %[[KC:.*]]: tensor<512x!circuit.q8_0>, %[[VC:.*]]: tensor<512xf16>)
+// CHECK:         %[[K:.*]] = circuit.write_rows %[[X]] at %[[P]] into %[[KC]] : tensor<2x64xf32>, tensor<1xi32> into tensor<512x!circuit.q8_0>
+// CHECK:         %[[V:.*]] = circuit.write_rows %[[X]] at %[[P2]] into %[[VC]] : tensor<2x64xf32>, tensor<2xi32> into tensor<512xf16>
+// CHECK:         circuit.output %[[K]], %[[V]]
+circuit.graph @write_rows(%x: tensor<2x64xf32>, %p: tensor<1xi32>,
+                          %p2: tensor<2xi32>,
+                          %kc: tensor<512x!circuit.q8_0>, %vc: tensor<512xf16>)
+    -> (tensor<512x!circuit.q8_0>, tensor<512xf16>) {
+  %k = circuit.write_rows %x at %p into %kc
+      : tensor<2x64xf32>, tensor<1xi32> into tensor<512x!circuit.q8_0>
+  %v = circuit.write_rows %x at %p2 into %vc
+      : tensor<2x64xf32>, tensor<2xi32> into tensor<512xf16>
+  circuit.output %k, %v : tensor<512x!circuit.q8_0>, tensor<512xf16>
+}
+
 //===----------------------------------------------------------------------===//
 // A decoder step: the primitives composed as a model uses them.
 //===----------------------------------------------------------------------===//

@@ -359,6 +359,10 @@ Value GraphBuilder::quantize(Value x, Type quantElement) {
       builder, loc, tensorType(tensorOf(x).getShape(), quantElement), x);
 }
 
+Value GraphBuilder::writeRows(Value values, Value pos, Value dest) {
+  return WriteRowsOp::create(builder, loc, values, pos, dest);
+}
+
 //===----------------------------------------------------------------------===//
 // Composites
 //===----------------------------------------------------------------------===//

@@ -57,13 +57,15 @@ SmallVector<int64_t> hesper::circuit::getReductionIteration(Operation *op) {
 }
 
 bool hesper::circuit::isInPlaceWriter(Operation *op) {
-  return isa<ScatterOp, ScatterMultiOp, ReduceScatterEpilogueOp>(op);
+  return isa<ScatterOp, ScatterMultiOp, ReduceScatterEpilogueOp, WriteRowsOp>(
+      op);
 }
 
 bool hesper::circuit::isDispatchOp(Operation *op) {
   return isa<MapOp, GatherOp, ScatterOp, ScatterMultiOp, ScatterAddOp, ReduceOp,
              ReduceEpilogueOp, ReduceScatterEpilogueOp, MatmulOp, MultiMatmulOp,
-             QuantizeOp, AttentionOp, GatedMatmulOp, ExpertMatmulOp>(op);
+             QuantizeOp, AttentionOp, GatedMatmulOp, ExpertMatmulOp,
+             WriteRowsOp>(op);
 }
 
 Value hesper::circuit::getWrittenBufferRoot(Value dest) {
@@ -71,6 +73,8 @@ Value hesper::circuit::getWrittenBufferRoot(Value dest) {
     if (auto s = dyn_cast<ScatterOp>(def))
       dest = s.getDest();
     else if (auto s = dyn_cast<ReduceScatterEpilogueOp>(def))
+      dest = s.getDest();
+    else if (auto s = dyn_cast<WriteRowsOp>(def))
       dest = s.getDest();
     else if (auto s = dyn_cast<ScatterMultiOp>(def))
       dest = s.getDests()[cast<OpResult>(dest).getResultNumber()];
@@ -301,6 +305,48 @@ void ScatterMultiOp::getEffects(
         &effects) {
   for (OpOperand &dest : getDestsMutable())
     addInPlaceWriteEffect(dest, effects);
+}
+
+//===----------------------------------------------------------------------===//
+// WriteRowsOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult WriteRowsOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location>,
+                                            ValueRange operands, DictionaryAttr,
+                                            OpaqueProperties, RegionRange,
+                                            SmallVectorImpl<Type> &inferred) {
+  return inferDestinationType(operands, inferred);
+}
+
+LogicalResult WriteRowsOp::verify() {
+  auto values = getValues().getType();
+  auto dest = cast<RankedTensorType>(getDest().getType());
+  if (values.getRank() != 2)
+    return emitOpError("expects values of rank 2 ([rows, D]), got ") << values;
+  int64_t rows = values.getDimSize(0), width = values.getDimSize(1);
+  if (width == 0 || rows == 0)
+    return emitOpError("expects values with rows, got ") << values;
+  if (dest.getRank() != 1 || dest.getNumElements() == 0 ||
+      dest.getNumElements() % width != 0)
+    return emitOpError("expects a destination of rank 1 holding whole rows "
+                       "of ")
+           << width << " values, got " << dest;
+  if (isa<Q8_0Type>(dest.getElementType()) && width % 32 != 0)
+    return emitOpError("stores rows of ")
+           << width << " values into q8_0, not a multiple of its 32-value "
+           << "block";
+  int64_t positions = getPos().getType().getNumElements();
+  if (positions != 1 && positions != rows)
+    return emitOpError("expects pos of one element or one per row (")
+           << rows << "), got " << getPos().getType();
+  return verifyDestination(*this, getDest());
+}
+
+void WriteRowsOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  addInPlaceWriteEffect(getDestMutable(), effects);
 }
 
 //===----------------------------------------------------------------------===//
@@ -690,8 +736,8 @@ LogicalResult AttentionOp::verify() {
     if (!type.getElementType().isF32())
       return emitOpError("expects ") << what << " of f32, got " << type;
   }
-  // The caches may be f32 or f16 each (llama.cpp's -ctk/-ctv; the operand
-  // types say so).
+  // The caches may be f32, f16 or q8_0 each (llama.cpp's -ctk/-ctv; the
+  // operand types say so).
   auto qType = cast<RankedTensorType>(getQ().getType());
   if (qType.getNumElements() == 0 || qType.getNumElements() % (heads * dim))
     return emitOpError("expects q of a positive multiple of heads * "
@@ -709,6 +755,12 @@ LogicalResult AttentionOp::verify() {
     return emitOpError("expects caches of a positive multiple of kv_heads * "
                        "head_dim = ")
            << kvHeads * dim << " elements, got " << cache;
+  for (Value c : {getKCache(), getVCache()})
+    if (isa<Q8_0Type>(cast<RankedTensorType>(c.getType()).getElementType()) &&
+        dim % 32 != 0)
+      return emitOpError("expects a head_dim that is a multiple of 32 for a "
+                         "q8_0 cache, got ")
+             << dim;
   auto posType = cast<RankedTensorType>(getPos().getType());
   std::optional<uint64_t> seqLen = getSeqLen();
   if (!seqLen) {

@@ -133,6 +133,8 @@ LogicalResult verifyDestination(Operation *op, Value dest) {
       writers += &use == &s.getDestMutable();
     else if (auto s = dyn_cast<ReduceScatterEpilogueOp>(user))
       writers += &use == &s.getDestMutable();
+    else if (auto s = dyn_cast<WriteRowsOp>(user))
+      writers += &use == &s.getDestMutable();
     else if (auto s = dyn_cast<ScatterMultiOp>(user))
       writers += use.getOperandNumber() >= s.getDests().getBeginOperandIndex();
   }

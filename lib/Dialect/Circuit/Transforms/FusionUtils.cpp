@@ -169,7 +169,7 @@ unsigned fusion::countKernelBuffers(ArrayRef<Operation *> ops) {
       if (isa<RankedTensorType>(operand.getType()))
         buffers.insert(operand);
     // Results written in place share their destination's buffer.
-    bool inPlace = isa<ScatterOp, ScatterMultiOp, ReduceScatterEpilogueOp>(op);
+    bool inPlace = isInPlaceWriter(op);
     if (!inPlace)
       for (Value result : op->getResults())
         buffers.insert(result);

@@ -172,6 +172,10 @@ public:
   Value expertMatmul(Value x, Value ids, Value weight);
   /// Quantizes to a block format (q8_1 or q8_0).
   Value quantize(Value x, mlir::Type quantElement);
+  /// Stores the rows of `values` ([rows, D]) as rows pos[0] + r (or
+  /// pos[r]) of `dest` in its element type (circuit.write_rows); returns
+  /// the updated `dest`.
+  Value writeRows(Value values, Value pos, Value dest);
 
   //===--------------------------------------------------------------------===//
   // Composites (decomposed into primitives)

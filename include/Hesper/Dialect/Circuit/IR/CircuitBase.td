@@ -151,6 +151,8 @@ def Circuit_Tensor : StaticShapeTensorOf<[F32, F16, BF16, I32,
     Circuit_TQ2_0Type, Circuit_Q8_1Type]>;
 def Circuit_ScalarTensor : StaticShapeTensorOf<[F32, F16, I32]>;
 def Circuit_FloatTensor : StaticShapeTensorOf<[F32, F16]>;
+/// A KV cache: values in f32, f16 or q8_0 blocks (llama.cpp's -ctk/-ctv).
+def Circuit_CacheTensor : StaticShapeTensorOf<[F32, F16, Circuit_Q8_0Type]>;
 
 //===----------------------------------------------------------------------===//
 // Enums

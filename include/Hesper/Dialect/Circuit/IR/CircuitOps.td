@@ -285,6 +285,46 @@ def Circuit_ScatterMultiOp : Circuit_Op<"scatter_multi", [IsolatedFromAbove,
   let hasRegionVerifier = 1;
 }
 
+def Circuit_WriteRowsOp : Circuit_Op<"write_rows", [
+    DeclareOpInterfaceMethods<InferTypeOpInterface>,
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "store rows at positions of a cache, in the cache's type";
+  let description = [{
+    `values` is `[rows, D]`; `dest` holds `P` rows of `D` values,
+    `[P * D]` (a KV cache: `D` is `kv_heads * head_dim`). Row `r` of
+    `values` is stored as row `pos[0] + r` of `dest` when `pos` has one
+    element, or as row `pos[r]` when it has `rows` (a batch step whose rows
+    belong to different sequences). A row whose position lies outside
+    `[0, P)` is not stored.
+
+    Each row is converted to `dest`'s element type as it is stored: `f32`
+    as is, `f16` rounded to nearest even, `q8_0` quantized block by block
+    exactly as `circuit.quantize` does (`d = max|v| / 127`,
+    `q = round(v / d)`), so that a cache can be kept in any of llama.cpp's
+    `-ctk`/`-ctv` types `f32`, `f16` and `q8_0`. `D` must be a multiple of
+    the 32-value block for `q8_0`.
+
+    The result is `dest` with those rows written; `dest` follows
+    `circuit.scatter`'s rules (a fresh buffer or an external one, updated
+    in place, whose old value is not read after the write).
+
+    ```mlir
+    // Two rotated K rows into a q8_0 cache of 16 positions of 64 values.
+    %kc2 = circuit.write_rows %k at %pos into %kc
+        : tensor<2x64xf32>, tensor<1xi32> into tensor<1024x!circuit.q8_0>
+    ```
+  }];
+  let arguments = (ins Circuit_FloatTensor:$values,
+                       StaticShapeTensorOf<[I32]>:$pos,
+                       Circuit_CacheTensor:$dest);
+  let results = (outs Circuit_CacheTensor:$result);
+  let assemblyFormat = [{
+    $values `at` $pos `into` $dest attr-dict `:` type($values) `,` type($pos)
+    `into` type($dest)
+  }];
+  let hasVerifier = 1;
+}
+
 def Circuit_ScatterAddOp : Circuit_Op<"scatter_add", [Pure]> {
   let summary = "sum rows of a source into the rows its indices name";
   let description = [{
@@ -626,8 +666,9 @@ def Circuit_AttentionOp : Circuit_Op<"attention", [Pure]> {
     token at position `pos + r` and sees positions `0 .. pos + r` (the
     causal mask inside the chunk); the caches are
     `[positions * kv_heads * head_dim]` (position-major, then head, then
-    dimension), read in place, each in `f32` or `f16` (llama.cpp's
-    `-ctk`/`-ctv f16`: values are widened to `f32` as they are read);
+    dimension), read in place, each in `f32`, `f16` or `q8_0` (llama.cpp's
+    `-ctk`/`-ctv`: values are widened to `f32` as they are read; a `q8_0`
+    cache needs a `head_dim` that is a multiple of its 32-value block);
     `pos` is an `i32` tensor of one element.
     Positions after a row's own are never read, so the cost grows with the
     position, not with the cache length. A position outside the cache is
@@ -676,8 +717,8 @@ def Circuit_AttentionOp : Circuit_Op<"attention", [Pure]> {
         -> tensor<128xf32>
     ```
   }];
-  let arguments = (ins Circuit_FloatTensor:$q, Circuit_FloatTensor:$k_cache,
-                       Circuit_FloatTensor:$v_cache, Circuit_Tensor:$pos,
+  let arguments = (ins Circuit_FloatTensor:$q, Circuit_CacheTensor:$k_cache,
+                       Circuit_CacheTensor:$v_cache, Circuit_Tensor:$pos,
                        I64Attr:$heads, I64Attr:$kv_heads, I64Attr:$head_dim,
                        F32Attr:$scale, OptionalAttr<F32Attr>:$softcap,
                        OptionalAttr<I64Attr>:$window,
