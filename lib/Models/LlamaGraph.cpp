@@ -43,7 +43,12 @@
 // rope.scaling.attn_factor).
 // gemma4 adds per-layer shapes, layers that attend over an earlier layer's
 // KV cache, V normalized without a weight, per-layer embeddings and layer
-// output scales (docs/Gemma4-notes.md).
+// output scales (docs/Gemma4-notes.md). Its MoE layers (those with a
+// router) add experts beside the dense FFN: the router reads
+// rms_norm(x) / sqrt(dim) * router_scale, the experts (GeGLU, gate and up
+// possibly one merged tensor) pre_ffw_norm_2(x), each expert's output is
+// scaled by ffn_down_exps.scale, and the FFN's result is post_ffw_norm(
+// post_ffw_norm_1(dense) + post_ffw_norm_2(experts)).
 //
 // The graph is written primitive by primitive; hesper-fuse merges it into
 // kernels (Q/K/V into one multi-matmul, residuals into matmul epilogues, ...).
@@ -547,34 +552,26 @@ private:
     x = add(x, attnOut);
 
     Value n = g.rmsNorm(x, weight(b + "ffn_norm.weight"), hp.eps);
-    if (hp.experts)
-      return add(x, experts(n, b));
+    // qwen3moe's and Mixtral's experts take the dense FFN's place.
+    if (hp.experts && hp.arch != "gemma4")
+      return add(x, experts(project(n, b + "ffn_gate_inp"), n, b, false));
     Value gate = project(n, b + "ffn_gate");
     Value up = project(n, b + "ffn_up");
-    const FfnActivation kind = hp.ffnActivation;
     Value act = g.zip(gate, up, [&](ExpBuilder &e, Value a, Value c) {
-      Value gated;
-      switch (kind) {
-      case FfnActivation::SiLU:
-        gated = e.silu(a);
-        break;
-      case FfnActivation::GeluTanh:
-        gated = e.gelu(a);
-        break;
-      case FfnActivation::ReluSquared: {
-        Value r = e.max(a, e.f32(0.0));
-        gated = e.mul(r, r);
-        break;
-      }
-      case FfnActivation::Relu:
-        gated = e.max(a, e.f32(0.0));
-        break;
-      }
-      return e.mul(gated, c);
+      return e.mul(activate(e, a), c);
     });
     if (hp.subNorms)
       act = g.rmsNorm(act, weight(b + "ffn_sub_norm.weight"), hp.eps);
     Value ffnOut = project(act, b + "ffn_down");
+    // gemma4's MoE layers run the experts beside the dense FFN, on the
+    // same residual, and add the two after a post-norm each.
+    if (shape.moe) {
+      Value mlp =
+          g.rmsNorm(ffnOut, weight(b + "post_ffw_norm_1.weight"), hp.eps);
+      Value moe = g.rmsNorm(gemma4Experts(x, b, shape),
+                            weight(b + "post_ffw_norm_2.weight"), hp.eps);
+      ffnOut = add(mlp, moe);
+    }
     if (hp.postNorms)
       ffnOut = g.rmsNorm(ffnOut, weight(b + "post_ffw_norm.weight"), hp.eps);
     x = add(x, ffnOut);
@@ -605,15 +602,71 @@ private:
     return x;
   }
 
-  /// The mixture-of-experts FFN of the normalized `n` ([dim] or [rows,
-  /// dim]) with layer `b`'s router and experts. The router's top-k is
-  /// written with reductions: an expert's rank is the count of experts
-  /// more probable than it (or as probable, at a lower index), and slot s
-  /// holds the expert of rank s. Only the chosen experts' weights are read
-  /// (circuit.expert_matmul).
-  Value experts(Value n, const std::string &b) {
+  /// The gated FFN's activation of the gate product `a`.
+  Value activate(ExpBuilder &e, Value a) {
+    switch (hp.ffnActivation) {
+    case FfnActivation::SiLU:
+      return e.silu(a);
+    case FfnActivation::GeluTanh:
+      return e.gelu(a);
+    case FfnActivation::ReluSquared: {
+      Value r = e.max(a, e.f32(0.0));
+      return e.mul(r, r);
+    }
+    case FfnActivation::Relu:
+      break;
+    }
+    return e.max(a, e.f32(0.0));
+  }
+
+  /// gemma4's experts on the residual `x` (llama.cpp's gemma4 graph): the
+  /// router reads rms_norm(x) (no weight) / sqrt(dim) times
+  /// ffn_gate_inp.scale, the experts pre_ffw_norm_2(x).
+  Value gemma4Experts(Value x, const std::string &b, const LayerShape &shape) {
+    const int64_t dim = hp.dim;
+    const float invRoot = 1.0f / std::sqrt(float(dim));
+    Value scaled = g.map(
+        ValueRange{g.rmsNorm(x, Value(), hp.eps),
+                   weight(b + "ffn_gate_inp.scale")},
+        vec(dim), g.f32(), [&](ExpBuilder &e, Value, ValueRange a) {
+          return e.mul(e.mul(a[0], e.f32(invRoot)), a[1]);
+        });
+    Value logits = g.matmul(scaled, weight(b + "ffn_gate_inp.weight"));
+    Value xe = g.rmsNorm(x, weight(b + "pre_ffw_norm_2.weight"), hp.eps);
+    return experts(logits, xe, b, shape.mergedGateUp);
+  }
+
+  /// The merged gate/up experts ([E, 2F, D]) bound as two weights of 2E - 1
+  /// matrices of F rows that one id selects in both: matrix 2i of the
+  /// first (from row 0) is expert i's gate, matrix 2i of the second (from
+  /// row F) its up. Named as the separate tensors would be.
+  std::pair<Value, Value> mergedGateUp(const std::string &b) {
+    const int64_t e = hp.experts, f = hp.expertFfn;
+    const std::string tensor = b + "ffn_gate_up_exps.weight";
+    Type element = elementTypeFor(g.getContext(), model.weight(tensor).type);
+    auto half = [&](const std::string &name, int64_t firstRow) {
+      auto it = weights.find(name);
+      if (it != weights.end())
+        return it->second;
+      Value v = g.externalWeight(name, {2 * e - 1, f, hp.dim}, element,
+                                 tensor, firstRow);
+      weights[name] = v;
+      return v;
+    };
+    return {half(b + "ffn_gate_exps.weight", 0),
+            half(b + "ffn_up_exps.weight", f)};
+  }
+
+  /// The mixture-of-experts FFN: the router's `logits` ([E] or [rows, E])
+  /// choose, per token, the experts that layer `b` applies to `n` ([dim]
+  /// or [rows, dim]). The router's top-k is written with reductions: an
+  /// expert's rank is the count of experts more probable than it (or as
+  /// probable, at a lower index), and slot s holds the expert of rank s.
+  /// Only the chosen experts' weights are read (circuit.expert_matmul).
+  Value experts(Value logits, Value n, const std::string &b,
+                bool mergedGateUp) {
     const int64_t e = hp.experts, k = hp.expertsUsed, dim = hp.dim;
-    Value probs = g.softmax(project(n, b + "ffn_gate_inp"));
+    Value probs = g.softmax(logits);
     // rank[t, i] = #{j : p_j > p_i, or p_j == p_i and j < i}
     Value rank = g.reduceOver(
         ReduceKind::sum, {rows * e, e}, ValueRange{probs}, {true},
@@ -647,10 +700,17 @@ private:
                         return eb.toI32(a[0]);
                       });
     // The chosen probabilities, renormalized over the slots (in slot
-    // order), times expert_weights_scale when the file has one.
+    // order; the sum at least 2^-14, as llama.cpp clamps it), times
+    // expert_weights_scale when the file has one, and times the chosen
+    // expert's ffn_down_exps.scale (gemma4) when it has those.
     const double scale = hp.expertWeightsScale;
+    SmallVector<Value> routed{probs, ids};
+    const bool outScales =
+        model.file().tensor(b + "ffn_down_exps.scale") != nullptr;
+    if (outScales)
+      routed.push_back(weight(b + "ffn_down_exps.scale"));
     Value weights = g.map(
-        ValueRange{probs, ids}, {true, true}, vec(k), g.f32(),
+        routed, SmallVector<bool>(routed.size(), true), vec(k), g.f32(),
         [&](ExpBuilder &eb, Value lane, ValueRange a) {
           Value t = eb.divConst(lane, k);
           Value first = eb.mul(t, eb.i32(k)), base = eb.mul(t, eb.i32(e));
@@ -661,13 +721,30 @@ private:
           Value sum = chosenProb(first);
           for (int64_t s = 1; s < k; ++s)
             sum = eb.add(sum, chosenProb(eb.add(first, eb.i32(s))));
+          sum = eb.max(sum, eb.f32(6.103515625e-5));
           Value w = eb.div(chosenProb(lane), sum);
-          return scale > 0 ? eb.mul(w, eb.f32(scale)) : w;
+          if (scale > 0)
+            w = eb.mul(w, eb.f32(scale));
+          if (outScales)
+            w = eb.mul(w, GraphBuilder::extract(
+                              eb, a[2], GraphBuilder::extract(eb, a[1], lane)));
+          return w;
         });
-    Value gate = g.expertMatmul(n, ids, weight(b + "ffn_gate_exps.weight"));
-    Value up = g.expertMatmul(n, ids, weight(b + "ffn_up_exps.weight"));
-    Value act = g.zip(gate, up, [](ExpBuilder &eb, Value a, Value c) {
-      return eb.mul(eb.silu(a), c);
+    Value gate, up;
+    if (mergedGateUp) {
+      auto [gateW, upW] = this->mergedGateUp(b);
+      Value twice = g.map(ValueRange{ids}, vec(k), g.i32(),
+                          [](ExpBuilder &eb, Value, ValueRange a) {
+                            return eb.mul(a[0], eb.i32(2));
+                          });
+      gate = g.expertMatmul(n, twice, gateW);
+      up = g.expertMatmul(n, twice, upW);
+    } else {
+      gate = g.expertMatmul(n, ids, weight(b + "ffn_gate_exps.weight"));
+      up = g.expertMatmul(n, ids, weight(b + "ffn_up_exps.weight"));
+    }
+    Value act = g.zip(gate, up, [&](ExpBuilder &eb, Value a, Value c) {
+      return eb.mul(activate(eb, a), c);
     });
     Value down = g.expertMatmul(act, ids, weight(b + "ffn_down_exps.weight"));
     // The slots' outputs, weighted, added in slot order.

@@ -75,6 +75,11 @@ int64_t LlamaHParams::parameterCount() const {
     int64_t total = vocab * dim * (tiedHead ? 1 : 2) + dim;
     for (const LayerShape &l : layerShapes) {
       total += 4 * dim + 2 * l.qDim() * dim + 3 * dim * l.ffn + l.headDim;
+      // Router (and its input scale), three norms, experts and their
+      // output scales.
+      if (l.moe)
+        total += dim * experts + 4 * dim +
+                 experts * (3 * dim * expertFfn + 1);
       if (l.kvSource == &l - layerShapes.data())
         total += (l.hasV ? 2 : 1) * dim * l.kvDim() + l.headDim;
     }
@@ -650,7 +655,10 @@ rt::Status Model::tensorBytes(const std::string &name, int64_t firstRow,
     bytes = t->bytes;
     return rt::Status();
   }
-  const int64_t rows = t->dims.size() > 1 ? t->dims[1] : 1;
+  // Rows of the last dimension: [E, N, K] has E * N of them.
+  int64_t rows = 1;
+  for (size_t d = 1; d < t->dims.size(); ++d)
+    rows *= t->dims[d];
   if (rowCount <= 0 || firstRow + rowCount > rows)
     return rt::Status::error("rows " + std::to_string(firstRow) + ".." +
                              std::to_string(firstRow + rowCount - 1) +

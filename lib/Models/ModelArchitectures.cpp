@@ -81,10 +81,24 @@ Status Loader::gemma4() {
   hp.embedScale = double(std::sqrt(float(hp.dim)));
   hp.attnScale = 1.0; // the Q/K norms take the place of 1/sqrt(d)
   hp.vNorm = true;
-  if (file.find(hp.arch + ".expert_count") &&
-      file.getInt(hp.arch + ".expert_count").value_or(0) > 0)
-    return fail("gemma4 with mixture-of-experts layers is not supported "
-                "(dense models only)");
+  // The mixture-of-experts variant (llama.cpp's gemma4 graph: a layer with
+  // ffn_gate_inp runs experts beside its dense FFN).
+  if (!(s = count("expert_count", hp.experts, 0)) ||
+      !(s = count("expert_used_count", hp.expertsUsed, 0)))
+    return s;
+  if (hp.experts > 0) {
+    if (hp.expertsUsed < 1 || hp.expertsUsed > hp.experts)
+      return fail("expert_used_count " + std::to_string(hp.expertsUsed) +
+                  " must be from 1 to expert_count " +
+                  std::to_string(hp.experts));
+    if (hp.experts > 1024)
+      return fail("expert_count " + std::to_string(hp.experts) +
+                  " is above the 1024 experts the router supports");
+    if (!(s = integer("expert_feed_forward_length", hp.expertFfn, 0)))
+      return s;
+    if (hp.expertFfn <= 0)
+      return fail("gemma4 with experts needs expert_feed_forward_length");
+  }
   if (hp.ropeScale != 1)
     return fail("gemma4 with rope.scaling is not supported");
   if (!(s = integer("attention.sliding_window", hp.slidingWindow, 0)))
@@ -169,6 +183,13 @@ Status Loader::gemma4() {
     std::string b = "blk." + std::to_string(l) + ".";
     shape.hasV = file.tensor(b + "attn_v.weight") != nullptr;
     shape.outScale = file.tensor(b + "layer_output_scale.weight") != nullptr;
+    shape.moe = file.tensor(b + "ffn_gate_inp.weight") != nullptr;
+    shape.mergedGateUp =
+        file.tensor(b + "ffn_gate_up_exps.weight") != nullptr;
+    if (shape.moe && hp.experts == 0)
+      return fail("layer " + std::to_string(l) +
+                  " has a router (ffn_gate_inp) but the file gives no "
+                  "expert_count");
   }
   return Status();
 }
@@ -208,9 +229,24 @@ Status Loader::gemma4Tensors() {
         !(s = expect(b + "ffn_down.weight", {shape.ffn, hp.dim})) ||
         !(s = expect(b + "post_ffw_norm.weight", {hp.dim})))
       return s;
-    if (file.tensor(b + "ffn_gate_inp.weight"))
-      return fail("gemma4 with mixture-of-experts layers is not supported "
-                  "(dense models only)");
+    if (shape.moe) {
+      const int64_t e = hp.experts, f = hp.expertFfn, d = hp.dim;
+      if (!(s = expect(b + "ffn_gate_inp.weight", {d, e})) ||
+          !(s = expect(b + "ffn_gate_inp.scale", {d})) ||
+          !(s = expect(b + "pre_ffw_norm_2.weight", {d})) ||
+          !(s = expect(b + "post_ffw_norm_1.weight", {d})) ||
+          !(s = expect(b + "post_ffw_norm_2.weight", {d})) ||
+          !(s = expect(b + "ffn_down_exps.weight", {f, d, e})))
+        return s;
+      if (shape.mergedGateUp
+              ? !(s = expect(b + "ffn_gate_up_exps.weight", {d, 2 * f, e}))
+              : (!(s = expect(b + "ffn_gate_exps.weight", {d, f, e})) ||
+                 !(s = expect(b + "ffn_up_exps.weight", {d, f, e}))))
+        return s;
+      if (file.tensor(b + "ffn_down_exps.scale") &&
+          !(s = expect(b + "ffn_down_exps.scale", {e})))
+        return s;
+    }
     if (shape.kvSource == l &&
         (!(s = expect(b + "attn_k.weight", {hp.dim, shape.kvDim()})) ||
          !(s = expect(b + "attn_k_norm.weight", {shape.headDim})) ||

@@ -72,8 +72,8 @@ class Llama:
     """A GGUF model compiled for one device, in llama-cpp-python's shape.
 
     Llama(model_path, n_ctx=512, n_batch=32, device="auto", n_threads=0,
-          seed=-1, chat_format=None, program_cache=True, type_k="f32",
-          type_v="f32")
+          seed=-1, chat_format=None, program_cache=True, type_k="f16",
+          type_v="f16")
 
     `device` is "auto" (a GPU, else the CPU target), "cpu", "vulkan",
     "cuda" or "interp" (the reference interpreter). `n_ctx` 0 takes the
@@ -83,8 +83,9 @@ class Llama:
     recognized.
     `program_cache` loads the compiled programs from the cache `hesper-run`
     keeps (docs/Models.md, "Program cache") and stores them there.
-    `type_k` and `type_v` store the KV cache in "f32", "f16" or "q8_0" (as
-    hesper-run's -ctk/-ctv; llama-cpp-python takes ggml type numbers).
+    `type_k` and `type_v` store the KV cache in "f16" (the default, as
+    llama.cpp's), "f32" or "q8_0", as hesper-run's -ctk/-ctv
+    (llama-cpp-python takes ggml type numbers).
 
     Raises FileNotFoundError for a missing file, ValueError for a file or
     argument Hesper refuses, RuntimeError when the device fails.
@@ -92,7 +93,7 @@ class Llama:
 
     def __init__(self, model_path, n_ctx=512, n_batch=32, device="auto",
                  n_threads=0, seed=-1, chat_format=None, verbose=False,
-                 program_cache=True, type_k="f32", type_v="f32"):
+                 program_cache=True, type_k="f16", type_v="f16"):
         self.model_path = model_path
         self._model = _hesper.Model(str(model_path))
         self._session = _hesper.Session(self._model, device, n_ctx, n_batch,

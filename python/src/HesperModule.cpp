@@ -359,8 +359,8 @@ PYBIND11_MODULE(_hesper, m) {
                     const std::string &>(),
            py::arg("model"), py::arg("device") = "auto", py::arg("n_ctx") = 0,
            py::arg("n_batch") = 32, py::arg("n_threads") = 0,
-           py::arg("program_cache") = true, py::arg("type_k") = "f32",
-           py::arg("type_v") = "f32")
+           py::arg("program_cache") = true, py::arg("type_k") = "f16",
+           py::arg("type_v") = "f16")
       .def("eval", &PySession::eval, py::arg("tokens"),
            "Feeds the tokens from the current position (in prompt chunks).")
       .def("logits", &PySession::lastLogits, py::arg("self_ref"))

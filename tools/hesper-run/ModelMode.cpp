@@ -74,14 +74,14 @@ static llvm::cl::opt<int64_t> batchSize(
 static llvm::cl::alias batchAlias("batch-size", llvm::cl::aliasopt(batchSize),
                                   llvm::cl::cat(modelCategory));
 static llvm::cl::opt<std::string> cacheTypeK(
-    "ctk", llvm::cl::desc("KV cache type of K: f32 (default), f16 or q8_0"),
-    llvm::cl::init("f32"), llvm::cl::cat(modelCategory));
+    "ctk", llvm::cl::desc("KV cache type of K: f16 (default, as llama.cpp), f32 or q8_0"),
+    llvm::cl::init("f16"), llvm::cl::cat(modelCategory));
 static llvm::cl::alias cacheTypeKAlias("cache-type-k",
                                        llvm::cl::aliasopt(cacheTypeK),
                                        llvm::cl::cat(modelCategory));
 static llvm::cl::opt<std::string> cacheTypeV(
-    "ctv", llvm::cl::desc("KV cache type of V: f32 (default), f16 or q8_0"),
-    llvm::cl::init("f32"), llvm::cl::cat(modelCategory));
+    "ctv", llvm::cl::desc("KV cache type of V: f16 (default, as llama.cpp), f32 or q8_0"),
+    llvm::cl::init("f16"), llvm::cl::cat(modelCategory));
 static llvm::cl::alias cacheTypeVAlias("cache-type-v",
                                        llvm::cl::aliasopt(cacheTypeV),
                                        llvm::cl::cat(modelCategory));

@@ -61,13 +61,13 @@ static cl::opt<int64_t> ctxSize("c",
 static cl::alias ctxAlias("ctx-size", cl::aliasopt(ctxSize),
                           cl::desc("Alias for -c"));
 static cl::opt<std::string> cacheTypeK(
-    "ctk", cl::desc("KV cache type of K: f32 (default), f16 or q8_0"),
-    cl::init("f32"), cl::cat(serverCategory));
+    "ctk", cl::desc("KV cache type of K: f16 (default, as llama.cpp), f32 or q8_0"),
+    cl::init("f16"), cl::cat(serverCategory));
 static cl::alias cacheTypeKAlias("cache-type-k", cl::aliasopt(cacheTypeK),
                                  cl::desc("Alias for -ctk"));
 static cl::opt<std::string> cacheTypeV(
-    "ctv", cl::desc("KV cache type of V: f32 (default), f16 or q8_0"),
-    cl::init("f32"), cl::cat(serverCategory));
+    "ctv", cl::desc("KV cache type of V: f16 (default, as llama.cpp), f32 or q8_0"),
+    cl::init("f16"), cl::cat(serverCategory));
 static cl::alias cacheTypeVAlias("cache-type-v", cl::aliasopt(cacheTypeV),
                                  cl::desc("Alias for -ctv"));
 static cl::opt<int> parallel("np",

@@ -4,7 +4,8 @@
 The error of a position is max|got - want| / max|want| over its row (the
 relative error of the row, so that logits near zero do not dominate).
 Prints the worst position and exits 1 when any position exceeds --rtol, when
-the shapes differ, or when there are fewer than --min-positions rows.
+the shapes differ, when either file holds a NaN or an infinity, or when
+there are fewer than --min-positions rows.
 
   compare_logits.py got.npy want.npy --rtol 1e-4 --min-positions 16
 """
@@ -33,9 +34,12 @@ def main():
         print(f"FAIL: expected at least {args.min_positions} positions, "
               f"got shape {got.shape}")
         return 1
-    if not np.all(np.isfinite(got)):
-        print("FAIL: non-finite logits")
-        return 1
+    # NaN compares false with everything: a NaN on either side would pass
+    # the tolerance test below.
+    for what, logits in (("", got), ("expected ", want)):
+        if not np.all(np.isfinite(logits)):
+            print(f"FAIL: non-finite {what}logits")
+            return 1
     scale = np.maximum(np.abs(want).max(axis=1), 1e-30)
     err = np.abs(got - want).max(axis=1) / scale
     worst = int(err.argmax())

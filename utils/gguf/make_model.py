@@ -50,7 +50,10 @@ Gemma metadata (written only for the archs named):
 gemma3's --rope-base defaults to 1e6 (every other arch: 1e4).  These
 options are refused for archs they do not apply to.
 
-gemma4 (dense E2B/E4B style; docs/Gemma4-notes.md).  Keys beyond the
+gemma4 (dense E2B/E4B style, or with --experts E the MoE variant:
+_gemma4_experts lists its tensors; --moe-layers picks the layers,
+--merged-gate-up writes ffn_gate_up_exps; docs/Gemma4-notes.md).  Keys
+beyond the
 common ones: attention.key_length/value_length (full layers, --head-dim),
 *_swa (--head-dim-swa), rope.dimension_count_swa (--rope-dims-swa),
 rope.freq_base (1e6) / rope.freq_base_swa (1e4), attention.sliding_window
@@ -99,8 +102,8 @@ sqrt(1 + ln(ctx / ORIG) / ln(ORIG)), as the converter derives it.
 --sliding-window writes phi3.attention.sliding_window (which llama.cpp's
 loader ignores).
 
-Mixture of experts (--arch qwen3moe, or --arch llama --experts E): the
-dense FFN becomes blk.N.ffn_gate_inp.weight [dim, E] (router, N(0,1) *
+Mixture of experts (--arch qwen3moe, or --arch llama --experts E; gemma4
+below): the dense FFN becomes blk.N.ffn_gate_inp.weight [dim, E] (router, N(0,1) *
 2/sqrt(dim)), ffn_gate_exps / ffn_up_exps [dim, F, E] and ffn_down_exps
 [F, dim, E], drawn after the other weights; keys expert_count (qwen3moe
 default 8), expert_used_count (--experts-used, default 2), for qwen3moe
@@ -1105,7 +1108,7 @@ def parse_args(argv=None):
                         "{-1,0,1} and their per-tensor scale s as "
                         "blk.N.<proj>.scale [1] f32 tensors (same model)")
     moe = p.add_argument_group(
-        "mixture of experts (--arch qwen3moe, or llama with --experts)")
+        "mixture of experts (--arch qwen3moe, or llama/gemma4 with --experts)")
     moe.add_argument("--experts", type=int, help="expert_count (qwen3moe: 8)")
     moe.add_argument("--experts-used", dest="experts_used", type=int,
                      help="expert_used_count (default 2)")
@@ -1131,7 +1134,7 @@ def parse_args(argv=None):
                     help="LongRoPE: rope_factors_long/short, "
                          "rope.scaling.original_context_length ORIG (< --ctx) "
                          "and the attn_factor Phi-3's converter derives")
-    g4 = p.add_argument_group("gemma4 (dense E2B/E4B-style models)")
+    g4 = p.add_argument_group("gemma4 (E2B/E4B-style models; --experts: MoE)")
     g4.add_argument("--per-layer-dim", dest="per_layer_dim", type=int,
                     help="embedding_length_per_layer_input (default 16; 0: "
                          "no per-layer embedding tensors)")
@@ -1155,6 +1158,13 @@ def parse_args(argv=None):
     g4.add_argument("--layer-output-scale", dest="layer_output_scale",
                     action="store_true", default=None,
                     help="write blk.N.layer_output_scale.weight [1]")
+    g4.add_argument("--moe-layers", dest="moe_layers",
+                    help="with --experts: comma list of the layers that get "
+                         "experts beside their dense FFN (default every layer)")
+    g4.add_argument("--merged-gate-up", dest="merged_gate_up",
+                    action="store_true", default=None,
+                    help="with --experts: the experts' gate and up as one "
+                         "tensor, ffn_gate_up_exps [dim, 2F, E]")
     p.add_argument("--name", help="general.name")
     p.add_argument("--quiet", action="store_true")
     cfg = p.parse_args(argv)
@@ -1174,7 +1184,7 @@ def parse_args(argv=None):
                 ("--hidden-act", cfg.hidden_act, ("bitnet",)),
                 ("--scale-tensors", cfg.scale_tensors, ("bitnet",)),
                 ("--separate-qkv", cfg.separate_qkv, ("phi3",)),
-                ("--expert-ffn", cfg.expert_ffn, ("qwen3moe",)),
+                ("--expert-ffn", cfg.expert_ffn, ("qwen3moe", "gemma4")),
                 ("--long-rope", cfg.long_rope, ("phi3",))]
     only_for += [(flag, getattr(cfg, key), ("gemma4",)) for flag, key in GEMMA4_OPTS]
     for flag, val, archs in only_for:
@@ -1253,18 +1263,20 @@ def parse_args(argv=None):
     if cfg.arch == "qwen3moe" and cfg.experts is None:
         cfg.experts = 8
     if cfg.experts is None:
-        if any(v is not None for v in moe_flags):
+        if any(v is not None for v in moe_flags) or getattr(
+                cfg, "moe_layers", None) is not None or getattr(
+                cfg, "merged_gate_up", None):
             p.error("the expert options need --experts (or --arch qwen3moe)")
     else:
-        if cfg.arch not in ("llama", "qwen3moe"):
-            p.error("--experts applies to --arch llama/qwen3moe only")
+        if cfg.arch not in ("llama", "qwen3moe", "gemma4"):
+            p.error("--experts applies to --arch llama/qwen3moe/gemma4 only")
         if cfg.experts_used is None:
             cfg.experts_used = 2
         if not 1 <= cfg.experts_used <= cfg.experts:
             p.error("--experts-used must be in [1, --experts]")
         if cfg.expert_ffn is None:
-            cfg.expert_ffn = (cfg.ffn // cfg.experts_used if cfg.arch == "qwen3moe"
-                              else cfg.ffn)
+            cfg.expert_ffn = (cfg.ffn // cfg.experts_used
+                              if cfg.arch in ("qwen3moe", "gemma4") else cfg.ffn)
         poisoned = []
         for spec in cfg.poison_expert or ():
             try:
@@ -1275,6 +1287,11 @@ def parse_args(argv=None):
                 p.error("--poison-expert %s is outside the layers or experts" % spec)
             poisoned.append((layer, expert))
         cfg.poison_expert = poisoned
+        if cfg.arch == "gemma4":
+            cfg.moe_layers = (list(range(cfg.layers)) if cfg.moe_layers is None
+                              else [int(v) for v in cfg.moe_layers.split(",")])
+            if any(not 0 <= v < cfg.layers for v in cfg.moe_layers):
+                p.error("--moe-layers names a layer outside [0, --layers)")
         for layer in (cfg.router_tie or []) + (cfg.router_near_tie or []):
             if not 0 <= layer < cfg.layers:
                 p.error("--router-tie/--router-near-tie %d is not a layer" % layer)
@@ -1297,7 +1314,9 @@ GEMMA4_OPTS = (("--per-layer-dim", "per_layer_dim"),
                ("--kv-heads-per-layer", "kv_heads_per_layer"),
                ("--ffn-per-layer", "ffn_per_layer"),
                ("--no-attn-v", "no_attn_v"),
-               ("--layer-output-scale", "layer_output_scale"))
+               ("--layer-output-scale", "layer_output_scale"),
+               ("--moe-layers", "moe_layers"),
+               ("--merged-gate-up", "merged_gate_up"))
 
 
 def _int_list(p, flag, text, n):
@@ -1642,9 +1661,52 @@ def _gemma4_weights(cfg, rng):
         if cfg.layer_output_scale:
             s = 0.5 + 0.5 * rng.random()
             out.append((b + "layer_output_scale.weight", np.array([s], np.float32)))
+        if cfg.experts and i in cfg.moe_layers:
+            out += _gemma4_experts(cfg, rng, i, norm)
     out.append(("output_norm.weight", norm(d)))
     if not cfg.tied:
         out.append(("output.weight", mat(cfg.vocab, d)))
+    return out
+
+
+def _gemma4_experts(cfg, rng, layer, norm):
+    """A gemma4 MoE layer's tensors beside its dense FFN: the router
+    ffn_gate_inp [dim, E] and its input scale ffn_gate_inp.scale [dim],
+    pre_ffw_norm_2 / post_ffw_norm_1 / post_ffw_norm_2 [dim], the experts
+    (ffn_gate_exps and ffn_up_exps [dim, F, E], or one ffn_gate_up_exps
+    [dim, 2F, E] with each expert's gate rows before its up rows) and
+    ffn_down_exps [F, dim, E], and ffn_down_exps.scale [E]."""
+    E, F, d = cfg.experts, cfg.expert_ffn, cfg.dim
+    b = "blk.%d." % layer
+
+    def mats(n_out, n_in):
+        w = rng.standard_normal((E, n_out, n_in), dtype=np.float32)
+        w *= np.float32(1.0 / np.sqrt(n_in))
+        return w
+
+    # The router reads rms_norm(x) / sqrt(dim) * scale: scale ~ sqrt(dim)
+    # keeps its logits O(1).
+    router = rng.standard_normal((E, d), dtype=np.float32)
+    router *= np.float32(2.0 / np.sqrt(d))
+    if layer in (cfg.router_tie or []) or layer in (cfg.router_near_tie or []):
+        router[:] = router[0]
+        if layer in (cfg.router_near_tie or []):
+            router[E - 1] *= np.float32(1.001)
+    scale = (np.sqrt(d) * (1.0 + 0.1 * rng.standard_normal(d))).astype(np.float32)
+    gate, up, down = mats(F, d), mats(F, d), mats(d, F)
+    for pl, pe in cfg.poison_expert or ():
+        if pl == layer:
+            gate[pe] = up[pe] = down[pe] = np.nan
+    out_scale = (0.5 + rng.random(E)).astype(np.float32)
+    out = [(b + "ffn_gate_inp.weight", router), (b + "ffn_gate_inp.scale", scale),
+           (b + "pre_ffw_norm_2.weight", norm(d)),
+           (b + "post_ffw_norm_1.weight", norm(d)),
+           (b + "post_ffw_norm_2.weight", norm(d))]
+    if cfg.merged_gate_up:
+        out.append((b + "ffn_gate_up_exps.weight", np.concatenate([gate, up], axis=1)))
+    else:
+        out += [(b + "ffn_gate_exps.weight", gate), (b + "ffn_up_exps.weight", up)]
+    out += [(b + "ffn_down_exps.weight", down), (b + "ffn_down_exps.scale", out_scale)]
     return out
 
 
@@ -1719,7 +1781,7 @@ def build_metadata(cfg, tok):
     if getattr(cfg, "experts", None):
         kv.append((a + ".expert_count", MT_UINT32, cfg.experts))
         kv.append((a + ".expert_used_count", MT_UINT32, cfg.experts_used))
-        if a == "qwen3moe":
+        if a in ("qwen3moe", "gemma4"):
             kv.append((a + ".expert_feed_forward_length", MT_UINT32, cfg.expert_ffn))
         if cfg.expert_weights_scale is not None:
             kv.append((a + ".expert_weights_scale", MT_FLOAT32,

@@ -96,7 +96,7 @@ the llama layer with NEOX RoPE, no biases, scores / sqrt(head_dim), and
 Any arch: rope.scaling.attn_factor (default 1) multiplies the cos and sin
 of the rotated dimensions of q and k, as ggml_rope_ext's attn_factor does.
 
-gemma4 (dense only; Gemma4Model, which Model(path) returns for such files;
+gemma4 (Gemma4Model, which Model(path) returns for such files;
 docs/Gemma4-notes.md): x = token_embd[tok] * sqrt(n_embd); with P =
 embedding_length_per_layer_input > 0 the per-layer inputs are
     pl[il] = (rmsnorm(chunk_il(per_layer_model_proj x / sqrt(n_embd)))
@@ -114,8 +114,14 @@ attn_v); later layers read the cache of layer n_kv - 2 (SWA) / n_kv - 1
 x += rmsnorm(Wo a) * post_attention_norm; x += rmsnorm(GeGLU FFN) *
 post_ffw_norm; x += rmsnorm(proj (gelu(inp_gate x) * pl[il])) * post_norm;
 x *= layer_output_scale when present.  Head output.weight if present, else
-token_embd; final soft-cap final_logit_softcapping (default 30, 0: none).  MoE files
-(ffn_gate_inp) are refused.
+token_embd; final soft-cap final_logit_softcapping (default 30, 0: none).  A
+layer with ffn_gate_inp (the 26B-A4B-style MoE variant) adds experts beside
+its dense FFN: with a = the residual after attention, the FFN's result is
+post_ffw_norm(post_ffw_norm_1(dense) + post_ffw_norm_2(moe)), moe routed by
+softmax(ffn_gate_inp (rmsnorm(a) / sqrt(n_embd) * ffn_gate_inp.scale)), top
+expert_used_count renormalized, experts' GeGLU FFNs (ffn_gate_exps and
+ffn_up_exps, or ffn_gate_up_exps split in halves) of pre_ffw_norm_2(a), each
+times ffn_down_exps.scale[e] (Gemma4Model._experts).
 
 Head sizes come from {arch}.attention.key_length / value_length when present,
 else embedding_length / head_count.  llama.cpp requires n_rot == head dim for
@@ -1106,7 +1112,7 @@ class Model:
             order = (np.argsort(key, kind="stable") if not self.tie_high else
                      (self.n_expert - 1 - np.argsort(key[::-1], kind="stable")))
             chosen = order[:self.n_expert_used]
-            w = p[t, chosen] / p[t, chosen].sum()
+            w = p[t, chosen] / max(p[t, chosen].sum(), 6.103515625e-5)
             if self.expert_scale:
                 w = w * self.expert_scale
             for s, e in enumerate(chosen):
@@ -1257,8 +1263,15 @@ class Gemma4Model(Model):
     attend over the cache of layer owner[il]."""
 
     def __init__(self, path, ignore_window=False, ignore_softcap=False,
-                 quantize_activations=False, n_ctx=None):
-        # n_ctx: no gemma4 feature depends on the session's context
+                 quantize_activations=False, n_ctx=None, tie_high=False,
+                 cache_types=("f32", "f32")):
+        # n_ctx: no gemma4 feature depends on the session's context;
+        # tie_high and cache_types as Model's
+        for t in cache_types:
+            if t not in ("f32", "f16", "q8_0"):
+                raise GGUFError("cache type %r is not supported" % t)
+        self.cache_types = tuple(cache_types)
+        self.tie_high = tie_high
         g = GGUFReader(path)
         self.gguf = g
         md = g.metadata
@@ -1289,11 +1302,15 @@ class Gemma4Model(Model):
                 return [int(x) for x in v]
             return [int(v)] * L
 
-        # MoE (26B-A4B style) is not implemented: refuse rather than guess
-        if int(hp("expert_count", 0)) > 0 or any(
+        # MoE (26B-A4B style): layers with a router run experts beside
+        # their dense FFN
+        self.n_expert = int(hp("expert_count", 0))
+        self.n_expert_used = int(hp("expert_used_count", 0))
+        if self.n_expert and not 1 <= self.n_expert_used <= self.n_expert:
+            raise GGUFError("expert_used_count must be in [1, expert_count]")
+        if not self.n_expert and any(
                 n.endswith(".ffn_gate_inp.weight") for n in g.tensors):
-            raise GGUFError("gemma4 MoE layers (expert_count / blk.N.ffn_gate_inp) "
-                            "are not supported; dense gemma4 models only")
+            raise GGUFError("gemma4: ffn_gate_inp without expert_count")
         self.n_head = per_layer("attention.head_count")
         self.n_head_kv = per_layer("attention.head_count_kv", self.n_head)
         self.n_ff = per_layer("feed_forward_length")
@@ -1402,10 +1419,28 @@ class Gemma4Model(Model):
             if P > 0:
                 Ld.update(inp_gate=W(p + "inp_gate.weight"), proj=W(p + "proj.weight"),
                           post_norm=W(p + "post_norm.weight"))
+            Ld["moe"] = None
+            if p + "ffn_gate_inp.weight" in g.tensors:
+                if p + "ffn_gate_up_exps.weight" in g.tensors:
+                    gu = W(p + "ffn_gate_up_exps.weight")          # (E, 2F, n_embd)
+                    F = gu.shape[1] // 2
+                    gate, up = gu[:, :F, :], gu[:, F:, :]
+                else:
+                    gate, up = W(p + "ffn_gate_exps.weight"), W(p + "ffn_up_exps.weight")
+                Ld["moe"] = dict(
+                    router=W(p + "ffn_gate_inp.weight"),               # (E, n_embd)
+                    router_scale=W(p + "ffn_gate_inp.scale"),
+                    pre_norm_2=W(p + "pre_ffw_norm_2.weight"),
+                    post_norm_1=W(p + "post_ffw_norm_1.weight"),
+                    post_norm_2=W(p + "post_ffw_norm_2.weight"),
+                    gate_exps=gate, up_exps=up,
+                    down_exps=W(p + "ffn_down_exps.weight"),           # (E, n_embd, F)
+                    down_scale=opt(p + "ffn_down_exps.scale"))
             self.layers.append(Ld)
         self.reset()
 
     def reset(self):
+        self.expert_usage = [[0] * self.n_expert for _ in range(self.n_layer)]
         self.cache_k = {}
         self.cache_v = {}
         for il in range(self.n_layer):
@@ -1457,6 +1492,8 @@ class Gemma4Model(Model):
                 v = k if L["wv"] is None else (h @ L["wv"].T).reshape(n, kvh, hd)
                 k = self._rope_layer(self._rmsnorm(k, L["k_norm"]), pos, il)
                 v = self._rmsnorm(v, 1.0)
+                k = cache_round(k, self.cache_types[0])
+                v = cache_round(v, self.cache_types[1])
                 self.cache_k[il] = np.concatenate([self.cache_k[il], k], axis=0)
                 self.cache_v[il] = np.concatenate([self.cache_v[il], v], axis=0)
             K, V = self.cache_k[o], self.cache_v[o]
@@ -1475,6 +1512,10 @@ class Gemma4Model(Model):
             x = x + self._rmsnorm(attn @ L["wo"].T, L["post_attn_norm"])
             h = self._rmsnorm(x, L["ffn_norm"])
             f = (gelu_tanh(h @ L["w_gate"].T) * (h @ L["w_up"].T)) @ L["w_down"].T
+            if L["moe"] is not None:
+                M = L["moe"]
+                f = (self._rmsnorm(f, M["post_norm_1"]) +
+                     self._rmsnorm(self._experts(x, M, il), M["post_norm_2"]))
             x = x + self._rmsnorm(f, L["post_ffn_norm"])
             if pli is not None:
                 gte = gelu_tanh(x @ L["inp_gate"].T) * pli[:, il, :]
@@ -1486,6 +1527,36 @@ class Gemma4Model(Model):
         if self.final_softcap is not None:
             logits = softcap(logits, self.final_softcap)
         return logits
+
+
+    def _experts(self, x, M, il):
+        """llama.cpp's gemma4 MoE branch on the residual x: router logits of
+        rms_norm(x) / sqrt(n_embd) * router_scale, softmax, the
+        expert_used_count most probable experts (ties to the lower index),
+        their probabilities renormalized (the sum at least 2^-14), each
+        chosen expert's GeGLU FFN of pre_ffw_norm_2(x) times its
+        ffn_down_exps.scale, weighted and added in slot order."""
+        r = self._rmsnorm(x, 1.0) / np.sqrt(float(self.n_embd)) * M["router_scale"]
+        logits = r @ M["router"].T                                # (n, E)
+        p = np.exp(logits - logits.max(axis=-1, keepdims=True))
+        p = p / p.sum(axis=-1, keepdims=True)
+        xe = self._rmsnorm(x, M["pre_norm_2"])
+        out = np.zeros_like(x)
+        for t in range(x.shape[0]):
+            key = -p[t]
+            order = (np.argsort(key, kind="stable") if not self.tie_high else
+                     (self.n_expert - 1 - np.argsort(key[::-1], kind="stable")))
+            chosen = order[:self.n_expert_used]
+            w = p[t, chosen] / max(p[t, chosen].sum(), 6.103515625e-5)
+            for s, e in enumerate(chosen):
+                self.expert_usage[il][e] += 1
+                g = M["gate_exps"][e] @ xe[t]
+                u = M["up_exps"][e] @ xe[t]
+                y = M["down_exps"][e] @ (gelu_tanh(g) * u)
+                if M["down_scale"] is not None:
+                    y = y * M["down_scale"][e]
+                out[t] += w[s] * y
+        return out
 
 
 # ---------------------------------------------------------------------------
@@ -1526,9 +1597,10 @@ def main(argv=None):
     ap.add_argument("--expert-usage", dest="expert_usage", action="store_true",
                     help="print how often each layer chose each expert, over "
                          "the prompt and the greedy tokens")
-    ap.add_argument("--cache-type-k", "-ctk", dest="cache_type_k", default="f32",
-                    choices=["f32", "f16", "q8_0"], help="the KV cache's K type")
-    ap.add_argument("--cache-type-v", "-ctv", dest="cache_type_v", default="f32",
+    ap.add_argument("--cache-type-k", "-ctk", dest="cache_type_k", default="f16",
+                    choices=["f32", "f16", "q8_0"], help="the KV cache's K type (default f16, "
+                         "hesper-run's and llama.cpp's)")
+    ap.add_argument("--cache-type-v", "-ctv", dest="cache_type_v", default="f16",
                     choices=["f32", "f16", "q8_0"], help="the KV cache's V type")
     ap.add_argument("--tie-high", dest="tie_high", action="store_true",
                     help="negative tests: router ties go to the higher index")

@@ -1143,7 +1143,8 @@ class TestGemma(TmpDirCase):
             self.assertEqual(r.returncode, 0, r.stderr)
             self.assertTrue(r.stdout.startswith("ids: "))
             outs[flag] = np.load(out)
-        want = ref.Model(p).logits(self.PROMPT).astype(np.float32)
+        want = ref.Model(p, cache_types=("f16", "f16")).logits(
+            self.PROMPT).astype(np.float32)
         np.testing.assert_array_equal(outs[""], want)
         self.assertTrue(np.array_equal(outs[""][:4], outs["--ignore-window"][:4]))
         moved = np.abs(outs[""] - outs["--ignore-window"]).max(axis=1)
@@ -1262,6 +1263,30 @@ class TestCLI(TmpDirCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         return r
 
+    def test_compare_logits(self):
+        cmp = os.path.join(HERE, "compare_logits.py")
+        want = np.arange(12, dtype=np.float32).reshape(2, 6) + 1
+        files = {}
+        for name, arr in (("want", want), ("close", want * (1 + 1e-6)),
+                          ("far", want * (1 + 1e-3)),
+                          ("nan_got", np.where(want == 3, np.nan, want)),
+                          ("nan_want", np.where(want == 5, np.nan, want))):
+            files[name] = self.path(name + ".npy")
+            np.save(files[name], arr.astype(np.float32))
+
+        def run(got, ref):
+            return subprocess.run([PY, cmp, files[got], files[ref], "--rtol", "1e-4"],
+                                  capture_output=True, text=True)
+        self.assertEqual(run("close", "want").returncode, 0)
+        self.assertIn("PASS", run("close", "want").stdout)
+        self.assertEqual(run("far", "want").returncode, 1)
+        # A NaN on either side fails (NaN > tolerance is false).
+        r = run("nan_got", "want")
+        self.assertEqual((r.returncode, r.stdout.strip()), (1, "FAIL: non-finite logits"))
+        r = run("want", "nan_want")
+        self.assertEqual((r.returncode, r.stdout.strip()),
+                         (1, "FAIL: non-finite expected logits"))
+
     def test_make_and_greedy_cli(self):
         p = self.path("cli.gguf")
         t0 = time.time()
@@ -1280,7 +1305,8 @@ class TestCLI(TmpDirCase):
         self.assertEqual(len(ids), 12)
         self.assertEqual(lg.dtype, np.float32)
         self.assertEqual(lg.shape, (5, 320))
-        m = ref.Model(p)
+        # The CLI stores the KV cache in f16 unless told (as hesper-run).
+        m = ref.Model(p, cache_types=("f16", "f16"))
         full = m.logits([1, 2, 3, 100, 200] + ids)
         np.testing.assert_allclose(lg, full[:5].astype(np.float32), rtol=1e-6, atol=1e-6)
         self.assertEqual(list(full[4:-1].argmax(axis=1)), ids)
@@ -1841,7 +1867,8 @@ class TestBitNet(TmpDirCase):
             self.assertEqual(r.returncode, 0, r.stderr)
             self.assertTrue(r.stdout.startswith("ids: "))
             outs[flag] = np.load(out)
-        want = ref.Model(p).logits(self.PROMPT).astype(np.float32)
+        want = ref.Model(p, cache_types=("f16", "f16")).logits(
+            self.PROMPT).astype(np.float32)
         np.testing.assert_array_equal(outs[""], want)
         self.assertFalse(np.array_equal(outs[""], outs["--quantize-activations"]))
         r = subprocess.run([PY, REF, p, "--info"], capture_output=True, text=True)

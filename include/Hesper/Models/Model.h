@@ -59,6 +59,13 @@ struct LayerShape {
   int64_t kvSource = 0;
   bool hasV = true;      ///< attn_v exists (gemma4 without it: V is Wk h)
   bool outScale = false; ///< gemma4's layer_output_scale
+  /// gemma4's mixture-of-experts layer (blk.N.ffn_gate_inp exists): the
+  /// experts run beside the dense FFN, each with its own post-norm.
+  bool moe = false;
+  /// Its experts' gate and up matrices are one tensor,
+  /// blk.N.ffn_gate_up_exps ([E, 2F, D]: each expert's gate rows, then
+  /// its up rows), not ffn_gate_exps and ffn_up_exps.
+  bool mergedGateUp = false;
   int64_t qDim() const { return heads * headDim; }
   int64_t kvDim() const { return kvHeads * headDim; }
 };
@@ -106,7 +113,8 @@ struct LlamaHParams {
   int64_t perLayerDim = 0;    ///< embedding_length_per_layer_input (0: none)
   bool vNorm = false;         ///< V is RMS-normalized per head, no weight
 
-  // Mixture of experts (qwen3moe; llama with expert_count: Mixtral-style).
+  // Mixture of experts (qwen3moe; llama with expert_count: Mixtral-style;
+  // gemma4's MoE layers, LayerShape::moe).
   /// expert_count: each layer's FFN is `experts` gated FFNs of width
   /// `expertFfn` (blk.N.ffn_{gate,up,down}_exps), of which a router
   /// (blk.N.ffn_gate_inp) chooses `expertsUsed` per token by softmax and

@@ -87,7 +87,8 @@ Value GraphBuilder::externalWeight(StringRef name, ArrayRef<int64_t> shape,
   graph.setArgAttr(index, kArgTensorAttr, builder.getStringAttr(tensor));
   if (firstRow)
     graph.setArgAttr(index, kArgRowsAttr,
-                     builder.getDenseI64ArrayAttr({*firstRow, shape[0]}));
+                     builder.getDenseI64ArrayAttr(
+                         {*firstRow, rowsOfLastDimension(shape)}));
   return arg;
 }
 

@@ -50,7 +50,8 @@ LogicalResult hesper::circuit::verifyArgRoles(GraphOp op, unsigned i) {
     auto range = dyn_cast<DenseI64ArrayAttr>(rows);
     auto type = dyn_cast<RankedTensorType>(op.getArgumentTypes()[i]);
     if (!range || range.size() != 2 || range[0] < 0 || range[1] <= 0 ||
-        (type && type.getRank() >= 1 && type.getShape()[0] != range[1]))
+        (type && type.getRank() >= 1 &&
+         rowsOfLastDimension(type.getShape()) != range[1]))
       return op.emitOpError("expects argument #")
              << i << "'s " << kArgRowsAttr
              << " to be array<i64: first, count> with count equal to the "

@@ -17,7 +17,8 @@
 //           circuit.rows = array<i64: 4096, 4096>}) ...
 //
 // A weight names its tensor in the model file (`circuit.tensor`) and, when
-// it binds a row range of it, the first row and the count (`circuit.rows`).
+// it binds a row range of it, the first row and the count (`circuit.rows`,
+// counted in rows of the last dimension: an [E, N, K] weight has E * N).
 // Token ids and training targets may declare their bound (`circuit.bound =
 // 256 : i64`: every element in [0, 256)), which whoever binds them checks:
 // a graph indexes with them, and an index past the bound would read
@@ -33,6 +34,7 @@
 
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Support/LogicalResult.h"
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <optional>
@@ -45,6 +47,15 @@ inline constexpr llvm::StringLiteral kArgRoleAttr = "circuit.role";
 inline constexpr llvm::StringLiteral kArgTensorAttr = "circuit.tensor";
 inline constexpr llvm::StringLiteral kArgRowsAttr = "circuit.rows";
 inline constexpr llvm::StringLiteral kArgBoundAttr = "circuit.bound";
+
+/// The rows a circuit.rows range counts for a weight of `shape`: rows of its
+/// last dimension (an [E, N, K] weight has E * N; a [N, K] one N).
+inline int64_t rowsOfLastDimension(llvm::ArrayRef<int64_t> shape) {
+  int64_t rows = 1;
+  for (size_t d = 0; d + 1 < shape.size(); ++d)
+    rows *= shape[d];
+  return shape.size() == 1 ? shape[0] : rows;
+}
 
 /// The name argument `i` of a graph (or of the schedule lowered from it) is
 /// bound and reported by: its circuit.name, else "arg<i>".
