@@ -500,13 +500,8 @@ Status Loader::experts() {
     return fail("mixture-of-experts layers (expert_count " +
                 std::to_string(hp.experts) + ") are not supported for " +
                 hp.arch + " (supported: llama, qwen3moe)");
-  if (hp.expertsUsed < 1 || hp.expertsUsed > hp.experts)
-    return fail("expert_used_count " + std::to_string(hp.expertsUsed) +
-                " must be from 1 to expert_count " +
-                std::to_string(hp.experts));
-  if (hp.experts > 1024)
-    return fail("expert_count " + std::to_string(hp.experts) +
-                " is above the 1024 experts the router supports");
+  if (!(s = expertCounts()))
+    return s;
   // qwen3moe's width defaults as llama.cpp's does; llama's experts are
   // feed_forward_length wide.
   if (!(s = integer("expert_feed_forward_length", hp.expertFfn,
@@ -516,6 +511,17 @@ Status Loader::experts() {
   if (file.find(hp.arch + ".expert_weights_scale"))
     if (!(s = real("expert_weights_scale", hp.expertWeightsScale)))
       return s;
+  return Status();
+}
+
+Status Loader::expertCounts() {
+  if (hp.expertsUsed < 1 || hp.expertsUsed > hp.experts)
+    return fail("expert_used_count " + std::to_string(hp.expertsUsed) +
+                " must be from 1 to expert_count " +
+                std::to_string(hp.experts));
+  if (hp.experts > 1024)
+    return fail("expert_count " + std::to_string(hp.experts) +
+                " is above the 1024 experts the router supports");
   return Status();
 }
 

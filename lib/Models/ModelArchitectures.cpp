@@ -87,14 +87,8 @@ Status Loader::gemma4() {
       !(s = count("expert_used_count", hp.expertsUsed, 0)))
     return s;
   if (hp.experts > 0) {
-    if (hp.expertsUsed < 1 || hp.expertsUsed > hp.experts)
-      return fail("expert_used_count " + std::to_string(hp.expertsUsed) +
-                  " must be from 1 to expert_count " +
-                  std::to_string(hp.experts));
-    if (hp.experts > 1024)
-      return fail("expert_count " + std::to_string(hp.experts) +
-                  " is above the 1024 experts the router supports");
-    if (!(s = integer("expert_feed_forward_length", hp.expertFfn, 0)))
+    if (!(s = expertCounts()) ||
+        !(s = integer("expert_feed_forward_length", hp.expertFfn, 0)))
       return s;
     if (hp.expertFfn <= 0)
       return fail("gemma4 with experts needs expert_feed_forward_length");

@@ -64,10 +64,13 @@ private:
   /// expert_count, expert_used_count, expert_feed_forward_length and
   /// expert_weights_scale of a mixture-of-experts file (qwen3moe, llama).
   rt::Status experts();
+  /// Checks expert_used_count and expert_count once both are read.
+  rt::Status expertCounts();
 
-  /// gemma4's own hyperparameters (dense models): sliding-window layers
-  /// with their own head size, rotary size and RoPE base; layers sharing an
-  /// earlier layer's KV cache; per-layer embeddings.
+  /// gemma4's own hyperparameters: sliding-window layers with their own
+  /// head size, rotary size and RoPE base; layers sharing an earlier
+  /// layer's KV cache; per-layer embeddings; the MoE variant's expert
+  /// counts and width.
   rt::Status gemma4();
 
   /// The tensors gemma4 needs, with each layer's shapes.

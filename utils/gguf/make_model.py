@@ -1470,11 +1470,10 @@ def _llama_weights(cfg, rng):
     return out
 
 
-def _moe_weights(cfg, llama, rng):
-    """qwen3moe, or llama with experts: the dense FFN of the llama set is
-    replaced by blk.N.ffn_gate_inp [dim, E] (the router), ffn_gate_exps and
-    ffn_up_exps [dim, F, E] and ffn_down_exps [F, dim, E] (numpy: the
-    experts' matrices stacked on the first axis), drawn after the rest."""
+def _router_and_experts(cfg, rng, layer):
+    """Layer `layer`'s router [E, dim] (N(0,1) * 2/sqrt(dim); --router-tie
+    and --router-near-tie applied) and its experts' gate and up [E, F, dim]
+    and down [E, dim, F] (--poison-expert applied), drawn in that order."""
     E, F, d = cfg.experts, cfg.expert_ffn, cfg.dim
 
     def mats(n_out, n_in):
@@ -1482,6 +1481,24 @@ def _moe_weights(cfg, llama, rng):
         w *= np.float32(1.0 / np.sqrt(n_in))
         return w
 
+    router = rng.standard_normal((E, d), dtype=np.float32)
+    router *= np.float32(2.0 / np.sqrt(d))
+    if layer in (cfg.router_tie or []) or layer in (cfg.router_near_tie or []):
+        router[:] = router[0]
+        if layer in (cfg.router_near_tie or []):
+            router[E - 1] *= np.float32(1.001)
+    gate, up, down = mats(F, d), mats(F, d), mats(d, F)
+    for pl, pe in cfg.poison_expert or ():
+        if pl == layer:
+            gate[pe] = up[pe] = down[pe] = np.nan
+    return router, gate, up, down
+
+
+def _moe_weights(cfg, llama, rng):
+    """qwen3moe, or llama with experts: the dense FFN of the llama set is
+    replaced by blk.N.ffn_gate_inp [dim, E] (the router), ffn_gate_exps and
+    ffn_up_exps [dim, F, E] and ffn_down_exps [F, dim, E] (numpy: the
+    experts' matrices stacked on the first axis), drawn after the rest."""
     out = []
     for name, arr in llama:
         parts = name.split(".")
@@ -1493,16 +1510,7 @@ def _moe_weights(cfg, llama, rng):
             continue
         layer = int(parts[1])
         b = "blk.%d." % layer
-        router = rng.standard_normal((E, d), dtype=np.float32)
-        router *= np.float32(2.0 / np.sqrt(d))
-        if layer in (cfg.router_tie or []) or layer in (cfg.router_near_tie or []):
-            router[:] = router[0]
-            if layer in (cfg.router_near_tie or []):
-                router[E - 1] *= np.float32(1.001)
-        gate, up, down = mats(F, d), mats(F, d), mats(d, F)
-        for pl, pe in cfg.poison_expert or ():
-            if pl == layer:
-                gate[pe] = up[pe] = down[pe] = np.nan
+        router, gate, up, down = _router_and_experts(cfg, rng, layer)
         out += [(b + "ffn_gate_inp.weight", router), (b + "ffn_gate_exps.weight", gate),
                 (b + "ffn_up_exps.weight", up), (b + "ffn_down_exps.weight", down)]
     return out
@@ -1676,27 +1684,12 @@ def _gemma4_experts(cfg, rng, layer, norm):
     (ffn_gate_exps and ffn_up_exps [dim, F, E], or one ffn_gate_up_exps
     [dim, 2F, E] with each expert's gate rows before its up rows) and
     ffn_down_exps [F, dim, E], and ffn_down_exps.scale [E]."""
-    E, F, d = cfg.experts, cfg.expert_ffn, cfg.dim
+    E, d = cfg.experts, cfg.dim
     b = "blk.%d." % layer
-
-    def mats(n_out, n_in):
-        w = rng.standard_normal((E, n_out, n_in), dtype=np.float32)
-        w *= np.float32(1.0 / np.sqrt(n_in))
-        return w
-
+    router, gate, up, down = _router_and_experts(cfg, rng, layer)
     # The router reads rms_norm(x) / sqrt(dim) * scale: scale ~ sqrt(dim)
     # keeps its logits O(1).
-    router = rng.standard_normal((E, d), dtype=np.float32)
-    router *= np.float32(2.0 / np.sqrt(d))
-    if layer in (cfg.router_tie or []) or layer in (cfg.router_near_tie or []):
-        router[:] = router[0]
-        if layer in (cfg.router_near_tie or []):
-            router[E - 1] *= np.float32(1.001)
     scale = (np.sqrt(d) * (1.0 + 0.1 * rng.standard_normal(d))).astype(np.float32)
-    gate, up, down = mats(F, d), mats(F, d), mats(d, F)
-    for pl, pe in cfg.poison_expert or ():
-        if pl == layer:
-            gate[pe] = up[pe] = down[pe] = np.nan
     out_scale = (0.5 + rng.random(E)).astype(np.float32)
     out = [(b + "ffn_gate_inp.weight", router), (b + "ffn_gate_inp.scale", scale),
            (b + "pre_ffw_norm_2.weight", norm(d)),

@@ -287,6 +287,32 @@ size_t memrefBytes(int64_t rank, const Descriptor *d, int64_t elementBytes) {
   return static_cast<size_t>(elements * elementBytes);
 }
 
+/// Bytes a memref view of `rank` reaches from its first element, from the
+/// launch parameters that hold its sizes and then its strides.
+size_t viewBytes(uint32_t rank, void **sizesAndStrides, int64_t elementBytes) {
+  int64_t last = 0;
+  for (uint32_t d = 0; d < rank; ++d) {
+    int64_t size = *static_cast<int64_t *>(sizesAndStrides[d]);
+    int64_t stride = *static_cast<int64_t *>(sizesAndStrides[rank + d]);
+    if (size <= 0)
+      return 0;
+    last += (size - 1) * stride;
+  }
+  return static_cast<size_t>((last + 1) * elementBytes);
+}
+
+/// An allocation or registration that overlaps [host, host + bytes).
+Allocation *findOverlap(const uint8_t *host, size_t bytes) {
+  if (Allocation *a = find(host))
+    return a;
+  auto next =
+      state().allocations.lower_bound(reinterpret_cast<uintptr_t>(host));
+  if (next != state().allocations.end() &&
+      next->first < reinterpret_cast<uintptr_t>(host) + std::max<size_t>(bytes, 1))
+    return &next->second;
+  return nullptr;
+}
+
 /// gpu.memset of `count` values.
 template <typename T> void fillMemory(void *dst, T value, size_t count) {
   std::lock_guard<std::mutex> lock(state().mutex);
@@ -404,6 +430,10 @@ static void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
     dispatch.grid[i] = static_cast<uint32_t>(grid[i]);
   std::vector<Allocation *> mirrored;
   std::vector<std::unique_ptr<Buffer>> scalars;
+  // Plain host memory (never allocated or registered with the GPU) is
+  // bound for this launch alone, as upstream's Vulkan runner binds the
+  // memrefs it is given: copied to a device buffer before, back after.
+  std::vector<std::unique_ptr<Allocation>> transient;
   size_t p = 0;
   for (size_t index = 0; index < image.args.size(); ++index) {
     const GpuKernelArg &arg = image.args[index];
@@ -426,9 +456,30 @@ static void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
     int64_t offset = *static_cast<int64_t *>(params[p + 2]);
     uint8_t *data = aligned + offset * static_cast<int64_t>(arg.bytes);
     Allocation *a = find(data);
-    if (!a)
-      fail(what + " is not in device memory: allocate it with gpu.alloc or "
-                  "register it with gpu.host_register");
+    if (!a) {
+      size_t bytes = viewBytes(arg.rank, &params[p + 3], arg.bytes);
+      for (const auto &t : transient) {
+        bool overlaps = data < t->host + t->bytes && t->host < data + bytes;
+        if (t->host == data && t->bytes == bytes)
+          a = t.get();
+        else if (overlaps)
+          fail(what + " overlaps another argument's host memory in a "
+                      "different view; pass one view, or gpu.host_register "
+                      "the memory");
+      }
+      if (!a) {
+        if (Allocation *inside = findOverlap(data, bytes))
+          fail(what + " overlaps memory allocated or registered with the "
+                      "GPU (at byte " +
+               std::to_string(inside->host - data) + " of the view)");
+        transient.push_back(std::make_unique<Allocation>());
+        a = transient.back().get();
+        a->buffer = newBuffer(bytes);
+        a->host = data;
+        a->bytes = bytes;
+        a->hostIsCurrent = true;
+      }
+    }
     if (a->host != data)
       fail(what + " starts " + std::to_string(data - a->host) +
            " bytes into its allocation; Hesper binds whole allocations, so "
@@ -467,6 +518,8 @@ static void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
   for (Allocation *a : mirrored)
     readDevice(*a, 0, a->host, a->bytes);
 }
+
+
 
 // Streams and events: every call above completes before it returns.
 static void *mgpuStreamCreate() { return reinterpret_cast<void *>(1); }
@@ -555,6 +608,82 @@ static void mgpuMemHostUnregisterMemRef(int64_t, void *descriptor,
 
 } // extern "C"
 
+//===----------------------------------------------------------------------===//
+// The Vulkan runner's host functions
+//===----------------------------------------------------------------------===//
+
+// Upstream's Vulkan runtime wrappers give Vulkan-written tests
+// fillResource{1,2,3}D{Float,Int,Int8}(memref, value): every element of the
+// memref set to the value. The host code here calls them with the memref
+// descriptor expanded (allocated, aligned, offset, sizes, strides), as
+// func-to-llvm lowers a call to an external function without
+// llvm.emit_c_interface.
+
+template <typename T, int Rank>
+static void fillResource(T *aligned, int64_t offset, const int64_t *sizes,
+                         const int64_t *strides, T value) {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  int64_t extent = 1;
+  bool empty = false;
+  for (int d = 0; d < Rank; ++d) {
+    empty |= sizes[d] <= 0;
+    extent += sizes[d] > 0 ? (sizes[d] - 1) * strides[d] : 0;
+  }
+  if (empty)
+    return;
+  uint8_t *start = reinterpret_cast<uint8_t *>(aligned + offset);
+  size_t bytes = static_cast<size_t>(extent) * sizeof(T);
+  // Device memory (gpu.alloc) whose device copy is current: fill a host
+  // copy of the range and write it back.
+  Allocation *a = find(start);
+  std::vector<uint8_t> staged;
+  uint8_t *host = start;
+  if (onDevice(a)) {
+    if (start + bytes > a->host + a->bytes)
+      fail("fillResource past the end of an allocation");
+    staged.resize(bytes);
+    readDevice(*a, start - a->host, staged.data(), bytes);
+    host = staged.data();
+  }
+  T *base = reinterpret_cast<T *>(host);
+  int64_t index[Rank] = {};
+  for (;;) {
+    int64_t at = 0;
+    for (int d = 0; d < Rank; ++d)
+      at += index[d] * strides[d];
+    base[at] = value;
+    int d = Rank - 1;
+    while (d >= 0 && ++index[d] == sizes[d])
+      index[d--] = 0;
+    if (d < 0)
+      break;
+  }
+  if (onDevice(a))
+    writeDevice(*a, start - a->host, staged.data(), bytes);
+}
+
+#define HESPER_FILL_RESOURCE(NAME, T)                                         \
+  static void NAME##_1D(T *, T *aligned, int64_t offset, int64_t s0,           \
+                       int64_t t0, T value) {                                 \
+    const int64_t sizes[] = {s0}, strides[] = {t0};                          \
+    fillResource<T, 1>(aligned, offset, sizes, strides, value);               \
+  }                                                                           \
+  static void NAME##_2D(T *, T *aligned, int64_t offset, int64_t s0,           \
+                       int64_t s1, int64_t t0, int64_t t1, T value) {         \
+    const int64_t sizes[] = {s0, s1}, strides[] = {t0, t1};                  \
+    fillResource<T, 2>(aligned, offset, sizes, strides, value);               \
+  }                                                                           \
+  static void NAME##_3D(T *, T *aligned, int64_t offset, int64_t s0,           \
+                       int64_t s1, int64_t s2, int64_t t0, int64_t t1,        \
+                       int64_t t2, T value) {                                 \
+    const int64_t sizes[] = {s0, s1, s2}, strides[] = {t0, t1, t2};          \
+    fillResource<T, 3>(aligned, offset, sizes, strides, value);               \
+  }
+HESPER_FILL_RESOURCE(fillFloat, float)
+HESPER_FILL_RESOURCE(fillInt, int32_t)
+HESPER_FILL_RESOURCE(fillInt8, int8_t)
+#undef HESPER_FILL_RESOURCE
+
 std::vector<std::pair<const char *, void *>> hesper::rt::mgpuSymbols() {
   auto fn = [](auto *f) { return reinterpret_cast<void *>(f); };
   return {
@@ -581,5 +710,14 @@ std::vector<std::pair<const char *, void *>> hesper::rt::mgpuSymbols() {
       {"mgpuMemHostRegisterMemRef", fn(mgpuMemHostRegisterMemRef)},
       {"mgpuMemHostUnregister", fn(mgpuMemHostUnregister)},
       {"mgpuMemHostUnregisterMemRef", fn(mgpuMemHostUnregisterMemRef)},
+      {"fillResource1DFloat", fn(fillFloat_1D)},
+      {"fillResource2DFloat", fn(fillFloat_2D)},
+      {"fillResource3DFloat", fn(fillFloat_3D)},
+      {"fillResource1DInt", fn(fillInt_1D)},
+      {"fillResource2DInt", fn(fillInt_2D)},
+      {"fillResource3DInt", fn(fillInt_3D)},
+      {"fillResource1DInt8", fn(fillInt8_1D)},
+      {"fillResource2DInt8", fn(fillInt8_2D)},
+      {"fillResource3DInt8", fn(fillInt8_3D)},
   };
 }
