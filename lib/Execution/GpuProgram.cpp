@@ -54,8 +54,10 @@ bool exec::isGpuProgram(ModuleOp module) {
 // Compiling
 //===----------------------------------------------------------------------===//
 
-/// Gives every kernel without a known block size the one all its launches
-/// use, when that is a constant.
+/// Gives every kernel without a known block size the one its launches use.
+/// A kernel launched with several constant block sizes is compiled once per
+/// size: the first keeps the kernel, each other size gets a copy
+/// (`<name>_block_XxYxZ`) that its launches then name.
 static LogicalResult inferBlockSizes(ModuleOp module) {
   DenseMap<Operation *, SmallVector<gpu::LaunchFuncOp>> launches;
   module.walk([&](gpu::LaunchFuncOp launch) {
@@ -63,44 +65,61 @@ static LogicalResult inferBlockSizes(ModuleOp module) {
             module, launch.getKernel()))
       launches[func].push_back(launch);
   });
-  bool failedAny = false;
+  SmallVector<gpu::GPUFuncOp> kernels;
   module.walk([&](gpu::GPUFuncOp func) {
-    if (!func.isKernel() || func.getKnownBlockSizeAttr())
-      return;
-    std::optional<SmallVector<int32_t, 3>> size;
+    if (func.isKernel() && !func.getKnownBlockSizeAttr())
+      kernels.push_back(func);
+  });
+  for (gpu::GPUFuncOp func : kernels) {
+    // The distinct sizes in the order of first launch, with their launches.
+    SmallVector<std::pair<SmallVector<int32_t, 3>,
+                          SmallVector<gpu::LaunchFuncOp>>> sizes;
     for (gpu::LaunchFuncOp launch : launches.lookup(func)) {
       gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
       SmallVector<int32_t, 3> these;
       for (Value v : {block.x, block.y, block.z}) {
         APInt c;
         if (!matchPattern(v, m_ConstantInt(&c))) {
-          these.clear();
-          break;
+          InFlightDiagnostic diag = launch.emitOpError("launches kernel '")
+              << func.getName()
+              << "' with a block size that is not a compile-time constant; "
+                 "Hesper compiles a kernel for each block size it is "
+                 "launched with";
+          diag.attachNote(func.getLoc()) << "kernel defined here";
+          return failure();
         }
         these.push_back(static_cast<int32_t>(c.getSExtValue()));
       }
-      if (these.empty() || (size && *size != these)) {
-        InFlightDiagnostic diag = launch.emitOpError(
-            "launches kernel '")
-            << func.getName()
-            << "' with a block size that is not one compile-time constant "
-               "across its launches; Hesper compiles a kernel for one block "
-               "size";
-        diag.attachNote(func.getLoc()) << "kernel defined here";
-        failedAny = true;
-        return;
-      }
-      size = these;
+      auto it = llvm::find_if(sizes, [&](const auto &s) {
+        return s.first == these;
+      });
+      size_t at = it - sizes.begin();
+      if (it == sizes.end())
+        sizes.push_back({these, {}});
+      sizes[at].second.push_back(launch);
     }
-    if (!size) {
-      func.emitOpError("is never launched and has no known_block_size");
-      failedAny = true;
-      return;
+    if (sizes.empty())
+      return func.emitOpError("is never launched and has no known_block_size");
+    MLIRContext *context = func.getContext();
+    func.setKnownBlockSizeAttr(DenseI32ArrayAttr::get(context, sizes[0].first));
+    auto gpuModule = func->getParentOfType<gpu::GPUModuleOp>();
+    SymbolTable symbols(gpuModule);
+    for (auto &[size, users] : llvm::drop_begin(sizes)) {
+      auto copy = cast<gpu::GPUFuncOp>(func->clone());
+      copy.setKnownBlockSizeAttr(DenseI32ArrayAttr::get(context, size));
+      std::string name = (func.getName() + "_block_" + Twine(size[0]) + "x" +
+                          Twine(size[1]) + "x" + Twine(size[2]))
+                             .str();
+      copy.setName(name);
+      symbols.insert(copy, std::next(Block::iterator(func)));
+      auto target = SymbolRefAttr::get(
+          gpuModule.getNameAttr(),
+          {FlatSymbolRefAttr::get(copy.getNameAttr())});
+      for (gpu::LaunchFuncOp launch : users)
+        launch.setKernelAttr(target);
     }
-    func.setKnownBlockSizeAttr(
-        DenseI32ArrayAttr::get(func.getContext(), *size));
-  });
-  return failure(failedAny);
+  }
+  return success();
 }
 
 /// Upstream's gpu-to-llvm lowers gpu.alloc (unless host_shared),
