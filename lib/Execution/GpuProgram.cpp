@@ -27,6 +27,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Transforms/Passes.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/Builders.h"
@@ -301,6 +302,11 @@ LogicalResult exec::compileGpuProgram(ModuleOp module, const Target &target,
   {
     PassManager pm(context);
     pm.addPass(createGpuKernelOutliningPass());
+    // Folds the host code's launch sizes to constants where they are
+    // (memref.dim of a cast of a static allocation, arithmetic on
+    // constants), so that a kernel's block size is known when it is
+    // compiled.
+    pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
     if (failed(pm.run(module)))
       return failure();
   }

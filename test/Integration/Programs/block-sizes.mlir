@@ -5,7 +5,9 @@
 // * 1000 into a buffer of 8 that starts as -1: a launch of 8 threads
 // fills it, one of 2 threads then overwrites elements 0 and 1, and one of
 // 4x2 threads (ids t = x + 4y; 8 * 100 + 2 * 1000 + t) elements 0..7
-// again.
+// again. A fourth launch takes its size from memref.dim of a cast of the
+// buffer to a dynamic shape, which folds to 8 before the kernels are
+// compiled: it runs the first copy again.
 //
 // REQUIRES: vulkan
 // RUN: hesper-run %s --backend=vulkan --validation | FileCheck %s
@@ -14,6 +16,7 @@
 // CHECK: [1800, 1801, 1802, 1803, 1804, 1805, 1806, 1807]
 // CHECK: [1200, 1201, 1802, 1803, 1804, 1805, 1806, 1807]
 // CHECK: [2800, 2801, 2802, 2803, 2804, 2805, 2806, 2807]
+// CHECK: [1800, 1801, 1802, 1803, 1804, 1805, 1806, 1807]
 
 module attributes {gpu.container_module} {
   gpu.module @kernels {
@@ -55,6 +58,11 @@ module attributes {gpu.container_module} {
     call @printMemrefI32(%u) : (memref<*xi32>) -> ()
     gpu.launch_func @kernels::@ids blocks in (%c1, %c1, %c1)
         threads in (%c4, %c2, %c1) args(%out : memref<8xi32>)
+    call @printMemrefI32(%u) : (memref<*xi32>) -> ()
+    %c0 = arith.constant 0 : index
+    %n = memref.dim %dout, %c0 : memref<?xi32>
+    gpu.launch_func @kernels::@ids blocks in (%c1, %c1, %c1)
+        threads in (%n, %c1, %c1) args(%out : memref<8xi32>)
     call @printMemrefI32(%u) : (memref<*xi32>) -> ()
     return
   }
