@@ -747,6 +747,18 @@ def cache_round(x, cache_type):
     return (q.astype(np.float64) * scale[:, None]).reshape(x.shape)
 
 
+def route(p, n_used, tie_high=False):
+    """llama.cpp's build_moe_ffn choice for one token's router
+    probabilities p (E,): the n_used most probable experts (exact ties to
+    the lower index; tie_high, for negative tests: to the higher) and their
+    probabilities renormalized over them (the sum at least 2^-14)."""
+    key = -p
+    order = (np.argsort(key, kind="stable") if not tie_high else
+             (p.size - 1 - np.argsort(key[::-1], kind="stable")))
+    chosen = order[:n_used]
+    return chosen, p[chosen] / max(p[chosen].sum(), 6.103515625e-5)
+
+
 def quantize_q8_k(x):
     """ggml's quantize_row_q8_K_ref on each row of x (n, k), k % 256 == 0:
     per 256 values, m = the value of largest |x| (first one on ties),
@@ -1108,11 +1120,7 @@ class Model:
         p = p / p.sum(axis=-1, keepdims=True)
         out = np.zeros_like(h)
         for t in range(h.shape[0]):
-            key = -p[t]
-            order = (np.argsort(key, kind="stable") if not self.tie_high else
-                     (self.n_expert - 1 - np.argsort(key[::-1], kind="stable")))
-            chosen = order[:self.n_expert_used]
-            w = p[t, chosen] / max(p[t, chosen].sum(), 6.103515625e-5)
+            chosen, w = route(p[t], self.n_expert_used, self.tie_high)
             if self.expert_scale:
                 w = w * self.expert_scale
             for s, e in enumerate(chosen):
@@ -1543,11 +1551,7 @@ class Gemma4Model(Model):
         xe = self._rmsnorm(x, M["pre_norm_2"])
         out = np.zeros_like(x)
         for t in range(x.shape[0]):
-            key = -p[t]
-            order = (np.argsort(key, kind="stable") if not self.tie_high else
-                     (self.n_expert - 1 - np.argsort(key[::-1], kind="stable")))
-            chosen = order[:self.n_expert_used]
-            w = p[t, chosen] / max(p[t, chosen].sum(), 6.103515625e-5)
+            chosen, w = route(p[t], self.n_expert_used, self.tie_high)
             for s, e in enumerate(chosen):
                 self.expert_usage[il][e] += 1
                 g = M["gate_exps"][e] @ xe[t]
