@@ -455,9 +455,9 @@ static void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
     auto *aligned = *static_cast<uint8_t **>(params[p + 1]);
     int64_t offset = *static_cast<int64_t *>(params[p + 2]);
     uint8_t *data = aligned + offset * static_cast<int64_t>(arg.bytes);
+    const size_t bytes = viewBytes(arg.rank, &params[p + 3], arg.bytes);
     Allocation *a = find(data);
     if (!a) {
-      size_t bytes = viewBytes(arg.rank, &params[p + 3], arg.bytes);
       for (const auto &t : transient) {
         bool overlaps = data < t->host + t->bytes && t->host < data + bytes;
         if (t->host == data && t->bytes == bytes)
@@ -485,18 +485,7 @@ static void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
            " bytes into its allocation; Hesper binds whole allocations, so "
            "pass the allocation itself");
     // The bytes the view reaches must lie in the allocation.
-    int64_t last = 0;
-    bool empty = false;
-    for (uint32_t d = 0; d < arg.rank; ++d) {
-      int64_t size = *static_cast<int64_t *>(params[p + 3 + d]);
-      int64_t stride = *static_cast<int64_t *>(params[p + 3 + arg.rank + d]);
-      if (size <= 0)
-        empty = true;
-      else
-        last += (size - 1) * stride;
-    }
-    if (!empty && (last + 1) * static_cast<int64_t>(arg.bytes) >
-                      static_cast<int64_t>(a->bytes))
+    if (bytes > a->bytes)
       fail(what + " reaches past the end of its allocation");
     if (a->hostIsCurrent &&
         std::find(mirrored.begin(), mirrored.end(), a) == mirrored.end()) {
@@ -518,8 +507,6 @@ static void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
   for (Allocation *a : mirrored)
     readDevice(*a, 0, a->host, a->bytes);
 }
-
-
 
 // Streams and events: every call above completes before it returns.
 static void *mgpuStreamCreate() { return reinterpret_cast<void *>(1); }
