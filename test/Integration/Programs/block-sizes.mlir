@@ -64,6 +64,7 @@ module attributes {gpu.container_module} {
     gpu.launch_func @kernels::@ids blocks in (%c1, %c1, %c1)
         threads in (%n, %c1, %c1) args(%out : memref<8xi32>)
     call @printMemrefI32(%u) : (memref<*xi32>) -> ()
+    memref.dealloc %out : memref<8xi32>
     return
   }
   func.func private @fillResource1DInt(memref<?xi32>, i32)

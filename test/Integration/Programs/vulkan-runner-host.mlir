@@ -86,6 +86,8 @@ module attributes {gpu.container_module} {
     memref.dealloc %b : memref<2x4xi8>
     memref.dealloc %c : memref<2x2x4xf32>
     memref.dealloc %out : memref<2x2x4xf32>
+    memref.dealloc %ints : memref<3xi32>
+    memref.dealloc %quarter : memref<2x3xf32>
     return
   }
   func.func private @fillResource1DFloat(memref<?xf32>, f32)
