@@ -27,7 +27,6 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
-#include "mlir/Transforms/Passes.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/Builders.h"
@@ -36,12 +35,17 @@
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Transforms/Passes.h"
 
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ExecutionEngine/Orc/Mangling.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <array>
+#include <map>
 
 using namespace mlir;
 using namespace hesper;
@@ -73,12 +77,15 @@ static LogicalResult inferBlockSizes(ModuleOp module) {
   });
   for (gpu::GPUFuncOp func : kernels) {
     // The distinct sizes in the order of first launch, with their launches.
-    SmallVector<std::pair<SmallVector<int32_t, 3>,
-                          SmallVector<gpu::LaunchFuncOp>>> sizes;
+    using Size = std::array<int32_t, 3>;
+    llvm::MapVector<Size, SmallVector<gpu::LaunchFuncOp>,
+                    std::map<Size, unsigned>>
+        sizes;
     for (gpu::LaunchFuncOp launch : launches.lookup(func)) {
       gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
-      SmallVector<int32_t, 3> these;
-      for (Value v : {block.x, block.y, block.z}) {
+      Size these;
+      const Value dims[] = {block.x, block.y, block.z};
+      for (auto [d, v] : llvm::enumerate(dims)) {
         APInt c;
         if (!matchPattern(v, m_ConstantInt(&c))) {
           InFlightDiagnostic diag = launch.emitOpError("launches kernel '")
@@ -89,20 +96,14 @@ static LogicalResult inferBlockSizes(ModuleOp module) {
           diag.attachNote(func.getLoc()) << "kernel defined here";
           return failure();
         }
-        these.push_back(static_cast<int32_t>(c.getSExtValue()));
+        these[d] = static_cast<int32_t>(c.getSExtValue());
       }
-      auto it = llvm::find_if(sizes, [&](const auto &s) {
-        return s.first == these;
-      });
-      size_t at = it - sizes.begin();
-      if (it == sizes.end())
-        sizes.push_back({these, {}});
-      sizes[at].second.push_back(launch);
+      sizes[these].push_back(launch);
     }
     if (sizes.empty())
       return func.emitOpError("is never launched and has no known_block_size");
     MLIRContext *context = func.getContext();
-    func.setKnownBlockSizeAttr(DenseI32ArrayAttr::get(context, sizes[0].first));
+    func.setKnownBlockSizeAttr(DenseI32ArrayAttr::get(context, sizes.front().first));
     auto gpuModule = func->getParentOfType<gpu::GPUModuleOp>();
     SymbolTable symbols(gpuModule);
     for (auto &[size, users] : llvm::drop_begin(sizes)) {

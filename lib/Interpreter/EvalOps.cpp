@@ -484,11 +484,13 @@ LogicalResult GraphEvaluator::evalWriteRows(WriteRowsOp op) {
   return success();
 }
 
-/// A cache as f32 values: f32 and f16 read in place, q8_0 decoded.
-static std::vector<float> cacheValues(const HostTensor &cache) {
+/// A q8_0 cache decoded to f32 (whole: its 1-D type is one row); empty
+/// for f32 and f16 caches, which are read in place.
+static std::vector<float> decodedCache(const HostTensor &cache) {
   std::vector<float> values;
-  if (failed(dequantizeRow(cache, 0, values)))
-    llvm_unreachable("the verifier admits f32, f16 and q8_0 caches only");
+  if (isa<Q8_0Type>(cache.getElementType()) &&
+      failed(dequantizeRow(cache, 0, values)))
+    llvm_unreachable("q8_0 always decodes");
   return values;
 }
 
@@ -501,22 +503,18 @@ static constexpr int64_t kAttentionTile = 64;
 
 LogicalResult GraphEvaluator::evalAttention(AttentionOp op) {
   const HostTensor &q = *env[op.getQ()];
-  // Widened caches keep their doubles (gradient checks); the stored types
-  // read as f32.
-  const HostTensor &kStored = *env[op.getKCache()];
-  const HostTensor &vStored = *env[op.getVCache()];
-  std::vector<float> kValues, vValues;
-  if (!kStored.isWide())
-    kValues = cacheValues(kStored);
-  if (!vStored.isWide())
-    vValues = cacheValues(vStored);
+  const HostTensor &kc = *env[op.getKCache()];
+  const HostTensor &vc = *env[op.getVCache()];
+  // q8_0 caches are decoded once; f32 and f16 ones (and widened ones, in
+  // gradient checks) are read in place.
+  const std::vector<float> kDecoded = decodedCache(kc);
+  const std::vector<float> vDecoded = decodedCache(vc);
   auto kAt = [&](int64_t i) {
-    return kValues.empty() ? kStored.getDouble(i) : double(kValues[i]);
+    return kDecoded.empty() ? kc.getDouble(i) : double(kDecoded[i]);
   };
   auto vAt = [&](int64_t i) {
-    return vValues.empty() ? vStored.getDouble(i) : double(vValues[i]);
+    return vDecoded.empty() ? vc.getDouble(i) : double(vDecoded[i]);
   };
-  const HostTensor &kc = kStored;
   const int64_t heads = op.getHeads(), kvHeads = op.getKvHeads(),
                 dim = op.getHeadDim(), group = heads / kvHeads;
   const int64_t rowStride = kvHeads * dim;

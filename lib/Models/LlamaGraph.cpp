@@ -644,14 +644,10 @@ private:
     const int64_t e = hp.experts, f = hp.expertFfn;
     const std::string tensor = b + "ffn_gate_up_exps.weight";
     Type element = elementTypeFor(g.getContext(), model.weight(tensor).type);
+    // Each layer's experts are built once, so each half is bound once.
     auto half = [&](const std::string &name, int64_t firstRow) {
-      auto it = weights.find(name);
-      if (it != weights.end())
-        return it->second;
-      Value v = g.externalWeight(name, {2 * e - 1, f, hp.dim}, element,
-                                 tensor, firstRow);
-      weights[name] = v;
-      return v;
+      return g.externalWeight(name, {2 * e - 1, f, hp.dim}, element, tensor,
+                              firstRow);
     };
     return {half(b + "ffn_gate_exps.weight", 0),
             half(b + "ffn_up_exps.weight", f)};

@@ -726,6 +726,14 @@ BITNET_ACTS = {"silu": silu, "swish": silu, "swiglu": silu,
                "relu2": relu_sqr, "relu": relu, "reglu": relu}
 
 
+def checked_cache_types(cache_types):
+    """(K type, V type) as a tuple, each one cache_round takes."""
+    for t in cache_types:
+        if t not in ("f32", "f16", "q8_0"):
+            raise GGUFError("cache type %r is not supported" % t)
+    return tuple(cache_types)
+
+
 def cache_round(x, cache_type):
     """x (n, kv_heads, head_dim) as a KV cache of cache_type stores it:
     f32 as computed (float64 here), f16 rounded to nearest even, q8_0 each
@@ -884,10 +892,7 @@ class Model:
         self.n_expert = int(hp("expert_count", 0))
         self.n_expert_used = int(hp("expert_used_count", 0))
         self.tie_high = tie_high
-        for t in cache_types:
-            if t not in ("f32", "f16", "q8_0"):
-                raise GGUFError("cache type %r is not supported" % t)
-        self.cache_types = tuple(cache_types)
+        self.cache_types = checked_cache_types(cache_types)
         if self.n_expert:
             if not 1 <= self.n_expert_used <= self.n_expert:
                 raise GGUFError("expert_used_count out of range")
@@ -1275,10 +1280,7 @@ class Gemma4Model(Model):
                  cache_types=("f32", "f32")):
         # n_ctx: no gemma4 feature depends on the session's context;
         # tie_high and cache_types as Model's
-        for t in cache_types:
-            if t not in ("f32", "f16", "q8_0"):
-                raise GGUFError("cache type %r is not supported" % t)
-        self.cache_types = tuple(cache_types)
+        self.cache_types = checked_cache_types(cache_types)
         self.tie_high = tie_high
         g = GGUFReader(path)
         self.gguf = g

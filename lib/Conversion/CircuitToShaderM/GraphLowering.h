@@ -457,6 +457,14 @@ private:
   /// written by one workgroup each (whole words, fits in shared memory).
   LogicalResult checkQuantizedRows(Operation *op, RankedTensorType resultType,
                                    int64_t rowLength, int64_t lanes);
+  /// The lanes of a kernel that quantizes rows of `rowLength` values from
+  /// shared memory (circuit.quantize, circuit.write_rows): one per block,
+  /// within the shape's reduction lanes.
+  int64_t quantizedRowLanes(int64_t rowLength) const {
+    return std::max(shape.minReduceLanes,
+                    std::min(shape.reduceLanes,
+                             powerOfTwoAtLeast(rowLength / 32)));
+  }
   /// Quantizes the `rowLength` f32 values in shared `values` into GGUF
   /// q8_0/q8_1 blocks at row `row` of the word buffer `out`; with `store`
   /// (an i1, the same in every lane), only where it holds.

@@ -366,9 +366,7 @@ LogicalResult GraphLowering::lowerQuantize(cir::QuantizeOp op) {
   int64_t rows = inputType.getNumElements() / rowLength;
   if (failed(checkRows(op, rows, shape)))
     return failure();
-  int64_t lanes = std::max(
-      shape.minReduceLanes,
-      std::min(shape.reduceLanes, powerOfTwoAtLeast(rowLength / 32)));
+  int64_t lanes = quantizedRowLanes(rowLength);
   if (failed(checkQuantizedRows(op, op.getType(), rowLength, lanes)))
     return failure();
   KernelState ks;
@@ -413,11 +411,9 @@ LogicalResult GraphLowering::lowerWriteRows(cir::WriteRowsOp op) {
   const bool quantized = isa<cir::Q8_0Type>(destType.getElementType());
   if (failed(checkRows(op, rows, shape)))
     return failure();
-  int64_t lanes =
-      quantized ? std::max(shape.minReduceLanes,
-                           std::min(shape.reduceLanes,
-                                    powerOfTwoAtLeast(width / 32)))
-                : std::min(shape.reduceLanes, powerOfTwoAtLeast(width));
+  int64_t lanes = quantized
+                      ? quantizedRowLanes(width)
+                      : std::min(shape.reduceLanes, powerOfTwoAtLeast(width));
   if (quantized && failed(checkQuantizedRows(op, destType, width, lanes)))
     return failure();
 
