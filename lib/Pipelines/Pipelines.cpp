@@ -23,10 +23,10 @@
 
 using namespace mlir;
 
-void hesper::buildHesperToGPUPipeline(OpPassManager &pm, bool fuse,
-                                      bool sharedMemoryAsAlloc,
-                                      unsigned subgroupSize,
-                                      bool singleLane) {
+void hesper::buildHesperToGPUPipeline(
+    OpPassManager &pm, bool fuse, bool sharedMemoryAsAlloc,
+    unsigned subgroupSize, bool singleLane,
+    llvm::function_ref<void(OpPassManager &)> beforeExpToStd) {
   if (fuse)
     circuit::buildHesperFusePipeline(pm);
   // One kernel per dispatch op, then one copy of identical kernels (the
@@ -39,6 +39,8 @@ void hesper::buildHesperToGPUPipeline(OpPassManager &pm, bool fuse,
   ConvertShaderMToGPUPassOptions toGPU;
   toGPU.sharedMemoryAsAlloc = sharedMemoryAsAlloc;
   pm.addPass(createConvertShaderMToGPUPass(toGPU));
+  if (beforeExpToStd)
+    beforeExpToStd(pm);
   pm.addPass(createConvertExpToStdPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

@@ -22,6 +22,7 @@ def ConvertExpToStdPass : Pass<"convert-exp-to-std"> {
     `gpu.subgroup_reduce`, `gpu.shuffle xor` and `gpu.subgroup_broadcast`.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::vector::VectorDialect",
                            "::mlir::math::MathDialect",
                            "::mlir::gpu::GPUDialect"];
 }

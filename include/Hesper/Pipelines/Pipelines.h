@@ -33,11 +33,12 @@ struct GPUPipelineOptions : mlir::PassPipelineOptions<GPUPipelineOptions> {
 /// (with `subgroupSize`, one lane per workgroup when `singleLane`),
 /// shaderm-dedup-kernels, convert-shaderm-to-gpu (workgroup memory as
 /// allocations when `sharedMemoryAsAlloc`), convert-exp-to-std,
-/// canonicalize, cse, loop-invariant-code-motion.
-void buildHesperToGPUPipeline(mlir::OpPassManager &pm, bool fuse,
-                              bool sharedMemoryAsAlloc,
-                              unsigned subgroupSize = 0,
-                              bool singleLane = false);
+/// canonicalize, cse, loop-invariant-code-motion. `beforeExpToStd` adds a
+/// target's own lowering of Exp ops ahead of the portable one.
+void buildHesperToGPUPipeline(
+    mlir::OpPassManager &pm, bool fuse, bool sharedMemoryAsAlloc,
+    unsigned subgroupSize = 0, bool singleLane = false,
+    llvm::function_ref<void(mlir::OpPassManager &)> beforeExpToStd = nullptr);
 
 /// Registers hesper-to-gpu, hesper-to-ptx and hesper-to-spirv.
 void registerHesperPipelines();

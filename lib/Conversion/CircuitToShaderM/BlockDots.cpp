@@ -18,9 +18,9 @@
 namespace hesper::lowering {
 
 
-SmallVector<Value> GraphLowering::emitHalfScaledBlockPairDotVector(
-    const DotOperands &d, int64_t valueWords,
-    llvm::function_ref<Value(Value words)> decode) {
+GraphLowering::HalfScaledPair
+GraphLowering::loadHalfScaledPair(const DotOperands &d, Value pair,
+                                  int64_t valueWords) {
   // Pairs of blocks of 2 + 4V bytes (V = valueWords): 2V + 1 words,
   // word-aligned when a row has an even number of blocks (K a multiple of
   // 64). Block A: its f16 scale is the low half of word 0 and its values
@@ -29,37 +29,48 @@ SmallVector<Value> GraphLowering::emitHalfScaledBlockPairDotVector(
   // words V+1..2V.
   Location loc = d.loc;
   IndexMath im(b, loc);
-  BlockMath vm{b, loc};
   int64_t pairWords = 2 * valueWords + 1;
-  int64_t pairs = d.k / 64;
-  const size_t rows = d.xRows.size();
-  Value rowWord = im.mul(d.n, im.c(pairs * pairWords));
+  Value rowWord = im.mul(d.n, im.c(d.k / 64 * pairWords));
   auto wordsType = VectorType::get({valueWords}, b.getI32Type());
   Value sixteen = arith::ConstantOp::create(
       b, loc, DenseElementsAttr::get(wordsType, b.getI32IntegerAttr(16)));
-  OpBuilder::InsertionGuard guard(b);
-  scf::ForOp loop = vm.beginRows(pairs, rows);
-  Value pair = loop.getInductionVar();
   Value base = im.add(rowWord, im.mul(pair, im.c(pairWords)));
   auto load = [&](int64_t word) -> Value {
     return sm::LoadOp::create(b, loc, wordsType, d.w, im.add(base, im.c(word)));
   };
-  Value valuesA = arith::OrIOp::create(
+  HalfScaledPair p;
+  p.valuesA = arith::OrIOp::create(
       b, loc, arith::ShRUIOp::create(b, loc, load(0), sixteen),
       arith::ShLIOp::create(b, loc, load(1), sixteen));
-  Value scaleA = ex::UnpackF16x2Op::create(
+  p.valuesB = load(valueWords + 1);
+  p.scaleA = ex::UnpackF16x2Op::create(
       b, loc, b.getF32Type(),
       sm::LoadOp::create(b, loc, b.getI32Type(), d.w, base), 0);
-  Value scaleB = ex::UnpackF16x2Op::create(
+  p.scaleB = ex::UnpackF16x2Op::create(
       b, loc, b.getF32Type(),
       sm::LoadOp::create(b, loc, b.getI32Type(), d.w,
                          im.add(base, im.c(valueWords))),
       1);
   if (shape.mutant == "drop-scale") // A mutant: the block scales ignored.
-    scaleA = scaleB = ex::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0f));
+    p.scaleA = p.scaleB =
+        ex::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0f));
+  return p;
+}
+
+SmallVector<Value> GraphLowering::emitHalfScaledBlockPairDotVector(
+    const DotOperands &d, int64_t valueWords,
+    llvm::function_ref<Value(Value words)> decode) {
+  Location loc = d.loc;
+  IndexMath im(b, loc);
+  BlockMath vm{b, loc};
+  const size_t rows = d.xRows.size();
+  OpBuilder::InsertionGuard guard(b);
+  scf::ForOp loop = vm.beginRows(d.k / 64, rows);
+  Value pair = loop.getInductionVar();
+  HalfScaledPair p = loadHalfScaledPair(d, pair, valueWords);
   // The blocks' values, decoded once for every x row.
-  Value wA = vm.mul(vm.splat(scaleA), decode(valuesA));
-  Value wB = vm.mul(vm.splat(scaleB), decode(load(valueWords + 1)));
+  Value wA = vm.mul(vm.splat(p.scaleA), vm.signedToF32(decode(p.valuesA)));
+  Value wB = vm.mul(vm.splat(p.scaleB), vm.signedToF32(decode(p.valuesB)));
   SmallVector<Value> acc(loop.getRegionIterArgs());
   for (size_t r = 0; r < rows; ++r) {
     Value at = im.add(d.xRows[r], im.mul(pair, im.c(64)));
@@ -69,11 +80,66 @@ SmallVector<Value> GraphLowering::emitHalfScaledBlockPairDotVector(
   return vm.finishRows(loop, acc);
 }
 
-SmallVector<Value> GraphLowering::emitQ8_0DotVector(const DotOperands &d) {
+SmallVector<Value> GraphLowering::emitQ8ActivationPairDotVector(
+    const DotOperands &d, int64_t valueWords,
+    llvm::function_ref<Value(Value words)> decode) {
+  // x in q8_1 blocks of 9 words (f16 d and s in word 0, 32 signed bytes
+  // after), two per weight pair. Per block, the 32 byte products are added
+  // in integers (exp.vector_dot4_i8: 8 lanes of four each, one vpdpbusd
+  // with VNNI), converted once, and accumulated times d_w d_x in a
+  // vector<8xf32> per x row and block of the pair (two independent
+  // chains). The integer sums are exact, so the result differs from the
+  // interpreter's f32 products only by the order of float additions.
+  constexpr int64_t kWidth = 8;
+  Location loc = d.loc;
+  IndexMath im(b, loc);
+  BlockMath vm{b, loc};
+  const size_t rows = d.xRows.size();
+  auto lanesType = VectorType::get({kWidth}, b.getF32Type());
+  auto sumsType = VectorType::get({kWidth}, b.getI32Type());
+  auto xWords = VectorType::get({8}, b.getI32Type());
+  OpBuilder::InsertionGuard guard(b);
+  auto loop = scf::ForOp::create(b, loc, im.c(0), im.c(d.k / 64), im.c(1),
+                                 SmallVector<Value>(2 * rows, vm.zeros(kWidth)));
+  b.setInsertionPointToStart(loop.getBody());
+  Value pair = loop.getInductionVar();
+  HalfScaledPair p = loadHalfScaledPair(d, pair, valueWords);
+  Value wA = decode(p.valuesA), wB = decode(p.valuesB);
+  Value noSums = arith::ConstantOp::create(b, loc, b.getZeroAttr(sumsType));
+  SmallVector<Value> acc(loop.getRegionIterArgs());
+  for (size_t r = 0; r < rows; ++r) {
+    Value at = im.add(d.xRows[r], im.mul(pair, im.c(2 * kQ8_1Words)));
+    auto addBlock = [&](Value sums, Value w, Value scale, Value block) {
+      Value head = sm::LoadOp::create(b, loc, b.getI32Type(), d.x, block);
+      Value dx = ex::UnpackF16x2Op::create(b, loc, b.getF32Type(), head, 0);
+      Value xs = vm.bytes(sm::LoadOp::create(b, loc, xWords, d.x,
+                                             im.add(block, im.c(1))));
+      Value dots = arith::SIToFPOp::create(
+          b, loc, lanesType,
+          ex::VectorDot4I8Op::create(b, loc, w, xs, noSums));
+      Value s = vm.splat(ex::MulOp::create(b, loc, scale, dx), kWidth);
+      return vm.add(sums, vm.mul(s, dots));
+    };
+    acc[r] = addBlock(acc[r], wA, p.scaleA, at);
+    acc[rows + r] =
+        addBlock(acc[rows + r], wB, p.scaleB, im.add(at, im.c(kQ8_1Words)));
+  }
+  scf::YieldOp::create(b, loc, acc);
+  b.setInsertionPointAfter(loop);
+  SmallVector<Value> dots;
+  for (size_t r = 0; r < rows; ++r)
+    dots.push_back(
+        vm.sum(vm.add(loop.getResult(r), loop.getResult(rows + r))));
+  return dots;
+}
+
+SmallVector<Value> GraphLowering::emitQ8_0DotVector(const DotOperands &d,
+                                                   bool q8Activations) {
   // q8_0: 8 words of 32 signed bytes per block.
   BlockMath vm{b, d.loc};
-  return emitHalfScaledBlockPairDotVector(
-      d, 8, [&](Value words) { return vm.signedToF32(vm.bytes(words)); });
+  auto decode = [&](Value words) { return vm.bytes(words); };
+  return q8Activations ? emitQ8ActivationPairDotVector(d, 8, decode)
+                       : emitHalfScaledBlockPairDotVector(d, 8, decode);
 }
 
 SmallVector<Value> GraphLowering::emitQ4_KDotVector(const DotOperands &d,

@@ -25,12 +25,14 @@ struct BlockMath {
   Location loc;
   static constexpr int64_t kWidth = 32;
 
-  VectorType f32s() const { return VectorType::get({kWidth}, b.getF32Type()); }
-  Value zeros() {
-    return arith::ConstantOp::create(b, loc, b.getZeroAttr(f32s()));
+  VectorType f32s(int64_t width = kWidth) const {
+    return VectorType::get({width}, b.getF32Type());
   }
-  Value splat(Value scalar) {
-    return vector::BroadcastOp::create(b, loc, f32s(), scalar);
+  Value zeros(int64_t width = kWidth) {
+    return arith::ConstantOp::create(b, loc, b.getZeroAttr(f32s(width)));
+  }
+  Value splat(Value scalar, int64_t width = kWidth) {
+    return vector::BroadcastOp::create(b, loc, f32s(width), scalar);
   }
   arith::FastMathFlags flags() const {
     return arith::FastMathFlags::contract | arith::FastMathFlags::reassoc;

@@ -62,6 +62,9 @@ inline constexpr int64_t kSubgroupReduceLanes = 64;
 inline constexpr int64_t kAttentionTile = 64;
 /// The largest workgroup count of one grid dimension every backend accepts.
 inline constexpr int64_t kMaxGridDim = 65535;
+/// Words of a q8_1 block (circuit.quantize's activations): f16 d and
+/// d * sum(q) in the first, 32 signed bytes in the other eight.
+inline constexpr int64_t kQ8_1Words = 9;
 /// Rows of x (tokens) one subgroup multiplies with each weight row it reads.
 inline constexpr int64_t kXRows = 8;
 
@@ -552,11 +555,31 @@ private:
   /// One lane: pairs of such blocks of 32 values (K a multiple of 64)
   /// whose values take `valueWords` words (8: q8_0, 4: q4_0), as
   /// vector<32> operations; `decode` turns a block's value words into its
-  /// 32 unscaled values.
+  /// 32 unscaled values as signed bytes.
   SmallVector<Value> emitHalfScaledBlockPairDotVector(
       const DotOperands &d, int64_t valueWords,
       llvm::function_ref<Value(Value words)> decode);
+  /// The same pairs against x in q8_1 blocks: integer products of the
+  /// bytes, scaled once per block (BlockDots.cpp).
+  SmallVector<Value> emitQ8ActivationPairDotVector(
+      const DotOperands &d, int64_t valueWords,
+      llvm::function_ref<Value(Value words)> decode);
+  /// A pair's value words (block A's realigned) and f16 scales, at pair
+  /// `pair` of weight row `d.n`.
+  struct HalfScaledPair {
+    Value valuesA, valuesB, scaleA, scaleB;
+  };
+  HalfScaledPair loadHalfScaledPair(const DotOperands &d, Value pair,
+                                    int64_t valueWords);
   SmallVector<Value> emitQ8_0Dot(const DotOperands &d);
+  /// Activations in q8_1 blocks (x is words, `xRows` their first words):
+  /// q8_0 and q4_0 (`nibbles`) weight blocks per lane unit, the byte
+  /// products added with exp.dot4_i8 and scaled once per block.
+  SmallVector<Value> emitQ8ActivationDot(const DotOperands &d, bool nibbles);
+  /// The dot products against q8_1 activations, or null when the weight
+  /// format has no such kernel.
+  std::optional<SmallVector<Value>>
+  emitQ8ActivationBlockDot(const DotOperands &d, Type element);
   /// q4_k, or q5_k with `fifthBits` (q4_k's layout with a plane of fifth
   /// bits after the scales).
   SmallVector<Value> emitQ4_KDot(const DotOperands &d, bool fifthBits = false);
@@ -588,13 +611,15 @@ private:
   SmallVector<Value> emitI2_SDotVector(const DotOperands &d);
   /// One lane: whole q8_0 block pairs (K a multiple of 64) and q4_k
   /// super-blocks as vector<32> operations.
-  SmallVector<Value> emitQ8_0DotVector(const DotOperands &d);
+  SmallVector<Value> emitQ8_0DotVector(const DotOperands &d,
+                                       bool q8Activations = false);
   SmallVector<Value> emitQ4_KDotVector(const DotOperands &d,
                                        bool fifthBits = false);
   /// One lane: q4_0 block pairs (K a multiple of 64) and bf16 (K a
   /// multiple of 32) as vector<32> operations (WeightFormats.cpp).
   SmallVector<Value> emitQ4_0DotVector(const DotOperands &d,
-                                       bool nonLinear = false);
+                                       bool nonLinear = false,
+                                       bool q8Activations = false);
   SmallVector<Value> emitBF16DotVector(const DotOperands &d);
   /// One lane: q4_1, q5_0 and q5_1, a block's 32 values at a time.
   SmallVector<Value> emitLegacyDotVector(const DotOperands &d, Type element);

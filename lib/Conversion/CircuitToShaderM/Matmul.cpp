@@ -28,9 +28,22 @@ SmallVector<Value> GraphLowering::emitPartialDot(KernelState &ks, Value x,
   int64_t k = wType.getShape().back();
   DotOperands ops{arg(ks, x), arg(ks, weight), {}, ns.front(), {},
                   k, tid, lanes, loc};
+  bool q8Activations = isa<cir::Q8_1Type>(
+      cast<RankedTensorType>(x.getType()).getElementType());
+  // Where each x row starts: its first element, or its first q8_1 word.
+  int64_t xRowStride = q8Activations ? k / 32 * kQ8_1Words : k;
   for (Value m : ms)
-    ops.xRows.push_back(im.mul(m, im.c(k)));
+    ops.xRows.push_back(im.mul(m, im.c(xRowStride)));
   Type element = wType.getElementType();
+  if (q8Activations) {
+    SmallVector<Value> all;
+    for (Value n : ns) {
+      ops.n = n;
+      // lowerMatmul refuses the formats without a kernel beforehand.
+      llvm::append_range(all, *emitQ8ActivationBlockDot(ops, element));
+    }
+    return all;
+  }
   if (!cir::isQuantized(element) && !isa<BFloat16Type>(element)) {
     ops.ns.assign(ns.begin(), ns.end());
     return emitPlainDot(ops);
@@ -271,6 +284,87 @@ SmallVector<Value> GraphLowering::emitHalfScaledBlockDot(
   return finishUnits(loop, acc);
 }
 
+std::optional<SmallVector<Value>>
+GraphLowering::emitQ8ActivationBlockDot(const DotOperands &d, Type element) {
+  bool vectorBlocks = d.lanes == 1 && d.k % 64 == 0;
+  if (isa<cir::Q8_0Type>(element))
+    return vectorBlocks ? emitQ8_0DotVector(d, /*q8Activations=*/true)
+                        : emitQ8ActivationDot(d, /*nibbles=*/false);
+  if (isa<cir::Q4_0Type>(element))
+    return vectorBlocks ? emitQ4_0DotVector(d, /*nonLinear=*/false,
+                                            /*q8Activations=*/true)
+                        : emitQ8ActivationDot(d, /*nibbles=*/true);
+  return std::nullopt;
+}
+
+SmallVector<Value> GraphLowering::emitQ8ActivationDot(const DotOperands &d,
+                                                      bool nibbles) {
+  // A lane per weight block (q8_0: 34 bytes, q4_0: 18), its value words
+  // against the matching words of x's q8_1 block, four byte products at a
+  // time (exp.dot4_i8) into an i32 sum per x row, scaled by d_w d_x. q4_0:
+  // the nibbles (0..15, both halves of a word in turn) go in as they are
+  // and 8 times the sum of x's bytes (a dot product with four bytes of -8)
+  // comes off: exact integers, where the block's rounded s would not be.
+  Location loc = d.loc;
+  IndexMath im(b, loc);
+  WordMath wm(b, loc);
+  const int64_t blockBytes = nibbles ? 18 : 34;
+  const size_t rows = d.xRows.size();
+  OpBuilder::InsertionGuard guard(b);
+  BlockUnit u = beginBlockUnits(d, 32, 1, rows);
+  scf::ForOp loop = u.loop;
+  Value base = im.mul(u.blockIndex, im.c(blockBytes));
+  Value scale = loadHalf(b, loc, d.w, base);
+  Value values = im.add(base, im.c(2));
+  Value misaligned = isMisaligned(values, loc);
+  SmallVector<Value> xBlocks;
+  for (size_t r = 0; r < rows; ++r)
+    xBlocks.push_back(
+        im.add(d.xRows[r], im.mul(u.block, im.c(kQ8_1Words))));
+  auto xWord = [&](size_t r, Value w, int64_t offset) -> Value {
+    return sm::LoadOp::create(b, loc, b.getI32Type(), d.x,
+                              im.add(xBlocks[r], im.add(w, im.c(offset))));
+  };
+  Value zero = wm.c(0);
+  auto inner = scf::ForOp::create(b, loc, im.c(0), im.c(nibbles ? 4 : 8),
+                                  im.c(1), SmallVector<Value>(rows, zero));
+  {
+    OpBuilder::InsertionGuard innerGuard(b);
+    b.setInsertionPointToStart(inner.getBody());
+    Value w = inner.getInductionVar();
+    Value word = loadWordAtEvenByte(b, loc, d.w,
+                                    im.add(values, im.mul(w, im.c(4))),
+                                    misaligned);
+    SmallVector<Value> sums(inner.getRegionIterArgs());
+    for (size_t r = 0; r < rows; ++r) {
+      if (!nibbles) {
+        sums[r] = ex::Dot4I8Op::create(b, loc, word, xWord(r, w, 1), sums[r]);
+        continue;
+      }
+      // Low nibbles: values 4w..4w+3; high ones: 16 + 4w.. (x words 1 + w
+      // and 5 + w).
+      Value lo = wm.mask(word, 0x0f0f0f0f);
+      Value hi = wm.mask(wm.shr(word, 4), 0x0f0f0f0f);
+      Value xLo = xWord(r, w, 1), xHi = xWord(r, w, 5);
+      Value minusEight = wm.c(static_cast<int32_t>(0xf8f8f8f8u));
+      sums[r] = ex::Dot4I8Op::create(b, loc, lo, xLo, sums[r]);
+      sums[r] = ex::Dot4I8Op::create(b, loc, hi, xHi, sums[r]);
+      sums[r] = ex::Dot4I8Op::create(b, loc, minusEight, xLo, sums[r]);
+      sums[r] = ex::Dot4I8Op::create(b, loc, minusEight, xHi, sums[r]);
+    }
+    scf::YieldOp::create(b, loc, sums);
+  }
+  SmallVector<Value> acc;
+  for (size_t r = 0; r < rows; ++r) {
+    Value head = xWord(r, im.c(0), 0);
+    Value dx = ex::UnpackF16x2Op::create(b, loc, b.getF32Type(), head, 0);
+    Value dot = ex::MulOp::create(b, loc, dx, wm.toF32(inner.getResult(r)));
+    acc.push_back(
+        ex::FmaOp::create(b, loc, scale, dot, loop.getRegionIterArgs()[r]));
+  }
+  return finishUnits(loop, acc);
+}
+
 SmallVector<Value> GraphLowering::emitQ8_0Dot(const DotOperands &d) {
   // Blocks of 34 bytes: an f16 scale, 32 signed bytes (8 words); byte t of
   // word w is value 4w + t.
@@ -488,11 +582,22 @@ LogicalResult GraphLowering::lowerMatmul(Operation *op, Value x,
                                          Value expertIds, bool xPerSlot) {
   Location loc = op->getLoc();
   auto xType = cast<RankedTensorType>(x.getType());
-  if (cir::isQuantized(xType.getElementType()))
+  if (isa<cir::Q8_1Type>(xType.getElementType())) {
+    // Integer kernels exist for q8_0 and q4_0 weights.
+    for (Value w : weights) {
+      Type wElt = cast<RankedTensorType>(w.getType()).getElementType();
+      if (!isa<cir::Q8_0Type, cir::Q4_0Type>(wElt))
+        return op->emitOpError("with q8_1 activations and ")
+               << wElt
+               << " weights is not supported by convert-circuit-to-shaderm "
+                  "(q8_1 activations need q8_0 or q4_0 weights)";
+    }
+  } else if (cir::isQuantized(xType.getElementType())) {
     return op->emitOpError("with ")
            << xType.getElementType()
            << " activations is not supported by convert-circuit-to-shaderm "
               "yet";
+  }
   int64_t k = xType.getShape().back();
   int64_t m = xType.getNumElements() / k;
   // An expert_matmul's result rows are the slots of ids; each reads its

@@ -777,17 +777,20 @@ SmallVector<Value> GraphLowering::emitKLowBitDotVector(const DotOperands &d,
 }
 
 SmallVector<Value> GraphLowering::emitQ4_0DotVector(const DotOperands &d,
-                                                    bool nonLinear) {
+                                                    bool nonLinear,
+                                                    bool q8Activations) {
   // q4_0: 4 words of 16 bytes per block; the low nibbles, then the high
   // ones, are its 32 values in order, minus 8 (iq4_nl: table entries).
   Location loc = d.loc;
   BlockMath vm{b, loc};
-  return emitHalfScaledBlockPairDotVector(d, 4, [&](Value words) {
+  auto decode = [&](Value words) -> Value {
     Value q = nibblesInOrder(b, loc, words);
     if (!nonLinear)
-      return vm.signedToF32(arith::SubIOp::create(b, loc, q, vm.i8Splat(8)));
-    return vm.signedToF32(iq4nlValues(b, loc, q));
-  });
+      return arith::SubIOp::create(b, loc, q, vm.i8Splat(8));
+    return iq4nlValues(b, loc, q);
+  };
+  return q8Activations ? emitQ8ActivationPairDotVector(d, 4, decode)
+                       : emitHalfScaledBlockPairDotVector(d, 4, decode);
 }
 
 SmallVector<Value> GraphLowering::emitBF16DotVector(const DotOperands &d) {

@@ -20,6 +20,8 @@
 #ifndef HESPER_LIB_TARGET_CPU_CPUPASSES_H
 #define HESPER_LIB_TARGET_CPU_CPUPASSES_H
 
+#include "mlir/Pass/Pass.h"
+
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 
@@ -52,6 +54,13 @@ struct ISA {
 /// checkableFeatures() that LLVM detects on the host.
 bool resolveISA(llvm::StringRef name, llvm::ArrayRef<std::string> hostFeatures,
                 ISA &isa, std::string &error);
+
+/// Whether `isa` has vpdpbusd on 256-bit vectors (AVX512-VNNI with
+/// AVX512-VL, or AVX-VNNI).
+bool hasByteDotInstruction(const ISA &isa);
+/// exp.vector_dot4_i8 of 8 lanes as vpdpbusd (VectorDot.cpp); only for an
+/// ISA with hasByteDotInstruction, before convert-exp-to-std.
+std::unique_ptr<mlir::Pass> createVectorDotToVNNIPass();
 
 } // namespace hesper::cpu
 

@@ -60,8 +60,19 @@ static void addCPUCodeSteps(OpPassManager &pm, const CPUPipelineOptions &options
 
 void hesper::buildHesperToCPUPipeline(OpPassManager &pm,
                                       const CPUPipelineOptions &options) {
+  // The byte dot products go to VNNI where this ISA has it (an unknown ISA
+  // is the serializer's to report).
+  cpu::ISA isa;
+  std::string error;
+  bool vnni = cpu::resolveISA(options.isa, options.hostFeatures, isa, error) &&
+              cpu::hasByteDotInstruction(isa);
   buildHesperToGPUPipeline(pm, options.fuse, /*sharedMemoryAsAlloc=*/true,
-                           /*subgroupSize=*/1, /*singleLane=*/true);
+                           /*subgroupSize=*/1, /*singleLane=*/true,
+                           [&](OpPassManager &kernels) {
+                             if (vnni)
+                               kernels.addPass(
+                                   cpu::createVectorDotToVNNIPass());
+                           });
   pm.addPass(createGpuToCPUPass());
   addCPUCodeSteps(pm, options);
 }

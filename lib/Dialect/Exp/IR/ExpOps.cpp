@@ -122,6 +122,15 @@ LogicalResult CmpOp::verify() {
   return success();
 }
 
+LogicalResult VectorDot4I8Op::verify() {
+  int64_t bytes = getA().getType().getNumElements();
+  int64_t lanes = getAcc().getType().getNumElements();
+  if (bytes != 4 * lanes)
+    return emitOpError("expects four bytes per accumulator lane, got ")
+           << getA().getType() << " for " << getAcc().getType();
+  return success();
+}
+
 LogicalResult SelectOp::verify() {
   Type condType = getCondition().getType();
   Type resultType = getType();

@@ -1,0 +1,75 @@
+//===- VectorDot.cpp - Byte dot products as VNNI instructions -------------===//
+//
+// Part of the Hesper project.
+//
+//===----------------------------------------------------------------------===//
+//
+// exp.vector_dot4_i8 of 32 bytes into 8 lanes (the CPU target's integer
+// dot products of quantized weights with q8_1 activations) becomes one
+// `vpdpbusd` where the ISA has AVX512-VNNI with AVX512-VL, or AVX-VNNI.
+// That instruction multiplies unsigned bytes by signed ones, so the
+// operands go in as |a| and b with a's signs (`vpabsb`, `vpsignb`): the
+// products are a[i] * b[i] whenever b[i] is not -128, which the op
+// requires. It runs before convert-exp-to-std, which widens, multiplies
+// and adds the ops left over (other ISAs, other widths).
+//
+//===----------------------------------------------------------------------===//
+
+#include "CPUPasses.h"
+#include "Hesper/Dialect/Exp/IR/Exp.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+using namespace mlir;
+
+namespace {
+struct VectorDotToVNNIPass
+    : PassWrapper<VectorDotToVNNIPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(VectorDotToVNNIPass)
+
+  StringRef getArgument() const override { return "hesper-cpu-vector-dot"; }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<LLVM::LLVMDialect, math::MathDialect>();
+  }
+  void runOnOperation() override {
+    getOperation().walk([](hesper::exp::VectorDot4I8Op op) {
+      if (op.getAcc().getType().getNumElements() != 8)
+        return;
+      OpBuilder b(op);
+      Location loc = op.getLoc();
+      Value a = op.getA(), bytes = op.getB();
+      Value magnitudes = math::AbsIOp::create(b, loc, a);
+      Value signs = LLVM::CallIntrinsicOp::create(
+                        b, loc, bytes.getType(),
+                        b.getStringAttr("llvm.x86.avx2.psign.b"),
+                        ValueRange{bytes, a})
+                        .getResult(0);
+      Value sum = LLVM::CallIntrinsicOp::create(
+                      b, loc, op.getType(),
+                      b.getStringAttr("llvm.x86.avx512.vpdpbusd.256"),
+                      ValueRange{op.getAcc(), magnitudes, signs})
+                      .getResult(0);
+      op.replaceAllUsesWith(sum);
+      op.erase();
+    });
+  }
+};
+} // namespace
+
+bool hesper::cpu::hasByteDotInstruction(const ISA &isa) {
+  SmallVector<StringRef> features;
+  StringRef(isa.features).split(features, ',');
+  auto has = [&](StringRef name) {
+    return llvm::is_contained(features, ("+" + name).str());
+  };
+  return (has("avx512vnni") && has("avx512vl")) || has("avxvnni");
+}
+
+std::unique_ptr<Pass> hesper::cpu::createVectorDotToVNNIPass() {
+  return std::make_unique<VectorDotToVNNIPass>();
+}
