@@ -60,6 +60,16 @@ if "cuda 0:" in devices or any(
 # to link its kernels.
 if "cpu 0:" in devices and shutil.which("cc"):
     config.available_features.add("cpu-target")
+    # vpdpbusd on 256-bit vectors (AVX512-VNNI with AVX512-VL, or AVX-VNNI):
+    # the native code's byte dot products use it.
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            flags = set(next((l for l in cpuinfo if l.startswith("flags")),
+                             "").split())
+    except OSError:
+        flags = set()
+    if {"avx512_vnni", "avx512vl"} <= flags or "avx_vnni" in flags:
+        config.available_features.add("cpu-vnni")
 # Validation-layer messages fail the Vulkan tests (hesper-run --validation).
 # The loader's driver choice passes through: VK_ICD_FILENAMES=/nonexistent
 # runs the suite as on a machine without Vulkan.

@@ -355,24 +355,27 @@ static Value lowerDot4I8(ex::Dot4I8Op op, PatternRewriter &b) {
 
 /// The vector form everywhere it reaches this pass (the CPU target first
 /// takes it to VNNI where the ISA has it): the bytes widened to i32 and
-/// multiplied, lane i adding products 4i .. 4i + 3.
+/// multiplied, then added in pairs twice (even lanes plus odd lanes: the
+/// first is the pattern x86 selects as vpmaddwd), so lane i adds products
+/// 4i .. 4i + 3.
 static Value lowerVectorDot4I8(ex::VectorDot4I8Op op, PatternRewriter &b) {
   Location loc = op.getLoc();
   int64_t bytes = op.getA().getType().getNumElements();
   auto wide = VectorType::get({bytes}, b.getI32Type());
-  Value products = arith::MulIOp::create(
+  Value sums = arith::MulIOp::create(
       b, loc, arith::ExtSIOp::create(b, loc, wide, op.getA()),
       arith::ExtSIOp::create(b, loc, wide, op.getB()));
-  Value sum = op.getAcc();
-  for (int64_t k = 0; k < 4; ++k) {
-    SmallVector<int64_t> lanes;
-    for (int64_t i = 0; i < bytes / 4; ++i)
-      lanes.push_back(4 * i + k);
-    sum = arith::AddIOp::create(
-        b, loc, sum,
-        vector::ShuffleOp::create(b, loc, products, products, lanes));
+  for (int64_t lanes = bytes / 2; lanes >= bytes / 4; lanes /= 2) {
+    SmallVector<int64_t> even, odd;
+    for (int64_t i = 0; i < lanes; ++i) {
+      even.push_back(2 * i);
+      odd.push_back(2 * i + 1);
+    }
+    sums = arith::AddIOp::create(
+        b, loc, vector::ShuffleOp::create(b, loc, sums, sums, even),
+        vector::ShuffleOp::create(b, loc, sums, sums, odd));
   }
-  return sum;
+  return arith::AddIOp::create(b, loc, op.getAcc(), sums);
 }
 
 /// floor(x / d) for x read as unsigned: a shift for powers of two; for an i32

@@ -157,3 +157,26 @@ func.func @lanes(%x: f32) -> (i32, f32, f32, f32) {
   %3 = exp.broadcast_first %x : f32
   return %0, %1, %2, %3 : i32, f32, f32, f32
 }
+
+// -----
+
+// The vector form, where no target lowered it first: bytes widened and
+// multiplied, then added in pairs twice, so lane i adds products 4i .. 4i+3.
+// CHECK-LABEL: func.func @vector_dot4_i8(
+// CHECK-SAME: %[[A:.*]]: vector<16xi8>, %[[B:.*]]: vector<16xi8>, %[[C:.*]]: vector<4xi32>)
+// CHECK-DAG: %[[WA:.*]] = arith.extsi %[[A]] : vector<16xi8> to vector<16xi32>
+// CHECK-DAG: %[[WB:.*]] = arith.extsi %[[B]] : vector<16xi8> to vector<16xi32>
+// CHECK: %[[P:.*]] = arith.muli %[[WA]], %[[WB]] : vector<16xi32>
+// CHECK-DAG: %[[E:.*]] = vector.shuffle %[[P]], %[[P]] [0, 2, 4, 6, 8, 10, 12, 14]
+// CHECK-DAG: %[[O:.*]] = vector.shuffle %[[P]], %[[P]] [1, 3, 5, 7, 9, 11, 13, 15]
+// CHECK: %[[S:.*]] = arith.addi %[[E]], %[[O]] : vector<8xi32>
+// CHECK-DAG: %[[E2:.*]] = vector.shuffle %[[S]], %[[S]] [0, 2, 4, 6]
+// CHECK-DAG: %[[O2:.*]] = vector.shuffle %[[S]], %[[S]] [1, 3, 5, 7]
+// CHECK: %[[S2:.*]] = arith.addi %[[E2]], %[[O2]] : vector<4xi32>
+// CHECK: %[[R:.*]] = arith.addi %[[C]], %[[S2]] : vector<4xi32>
+// CHECK: return %[[R]]
+func.func @vector_dot4_i8(%a: vector<16xi8>, %b: vector<16xi8>,
+                          %acc: vector<4xi32>) -> vector<4xi32> {
+  %0 = exp.vector_dot4_i8 %a, %b, %acc : vector<16xi8>, vector<4xi32>
+  return %0 : vector<4xi32>
+}

@@ -839,3 +839,21 @@ func.func @scalable_vector(%a: vector<[4]xf32>) -> vector<[4]xf32> {
   %0 = exp.add %a, %a : vector<[4]xf32>
   return %0 : vector<[4]xf32>
 }
+
+// -----
+
+func.func @vector_dot4_i8_lanes(%a: vector<32xi8>, %acc: vector<4xi32>) {
+  // expected-error @+1 {{'exp.vector_dot4_i8' op expects four bytes per accumulator lane, got 'vector<32xi8>' for 'vector<4xi32>'}}
+  %0 = exp.vector_dot4_i8 %a, %a, %acc : vector<32xi8>, vector<4xi32>
+  return
+}
+
+// -----
+
+func.func @vector_dot4_i8_types(%a: vector<32xi8>, %b: vector<16xi8>,
+                                %acc: vector<8xi32>) {
+  // expected-error @+1 {{'exp.vector_dot4_i8' op failed to verify that all of {a, b} have same type}}
+  %0 = "exp.vector_dot4_i8"(%a, %b, %acc)
+      : (vector<32xi8>, vector<16xi8>, vector<8xi32>) -> vector<8xi32>
+  return
+}

@@ -353,6 +353,18 @@ func.func @packing(%f: f32, %g: f32, %h: f16, %w: i32) {
   return
 }
 
+// CHECK-LABEL: func.func @vector_dot4_i8(
+// CHECK-SAME: %[[A:.*]]: vector<32xi8>, %[[B:.*]]: vector<32xi8>, %[[C:.*]]: vector<8xi32>, %[[D:.*]]: vector<16xi8>
+func.func @vector_dot4_i8(%a: vector<32xi8>, %b: vector<32xi8>,
+                          %acc: vector<8xi32>, %d: vector<16xi8>,
+                          %e: vector<4xi32>) {
+  // CHECK: exp.vector_dot4_i8 %[[A]], %[[B]], %[[C]] : vector<32xi8>, vector<8xi32>{{$}}
+  %0 = exp.vector_dot4_i8 %a, %b, %acc : vector<32xi8>, vector<8xi32>
+  // CHECK: exp.vector_dot4_i8 %[[D]], %[[D]], %{{.*}} : vector<16xi8>, vector<4xi32>{{$}}
+  %1 = exp.vector_dot4_i8 %d, %d, %e : vector<16xi8>, vector<4xi32>
+  return
+}
+
 // CHECK-LABEL: func.func @div_by_const(
 // CHECK-SAME: %[[I:.*]]: i32, %[[L:.*]]: i64, %[[X:.*]]: index)
 func.func @div_by_const(%i: i32, %l: i64, %x: index) {

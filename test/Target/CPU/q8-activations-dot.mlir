@@ -1,0 +1,34 @@
+// The CPU target's dot products of q8_0 and q4_0 weights with q8_1
+// activations multiply bytes in integers: with VNNI (the host's ISA, where
+// it has AVX512-VNNI or AVX-VNNI) one vpdpbusd per block, after vpabsb and
+// vpsignb carry the weights' signs over to the activations; at x86-64-v4,
+// which has no VNNI, the bytes are widened to words and multiplied and
+// added in pairs (vpmaddwd). Neither converts the bytes to f32 one by one
+// (vcvtdq2ps runs once per block, on the sums).
+// REQUIRES: cpu-target
+// RUN: rm -rf %t && mkdir -p %t/v4 %t/native
+// RUN: hesper-opt %s --hesper-to-cpu="isa=x86-64-v4 dump-dir=%t/v4" -o /dev/null
+// RUN: FileCheck %s --check-prefix=V4 < %t/v4/hesper_kernels.s
+// RUN: %if cpu-vnni %{ hesper-opt %s --hesper-to-cpu="isa=native dump-dir=%t/native" -o /dev/null %}
+// RUN: %if cpu-vnni %{ FileCheck %s --check-prefix=VNNI < %t/native/hesper_kernels.s %}
+
+// V4: q4_0_k1_matmul:
+// V4-NOT: vpdpbusd
+// V4: vpmaddwd
+// V4-NOT: vpdpbusd
+// V4: .size q4_0_k1_matmul
+// VNNI: q4_0_k1_matmul:
+// VNNI-NOT: vpmaddwd
+// VNNI: vpabsb
+// VNNI: vpsignb
+// VNNI: vpdpbusd
+// VNNI-NOT: vpmaddwd
+// VNNI: .size q4_0_k1_matmul
+
+circuit.graph @q4_0(%x: tensor<512xf32> {circuit.name = "x"},
+    %w: tensor<16x512x!circuit.q4_0> {circuit.name = "w"}) -> tensor<16xf32> {
+  %q = circuit.quantize %x : tensor<512xf32> -> tensor<512x!circuit.q8_1>
+  %y = circuit.matmul %q, %w : tensor<512x!circuit.q8_1>,
+      tensor<16x512x!circuit.q4_0> -> tensor<16xf32>
+  circuit.output %y : tensor<16xf32>
+}
