@@ -28,7 +28,15 @@
 #
 #   bench/ggml_matvec.py --ggml-test-backend-ops PATH/test-backend-ops
 #                        [--hesper-run build/bin/hesper-run] [--repeat 20]
-#                        [--types q4_0,q4_1,...]
+#                        [--types q4_0,q4_1,...] [--shape 4096x14336]
+#                        [--x f32|q8_1|both]
+#
+# Without --ggml-test-backend-ops it prints Hesper's columns alone. --x
+# q8_1 quantizes x in the graph first (circuit.quantize) and multiplies
+# bytes in integers (q8_0 and q4_0 weights; the time includes the
+# quantize kernel); `both` prints a row per x type. circuit.quantize
+# stages a row in 32 KiB, so q8_1 needs K below about 7900 (--shape
+# 14336x4096 is the transposed FFN shape).
 #
 # Never fails on time; exits non-zero when a tool fails or prints nothing
 # to read.
@@ -47,6 +55,8 @@ sys.path.insert(0, HERE)
 from cpu_target import kernel_us  # noqa: E402
 
 ROWS, COLS = 4096, 14336
+# Weight formats with integer kernels for q8_1 activations.
+Q8_1_FORMATS = ("q8_0", "q4_0")
 # bytes per block, values per block (GGUF's block formats)
 FORMATS = {
     "f16": (2, 1), "q8_0": (34, 32), "q4_0": (18, 32), "q4_1": (20, 32),
@@ -56,15 +66,21 @@ FORMATS = {
 }
 
 
-def graph(path, fmt):
+def graph(path, fmt, x_type):
     element = fmt if fmt == "f16" else f"!circuit.{fmt}"
+    x, xt = "%x", f"tensor<{COLS}xf32>"
+    quantize = ""
+    if x_type == "q8_1":
+        x, xt = "%q", f"tensor<{COLS}x!circuit.q8_1>"
+        quantize = (f'  %q = circuit.quantize %x : tensor<{COLS}xf32> -> '
+                    f'{xt}\n')
     with open(path, "w") as f:
         f.write(
             f'circuit.graph @matvec(%x: tensor<{COLS}xf32> '
             f'{{circuit.name = "x"}},\n'
             f'    %w: tensor<{ROWS}x{COLS}x{element}> {{circuit.name = "w"}})'
-            f' -> tensor<{ROWS}xf32> {{\n'
-            f'  %y = circuit.matmul %x, %w : tensor<{COLS}xf32>, '
+            f' -> tensor<{ROWS}xf32> {{\n{quantize}'
+            f'  %y = circuit.matmul {x}, %w : {xt}, '
             f'tensor<{ROWS}x{COLS}x{element}> -> tensor<{ROWS}xf32>\n'
             f'  circuit.output %y : tensor<{ROWS}xf32>\n}}\n')
 
@@ -85,11 +101,17 @@ def ggml_us(opts, fmt):
 
 
 def main():
+    global ROWS, COLS
     ap = argparse.ArgumentParser(description=__doc__)
     build = os.path.join(os.path.dirname(HERE), "build", "bin")
     ap.add_argument("--hesper-run", default=os.path.join(build, "hesper-run"))
-    ap.add_argument("--ggml-test-backend-ops", required=True,
-                    help="test-backend-ops of a ggml build made by hand")
+    ap.add_argument("--ggml-test-backend-ops",
+                    help="test-backend-ops of a ggml build made by hand "
+                         "(without it, Hesper's columns alone)")
+    ap.add_argument("--shape", default="4096x14336",
+                    help="ROWSxCOLS of W (default %(default)s)")
+    ap.add_argument("--x", choices=("f32", "q8_1", "both"), default="f32",
+                    help="x as f32, or quantized to q8_1 in the graph")
     ap.add_argument("--repeat", type=int, default=20)
     ap.add_argument("--types", default=",".join(FORMATS))
     ap.add_argument("--timeout", type=int, default=900)
@@ -98,22 +120,39 @@ def main():
     for t in types:
         if t not in FORMATS:
             sys.exit(f"error: unknown type '{t}' (known: {', '.join(FORMATS)})")
+    shape = re.fullmatch(r"([0-9]+)x([0-9]+)", opts.shape)
+    if not shape or int(shape.group(2)) % 256:
+        sys.exit(f"error: --shape '{opts.shape}': expected ROWSxCOLS with "
+                 f"COLS a multiple of 256")
+    ROWS, COLS = int(shape.group(1)), int(shape.group(2))
+    x_types = ["f32", "q8_1"] if opts.x == "both" else [opts.x]
+    ggml = opts.ggml_test_backend_ops
+    for tool in (opts.hesper_run, ggml):
+        if tool and not os.access(tool, os.X_OK):
+            sys.exit(f"error: {tool} is not an executable file")
 
-    print(f"matvec {ROWS} x {COLS}, x f32, CPU: Hesper's CPU target "
-          f"(all threads) and ggml's CPU backend")
-    print(f"{'type':<8} {'MB':>7} {'hesper us':>10} {'GB/s':>6} "
-          f"{'ggml us':>9} {'GB/s':>6} {'hesper/ggml':>12}")
+    print(f"matvec {ROWS} x {COLS}, CPU: Hesper's CPU target (all threads)"
+          + (" and ggml's CPU backend (x f32)" if ggml else ""))
+    print(f"{'type':<8} {'x':<5} {'MB':>7} {'hesper us':>10} {'GB/s':>6}"
+          + (f" {'ggml us':>9} {'GB/s':>6} {'hesper/ggml':>12}" if ggml
+             else ""))
     with tempfile.TemporaryDirectory() as tmp:
         for fmt in types:
             block_bytes, block_values = FORMATS[fmt]
             mb = ROWS * COLS // block_values * block_bytes / 1e6
-            path = os.path.join(tmp, f"matvec-{fmt}.mlir")
-            graph(path, fmt)
-            ours, _, _ = kernel_us(opts, path, "cpu")
-            theirs = ggml_us(opts, fmt)
-            print(f"{fmt:<8} {mb:>7.1f} {ours:>10.1f} {mb * 1e3 / ours:>6.1f} "
-                  f"{theirs:>9.1f} {mb * 1e3 / theirs:>6.1f} "
-                  f"{theirs / ours:>11.2f}x")
+            theirs = ggml_us(opts, fmt) if ggml else None
+            for x_type in x_types:
+                if x_type == "q8_1" and fmt not in Q8_1_FORMATS:
+                    continue
+                path = os.path.join(tmp, f"matvec-{fmt}-{x_type}.mlir")
+                graph(path, fmt, x_type)
+                ours, _, _ = kernel_us(opts, path, "cpu")
+                row = (f"{fmt:<8} {x_type:<5} {mb:>7.1f} {ours:>10.1f} "
+                       f"{mb * 1e3 / ours:>6.1f}")
+                if theirs:
+                    row += (f" {theirs:>9.1f} {mb * 1e3 / theirs:>6.1f} "
+                            f"{theirs / ours:>11.2f}x")
+                print(row, flush=True)
 
 
 if __name__ == "__main__":
