@@ -546,12 +546,15 @@ private:
   /// an f16 scale (q8_0, q4_0): a lane per block, its value bytes read a
   /// word at a time; `addWord(word, w, xBlocks, acc)` adds word w's
   /// products to each x row's accumulator (xBlocks: where each row's
-  /// values of the block start). The block's sums are scaled once.
+  /// values of the block start). The block's sums are scaled once. With
+  /// `q8Activations`, x is q8_1 words: xBlocks are the x blocks' first
+  /// words, the accumulators i32, scaled by d_x too.
   SmallVector<Value> emitHalfScaledBlockDot(
       const DotOperands &d, int64_t blockValues, int64_t blockBytes,
       llvm::function_ref<void(Value word, Value w, ArrayRef<Value> xBlocks,
                               MutableArrayRef<Value> acc)>
-          addWord);
+          addWord,
+      bool q8Activations = false);
   /// One lane: pairs of such blocks of 32 values (K a multiple of 64)
   /// whose values take `valueWords` words (8: q8_0, 4: q4_0), as
   /// vector<32> operations; `decode` turns a block's value words into its

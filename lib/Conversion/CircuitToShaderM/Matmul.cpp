@@ -243,13 +243,17 @@ SmallVector<Value> GraphLowering::emitHalfScaledBlockDot(
     const DotOperands &d, int64_t blockValues, int64_t blockBytes,
     llvm::function_ref<void(Value word, Value w, ArrayRef<Value> xBlocks,
                             MutableArrayRef<Value> acc)>
-        addWord) {
+        addWord,
+    bool q8Activations) {
   // Lanes stride over the blocks of the row; each block's dot product is
   // scaled once. The values are read as words; a block starts at an even
   // byte, so when its values are not word-aligned a word is assembled from
-  // the two aligned words around it.
+  // the two aligned words around it. With q8_1 activations, xBlocks are
+  // the x blocks' first words, the sums are i32 and each is scaled by its
+  // x block's d as well.
   Location loc = d.loc;
   IndexMath im(b, loc);
+  WordMath wm(b, loc);
   const size_t rows = d.xRows.size();
   OpBuilder::InsertionGuard guard(b);
   BlockUnit u = beginBlockUnits(d, blockValues, 1, rows);
@@ -262,10 +266,12 @@ SmallVector<Value> GraphLowering::emitHalfScaledBlockDot(
   Value values = im.add(base, im.c(2)); // first value byte
   Value misaligned = isMisaligned(values, loc);
   SmallVector<Value> xBlocks;
+  int64_t xBlockStride = q8Activations ? kQ8_1Words : blockValues;
   for (size_t r = 0; r < rows; ++r)
-    xBlocks.push_back(im.add(d.xRows[r], im.mul(blk, im.c(blockValues))));
+    xBlocks.push_back(im.add(d.xRows[r], im.mul(blk, im.c(xBlockStride))));
+  Value innerZero = q8Activations ? wm.c(0) : zero;
   auto inner = scf::ForOp::create(b, loc, im.c(0), im.c((blockBytes - 2) / 4),
-                                  im.c(1), SmallVector<Value>(rows, zero));
+                                  im.c(1), SmallVector<Value>(rows, innerZero));
   {
     OpBuilder::InsertionGuard innerGuard(b);
     b.setInsertionPointToStart(inner.getBody());
@@ -278,9 +284,16 @@ SmallVector<Value> GraphLowering::emitHalfScaledBlockDot(
     scf::YieldOp::create(b, loc, acc);
   }
   SmallVector<Value> acc;
-  for (size_t r = 0; r < rows; ++r)
-    acc.push_back(ex::FmaOp::create(b, loc, scale, inner.getResult(r),
-                                    loop.getRegionIterArgs()[r]));
+  for (size_t r = 0; r < rows; ++r) {
+    Value dot = inner.getResult(r);
+    if (q8Activations) {
+      Value head = sm::LoadOp::create(b, loc, b.getI32Type(), d.x, xBlocks[r]);
+      Value dx = ex::UnpackF16x2Op::create(b, loc, b.getF32Type(), head, 0);
+      dot = ex::MulOp::create(b, loc, dx, wm.toF32(dot));
+    }
+    acc.push_back(
+        ex::FmaOp::create(b, loc, scale, dot, loop.getRegionIterArgs()[r]));
+  }
   return finishUnits(loop, acc);
 }
 
@@ -300,69 +313,42 @@ GraphLowering::emitQ8ActivationBlockDot(const DotOperands &d, Type element) {
 SmallVector<Value> GraphLowering::emitQ8ActivationDot(const DotOperands &d,
                                                       bool nibbles) {
   // A lane per weight block (q8_0: 34 bytes, q4_0: 18), its value words
-  // against the matching words of x's q8_1 block, four byte products at a
-  // time (exp.dot4_i8) into an i32 sum per x row, scaled by d_w d_x. q4_0:
-  // the nibbles (0..15, both halves of a word in turn) go in as they are
-  // and 8 times the sum of x's bytes (a dot product with four bytes of -8)
-  // comes off: exact integers, where the block's rounded s would not be.
-  Location loc = d.loc;
-  IndexMath im(b, loc);
-  WordMath wm(b, loc);
-  const int64_t blockBytes = nibbles ? 18 : 34;
-  const size_t rows = d.xRows.size();
-  OpBuilder::InsertionGuard guard(b);
-  BlockUnit u = beginBlockUnits(d, 32, 1, rows);
-  scf::ForOp loop = u.loop;
-  Value base = im.mul(u.blockIndex, im.c(blockBytes));
-  Value scale = loadHalf(b, loc, d.w, base);
-  Value values = im.add(base, im.c(2));
-  Value misaligned = isMisaligned(values, loc);
-  SmallVector<Value> xBlocks;
-  for (size_t r = 0; r < rows; ++r)
-    xBlocks.push_back(
-        im.add(d.xRows[r], im.mul(u.block, im.c(kQ8_1Words))));
-  auto xWord = [&](size_t r, Value w, int64_t offset) -> Value {
-    return sm::LoadOp::create(b, loc, b.getI32Type(), d.x,
-                              im.add(xBlocks[r], im.add(w, im.c(offset))));
-  };
-  Value zero = wm.c(0);
-  auto inner = scf::ForOp::create(b, loc, im.c(0), im.c(nibbles ? 4 : 8),
-                                  im.c(1), SmallVector<Value>(rows, zero));
-  {
-    OpBuilder::InsertionGuard innerGuard(b);
-    b.setInsertionPointToStart(inner.getBody());
-    Value w = inner.getInductionVar();
-    Value word = loadWordAtEvenByte(b, loc, d.w,
-                                    im.add(values, im.mul(w, im.c(4))),
-                                    misaligned);
-    SmallVector<Value> sums(inner.getRegionIterArgs());
-    for (size_t r = 0; r < rows; ++r) {
-      if (!nibbles) {
-        sums[r] = ex::Dot4I8Op::create(b, loc, word, xWord(r, w, 1), sums[r]);
-        continue;
-      }
-      // Low nibbles: values 4w..4w+3; high ones: 16 + 4w.. (x words 1 + w
-      // and 5 + w).
-      Value lo = wm.mask(word, 0x0f0f0f0f);
-      Value hi = wm.mask(wm.shr(word, 4), 0x0f0f0f0f);
-      Value xLo = xWord(r, w, 1), xHi = xWord(r, w, 5);
-      Value minusEight = wm.c(static_cast<int32_t>(0xf8f8f8f8u));
-      sums[r] = ex::Dot4I8Op::create(b, loc, lo, xLo, sums[r]);
-      sums[r] = ex::Dot4I8Op::create(b, loc, hi, xHi, sums[r]);
-      sums[r] = ex::Dot4I8Op::create(b, loc, minusEight, xLo, sums[r]);
-      sums[r] = ex::Dot4I8Op::create(b, loc, minusEight, xHi, sums[r]);
-    }
-    scf::YieldOp::create(b, loc, sums);
-  }
-  SmallVector<Value> acc;
-  for (size_t r = 0; r < rows; ++r) {
-    Value head = xWord(r, im.c(0), 0);
-    Value dx = ex::UnpackF16x2Op::create(b, loc, b.getF32Type(), head, 0);
-    Value dot = ex::MulOp::create(b, loc, dx, wm.toF32(inner.getResult(r)));
-    acc.push_back(
-        ex::FmaOp::create(b, loc, scale, dot, loop.getRegionIterArgs()[r]));
-  }
-  return finishUnits(loop, acc);
+  // against the matching words of x's q8_1 block (words 1..8 after the
+  // scales), four byte products at a time (exp.dot4_i8) into an i32 sum
+  // per x row, scaled by d_w d_x. q4_0: the nibbles (0..15, both halves of
+  // a word in turn) go in as they are and 8 times the sum of x's bytes (a
+  // dot product with four bytes of -8) comes off: exact integers, where
+  // the block's rounded s would not be.
+  return emitHalfScaledBlockDot(
+      d, 32, nibbles ? 18 : 34,
+      [&](Value word, Value w, ArrayRef<Value> xBlocks,
+          MutableArrayRef<Value> sums) {
+        IndexMath im(b, d.loc);
+        WordMath wm(b, d.loc);
+        auto xWord = [&](size_t r, int64_t offset) -> Value {
+          return sm::LoadOp::create(
+              b, d.loc, b.getI32Type(), d.x,
+              im.add(xBlocks[r], im.add(w, im.c(offset))));
+        };
+        for (size_t r = 0; r < xBlocks.size(); ++r) {
+          if (!nibbles) {
+            sums[r] = ex::Dot4I8Op::create(b, d.loc, word, xWord(r, 1),
+                                           sums[r]);
+            continue;
+          }
+          // Low nibbles: values 4w..4w+3 (x word 1 + w); high ones:
+          // 16 + 4w.. (x word 5 + w).
+          Value lo = wm.mask(word, 0x0f0f0f0f);
+          Value hi = wm.mask(wm.shr(word, 4), 0x0f0f0f0f);
+          Value xLo = xWord(r, 1), xHi = xWord(r, 5);
+          Value minusEight = wm.c(static_cast<int32_t>(0xf8f8f8f8u));
+          for (auto [q, x] : {std::pair{lo, xLo}, std::pair{hi, xHi},
+                              std::pair{minusEight, xLo},
+                              std::pair{minusEight, xHi}})
+            sums[r] = ex::Dot4I8Op::create(b, d.loc, q, x, sums[r]);
+        }
+      },
+      /*q8Activations=*/true);
 }
 
 SmallVector<Value> GraphLowering::emitQ8_0Dot(const DotOperands &d) {
