@@ -116,9 +116,10 @@ namespace {
 class DecodeGraphEmitter {
 public:
   DecodeGraphEmitter(GraphBuilder &g, const Model &model, int64_t ctx,
-                     int64_t rows, bool lastRowOnly, CacheTypes caches = {})
+                     int64_t rows, bool lastRowOnly, GraphOptions options = {})
       : g(g), model(model), hp(model.hparams()), ctx(ctx), rows(rows),
-        lastRowOnly(lastRowOnly), cacheTypes(caches) {}
+        lastRowOnly(lastRowOnly), cacheTypes(options.caches),
+        quantizedActivations(options.quantizedActivations) {}
 
   /// A batch step (continuous batching): `sequences` KV-cache sequences of
   /// `seqLen` positions each, plus one scratch sequence for padding rows;
@@ -172,7 +173,7 @@ public:
     }
     Value n = g.rmsNorm(h, weight("output_norm.weight"), hp.eps);
     Value head = weight(hp.tiedHead ? "token_embd.weight" : "output.weight");
-    Value logits = g.matmul(n, head);
+    Value logits = g.matmul(activationsFor(n, head), head);
     if (hp.finalSoftcap > 0)
       logits = softcap(logits, hp.finalSoftcap);
     g.output(logits);
@@ -235,11 +236,36 @@ private:
     return v;
   }
 
+  /// The activations a matmul with weight `w` reads: x, or x quantized to
+  /// q8_1 with quantizedActivations in a one-token step (a prompt chunk's
+  /// f32 kernels decode each weight block once for 8 rows, which the
+  /// per-row integer products do not beat on the CPU target) where the
+  /// weights have integer kernels (q8_0, q4_0) and circuit.quantize's
+  /// lowering takes the row (it stages
+  /// a row in 32 KiB of workgroup memory: up to 7168 values). Each x is
+  /// quantized once, so the matmuls that read it still fuse (Q/K/V into a
+  /// multi_matmul, gate and up into a gated_matmul); the quantization
+  /// fuses into the RMSNorm before it where there is one.
+  Value activationsFor(Value x, Value w) {
+    constexpr int64_t kMaxQuantizedRow = 7168;
+    auto wType = cast<RankedTensorType>(w.getType());
+    int64_t k = wType.getShape().back();
+    if (!quantizedActivations || rows != 1 ||
+        !isa<Q8_0Type, Q4_0Type>(wType.getElementType()) || k % 32 != 0 ||
+        k > kMaxQuantizedRow)
+      return x;
+    Value &q = quantized[x];
+    if (!q)
+      q = g.quantize(x, Q8_1Type::get(g.getContext()));
+    return q;
+  }
+
   /// x · Wᵀ for the projection `base` (its GGUF name without ".weight"),
   /// times its "<base>.scale" tensor when the file has one. (An i2_s
   /// tensor's own scale is part of the tensor, read by the kernel.)
   Value project(Value x, const std::string &base) {
     Value w = weight(base + ".weight");
+    x = activationsFor(x, w);
     SmallVector<Value> scales;
     if (model.file().tensor(base + ".scale"))
       scales.push_back(weight(base + ".scale"));
@@ -779,6 +805,8 @@ private:
   int64_t rows; ///< tokens per step: 1 for decode, the chunk for prefill
   bool lastRowOnly; ///< a chunk's logits for its last token only
   CacheTypes cacheTypes; ///< the KV caches' element types
+  bool quantizedActivations; ///< GraphOptions::quantizedActivations
+  llvm::DenseMap<Value, Value> quantized; ///< x -> x in q8_1
   int64_t seqLen = 0; ///< a batch step's positions per sequence (0: none)
   Value x, pos, freqs;
   Value freqsSwa; ///< the sliding-window layers' RoPE frequencies, if own
@@ -793,8 +821,8 @@ private:
 
 void hesper::models::buildDecodeGraph(GraphBuilder &g, const Model &model,
                                       int64_t contextSize, int64_t tokens,
-                                      bool lastRowOnly, CacheTypes caches) {
-  DecodeGraphEmitter(g, model, contextSize, tokens, lastRowOnly, caches)
+                                      bool lastRowOnly, GraphOptions options) {
+  DecodeGraphEmitter(g, model, contextSize, tokens, lastRowOnly, options)
       .emit();
 }
 
@@ -807,8 +835,8 @@ LogicalResult hesper::models::buildLayerGraph(GraphBuilder &g,
 
 void hesper::models::buildBatchGraph(GraphBuilder &g, const Model &model,
                                      int64_t seqLen, int64_t sequences,
-                                     int64_t rows, CacheTypes caches) {
-  DecodeGraphEmitter emitter(g, model, seqLen, rows, false, caches);
+                                     int64_t rows, GraphOptions options) {
+  DecodeGraphEmitter emitter(g, model, seqLen, rows, false, options);
   emitter.setBatch(seqLen, sequences);
   emitter.emit();
 }
@@ -829,11 +857,11 @@ OwningOpRef<ModuleOp>
 hesper::models::buildBatchModule(MLIRContext *context, const Model &model,
                                  int64_t seqLen, int64_t sequences,
                                  ArrayRef<int64_t> rowCounts,
-                                 CacheTypes caches) {
+                                 GraphOptions options) {
   OwningOpRef<ModuleOp> module;
   for (int64_t rows : rowCounts) {
     GraphBuilder g(context, batchGraphName(rows));
-    buildBatchGraph(g, model, seqLen, sequences, rows, caches);
+    buildBatchGraph(g, model, seqLen, sequences, rows, options);
     OwningOpRef<ModuleOp> next = g.finish();
     if (!next)
       return nullptr;
@@ -851,17 +879,17 @@ OwningOpRef<ModuleOp> hesper::models::buildModelModule(MLIRContext *context,
                                                        int64_t contextSize,
                                                        int64_t batch,
                                                        bool allLogits,
-                                                       CacheTypes caches) {
+                                                       GraphOptions options) {
   OwningOpRef<ModuleOp> module;
   {
     GraphBuilder g(context, "decode");
-    buildDecodeGraph(g, model, contextSize, 1, false, caches);
+    buildDecodeGraph(g, model, contextSize, 1, false, options);
     module = g.finish();
   }
   if (!module || batch <= 1)
     return module;
   GraphBuilder g(context, "prefill");
-  buildDecodeGraph(g, model, contextSize, batch, !allLogits, caches);
+  buildDecodeGraph(g, model, contextSize, batch, !allLogits, options);
   OwningOpRef<ModuleOp> second = g.finish();
   if (!second)
     return nullptr;

@@ -212,7 +212,7 @@ Status Session::Impl::compile() {
     const int64_t n = options.sequences;
     std::vector<int64_t> rowCounts = batchStepRows(n);
     g.module = buildBatchModule(g.context.get(), *model, ctx, n, rowCounts,
-                                options.cacheTypes);
+                                options.graphOptions());
     decode.name = batchGraphName(rowCounts[0]);
     decode.rows = rowCounts[0];
     for (size_t i = 1; i < rowCounts.size(); ++i) {
@@ -227,7 +227,7 @@ Status Session::Impl::compile() {
     hasChunk = chunk.rows > 1;
     g.module = buildModelModule(g.context.get(), *model, ctx,
                                 hasChunk ? chunk.rows : 1, options.allLogits,
-                                options.cacheTypes);
+                                options.graphOptions());
   }
   if (!g.module)
     return Status::error("the model's graphs do not verify: " + diagnostics);

@@ -23,6 +23,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <map>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -85,6 +86,12 @@ static llvm::cl::opt<std::string> cacheTypeV(
 static llvm::cl::alias cacheTypeVAlias("cache-type-v",
                                        llvm::cl::aliasopt(cacheTypeV),
                                        llvm::cl::cat(modelCategory));
+static llvm::cl::opt<bool> quantizeActivations(
+    "quantize-activations",
+    llvm::cl::desc("Quantize the input of every q8_0/q4_0 projection to q8_1 "
+                   "and multiply bytes in integers, as llama.cpp's CPU "
+                   "backend does (off: f32 input, exact products)"),
+    llvm::cl::init(false), llvm::cl::cat(modelCategory));
 static llvm::cl::opt<float>
     temperature("temp", llvm::cl::desc("Sampling temperature (0: greedy)"),
                 llvm::cl::init(0.8f), llvm::cl::cat(modelCategory));
@@ -276,6 +283,31 @@ static void printKernelTimes(const Session &s, bool chunks, double wallMs,
   for (size_t i = 0; i < rows.size() && i < 8; ++i)
     llvm::errs() << "  " << llvm::format("%8.1f", rows[i].first) << " us  "
                  << rows[i].second << "\n";
+  // By kind: the kernel's name after its graph and number ("decode_k7_"),
+  // launches of every layer together.
+  std::map<std::string, std::pair<double, int>> kinds;
+  for (size_t k = 0; k < totals.size() && k < names.size(); ++k) {
+    llvm::StringRef name = names[k];
+    size_t at = name.find("_k");
+    if (at != llvm::StringRef::npos) {
+      llvm::StringRef rest = name.drop_front(at + 2);
+      size_t digits = rest.find_first_not_of("0123456789");
+      if (digits > 0 && digits != llvm::StringRef::npos && rest[digits] == '_')
+        name = rest.drop_front(digits + 1);
+    }
+    auto &[us, count] = kinds[name.str()];
+    us += totals[k] / s.timedTokens(chunks) / 1000.0;
+    ++count;
+  }
+  std::vector<std::pair<double, std::string>> byKind;
+  for (const auto &[name, entry] : kinds)
+    byKind.push_back({entry.first, name + " (" +
+                                       std::to_string(entry.second) + ")"});
+  std::sort(byKind.rbegin(), byKind.rend());
+  llvm::errs() << "  by kind (launches per " << what << "):";
+  for (const auto &[us, name] : byKind)
+    llvm::errs() << " " << name << " " << llvm::format("%.1f", us) << " us;";
+  llvm::errs() << "\n";
 }
 
 /// `text` on one line: newlines and tabs escaped.
@@ -438,8 +470,10 @@ int hesper::run::runModelMode(const std::string &path,
 
   if (!emitMlir.empty()) {
     int64_t ctx = ctxSize > 0 ? int64_t(ctxSize) : hp.defaultContextSize();
+    GraphOptions graphOptions(cacheTypes);
+    graphOptions.quantizedActivations = quantizeActivations;
     return hooks.emitGraphs(model, ctx, std::min<int64_t>(batchSize, ctx),
-                            cacheTypes, emitMlir);
+                            graphOptions, emitMlir);
   }
 
   // The prompt, as ids.
@@ -489,6 +523,7 @@ int hesper::run::runModelMode(const std::string &path,
   sessionOptions.allLogits = !dumpLogits.empty();
   sessionOptions.programCache = !noCache;
   sessionOptions.cacheTypes = cacheTypes;
+  sessionOptions.quantizedActivations = quantizeActivations;
   auto session = hooks.openSession(model, device.get(), sessionOptions);
   if (!session)
     return fail(session.status().message());

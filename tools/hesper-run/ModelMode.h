@@ -29,9 +29,11 @@ struct ModelModeHooks {
       const models::Model &, rt::Device *, const models::SessionOptions &)>
       openSession;
   /// --emit-mlir: writes the model's graphs for a context, a chunk size and
-  /// the KV cache's types to a file; returns the exit status.
+  /// the graph options (KV cache types, quantized activations) to a file;
+  /// returns the exit status.
   std::function<int(const models::Model &, int64_t context, int64_t chunk,
-                    models::CacheTypes caches, const std::string &path)>
+                    const models::GraphOptions &options,
+                    const std::string &path)>
       emitGraphs;
 };
 

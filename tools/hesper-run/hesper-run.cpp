@@ -657,13 +657,14 @@ static int runOnFile() {
 
 /// --emit-mlir: the model's Circuit graphs, as Session::create builds them.
 static int emitModelGraphs(const hesper::models::Model &model, int64_t ctx,
-                           int64_t chunk, hesper::models::CacheTypes caches,
+                           int64_t chunk,
+                           const hesper::models::GraphOptions &options,
                            const std::string &path) {
   mlir::DialectRegistry registry;
   hesper::registerAllDialects(registry);
   mlir::MLIRContext context(registry);
   auto module = hesper::models::buildModelModule(&context, model, ctx, chunk,
-                                                 /*allLogits=*/true, caches);
+                                                 /*allLogits=*/true, options);
   if (!module) {
     llvm::errs() << "error: the model's graphs do not verify\n";
     return 1;

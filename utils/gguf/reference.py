@@ -81,7 +81,12 @@ as I2_S with I8_S activations (per token: s = 127 / max|x|, q =
 round-half-even(x s) in [-128, 127], float32(sum t q) / s * scale), as
 llama.cpp's / BitNet's CPU kernels do.  Everything else (attention, the
 f16 head) stays float64: llama.cpp's f16 head also rounds the activations
-to f16, which is not mimicked.
+to f16, which is not mimicked.  In the other llama-family models (not
+phi3, not the MoE FFNs) --quantize-activations rounds the input of every
+Q8_0 or Q4_0 attention, FFN and output projection (rows of at most 7168)
+to q8_1 blocks: per 32 values of the row, in f32, d = max|x| / 127 and
+q = round-half-away(x / d) in [-127, 127], read back as q * f16(d) --
+what hesper-run --quantize-activations feeds its integer kernels.
 
 phi3 (llama.cpp's "phi3", src/models/phi3.cpp; Phi-3, Phi-3.5, Phi-4-mini):
 the llama layer with NEOX RoPE, no biases, scores / sqrt(head_dim), and
@@ -755,6 +760,31 @@ def cache_round(x, cache_type):
     return (q.astype(np.float64) * scale[:, None]).reshape(x.shape)
 
 
+# The llama-family projections hesper-run --quantize-activations feeds
+# q8_1 activations when their weights are Q8_0 or Q4_0 (layer key, GGUF
+# name).
+Q8_ACTIVATION_PROJ = (("wq", "attn_q"), ("wk", "attn_k"), ("wv", "attn_v"),
+                      ("wo", "attn_output"), ("w_gate", "ffn_gate"),
+                      ("w_up", "ffn_up"), ("w_down", "ffn_down"))
+
+
+def _q8_activations(g, name):
+    """Whether the weight `name` reads q8_1 activations: Q8_0 or Q4_0, rows
+    of a multiple of 32 values, at most 7168 (what circuit.quantize's
+    lowering stages)."""
+    info = g.tensors.get(name)
+    if info is None or info.type_name.lower() not in ("q8_0", "q4_0"):
+        return False
+    k = info.dims[0]
+    return k % 32 == 0 and k <= 7168
+
+
+def activations_q8(x):
+    """Rows of x as circuit.quantize's q8_1 blocks hold them: the same
+    rounding as a q8_0 KV cache row (cache_round)."""
+    return cache_round(x, "q8_0")
+
+
 def route(p, n_used, tie_high=False):
     """llama.cpp's build_moe_ffn choice for one token's router
     probabilities p (E,): the n_used most probable experts (exact ties to
@@ -850,9 +880,13 @@ class Model:
         ignore_window / ignore_softcap compute a deliberately wrong model
         (every layer masked as a global one / no soft-capping at all), for
         tests that must show the real features change the logits.
-        quantize_activations: bitnet only, projections stored as TQ1_0 /
-        TQ2_0 / I2_S multiply 8-bit activations as llama.cpp's CPU kernels
-        do (ternary_matmul_quantized); every other product stays float64."""
+        quantize_activations: projections stored as TQ1_0 / TQ2_0 / I2_S
+        (bitnet) multiply 8-bit activations as llama.cpp's CPU kernels do
+        (ternary_matmul_quantized); the attention, FFN and output
+        projections stored as Q8_0 or Q4_0 of the dense llama-family
+        layers read their input rounded as q8_1 blocks, as hesper-run
+        --quantize-activations does token by token (activations_q8, for
+        rows of at most 7168 values); every other product stays float64."""
         g = GGUFReader(path)
         self.gguf = g
         md = g.metadata
@@ -1021,6 +1055,12 @@ class Model:
                     down_exps=W(p + "ffn_down_exps.weight"))      # (E, n_embd, F)
             if self.bitnet:
                 self.layers[-1].update(self._bitnet_layer(p))
+        if self.quantize_activations:
+            for i, L in enumerate(self.layers):
+                if "wq" in L and not self.bitnet and arch != "phi3":
+                    L["act_q8"] = {key for key, stem in Q8_ACTIVATION_PROJ
+                                   if _q8_activations(g, "blk.%d.%s.weight"
+                                                      % (i, stem))}
         self.out_norm = W("output_norm.weight")
         # llama.cpp ties gemma, gemma2 and bitnet unconditionally (an
         # output.weight would be ignored); everything else uses output.weight
@@ -1029,6 +1069,9 @@ class Model:
         self.w_out = None if tied else opt("output.weight")
         if self.w_out is None:
             self.w_out = self.tok_embd
+        self.out_q8 = self.quantize_activations and _q8_activations(
+            g, "token_embd.weight" if self.w_out is self.tok_embd
+            else "output.weight")
         # rope frequencies, one per rotated pair
         self.inv_freq = self._inv_freq(self.rope_base)
         if arch == "phi3":
@@ -1104,6 +1147,8 @@ class Model:
         if codes is not None:
             y = ternary_matmul_quantized(x, codes)
         else:
+            if key in L.get("act_q8", ()):
+                x = activations_q8(x)
             y = x @ L[key].T
         scale = L.get("scale", {}).get(key)
         if scale is not None:
@@ -1245,7 +1290,10 @@ class Model:
                 f = self._rmsnorm(f, L["post_ffn_norm"])
             x = x + f
         self.n_past += n
-        logits = self._rmsnorm(x, self.out_norm) @ self.w_out.T
+        head_in = self._rmsnorm(x, self.out_norm)
+        if self.out_q8:
+            head_in = activations_q8(head_in)
+        logits = head_in @ self.w_out.T
         if self.final_softcap is not None:
             logits = softcap(logits, self.final_softcap)
         return logits
@@ -1290,7 +1338,7 @@ class Gemma4Model(Model):
             raise GGUFError("Gemma4Model needs a gemma4 file, not %r" % arch)
         self.arch = arch
         if quantize_activations:
-            raise GGUFError("--quantize-activations applies to bitnet only")
+            raise GGUFError("--quantize-activations does not apply to gemma4")
 
         def hp(key, default=None):
             full = arch + "." + key
@@ -1618,7 +1666,9 @@ def main(argv=None):
                     action="store_true",
                     help="bitnet: multiply TQ1_0/TQ2_0/I2_S projections with "
                          "8-bit activations as llama.cpp's CPU kernels do "
-                         "(Q8_K blocks / I8_S per token)")
+                         "(Q8_K blocks / I8_S per token); llama-family "
+                         "Q8_0/Q4_0 projections: input rounded as q8_1 "
+                         "blocks, as hesper-run --quantize-activations")
     args = ap.parse_args(argv)
 
     if args.info or args.dump_tensor:

@@ -56,7 +56,7 @@ mlir::Type elementTypeFor(mlir::MLIRContext *context, rt::GgmlType type);
 /// whose logits ([vocab]) the chunk computes.
 void buildDecodeGraph(circuit::GraphBuilder &g, const Model &model,
                       int64_t contextSize, int64_t tokens = 1,
-                      bool lastRowOnly = false, CacheTypes caches = {});
+                      bool lastRowOnly = false, GraphOptions options = {});
 
 /// The decode step of layer `layer` of `model` alone, emitted as the
 /// model's graph emits it: arguments `x` ([dim] f32, the layer's input),
@@ -79,12 +79,12 @@ mlir::LogicalResult buildLayerGraph(circuit::GraphBuilder &g,
 /// of every row.
 void buildBatchGraph(circuit::GraphBuilder &g, const Model &model,
                      int64_t seqLen, int64_t sequences, int64_t rows,
-                     CacheTypes caches = {});
+                     GraphOptions options = {});
 /// A module of batch graphs, one per row count, named batchGraphName(rows).
 mlir::OwningOpRef<mlir::ModuleOp>
 buildBatchModule(mlir::MLIRContext *context, const Model &model,
                  int64_t seqLen, int64_t sequences,
-                 llvm::ArrayRef<int64_t> rowCounts, CacheTypes caches = {});
+                 llvm::ArrayRef<int64_t> rowCounts, GraphOptions options = {});
 std::string batchGraphName(int64_t rows);
 
 mlir::OwningOpRef<mlir::ModuleOp> buildModelModule(mlir::MLIRContext *context,
@@ -92,7 +92,7 @@ mlir::OwningOpRef<mlir::ModuleOp> buildModelModule(mlir::MLIRContext *context,
                                                    int64_t contextSize,
                                                    int64_t batch,
                                                    bool allLogits = true,
-                                                   CacheTypes caches = {});
+                                                   GraphOptions options = {});
 
 } // namespace hesper::models
 

@@ -49,6 +49,17 @@ struct CacheTypes {
 std::string parseCacheTypes(const std::string &k, const std::string &v,
                             CacheTypes &out);
 
+/// What a model's graphs are built with besides its file: the KV cache
+/// types and whether projections quantize their activations.
+struct GraphOptions {
+  GraphOptions(CacheTypes caches = {}) : caches(caches) {}
+  CacheTypes caches;
+  /// Projections with q8_0 or q4_0 weights quantize x to q8_1 first and
+  /// multiply bytes in integers (llama.cpp's CPU and MMVQ kernels do the
+  /// same); off: x stays f32 and the weights are decoded to f32.
+  bool quantizedActivations = false;
+};
+
 /// The shape of one layer. gemma4 varies it from layer to layer; the other
 /// architectures repeat the model's.
 struct LayerShape {

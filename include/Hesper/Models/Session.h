@@ -68,6 +68,15 @@ struct SessionOptions {
   std::string programCacheDir;
   /// The KV cache's element types (-ctk / -ctv).
   CacheTypes cacheTypes;
+  /// Quantize the activations of q8_0/q4_0 projections to q8_1 and
+  /// multiply bytes in integers (GraphOptions::quantizedActivations).
+  bool quantizedActivations = false;
+  /// The graph options these make.
+  GraphOptions graphOptions() const {
+    GraphOptions g(cacheTypes);
+    g.quantizedActivations = quantizedActivations;
+    return g;
+  }
 };
 
 /// How many of `cached` (the tokens a KV cache holds, from position 0) a

@@ -471,6 +471,8 @@ private:
   /// Quantizes the `rowLength` f32 values in shared `values` into GGUF
   /// q8_0/q8_1 blocks at row `row` of the word buffer `out`; with `store`
   /// (an i1, the same in every lane), only where it holds.
+  void emitQuantizedRowVector(Value values, int64_t rowLength, Value row,
+                              Value out, Location loc);
   void emitQuantizedRow(Value values, int64_t rowLength, Value row, Value out,
                         bool withSums, Value tid, int64_t lanes, Location loc,
                         Value store = nullptr);

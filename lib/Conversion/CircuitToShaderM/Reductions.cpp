@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BlockMath.h"
 #include "GraphLowering.h"
 
 #include "mlir/Dialect/SCF/Utils/Utils.h"
@@ -241,10 +242,60 @@ LogicalResult GraphLowering::checkQuantizedRows(Operation *op,
   return success();
 }
 
+/// One lane (the CPU target), q8_1 blocks (whole words): a block's 32
+/// values as one vector, divided by d, rounded and clamped lane by lane
+/// exactly as the scalar path does, its bytes stored as 8 words.
+void GraphLowering::emitQuantizedRowVector(Value values, int64_t rowLength,
+                                           Value row, Value out,
+                                           Location loc) {
+  IndexMath im(b, loc);
+  BlockMath vm{b, loc};
+  Type f32 = b.getF32Type(), i32 = b.getI32Type();
+  const int64_t blocks = rowLength / 32;
+  auto f32Const = [&](double v) {
+    return ex::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+  };
+  OpBuilder::InsertionGuard guard(b);
+  auto perBlock = scf::ForOp::create(b, loc, im.c(0), im.c(blocks), im.c(1));
+  b.setInsertionPointToStart(perBlock.getBody());
+  Value blk = perBlock.getInductionVar();
+  Value v = sm::LoadOp::create(b, loc, vm.f32s(), values, im.mul(blk, im.c(32)));
+  Value amax = vector::ReductionOp::create(
+      b, loc, vector::CombiningKind::MAXNUMF, ex::AbsOp::create(b, loc, v));
+  Value d = ex::DivOp::create(b, loc, amax, f32Const(127.0));
+  Value nonzero = ex::CmpOp::create(b, loc, ex::CmpPredicate::ne, d,
+                                    f32Const(0.0));
+  Value safeD = ex::SelectOp::create(b, loc, nonzero, d, f32Const(1.0));
+  Value scaled = arith::DivFOp::create(b, loc, v, vm.splat(safeD));
+  Value r = arith::MinNumFOp::create(
+      b, loc,
+      arith::MaxNumFOp::create(b, loc, ex::RoundOp::create(b, loc, scaled),
+                                vm.splat(f32Const(-127.0))),
+      vm.splat(f32Const(127.0)));
+  r = arith::SelectOp::create(b, loc, nonzero, r, vm.zeros());
+  auto ints = VectorType::get({32}, i32);
+  Value q = arith::FPToSIOp::create(b, loc, ints, r);
+  Value sum = vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD, q);
+  Value s = ex::MulOp::create(b, loc, d,
+                              ex::ConvertOp::create(b, loc, f32, sum, false));
+  Value block = im.add(im.mul(row, im.c(blocks * kQ8_1Words)),
+                       im.mul(blk, im.c(kQ8_1Words)));
+  sm::StoreOp::create(b, loc, ex::PackF16x2Op::create(b, loc, i32, d, s), out,
+                      block);
+  Value bytes = arith::TruncIOp::create(
+      b, loc, VectorType::get({32}, b.getI8Type()), q);
+  sm::StoreOp::create(
+      b, loc,
+      vector::BitCastOp::create(b, loc, VectorType::get({8}, i32), bytes), out,
+      im.add(block, im.c(1)));
+}
+
 void GraphLowering::emitQuantizedRow(Value values, int64_t rowLength,
                                      Value row, Value out, bool withSums,
                                      Value tid, int64_t lanes, Location loc,
                                      Value store) {
+  if (lanes == 1 && withSums && !store)
+    return emitQuantizedRowVector(values, rowLength, row, out, loc);
   IndexMath im(b, loc);
   Type f32 = b.getF32Type(), i32 = b.getI32Type();
   MLIRContext *context = b.getContext();
