@@ -33,7 +33,7 @@
 #
 # Without --ggml-test-backend-ops it prints Hesper's columns alone. --x
 # q8_1 quantizes x in the graph first (circuit.quantize) and multiplies
-# bytes in integers (q8_0 and q4_0 weights; the time includes the
+# bytes in integers (q8_0, q4_0, q4_k and q5_k weights; the time includes the
 # quantize kernel); `both` prints a row per x type. circuit.quantize
 # stages a row in 32 KiB, so q8_1 needs K below about 7900 (--shape
 # 14336x4096 is the transposed FFN shape).
@@ -56,7 +56,7 @@ from cpu_target import kernel_us  # noqa: E402
 
 ROWS, COLS = 4096, 14336
 # Weight formats with integer kernels for q8_1 activations.
-Q8_1_FORMATS = ("q8_0", "q4_0")
+Q8_1_FORMATS = ("q8_0", "q4_0", "q4_k", "q5_k")
 # bytes per block, values per block (GGUF's block formats)
 FORMATS = {
     "f16": (2, 1), "q8_0": (34, 32), "q4_0": (18, 32), "q4_1": (20, 32),

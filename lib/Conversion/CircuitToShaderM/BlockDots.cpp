@@ -143,7 +143,8 @@ SmallVector<Value> GraphLowering::emitQ8_0DotVector(const DotOperands &d,
 }
 
 SmallVector<Value> GraphLowering::emitQ4_KDotVector(const DotOperands &d,
-                                                    bool fifthBits) {
+                                                    bool fifthBits,
+                                                    bool q8Activations) {
   // One super-block (36 words) per iteration: per quarter c, the 32 quant
   // bytes at word 4 + 8c hold sub-block 2c in their low nibbles and 2c + 1
   // in their high ones, each against 32 consecutive values of x. The 64
@@ -152,6 +153,11 @@ SmallVector<Value> GraphLowering::emitQ4_KDotVector(const DotOperands &d,
   // (`fifthBits`, 44 words): the 32 bytes qh at word 4 give each quarter
   // c a fifth bit (bit 2c for the low nibbles, 2c + 1 for the high ones)
   // and the quants start at word 12.
+  // With q8_1 activations (x's blocks of 32 line up with the sub-blocks),
+  // each sub-block's codes q (0..31) multiply x's bytes in integers
+  // (exp.vector_dot4_i8, 8 lanes of four), and so do ones, for sum(x):
+  // d sc d_x sum(q x) and dmin m d_x sum(x) accumulate in two
+  // vector<8xf32> per row, subtracted at the end.
   constexpr int64_t kValues = 256;
   const int64_t kWords = fifthBits ? 44 : 36;
   const int64_t quantWord = fifthBits ? 12 : 4;
@@ -163,7 +169,14 @@ SmallVector<Value> GraphLowering::emitQ4_KDotVector(const DotOperands &d,
   const size_t rows = d.xRows.size();
   Value rowBlocks = im.mul(d.n, im.c(blocks));
   OpBuilder::InsertionGuard guard(b);
-  scf::ForOp loop = vm.beginRows(blocks, rows);
+  constexpr int64_t kLanes = 8;
+  scf::ForOp loop =
+      q8Activations
+          ? scf::ForOp::create(b, loc, im.c(0), im.c(blocks), im.c(1),
+                               SmallVector<Value>(2 * rows, vm.zeros(kLanes)))
+          : vm.beginRows(blocks, rows);
+  if (q8Activations)
+    b.setInsertionPointToStart(loop.getBody());
   Value blk = loop.getInductionVar();
   Value blockWord = im.mul(im.add(rowBlocks, blk), im.c(kWords));
   Value head = sm::LoadOp::create(b, loc, b.getI32Type(), d.w, blockWord);
@@ -193,8 +206,6 @@ SmallVector<Value> GraphLowering::emitQ4_KDotVector(const DotOperands &d,
       lo = arith::OrIOp::create(b, loc, lo, fifth(2 * c));
       hi = arith::OrIOp::create(b, loc, hi, fifth(2 * c + 1));
     }
-    Value qLo = vm.unsignedToF32(lo);
-    Value qHi = vm.unsignedToF32(hi);
     auto [scLo, mnLo] = unpackQ4_KScaleMin(im, wm, im.c(2 * c), scaleByte);
     auto [scHi, mnHi] =
         unpackQ4_KScaleMin(im, wm, im.c(2 * c + 1), scaleByte);
@@ -202,6 +213,42 @@ SmallVector<Value> GraphLowering::emitQ4_KDotVector(const DotOperands &d,
     Value dHi = ex::MulOp::create(b, loc, scaleD, wm.toF32(scHi));
     Value mLo = ex::MulOp::create(b, loc, scaleMin, wm.toF32(mnLo));
     Value mHi = ex::MulOp::create(b, loc, scaleMin, wm.toF32(mnHi));
+    if (q8Activations) {
+      auto sumsType = VectorType::get({kLanes}, b.getI32Type());
+      auto lanesType = VectorType::get({kLanes}, b.getF32Type());
+      Value noSums = arith::ConstantOp::create(b, loc, b.getZeroAttr(sumsType));
+      Value ones = vm.i8Splat(1);
+      // Sub-block 2c + half of x row r against codes q, scaled by sc and m.
+      auto addSub = [&](size_t r, int64_t half, Value q, Value sc, Value m) {
+        Value xBlock = im.add(
+            d.xRows[r],
+            im.mul(im.add(im.mul(blk, im.c(8)), im.c(2 * c + half)),
+                   im.c(kQ8_1Words)));
+        Value xHead = sm::LoadOp::create(b, loc, b.getI32Type(), d.x, xBlock);
+        Value dx = ex::UnpackF16x2Op::create(b, loc, b.getF32Type(), xHead, 0);
+        Value xs = vm.bytes(vm.words(d.x, im.add(xBlock, im.c(1))));
+        auto dot = [&](Value a) -> Value {
+          return arith::SIToFPOp::create(
+              b, loc, lanesType,
+              ex::VectorDot4I8Op::create(b, loc, a, xs, noSums));
+        };
+        acc[r] = vm.add(acc[r], vm.mul(vm.splat(ex::MulOp::create(b, loc, sc,
+                                                                  dx),
+                                                kLanes),
+                                       dot(q)));
+        acc[rows + r] = vm.add(
+            acc[rows + r],
+            vm.mul(vm.splat(ex::MulOp::create(b, loc, m, dx), kLanes),
+                   dot(ones)));
+      };
+      for (size_t r = 0; r < rows; ++r) {
+        addSub(r, 0, lo, dLo, mLo);
+        addSub(r, 1, hi, dHi, mHi);
+      }
+      continue;
+    }
+    Value qLo = vm.unsignedToF32(lo);
+    Value qHi = vm.unsignedToF32(hi);
     // The 64 values d*sc*q - dmin*m, decoded once for every x row.
     Value wLo = vm.sub(vm.mul(vm.splat(dLo), qLo), vm.splat(mLo));
     Value wHi = vm.sub(vm.mul(vm.splat(dHi), qHi), vm.splat(mHi));
@@ -212,7 +259,15 @@ SmallVector<Value> GraphLowering::emitQ4_KDotVector(const DotOperands &d,
                               wHi, vm.x32(d.x, im.add(at, im.c(32))));
     }
   }
-  return vm.finishRows(loop, acc);
+  if (!q8Activations)
+    return vm.finishRows(loop, acc);
+  scf::YieldOp::create(b, loc, acc);
+  b.setInsertionPointAfter(loop);
+  SmallVector<Value> dots;
+  for (size_t r = 0; r < rows; ++r)
+    dots.push_back(vm.sub(vm.sum(loop.getResult(r)),
+                          vm.sum(loop.getResult(rows + r))));
+  return dots;
 }
 
 SmallVector<Value> GraphLowering::emitQ6_KDotVector(const DotOperands &d) {

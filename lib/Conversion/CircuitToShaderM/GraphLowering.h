@@ -587,7 +587,8 @@ private:
   emitQ8ActivationBlockDot(const DotOperands &d, Type element);
   /// q4_k, or q5_k with `fifthBits` (q4_k's layout with a plane of fifth
   /// bits after the scales).
-  SmallVector<Value> emitQ4_KDot(const DotOperands &d, bool fifthBits = false);
+  SmallVector<Value> emitQ4_KDot(const DotOperands &d, bool fifthBits = false,
+                                 bool q8Activations = false);
   /// q2_k and q3_k (`threeBits`) super-blocks, a 16-value sub-block per
   /// lane unit (WeightFormats.cpp).
   SmallVector<Value> emitKLowBitDot(const DotOperands &d, bool threeBits);
@@ -619,7 +620,8 @@ private:
   SmallVector<Value> emitQ8_0DotVector(const DotOperands &d,
                                        bool q8Activations = false);
   SmallVector<Value> emitQ4_KDotVector(const DotOperands &d,
-                                       bool fifthBits = false);
+                                       bool fifthBits = false,
+                                       bool q8Activations = false);
   /// One lane: q4_0 block pairs (K a multiple of 64) and bf16 (K a
   /// multiple of 32) as vector<32> operations (WeightFormats.cpp).
   SmallVector<Value> emitQ4_0DotVector(const DotOperands &d,

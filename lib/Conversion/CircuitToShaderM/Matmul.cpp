@@ -307,6 +307,12 @@ GraphLowering::emitQ8ActivationBlockDot(const DotOperands &d, Type element) {
     return vectorBlocks ? emitQ4_0DotVector(d, /*nonLinear=*/false,
                                             /*q8Activations=*/true)
                         : emitQ8ActivationDot(d, /*nibbles=*/true);
+  if (isa<cir::Q4_KType, cir::Q5_KType>(element)) {
+    bool fifthBits = isa<cir::Q5_KType>(element);
+    return d.lanes == 1
+               ? emitQ4_KDotVector(d, fifthBits, /*q8Activations=*/true)
+               : emitQ4_KDot(d, fifthBits, /*q8Activations=*/true);
+  }
   return std::nullopt;
 }
 
@@ -376,7 +382,8 @@ SmallVector<Value> GraphLowering::emitQ8_0Dot(const DotOperands &d) {
 }
 
 SmallVector<Value> GraphLowering::emitQ4_KDot(const DotOperands &d,
-                                              bool fifthBits) {
+                                              bool fifthBits,
+                                              bool q8Activations) {
   // Super-blocks of 144 bytes (36 words, so every block is word-aligned)
   // for 256 values: f16 d and dmin, 12 bytes of packed 6-bit scales and
   // mins for eight 32-value sub-blocks, 128 bytes of 4-bit quants. A lane's
@@ -386,6 +393,11 @@ SmallVector<Value> GraphLowering::emitQ4_KDot(const DotOperands &d,
   // q5_k (`fifthBits`, 176 bytes, 44 words) puts 32 bytes qh between the
   // scales and the quants: bit 2p of qh[l] adds 16 to the low nibble of
   // quant byte l of quarter p, bit 2p + 1 to its high nibble.
+  // With q8_1 activations, sub-blocks 2p and 2p + 1 are x blocks
+  // 8 blk + 2p and + 1: a word's four codes (both nibbles, with their fifth
+  // bits, at once) go into exp.dot4_i8 with x's bytes, and ones with x's
+  // bytes give sum(x), in i32 per row; each sum is scaled by its x block's
+  // d afterwards.
   constexpr int64_t kValues = 256;
   const int64_t kWords = fifthBits ? 44 : 36;
   const int64_t quantWord = fifthBits ? 12 : 4;
@@ -432,9 +444,17 @@ SmallVector<Value> GraphLowering::emitQ4_KDot(const DotOperands &d,
   Value qhShift = arith::MulIOp::create(b, loc, im.toI32(quarter), wm.c(2));
   Value unitOffset =
       im.add(im.mul(blk, im.c(kValues)), im.mul(quarter, im.c(64)));
+  // x's blocks of the two sub-blocks, per row (q8_1 activations).
+  SmallVector<Value> xBlocks;
+  if (q8Activations)
+    for (size_t r = 0; r < rows; ++r)
+      xBlocks.push_back(im.add(
+          d.xRows[r],
+          im.mul(im.add(im.mul(blk, im.c(8)), sub), im.c(kQ8_1Words))));
   // Per x row: sum(q*x) and sum(x) of the low and of the high nibbles.
-  auto words = scf::ForOp::create(b, loc, im.c(0), im.c(8), im.c(1),
-                                  SmallVector<Value>(4 * rows, zero));
+  auto words = scf::ForOp::create(
+      b, loc, im.c(0), im.c(8), im.c(1),
+      SmallVector<Value>(4 * rows, q8Activations ? wm.c(0) : zero));
   {
     OpBuilder::InsertionGuard innerGuard(b);
     b.setInsertionPointToStart(words.getBody());
@@ -447,40 +467,78 @@ SmallVector<Value> GraphLowering::emitQ4_KDot(const DotOperands &d,
       qh = wm.shr(sm::LoadOp::create(b, loc, b.getI32Type(), d.w,
                                      im.add(blockWord, im.add(im.c(4), w))),
                   qhShift);
-    // x of the low nibbles at xWord, of the high ones 32 later (both
-    // multiples of 4: K is a multiple of 256), for every row.
-    SmallVector<SmallVector<Value, 4>> xsLo, xsHi;
-    for (size_t r = 0; r < rows; ++r) {
-      Value xWord =
-          im.add(im.add(d.xRows[r], unitOffset), im.mul(w, im.c(4)));
-      xsLo.push_back(loadX4(d, xWord));
-      xsHi.push_back(loadX4(d, im.add(xWord, im.c(32))));
-    }
-    for (int64_t t = 0; t < 4; ++t) {
-      Value lo = wm.mask(wm.shr(word, 8 * t), 0xf);
-      Value hi = wm.mask(wm.shr(word, 8 * t + 4), 0xf);
+    if (q8Activations) {
+      Value lo = wm.mask(word, 0x0f0f0f0f);
+      Value hi = wm.mask(wm.shr(word, 4), 0x0f0f0f0f);
       if (fifthBits) {
-        lo = wm.bitOr(lo, wm.shl(wm.mask(wm.shr(qh, 8 * t), 1), 4));
-        hi = wm.bitOr(hi, wm.shl(wm.mask(wm.shr(qh, 8 * t + 1), 1), 4));
+        lo = wm.bitOr(lo, wm.shl(wm.mask(qh, 0x01010101), 4));
+        hi = wm.bitOr(hi, wm.shl(wm.mask(wm.shr(qh, 1), 0x01010101), 4));
       }
-      Value qLo = wm.toF32(lo), qHi = wm.toF32(hi);
+      Value ones = wm.c(0x01010101);
       for (size_t r = 0; r < rows; ++r) {
         Value *a = &acc[4 * r];
-        a[0] = ex::FmaOp::create(b, loc, qLo, xsLo[r][t], a[0]);
-        a[1] = ex::AddOp::create(b, loc, a[1], xsLo[r][t]);
-        a[2] = ex::FmaOp::create(b, loc, qHi, xsHi[r][t], a[2]);
-        a[3] = ex::AddOp::create(b, loc, a[3], xsHi[r][t]);
+        Value xLo = sm::LoadOp::create(b, loc, b.getI32Type(), d.x,
+                                       im.add(xBlocks[r], im.add(w, im.c(1))));
+        Value xHi = sm::LoadOp::create(
+            b, loc, b.getI32Type(), d.x,
+            im.add(xBlocks[r], im.add(w, im.c(kQ8_1Words + 1))));
+        a[0] = ex::Dot4I8Op::create(b, loc, lo, xLo, a[0]);
+        a[1] = ex::Dot4I8Op::create(b, loc, ones, xLo, a[1]);
+        a[2] = ex::Dot4I8Op::create(b, loc, hi, xHi, a[2]);
+        a[3] = ex::Dot4I8Op::create(b, loc, ones, xHi, a[3]);
       }
+      scf::YieldOp::create(b, loc, acc);
+    } else {
+      // x of the low nibbles at xWord, of the high ones 32 later (both
+      // multiples of 4: K is a multiple of 256), for every row.
+      SmallVector<SmallVector<Value, 4>> xsLo, xsHi;
+      for (size_t r = 0; r < rows; ++r) {
+        Value xWord =
+            im.add(im.add(d.xRows[r], unitOffset), im.mul(w, im.c(4)));
+        xsLo.push_back(loadX4(d, xWord));
+        xsHi.push_back(loadX4(d, im.add(xWord, im.c(32))));
+      }
+      for (int64_t t = 0; t < 4; ++t) {
+        Value lo = wm.mask(wm.shr(word, 8 * t), 0xf);
+        Value hi = wm.mask(wm.shr(word, 8 * t + 4), 0xf);
+        if (fifthBits) {
+          lo = wm.bitOr(lo, wm.shl(wm.mask(wm.shr(qh, 8 * t), 1), 4));
+          hi = wm.bitOr(hi, wm.shl(wm.mask(wm.shr(qh, 8 * t + 1), 1), 4));
+        }
+        Value qLo = wm.toF32(lo), qHi = wm.toF32(hi);
+        for (size_t r = 0; r < rows; ++r) {
+          Value *a = &acc[4 * r];
+          a[0] = ex::FmaOp::create(b, loc, qLo, xsLo[r][t], a[0]);
+          a[1] = ex::AddOp::create(b, loc, a[1], xsLo[r][t]);
+          a[2] = ex::FmaOp::create(b, loc, qHi, xsHi[r][t], a[2]);
+          a[3] = ex::AddOp::create(b, loc, a[3], xsHi[r][t]);
+        }
+      }
+      scf::YieldOp::create(b, loc, acc);
     }
-    scf::YieldOp::create(b, loc, acc);
   }
   SmallVector<Value> totals;
   for (size_t r = 0; r < rows; ++r) {
     Value acc = loop.getRegionIterArgs()[r];
-    acc = fma2(b, loc, dLo, words.getResult(4 * r), dHi,
-               words.getResult(4 * r + 2), acc);
-    Value mins = fma2(b, loc, mLo, words.getResult(4 * r + 1), mHi,
-                      words.getResult(4 * r + 3), zero);
+    Value sums[4];
+    for (int64_t i = 0; i < 4; ++i)
+      sums[i] = words.getResult(4 * r + i);
+    Value sLo = dLo, sHi = dHi, nLo = mLo, nHi = mHi;
+    if (q8Activations) {
+      // Scale each sub-block's factors by its x block's d; the sums to f32.
+      for (int64_t half = 0; half < 2; ++half) {
+        Value head = sm::LoadOp::create(
+            b, loc, b.getI32Type(), d.x,
+            im.add(xBlocks[r], im.c(half * kQ8_1Words)));
+        Value dx = ex::UnpackF16x2Op::create(b, loc, b.getF32Type(), head, 0);
+        (half ? sHi : sLo) = ex::MulOp::create(b, loc, half ? dHi : dLo, dx);
+        (half ? nHi : nLo) = ex::MulOp::create(b, loc, half ? mHi : mLo, dx);
+      }
+      for (Value &s : sums)
+        s = wm.toF32(s);
+    }
+    acc = fma2(b, loc, sLo, sums[0], sHi, sums[2], acc);
+    Value mins = fma2(b, loc, nLo, sums[1], nHi, sums[3], zero);
     totals.push_back(ex::SubOp::create(b, loc, acc, mins));
   }
   return finishUnits(loop, totals);
@@ -569,14 +627,15 @@ LogicalResult GraphLowering::lowerMatmul(Operation *op, Value x,
   Location loc = op->getLoc();
   auto xType = cast<RankedTensorType>(x.getType());
   if (isa<cir::Q8_1Type>(xType.getElementType())) {
-    // Integer kernels exist for q8_0 and q4_0 weights.
+    // Integer kernels exist for q8_0, q4_0, q4_k and q5_k weights.
     for (Value w : weights) {
       Type wElt = cast<RankedTensorType>(w.getType()).getElementType();
-      if (!isa<cir::Q8_0Type, cir::Q4_0Type>(wElt))
+      if (!isa<cir::Q8_0Type, cir::Q4_0Type, cir::Q4_KType, cir::Q5_KType>(
+              wElt))
         return op->emitOpError("with q8_1 activations and ")
                << wElt
                << " weights is not supported by convert-circuit-to-shaderm "
-                  "(q8_1 activations need q8_0 or q4_0 weights)";
+                  "(q8_1 activations need q8_0, q4_0, q4_k or q5_k weights)";
     }
   } else if (cir::isQuantized(xType.getElementType())) {
     return op->emitOpError("with ")

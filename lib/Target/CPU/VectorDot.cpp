@@ -10,17 +10,21 @@
 // That instruction multiplies unsigned bytes by signed ones, so the
 // operands go in as |a| and b with a's signs (`vpabsb`, `vpsignb`): the
 // products are a[i] * b[i] whenever b[i] is not -128, which the op
-// requires. It runs before convert-exp-to-std, which widens, multiplies
-// and adds the ops left over (other ISAs, other widths).
+// requires. Where `a`'s bytes are known to be 0..127 (constants, masked
+// or shifted codes: bytesNonNegative) they go in as they are. It runs
+// before convert-exp-to-std, which widens, multiplies and adds the ops
+// left over (other ISAs, other widths).
 //
 //===----------------------------------------------------------------------===//
 
 #include "CPUPasses.h"
 #include "Hesper/Dialect/Exp/IR/Exp.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Pass/Pass.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -28,6 +32,35 @@
 using namespace mlir;
 
 namespace {
+/// Whether every byte of `v` is known to be 0..127 (its sign bit clear), so
+/// that it means the same read as unsigned: a constant of such bytes, a
+/// mask that clears the sign bits, a logical right shift, or an or of two
+/// such values (the codes of q4_k and q5_k weights are built so).
+bool bytesNonNegative(Value v, int depth = 0) {
+  if (depth > 4)
+    return false;
+  DenseIntElementsAttr constant;
+  if (matchPattern(v, m_Constant(&constant)))
+    return llvm::all_of(constant.getValues<APInt>(),
+                        [](const APInt &b) { return !b.isNegative(); });
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return false;
+  if (auto andOp = dyn_cast<arith::AndIOp>(def))
+    return bytesNonNegative(andOp.getLhs(), depth + 1) ||
+           bytesNonNegative(andOp.getRhs(), depth + 1);
+  if (auto orOp = dyn_cast<arith::OrIOp>(def))
+    return bytesNonNegative(orOp.getLhs(), depth + 1) &&
+           bytesNonNegative(orOp.getRhs(), depth + 1);
+  if (auto shift = dyn_cast<arith::ShRUIOp>(def)) {
+    if (!matchPattern(shift.getRhs(), m_Constant(&constant)))
+      return false;
+    return llvm::all_of(constant.getValues<APInt>(),
+                        [](const APInt &s) { return s.uge(1); });
+  }
+  return false;
+}
+
 struct VectorDotToVNNIPass
     : PassWrapper<VectorDotToVNNIPass, OperationPass<ModuleOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(VectorDotToVNNIPass)
@@ -43,12 +76,17 @@ struct VectorDotToVNNIPass
       OpBuilder b(op);
       Location loc = op.getLoc();
       Value a = op.getA(), bytes = op.getB();
-      Value magnitudes = math::AbsIOp::create(b, loc, a);
-      Value signs = LLVM::CallIntrinsicOp::create(
-                        b, loc, bytes.getType(),
-                        b.getStringAttr("llvm.x86.avx2.psign.b"),
-                        ValueRange{bytes, a})
-                        .getResult(0);
+      Value magnitudes = a, signs = bytes;
+      // Bytes of `a` known to be 0..127 go in as they are (no sign to
+      // move; then b may hold -128 too).
+      if (!bytesNonNegative(a)) {
+        magnitudes = math::AbsIOp::create(b, loc, a);
+        signs = LLVM::CallIntrinsicOp::create(
+                    b, loc, bytes.getType(),
+                    b.getStringAttr("llvm.x86.avx2.psign.b"),
+                    ValueRange{bytes, a})
+                    .getResult(0);
+      }
       Value sum = LLVM::CallIntrinsicOp::create(
                       b, loc, op.getType(),
                       b.getStringAttr("llvm.x86.avx512.vpdpbusd.256"),

@@ -14,7 +14,9 @@
 // multiplies in f32) and check 5 runs bit-identical: q8_0 and q4_0 rows of
 // 512 (block pairs, 3 rows of x), of 96 (blocks mid-word, 2 rows), and a
 // gated feed-forward with q4_0 gate and q8_0 up weights sharing one
-// quantized x.
+// quantized x; q4_k rows of 512 for 3 rows of x and q5_k rows of 256 for
+// 2 (a sub-block of 32 per x block: d sc d_x sum(q x) - dmin m d_x sum(x),
+// both sums in integers).
 //
 // RUN: hesper-run %s --split-input-file --backend=interp \
 // RUN:   --input x=const:-127 --input wf=const:63.5 --input w=random:2 \
@@ -30,6 +32,8 @@
 // COUNT: graph @q4_0: 2 dispatches (1 matmul, 1 quantize)
 // COUNT: graph @q4_0_odd: 2 dispatches (1 matmul, 1 quantize)
 // COUNT: graph @gated: 2 dispatches (1 gated_matmul, 1 quantize)
+// COUNT: graph @q4_k: 2 dispatches (1 matmul, 1 quantize)
+// COUNT: graph @q5_k: 2 dispatches (1 matmul, 1 quantize)
 
 circuit.graph @q8_0_exact(%x: tensor<2x64xf32> {circuit.name = "x"},
     %wf: tensor<3x64xf32> {circuit.name = "wf"}) -> tensor<2x3xf32> {
@@ -99,4 +103,24 @@ circuit.graph @gated(%x: tensor<256xf32> {circuit.name = "x"},
     circuit.yield %m : f32
   }
   circuit.output %h : tensor<48xf32>
+}
+
+// -----
+
+circuit.graph @q4_k(%x: tensor<3x512xf32> {circuit.name = "x"},
+    %w: tensor<40x512x!circuit.q4_k> {circuit.name = "w"}) -> tensor<3x40xf32> {
+  %q = circuit.quantize %x : tensor<3x512xf32> -> tensor<3x512x!circuit.q8_1>
+  %y = circuit.matmul %q, %w : tensor<3x512x!circuit.q8_1>,
+      tensor<40x512x!circuit.q4_k> -> tensor<3x40xf32>
+  circuit.output %y : tensor<3x40xf32>
+}
+
+// -----
+
+circuit.graph @q5_k(%x: tensor<2x256xf32> {circuit.name = "x"},
+    %w: tensor<24x256x!circuit.q5_k> {circuit.name = "w"}) -> tensor<2x24xf32> {
+  %q = circuit.quantize %x : tensor<2x256xf32> -> tensor<2x256x!circuit.q8_1>
+  %y = circuit.matmul %q, %w : tensor<2x256x!circuit.q8_1>,
+      tensor<24x256x!circuit.q5_k> -> tensor<2x24xf32>
+  circuit.output %y : tensor<2x24xf32>
 }

@@ -4,7 +4,9 @@
 // vpsignb carry the weights' signs over to the activations; at x86-64-v4,
 // which has no VNNI, the bytes are widened to words and multiplied and
 // added in pairs (vpmaddwd). Neither converts the bytes to f32 one by one
-// (vcvtdq2ps runs once per block, on the sums).
+// (vcvtdq2ps runs once per block, on the sums). q4_k's codes (nibbles,
+// 0..15) and the ones that sum x are known to be non-negative bytes, so
+// they go into vpdpbusd as they are, with no vpabsb/vpsignb.
 // REQUIRES: cpu-target
 // RUN: rm -rf %t && mkdir -p %t/v4 %t/native
 // RUN: hesper-opt %s --hesper-to-cpu="isa=x86-64-v4 dump-dir=%t/v4" -o /dev/null
@@ -24,11 +26,24 @@
 // VNNI: vpdpbusd
 // VNNI-NOT: vpmaddwd
 // VNNI: .size q4_0_k1_matmul
+// VNNI: q4_k_k1_matmul:
+// VNNI-NOT: {{vpabsb|vpsignb}}
+// VNNI: vpdpbusd
+// VNNI-NOT: {{vpabsb|vpsignb}}
+// VNNI: .size q4_k_k1_matmul
 
 circuit.graph @q4_0(%x: tensor<512xf32> {circuit.name = "x"},
     %w: tensor<16x512x!circuit.q4_0> {circuit.name = "w"}) -> tensor<16xf32> {
   %q = circuit.quantize %x : tensor<512xf32> -> tensor<512x!circuit.q8_1>
   %y = circuit.matmul %q, %w : tensor<512x!circuit.q8_1>,
       tensor<16x512x!circuit.q4_0> -> tensor<16xf32>
+  circuit.output %y : tensor<16xf32>
+}
+
+circuit.graph @q4_k(%x: tensor<512xf32> {circuit.name = "x"},
+    %w: tensor<16x512x!circuit.q4_k> {circuit.name = "w"}) -> tensor<16xf32> {
+  %q = circuit.quantize %x : tensor<512xf32> -> tensor<512x!circuit.q8_1>
+  %y = circuit.matmul %q, %w : tensor<512x!circuit.q8_1>,
+      tensor<16x512x!circuit.q4_k> -> tensor<16xf32>
   circuit.output %y : tensor<16xf32>
 }
