@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "NVVMPasses.h"
 #include "Hesper/Pipelines/Pipelines.h"
 #include "Hesper/Target/NVVM/NVVMTarget.h"
 #include "Hesper/Target/Passes.h"
@@ -84,8 +85,18 @@ static void addPTXKernelSteps(OpPassManager &pm,
 
 void hesper::buildHesperToPTXPipeline(OpPassManager &pm,
                                       const PTXPipelineOptions &options) {
+  // Byte dot products as dp4a from sm_61 on (older chips, or a chip name
+  // that is not sm_NN, keep the portable expansion).
+  StringRef chip = options.chip;
+  unsigned sm = 0;
+  bool dp4a = chip.consume_front("sm_") && !chip.getAsInteger(10, sm) &&
+              sm >= 61;
   buildHesperToGPUPipeline(pm, options.fuse, /*sharedMemoryAsAlloc=*/false,
-                           /*subgroupSize=*/kWarpSize);
+                           /*subgroupSize=*/kWarpSize, /*singleLane=*/false,
+                           [&](OpPassManager &kernels) {
+                             if (dp4a)
+                               kernels.addPass(nvvm::createDot4ToDp4aPass());
+                           });
   addPTXKernelSteps(pm, options);
 }
 
