@@ -237,15 +237,15 @@ private:
   }
 
   /// The activations a matmul with weight `w` reads: x, or x quantized to
-  /// q8_1 with quantizedActivations in a one-token step (a prompt chunk's
-  /// f32 kernels decode each weight block once for 8 rows, which the
-  /// per-row integer products do not beat on the CPU target) where the
-  /// weights have integer kernels (q8_0, q4_0) and circuit.quantize's
-  /// lowering takes the row (it stages
-  /// a row in 32 KiB of workgroup memory: up to 7168 values). Each x is
-  /// quantized once, so the matmuls that read it still fuse (Q/K/V into a
-  /// multi_matmul, gate and up into a gated_matmul); the quantization
-  /// fuses into the RMSNorm before it where there is one.
+  /// q8_1 with quantizedActivations, in a one-token step (a prompt chunk's
+  /// f32 kernels decode each weight block once for 8 rows, which per-row
+  /// integer products do not beat on the CPU target), for weights whose
+  /// integer kernels pay on the CPU target (q8_0, q4_0; q4_k's need an x
+  /// scale per 32 values) and rows circuit.quantize's lowering takes (it
+  /// stages a row in 32 KiB of workgroup memory: up to 7168 values). Each
+  /// x is quantized once, so the matmuls that read it still fuse (Q/K/V
+  /// into a multi_matmul, gate and up into a gated_matmul); the
+  /// quantization fuses into the RMSNorm before it where there is one.
   Value activationsFor(Value x, Value w) {
     constexpr int64_t kMaxQuantizedRow = 7168;
     auto wType = cast<RankedTensorType>(w.getType());
