@@ -73,7 +73,7 @@ class Llama:
 
     Llama(model_path, n_ctx=512, n_batch=32, device="auto", n_threads=0,
           seed=-1, chat_format=None, program_cache=True, type_k="f16",
-          type_v="f16")
+          type_v="f16", quantize_activations=False)
 
     `device` is "auto" (a GPU, else the CPU target), "cpu", "vulkan",
     "cuda" or "interp" (the reference interpreter). `n_ctx` 0 takes the
@@ -85,7 +85,10 @@ class Llama:
     keeps (docs/Models.md, "Program cache") and stores them there.
     `type_k` and `type_v` store the KV cache in "f16" (the default, as
     llama.cpp's), "f32" or "q8_0", as hesper-run's -ctk/-ctv
-    (llama-cpp-python takes ggml type numbers).
+    (llama-cpp-python takes ggml type numbers). `quantize_activations`
+    quantizes the input of Q8_0/Q4_0 projections to q8_1 in single-token
+    evals and multiplies bytes in integers, as hesper-run's
+    --quantize-activations (and llama.cpp's CPU backend).
 
     Raises FileNotFoundError for a missing file, ValueError for a file or
     argument Hesper refuses, RuntimeError when the device fails.
@@ -93,12 +96,13 @@ class Llama:
 
     def __init__(self, model_path, n_ctx=512, n_batch=32, device="auto",
                  n_threads=0, seed=-1, chat_format=None, verbose=False,
-                 program_cache=True, type_k="f16", type_v="f16"):
+                 program_cache=True, type_k="f16", type_v="f16",
+                 quantize_activations=False):
         self.model_path = model_path
         self._model = _hesper.Model(str(model_path))
         self._session = _hesper.Session(self._model, device, n_ctx, n_batch,
                                         n_threads, program_cache, type_k,
-                                        type_v)
+                                        type_v, quantize_activations)
         self._seed = seed
         self._tokens = []  # what the KV cache holds, position by position
         self._chat_format = self._model.chat_format(chat_format or "")

@@ -179,6 +179,30 @@ def test_f16_kv_cache_equals_hesper_run(model_path, tmp_path):
         hesper.Llama(model_path, device="cpu", type_k="q4_0")
 
 
+def test_quantized_activations_equal_hesper_run(tmp_path):
+    # Q4_0 weights, token by token (n_batch=1: single-token evals quantize
+    # their activations), against hesper-run --quantize-activations -b 1;
+    # the exact products give other logits.
+    path = make_model(tmp_path / "q4.gguf", "--arch", "llama", "--seed", "41",
+                      "--type", "q4_0")
+    ids = [1, 17, 33, 49, 65, 81]
+    runs = {}
+    for quantized in (True, False):
+        llm = hesper.Llama(path, device="cpu", n_ctx=64, n_batch=1,
+                           n_threads=1, quantize_activations=quantized)
+        llm.eval(ids)
+        runs[quantized] = llm.logits.copy()
+    dump = tmp_path / "q.npy"
+    subprocess.run(
+        ["hesper-run", path, "--backend=cpu", "-t", "1", "-c", "64", "-b", "1",
+         "--quantize-activations", "--tokens", ",".join(map(str, ids)),
+         "-n", "1", "--temp", "0", "--dump-logits", str(dump)],
+        capture_output=True, check=True)
+    np.testing.assert_allclose(runs[True], np.load(dump)[len(ids) - 1],
+                               rtol=1e-5, atol=1e-5)
+    assert np.abs(runs[True] - runs[False]).max() > 1e-3
+
+
 def test_errors_are_python_exceptions(llm, tmp_path):
     with pytest.raises(FileNotFoundError):
         hesper.Llama(str(tmp_path / "missing.gguf"))

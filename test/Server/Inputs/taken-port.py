@@ -1,5 +1,6 @@
-"""Holds a loopback port and starts hesper-server on it; exits with the
-server's status (its error goes to stderr)."""
+"""Holds a loopback port and starts hesper-server on it (the model, then
+any further arguments for the server); exits with the server's status (its
+error goes to stderr)."""
 import socket
 import subprocess
 import sys
@@ -9,6 +10,7 @@ holder.bind(("127.0.0.1", 0))
 holder.listen()
 port = holder.getsockname()[1]
 result = subprocess.run(["hesper-server", "-m", sys.argv[1], "--port",
-                         str(port), "--backend=cpu", "-np", "1"],
+                         str(port), "--backend=cpu", "-np", "1",
+                         *sys.argv[2:]],
                         timeout=120)
 sys.exit(result.returncode)
