@@ -31,7 +31,7 @@ struct FloatMath {
 
 GraphLowering::AttentionFrame
 GraphLowering::beginAttention(cir::AttentionOp op, KernelState &ks,
-                              int64_t lanes) {
+                              int64_t lanes, Value partials) {
   AttentionFrame f;
   f.dim = op.getHeadDim();
   f.heads = op.getHeads();
@@ -48,6 +48,8 @@ GraphLowering::beginAttention(cir::AttentionOp op, KernelState &ks,
     bind(ks, input, false);
   allocFor(op.getResult());
   bind(ks, op.getResult(), true);
+  if (partials)
+    bindBuffer(ks, partials, /*written=*/true);
   createKernel(ks, op, lanes);
   f.q = arg(ks, op.getQ());
   f.kCache = arg(ks, op.getKCache());
@@ -124,6 +126,16 @@ Value GraphLowering::emitAttentionScore(const AttentionFrame &f,
 /// the dimensions it owns (d = lane, lane + 64, ...). Only positions up to
 /// `pos` are read (from `first` on, with a sliding window). With one lane
 /// (the CPU target) see emitAttentionSingleLane.
+///
+/// A cache of more than kAttentionSplitTiles tiles is split into ranges of
+/// that many tiles (flash-decoding): workgroup z of the first kernel runs
+/// the tiles of range z that lie in [first, pos] and stores its running
+/// maximum, sum and weighted V sums (nothing to add: the lowest float, 0,
+/// 0); a second kernel, a workgroup per head and row, combines the ranges
+/// in index order (each rescaled by exp(m_z - max m)). The ranges are
+/// fixed by the cache's size, so the command list stays the same from
+/// token to token, the work per workgroup stays bounded as the position
+/// grows, and the result is the same run to run.
 LogicalResult GraphLowering::lowerAttention(cir::AttentionOp op) {
   Location loc = op.getLoc();
   const int64_t heads = op.getHeads(), dim = op.getHeadDim(),
@@ -143,16 +155,33 @@ LogicalResult GraphLowering::lowerAttention(cir::AttentionOp op) {
   // The `lanes` knob: lanes and positions per tile (kAttentionTile).
   const int64_t lanes = shape.attentionLanes;
   const int64_t owned = ceilDiv(dim, lanes); // dimensions per lane
-  AttentionFrame f = beginAttention(op, ks, lanes);
+  const int64_t splitPositions = lanes * kAttentionSplitTiles;
+  const int64_t positions =
+      numElements(op.getKCache().getType()) / (op.getKvHeads() * dim);
+  const int64_t splits = ceilDiv(positions, splitPositions);
+  if (splits > shape.maxGridDim)
+    return op.emitOpError("has a cache of ")
+           << positions << " positions, more than "
+           << shape.maxGridDim * splitPositions
+           << " that convert-circuit-to-shaderm splits over one grid "
+              "dimension";
+  // Per (row, head, range): the running maximum, the sum and dim weighted
+  // V sums.
+  const int64_t partialStride = dim + 2;
+  Value partials;
+  if (splits > 1)
+    partials = allocScratch(rows * heads * splits * partialStride,
+                            b.getF32Type(), loc);
+  AttentionFrame f = beginAttention(op, ks, lanes, partials);
   IndexMath im(b, loc);
   FloatMath fm{b, loc};
   Type f32 = b.getF32Type();
-  Value vCache = f.vCache, out = f.out;
+  Value vCache = f.vCache;
   Value scores = sm::SharedAllocOp::create(
       b, loc, sm::SharedType::get(b.getContext(), lanes, f32));
   Value tid = sm::LocalIdOp::create(b, loc, b.getIndexType(), sm::Dim::x);
   locateAttentionRow(f, group, loc);
-  Value qBase = f.qBase, kvBase = f.kvBase, count = f.count;
+  Value kvBase = f.kvBase, count = f.count;
   const int64_t rowStride = f.rowStride;
   // This lane's dimensions, clamped in range for the loads (the extra
   // lanes of a head dimension that is not a multiple of 64 compute a value
@@ -161,12 +190,22 @@ LogicalResult GraphLowering::lowerAttention(cir::AttentionOp op) {
   for (int64_t j = 0; j < owned; ++j)
     dims.push_back(arith::MinUIOp::create(b, loc, im.add(tid, im.c(j * lanes)),
                                           im.c(dim - 1)));
+  // The positions this workgroup takes: all of [first, count), or the part
+  // of its range of them.
+  Value begin = f.first, end = count, split;
+  if (partials) {
+    split = sm::WorkgroupIdOp::create(b, loc, b.getIndexType(), sm::Dim::z);
+    Value rangeBegin = im.mul(split, im.c(splitPositions));
+    begin = arith::MaxUIOp::create(b, loc, f.first, rangeBegin);
+    end = arith::MinUIOp::create(
+        b, loc, count, im.add(rangeBegin, im.c(splitPositions)));
+  }
 
   Value lowest = fm.c(-std::numeric_limits<float>::max());
   SmallVector<Value> init{lowest, fm.c(0.0)};
   for (int64_t j = 0; j < owned; ++j)
     init.push_back(fm.c(0.0));
-  auto tiles = scf::ForOp::create(b, loc, f.first, count, im.c(lanes), init);
+  auto tiles = scf::ForOp::create(b, loc, begin, end, im.c(lanes), init);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(tiles.getBody());
@@ -175,7 +214,7 @@ LogicalResult GraphLowering::lowerAttention(cir::AttentionOp op) {
     Value t = im.add(tile, tid);
     // Score of position t (the lowest float past the end: it never wins
     // the maximum and is never summed).
-    auto scored = scf::IfOp::create(b, loc, TypeRange{f32}, im.lt(t, count),
+    auto scored = scf::IfOp::create(b, loc, TypeRange{f32}, im.lt(t, end),
                                     /*withElseRegion=*/true);
     {
       OpBuilder::InsertionGuard inner(b);
@@ -187,9 +226,9 @@ LogicalResult GraphLowering::lowerAttention(cir::AttentionOp op) {
     sm::StoreOp::create(b, loc, scored.getResult(0), scores, tid);
     sm::BarrierOp::create(b, loc);
 
-    // Positions in this tile: min(64, count - tile) >= 1.
+    // Positions in this tile: min(64, end - tile) >= 1.
     Value n = arith::MinUIOp::create(b, loc, im.c(lanes),
-                                     arith::SubIOp::create(b, loc, count, tile));
+                                     arith::SubIOp::create(b, loc, end, tile));
     auto maxLoop = scf::ForOp::create(b, loc, im.c(0), n, im.c(1),
                                       ValueRange{lowest});
     {
@@ -234,15 +273,104 @@ LogicalResult GraphLowering::lowerAttention(cir::AttentionOp op) {
     scf::YieldOp::create(b, loc, yielded);
   }
   ValueRange final = guardZeroTrip(b, tiles);
-  for (int64_t j = 0; j < owned; ++j) {
+  // Runs `store(d)` for the lane's `j`-th dimension d where it exists.
+  auto storeOwned = [&](int64_t j, llvm::function_ref<void(Value d)> store) {
     Value d = im.add(tid, im.c(j * lanes));
     auto inRange = scf::IfOp::create(b, loc, im.lt(d, im.c(dim)));
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(inRange.thenBlock());
-    Value value = ex::DivOp::create(b, loc, final[2 + j], final[1]);
-    sm::StoreOp::create(b, loc, value, out, im.add(qBase, d));
+    store(d);
+  };
+  if (!partials) {
+    for (int64_t j = 0; j < owned; ++j)
+      storeOwned(j, [&](Value d) {
+        Value value = ex::DivOp::create(b, loc, final[2 + j], final[1]);
+        sm::StoreOp::create(b, loc, value, f.out, im.add(f.qBase, d));
+      });
+    finishKernel(ks, {heads, rows, 1});
+    return success();
   }
-  finishKernel(ks, {heads, rows, 1});
+
+  // The range's partial results: lane 0 its maximum and sum, every lane
+  // its dimensions' sums.
+  Value head = sm::WorkgroupIdOp::create(b, loc, b.getIndexType(), sm::Dim::x);
+  Value qRow = sm::WorkgroupIdOp::create(b, loc, b.getIndexType(), sm::Dim::y);
+  Value rowHead = im.add(im.mul(qRow, im.c(heads)), head);
+  Value scratch = ks.argOf.lookup(partials);
+  Value at = im.mul(im.add(im.mul(rowHead, im.c(splits)), split),
+                    im.c(partialStride));
+  {
+    auto first = scf::IfOp::create(b, loc, im.lt(tid, im.c(1)));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(first.thenBlock());
+    sm::StoreOp::create(b, loc, final[0], scratch, at);
+    sm::StoreOp::create(b, loc, final[1], scratch, im.add(at, im.c(1)));
+  }
+  for (int64_t j = 0; j < owned; ++j)
+    storeOwned(j, [&](Value d) {
+      sm::StoreOp::create(b, loc, final[2 + j], scratch,
+                          im.add(at, im.add(im.c(2), d)));
+    });
+  finishKernel(ks, {heads, rows, splits});
+
+  // The combine kernel: per head and row, the ranges in index order.
+  KernelState combine;
+  bindBuffer(combine, partials, /*written=*/false);
+  bind(combine, op.getResult(), /*written=*/true);
+  createKernel(combine, op, lanes);
+  Value parts = combine.argOf.lookup(partials);
+  Value out = arg(combine, op.getResult());
+  lowest = fm.c(-std::numeric_limits<float>::max());
+  tid = sm::LocalIdOp::create(b, loc, b.getIndexType(), sm::Dim::x);
+  head = sm::WorkgroupIdOp::create(b, loc, b.getIndexType(), sm::Dim::x);
+  qRow = sm::WorkgroupIdOp::create(b, loc, b.getIndexType(), sm::Dim::y);
+  rowHead = im.add(im.mul(qRow, im.c(heads)), head);
+  Value rowParts = im.mul(rowHead, im.c(splits * partialStride));
+  dims.clear();
+  for (int64_t j = 0; j < owned; ++j)
+    dims.push_back(arith::MinUIOp::create(b, loc, im.add(tid, im.c(j * lanes)),
+                                          im.c(dim - 1)));
+  auto partAt = [&](Value s, int64_t offset) {
+    return im.add(rowParts, im.add(im.mul(s, im.c(partialStride)),
+                                   im.c(offset)));
+  };
+  auto maxLoop = scf::ForOp::create(b, loc, im.c(0), im.c(splits), im.c(1),
+                                    ValueRange{lowest});
+  {
+    OpBuilder::InsertionGuard body(b);
+    b.setInsertionPointToStart(maxLoop.getBody());
+    Value m = sm::LoadOp::create(b, loc, f32, parts,
+                                 partAt(maxLoop.getInductionVar(), 0));
+    scf::YieldOp::create(b, loc, fm.max(maxLoop.getRegionIterArgs()[0], m));
+  }
+  Value mAll = maxLoop.getResult(0);
+  SmallVector<Value> sums(1 + owned, fm.c(0.0));
+  auto sumLoop = scf::ForOp::create(b, loc, im.c(0), im.c(splits), im.c(1),
+                                    sums);
+  {
+    OpBuilder::InsertionGuard body(b);
+    b.setInsertionPointToStart(sumLoop.getBody());
+    Value s = sumLoop.getInductionVar();
+    ValueRange acc = sumLoop.getRegionIterArgs();
+    Value m = sm::LoadOp::create(b, loc, f32, parts, partAt(s, 0));
+    Value w = fm.exp(fm.sub(m, mAll));
+    Value l = sm::LoadOp::create(b, loc, f32, parts, partAt(s, 1));
+    SmallVector<Value> next{fm.add(acc[0], fm.mul(l, w))};
+    for (int64_t j = 0; j < owned; ++j) {
+      Value v = sm::LoadOp::create(b, loc, f32, parts,
+                                   im.add(partAt(s, 2), dims[j]));
+      next.push_back(fm.add(acc[1 + j], fm.mul(v, w)));
+    }
+    scf::YieldOp::create(b, loc, next);
+  }
+  Value qBase = im.mul(rowHead, im.c(dim));
+  for (int64_t j = 0; j < owned; ++j)
+    storeOwned(j, [&](Value d) {
+      Value value = ex::DivOp::create(b, loc, sumLoop.getResult(1 + j),
+                                      sumLoop.getResult(0));
+      sm::StoreOp::create(b, loc, value, out, im.add(qBase, d));
+    });
+  finishKernel(combine, {heads, rows, 1});
   return success();
 }
 

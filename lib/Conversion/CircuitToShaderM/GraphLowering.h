@@ -60,6 +60,10 @@ inline constexpr int64_t kSubgroupReduceLanes = 64;
 /// (the `lanes` knob changes both). The reference interpreter walks the
 /// positions in tiles of the same size.
 inline constexpr int64_t kAttentionTile = 64;
+/// Tiles of positions one workgroup of GPU decode attention takes: a cache
+/// of more positions is split into ranges of this many tiles, scored in
+/// parallel and combined by a second kernel (flash-decoding).
+inline constexpr int64_t kAttentionSplitTiles = 4;
 /// The largest workgroup count of one grid dimension every backend accepts.
 inline constexpr int64_t kMaxGridDim = 65535;
 /// Words of a q8_1 block (circuit.quantize's activations): f16 d and
@@ -377,6 +381,21 @@ private:
     return buffer;
   }
 
+  /// A schedule buffer of `length` `element`s that no graph tensor names:
+  /// one kernel's partial results for the next.
+  Value allocScratch(int64_t length, Type element, Location loc) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(schedule.getBody().front().getTerminator());
+    auto type = sm::BufferType::get(b.getContext(), length, element,
+                                    sm::Access::read_write);
+    return sm::AllocOp::create(b, loc, type);
+  }
+  /// Binds schedule buffer `buffer` itself (allocScratch's) to the kernel;
+  /// its kernel argument is then `ks.argOf.lookup(buffer)`.
+  void bindBuffer(KernelState &ks, Value buffer, bool written) {
+    ks.bindings[buffer] |= written;
+  }
+
   /// Clones `body` at the builder with `args` for its block arguments
   /// (nullptr for a whole-tensor argument, read through `extract` from the
   /// kernel argument of `wholeTensors[i]`), returns the yielded values.
@@ -441,9 +460,10 @@ private:
       return emitDequantizeElement(cache, element, index, loc);
     return toF32(loadElement(cache, index, loc), loc);
   }
-  /// Binds the op's buffers and creates its kernel of `lanes` lanes.
+  /// Binds the op's buffers (and `partials`, a scratch buffer the kernel
+  /// writes, when given) and creates its kernel of `lanes` lanes.
   AttentionFrame beginAttention(cir::AttentionOp op, KernelState &ks,
-                                int64_t lanes);
+                                int64_t lanes, Value partials = {});
   /// The workgroup's head (grid x) and query row (grid y): fills qBase,
   /// kvBase, count (pos + row + 1, clamped to the cache) and first (0, or
   /// count - window with a sliding window).
