@@ -88,6 +88,7 @@ void GraphLowering::locateAttentionRow(AttentionFrame &f, int64_t group,
   Value start = im.c(0);
   if (f.seqLen > 0)
     start = im.mul(im.div(im.toIndex(pos), f.seqLen), im.c(f.seqLen));
+  f.start = start;
   f.first = start;
   if (f.window > 0)
     f.first = arith::MaxSIOp::create(
@@ -156,8 +157,12 @@ LogicalResult GraphLowering::lowerAttention(cir::AttentionOp op) {
   const int64_t lanes = shape.attentionLanes;
   const int64_t owned = ceilDiv(dim, lanes); // dimensions per lane
   const int64_t splitPositions = lanes * kAttentionSplitTiles;
-  const int64_t positions =
+  // A row reads its own sequence's positions (a batch step's caches hold
+  // several sequences of seq_len).
+  int64_t positions =
       numElements(op.getKCache().getType()) / (op.getKvHeads() * dim);
+  if (std::optional<uint64_t> seqLen = op.getSeqLen())
+    positions = std::min<int64_t>(positions, int64_t(*seqLen));
   const int64_t splits = ceilDiv(positions, splitPositions);
   if (splits > shape.maxGridDim)
     return op.emitOpError("has a cache of ")
@@ -191,11 +196,11 @@ LogicalResult GraphLowering::lowerAttention(cir::AttentionOp op) {
     dims.push_back(arith::MinUIOp::create(b, loc, im.add(tid, im.c(j * lanes)),
                                           im.c(dim - 1)));
   // The positions this workgroup takes: all of [first, count), or the part
-  // of its range of them.
+  // of its range of them (ranges counted from the row's sequence's start).
   Value begin = f.first, end = count, split;
   if (partials) {
     split = sm::WorkgroupIdOp::create(b, loc, b.getIndexType(), sm::Dim::z);
-    Value rangeBegin = im.mul(split, im.c(splitPositions));
+    Value rangeBegin = im.add(f.start, im.mul(split, im.c(splitPositions)));
     begin = arith::MaxUIOp::create(b, loc, f.first, rangeBegin);
     end = arith::MinUIOp::create(
         b, loc, count, im.add(rangeBegin, im.c(splitPositions)));

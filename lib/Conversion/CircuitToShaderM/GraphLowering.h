@@ -453,6 +453,7 @@ private:
     Value q, kCache, vCache, pos, out;
     Type kElement, vElement; ///< the caches' element types (f32/f16/q8_0)
     Value qBase, kvBase, first, count;
+    Value start; ///< the row's sequence's first position (0: one sequence)
   };
   /// Element `index` of a cache buffer of `element`s, as f32.
   Value loadCacheValue(Value cache, Type element, Value index, Location loc) {
