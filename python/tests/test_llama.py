@@ -230,11 +230,19 @@ def test_errors_are_python_exceptions(llm, tmp_path):
 
 
 def test_generation_releases_the_gil(llm):
-    counter = iterations_while(
-        lambda: llm("In a hole in the ground", max_tokens=200, temperature=0))
     # The main thread ran Python while the other generated: many loop
-    # iterations, not a handful between GIL switches.
-    assert counter > 10000, counter
+    # iterations, not a handful between GIL switches. A generation that
+    # held the GIL would give ~0 every time; on a machine busy with other
+    # work the OS may not run this thread at all during one short
+    # generation, so the best of three attempts counts.
+    counters = []
+    for _ in range(3):
+        counters.append(iterations_while(
+            lambda: llm("In a hole in the ground", max_tokens=200,
+                        temperature=0)))
+        if counters[-1] > 10000:
+            break
+    assert max(counters) > 10000, counters
 
 
 def test_create_and_destroy_keeps_memory_steady(model_path):
