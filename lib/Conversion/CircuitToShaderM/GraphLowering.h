@@ -63,7 +63,7 @@ inline constexpr int64_t kAttentionTile = 64;
 /// Tiles of positions one workgroup of GPU decode attention takes: a cache
 /// of more positions is split into ranges of this many tiles, scored in
 /// parallel and combined by a second kernel (flash-decoding).
-inline constexpr int64_t kAttentionSplitTiles = 4;
+inline constexpr int64_t kAttentionSplitTiles = 2;
 /// The largest workgroup count of one grid dimension every backend accepts.
 inline constexpr int64_t kMaxGridDim = 65535;
 /// Words of a q8_1 block (circuit.quantize's activations): f16 d and

@@ -1,14 +1,14 @@
 // circuit.attention over caches of 2048 positions, which GPU targets split
-// into ranges of 4 tiles (256 positions), scored in parallel and combined
+// into ranges of 2 tiles (128 positions), scored in parallel and combined
 // by a second kernel (flash-decoding; the CPU target's single-lane kernel
 // walks the tiles in one workgroup). The Vulkan and CPU acceptance tests
 // run these graphs against the interpreter at positions 0, 31, 32, 33,
-// 255, 256, 511, 512 and 2047 (one range, a tile boundary, a range
+// 127, 128, 511, 512 and 2047 (one range, a tile boundary, a range
 // boundary, every range), with GQA (4 query heads over 2 KV heads) and a
 // sliding window of 300 positions (the first ranges hold nothing to add),
 // five runs bit-identical. @sequences: a batch step's caches of 3
 // sequences of 768 positions (seq_len), rows at global positions 700 and
-// 1500: each row's ranges start at its sequence's start (3 per row).
+// 1500: each row's ranges start at its sequence's start (6 per row).
 //
 // @uniform: every K row is equal, so the softmax is uniform over 0..pos,
 // and V[t, d] = 0.01 * (32 t + d) (one KV head of 32): out[h, d] =
@@ -31,13 +31,13 @@
 // COUNT: graph @gqa: 1 dispatches (1 attention)
 // COUNT: graph @window: 1 dispatches (1 attention)
 // COUNT: graph @sequences: 1 dispatches (1 attention)
-// Two kernels per attention on a GPU target: the ranges (grid z: 2048 / 256)
+// Two kernels per attention on a GPU target: the ranges (grid z: 2048 / 128)
 // and the combination.
 // KERNELS-LABEL: shaderm.schedule @uniform
-// KERNELS: shaderm.launch @uniform_k0_attention grid [2, 1, 8]
+// KERNELS: shaderm.launch @uniform_k0_attention grid [2, 1, 16]
 // KERNELS: shaderm.launch @uniform_k1_attention grid [2, 1, 1]
 // KERNELS-LABEL: shaderm.schedule @sequences
-// KERNELS: shaderm.launch @sequences_k0_attention grid [2, 2, 3]
+// KERNELS: shaderm.launch @sequences_k0_attention grid [2, 2, 6]
 // KERNELS: shaderm.launch @sequences_k1_attention grid [2, 2, 1]
 
 circuit.graph @uniform(%q: tensor<64xf32> {circuit.name = "q"},
