@@ -19,9 +19,14 @@
 
 #include "ModelLoader.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <map>
 #include <cstring>
 
 using namespace hesper;
@@ -597,6 +602,57 @@ Model::loadImage(std::vector<uint8_t> image, const std::string &what) {
   return finishLoad(std::move(model), what);
 }
 
+/// Files older than llama.cpp's merged expert tensors store each expert's
+/// matrix on its own, `blk.L.ffn_{gate,up,down}.E.weight`. Where the E
+/// matrices of one layer and projection have one type and shape and lie one
+/// after another in the file, they are added as the view
+/// `blk.L.ffn_*_exps.weight` of all of them ([K, N, E], read in place like
+/// any tensor); otherwise the file is refused (experts are read where they
+/// are, never copied).
+static Status viewPerExpertTensors(rt::GgufFile &file) {
+  // "blk.L.<projection>" -> the tensors of experts 0, 1, ...
+  std::map<std::string, std::map<int64_t, const rt::GgufTensor *>> groups;
+  for (const rt::GgufTensor &t : file.tensors()) {
+    llvm::SmallVector<llvm::StringRef> parts;
+    llvm::StringRef(t.name).split(parts, '.');
+    int64_t expert = 0;
+    if (parts.size() != 5 || parts[0] != "blk" || parts[4] != "weight" ||
+        !llvm::is_contained({"ffn_gate", "ffn_up", "ffn_down"}, parts[2]) ||
+        parts[3].getAsInteger(10, expert))
+      continue;
+    groups["blk." + parts[1].str() + "." + parts[2].str()][expert] = &t;
+  }
+  for (const auto &[stem, experts] : groups) {
+    const std::string merged = stem + "_exps.weight";
+    if (file.tensor(merged))
+      continue;
+    const rt::GgufTensor &first = *experts.begin()->second;
+    int64_t e = 0;
+    for (const auto &[index, t] : experts) {
+      if (index != e)
+        return Status::error(file.path() + ": tensor '" + stem + "." +
+                             std::to_string(e) + ".weight' is missing (" +
+                             std::to_string(experts.size()) +
+                             " per-expert tensors of " + stem + ")");
+      if (t->type != first.type || t->dims != first.dims ||
+          t->data != first.data + uint64_t(e) * first.bytes)
+        return Status::error(
+            file.path() + ": the per-expert tensors " + stem +
+            ".N.weight do not share one type and shape or are not stored one "
+            "after another, and the experts are read in place (expert " +
+            std::to_string(e) + ")");
+      ++e;
+    }
+    rt::GgufTensor view = first;
+    view.name = merged;
+    view.dims.push_back(e);
+    view.numElements = first.numElements * e;
+    view.bytes = first.bytes * uint64_t(e);
+    file.addView(std::move(view));
+  }
+  return Status();
+}
+
 rt::Result<std::unique_ptr<Model>>
 Model::finishLoad(std::unique_ptr<Model> model, const std::string &path) {
   if (const char *limit = std::getenv("HESPER_MAX_LOOKUP_VALUES")) {
@@ -608,6 +664,8 @@ Model::finishLoad(std::unique_ptr<Model> model, const std::string &path) {
                            "' is not a number from 1 to 2^31 - 1");
     model->hp.maxLookupValues = v;
   }
+  if (Status s = viewPerExpertTensors(*model->gguf); !s)
+    return s;
   if (Status s = Loader(*model->gguf, model->hp).run(); !s)
     return s;
 

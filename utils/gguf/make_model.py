@@ -1115,6 +1115,16 @@ def parse_args(argv=None):
     moe.add_argument("--expert-ffn", dest="expert_ffn", type=int,
                      help="qwen3moe: expert_feed_forward_length (default "
                           "--ffn / --experts-used); llama's experts are --ffn wide")
+    moe.add_argument("--separate-experts", dest="separate_experts",
+                     nargs="?", const="contiguous",
+                     choices=("contiguous", "interleaved"),
+                     help="llama/qwen3moe: each expert's matrix as its own "
+                          "tensor, blk.N.ffn_{gate,up,down}.E.weight, a "
+                          "projection's experts one after another (files "
+                          "older than llama.cpp's merged _exps tensors); "
+                          "interleaved: expert by expert (gate, up, down of "
+                          "expert 0, then 1, ...), for loaders' negative "
+                          "tests")
     moe.add_argument("--expert-weights-scale", dest="expert_weights_scale",
                      type=float, help="expert_weights_scale (written when given)")
     moe.add_argument("--router-tie", dest="router_tie", type=int, action="append",
@@ -1265,8 +1275,10 @@ def parse_args(argv=None):
     if cfg.experts is None:
         if any(v is not None for v in moe_flags) or getattr(
                 cfg, "moe_layers", None) is not None or getattr(
-                cfg, "merged_gate_up", None):
+                cfg, "merged_gate_up", None) or cfg.separate_experts:
             p.error("the expert options need --experts (or --arch qwen3moe)")
+    elif cfg.separate_experts and cfg.arch == "gemma4":
+        p.error("--separate-experts applies to --arch llama/qwen3moe only")
     else:
         if cfg.arch not in ("llama", "qwen3moe", "gemma4"):
             p.error("--experts applies to --arch llama/qwen3moe/gemma4 only")
@@ -1511,8 +1523,16 @@ def _moe_weights(cfg, llama, rng):
         layer = int(parts[1])
         b = "blk.%d." % layer
         router, gate, up, down = _router_and_experts(cfg, rng, layer)
-        out += [(b + "ffn_gate_inp.weight", router), (b + "ffn_gate_exps.weight", gate),
-                (b + "ffn_up_exps.weight", up), (b + "ffn_down_exps.weight", down)]
+        out.append((b + "ffn_gate_inp.weight", router))
+        stems = (("ffn_gate", gate), ("ffn_up", up), ("ffn_down", down))
+        if cfg.separate_experts == "interleaved":
+            out += [(b + "%s.%d.weight" % (stem, e), mats[e])
+                    for e in range(len(gate)) for stem, mats in stems]
+        elif cfg.separate_experts:
+            out += [(b + "%s.%d.weight" % (stem, e), mats[e])
+                    for stem, mats in stems for e in range(len(mats))]
+        else:
+            out += [(b + stem + "_exps.weight", mats) for stem, mats in stems]
     return out
 
 

@@ -1022,6 +1022,13 @@ class Model:
         def opt(name):
             return W(name) if name in g.tensors else None
 
+        def experts(p, stem):
+            # the merged tensor, or (older files) one per expert
+            if p + stem + "_exps.weight" in g.tensors:
+                return W(p + stem + "_exps.weight")
+            return np.stack([W("%s%s.%d.weight" % (p, stem, e))
+                             for e in range(self.n_expert)])
+
         self.tok_embd = W("token_embd.weight")                # (vocab, n_embd)
         self.n_vocab = self.tok_embd.shape[0]
         self.layers = []
@@ -1050,9 +1057,9 @@ class Model:
             if not dense:
                 self.layers[-1].update(
                     router=W(p + "ffn_gate_inp.weight"),          # (E, n_embd)
-                    gate_exps=W(p + "ffn_gate_exps.weight"),      # (E, F, n_embd)
-                    up_exps=W(p + "ffn_up_exps.weight"),
-                    down_exps=W(p + "ffn_down_exps.weight"))      # (E, n_embd, F)
+                    gate_exps=experts(p, "ffn_gate"),             # (E, F, n_embd)
+                    up_exps=experts(p, "ffn_up"),
+                    down_exps=experts(p, "ffn_down"))             # (E, n_embd, F)
             if self.bitnet:
                 self.layers[-1].update(self._bitnet_layer(p))
         if self.quantize_activations:

@@ -173,7 +173,15 @@ public:
   std::optional<bool> getBool(const std::string &key) const;
 
   const std::vector<GgufTensor> &tensors() const { return tens; }
+  /// A tensor of the file's table, or a view added by addView.
   const GgufTensor *tensor(const std::string &name) const;
+  /// Adds a tensor that is not in the file's table but names bytes of it
+  /// (a loader's view: per-expert tensors stored one after another seen as
+  /// one). tensor() finds it; tensors() lists the file's own only.
+  void addView(GgufTensor view) {
+    std::string key = view.name;
+    views[key] = std::move(view);
+  }
 
 private:
   GgufFile() = default;
@@ -184,6 +192,7 @@ private:
   std::map<std::string, size_t> metaIndex;
   std::vector<GgufTensor> tens;
   std::map<std::string, size_t> tensorIndex;
+  std::map<std::string, GgufTensor> views;
   void *mapping = nullptr;
   size_t mappingBytes = 0;
 };

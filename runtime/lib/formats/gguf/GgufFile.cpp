@@ -608,7 +608,10 @@ std::optional<bool> GgufFile::getBool(const std::string &key) const {
 
 const GgufTensor *GgufFile::tensor(const std::string &tensorName) const {
   auto it = tensorIndex.find(tensorName);
-  return it == tensorIndex.end() ? nullptr : &tens[it->second];
+  if (it != tensorIndex.end())
+    return &tens[it->second];
+  auto view = views.find(tensorName);
+  return view == views.end() ? nullptr : &view->second;
 }
 
 } // namespace hesper::rt
