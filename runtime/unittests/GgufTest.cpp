@@ -485,6 +485,31 @@ TEST(GgufTest, TensorsWithDefaultAlignment) {
   expectTensors(**r, spec, image);
 }
 
+TEST(GgufTest, ViewsAreFoundButNotListed) {
+  ImageSpec spec = severalTensors(32);
+  Image image = build(spec);
+  auto r = parse(image.bytes);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  GgufFile &f = **r;
+  const GgufTensor *d = f.tensor("d");
+  ASSERT_NE(d, nullptr);
+  GgufTensor view = *d;
+  view.name = "d_view";
+  view.dims.push_back(1);
+  f.addView(view);
+  const GgufTensor *found = f.tensor("d_view");
+  ASSERT_NE(found, nullptr);
+  EXPECT_EQ(found->data, d->data);
+  EXPECT_EQ(found->dims, (std::vector<int64_t>{64, 1}));
+  EXPECT_EQ(f.tensors().size(), spec.tensors.size());
+  EXPECT_EQ(f.tensor("d_view_missing"), nullptr);
+  // A name of the file's table is the file's tensor, view or not.
+  view.name = "d";
+  view.dims = {1};
+  f.addView(view);
+  EXPECT_EQ(f.tensor("d")->dims, (std::vector<int64_t>{64}));
+}
+
 TEST(GgufTest, TensorsWithCustomAlignment) {
   for (uint64_t alignment : {1, 8, 64, 4096}) {
     SCOPED_TRACE(alignment);
