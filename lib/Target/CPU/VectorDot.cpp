@@ -81,11 +81,11 @@ struct VectorDotToVNNIPass
       // move; then b may hold -128 too).
       if (!bytesNonNegative(a)) {
         magnitudes = math::AbsIOp::create(b, loc, a);
-        signs = LLVM::CallIntrinsicOp::create(
-                    b, loc, bytes.getType(),
-                    b.getStringAttr("llvm.x86.avx2.psign.b"),
-                    ValueRange{bytes, a})
-                    .getResult(0);
+        signs =
+            LLVM::CallIntrinsicOp::create(
+                b, loc, bytes.getType(),
+                b.getStringAttr("llvm.x86.avx2.psign.b"), ValueRange{bytes, a})
+                .getResult(0);
       }
       Value sum = LLVM::CallIntrinsicOp::create(
                       b, loc, op.getType(),

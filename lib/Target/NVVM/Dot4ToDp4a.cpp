@@ -1,4 +1,5 @@
-//===- Dot4ToDp4a.cpp - Byte dot products as dp4a --------------------------===//
+//===- Dot4ToDp4a.cpp - Byte dot products as dp4a
+//--------------------------===//
 //
 // Part of the Hesper project.
 //
@@ -13,8 +14,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "NVVMPasses.h"
 #include "Hesper/Dialect/Exp/IR/Exp.h"
+#include "NVVMPasses.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
