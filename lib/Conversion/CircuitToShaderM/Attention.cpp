@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BlockMath.h"
 #include "GraphLowering.h"
 
 namespace hesper::lowering {
@@ -28,6 +29,27 @@ struct FloatMath {
   Value tanh(Value x) { return ex::TanhOp::create(b, loc, x); }
 };
 } // namespace
+
+/// One lane: the 32 values of q8_0 block `block` (an index of 34-byte
+/// blocks) of a cache, scaled, as a vector<32xf32>. An even block's values
+/// start two bytes into a word: its words are the high halves of one load
+/// joined with the low halves of the load one word on; an odd block's are
+/// that second load as it is. (A q8_0 cache holds an even number of blocks,
+/// so the last block is odd and no load passes the buffer's end.)
+static Value loadQ8_0BlockVector(OpBuilder &b, Value cache, Value block,
+                                 Location loc) {
+  IndexMath im(b, loc);
+  BlockMath vm{b, loc};
+  Value byteBase = im.mul(block, im.c(34));
+  Value word = im.div(byteBase, 4);
+  Value low = vm.words(cache, word);
+  Value high = vm.words(cache, im.add(word, im.c(1)));
+  Value odd = im.lt(im.c(0), im.rem(block, 2));
+  Value bytes = arith::SelectOp::create(b, loc, odd, vm.bytes(high),
+                                        vm.bytesAfterHalfWord(low, high));
+  Value scale = loadHalf(b, loc, cache, byteBase);
+  return vm.mul(vm.splat(scale), vm.signedToF32(bytes));
+}
 
 GraphLowering::AttentionFrame
 GraphLowering::beginAttention(cir::AttentionOp op, KernelState &ks,
@@ -101,18 +123,62 @@ Value GraphLowering::emitAttentionScore(const AttentionFrame &f,
   IndexMath im(b, loc);
   FloatMath fm{b, loc};
   Value kRow = im.add(im.mul(position, im.c(f.rowStride)), f.kvBase);
-  auto dot = scf::ForOp::create(b, loc, im.c(0), im.c(f.dim), im.c(1),
-                                ValueRange{fm.c(0.0)});
-  {
+  // sum(q[d] k[d]) over d in [0, n) from `at` on, the K values from
+  // `loadK(d)`.
+  auto dotProduct = [&](Value at, int64_t n,
+                        llvm::function_ref<Value(Value)> loadK) {
+    auto dot = scf::ForOp::create(b, loc, im.c(0), im.c(n), im.c(1),
+                                  ValueRange{fm.c(0.0)});
     OpBuilder::InsertionGuard body(b);
     b.setInsertionPointToStart(dot.getBody());
     Value d = dot.getInductionVar();
-    Value qv = loadElement(f.q, im.add(f.qBase, d), loc);
-    Value kv = loadCacheValue(f.kCache, f.kElement, im.add(kRow, d), loc);
-    scf::YieldOp::create(b, loc,
-                         fm.add(dot.getRegionIterArgs()[0], fm.mul(qv, kv)));
+    Value qv = loadElement(f.q, im.add(f.qBase, im.add(at, d)), loc);
+    scf::YieldOp::create(
+        b, loc, fm.add(dot.getRegionIterArgs()[0], fm.mul(qv, loadK(d))));
+    return dot.getResult(0);
+  };
+  Value raw;
+  if (isa<cir::Q8_0Type>(f.kElement) && shape.singleLane) {
+    // One lane: a block of K and of q at a time as vector<32xf32>.
+    BlockMath vm{b, loc};
+    auto blocks = scf::ForOp::create(b, loc, im.c(0), im.c(f.dim / 32),
+                                     im.c(1), ValueRange{vm.zeros()});
+    OpBuilder::InsertionGuard body(b);
+    b.setInsertionPointToStart(blocks.getBody());
+    Value at = im.mul(blocks.getInductionVar(), im.c(32));
+    Value k = loadQ8_0BlockVector(b, f.kCache, im.div(im.add(kRow, at), 32),
+                                  loc);
+    Value qv = vm.x32(f.q, im.add(f.qBase, at));
+    scf::YieldOp::create(
+        b, loc, vm.multiplyAdd(blocks.getRegionIterArgs()[0], k, qv));
+    b.setInsertionPointAfter(blocks);
+    raw = vm.sum(blocks.getResult(0));
+  } else if (isa<cir::Q8_0Type>(f.kElement)) {
+    // A q8_0 cache's head is whole 32-value blocks (the cache types'
+    // check): per block, the 32 byte products in f32 and its f16 scale
+    // once, instead of a scale per value.
+    WordMath wm(b, loc);
+    auto blocks = scf::ForOp::create(b, loc, im.c(0), im.c(f.dim / 32),
+                                     im.c(1), ValueRange{fm.c(0.0)});
+    OpBuilder::InsertionGuard body(b);
+    b.setInsertionPointToStart(blocks.getBody());
+    Value at = im.mul(blocks.getInductionVar(), im.c(32));
+    Value base = im.mul(im.div(im.add(kRow, at), 32), im.c(34));
+    Value sum = dotProduct(at, 32, [&](Value j) {
+      return wm.toF32(wm.signExtendByte(
+          loadByte(b, loc, f.kCache, im.add(base, im.add(im.c(2), j)))));
+    });
+    Value scale = loadHalf(b, loc, f.kCache, base);
+    scf::YieldOp::create(
+        b, loc, fm.add(blocks.getRegionIterArgs()[0], fm.mul(scale, sum)));
+    b.setInsertionPointAfter(blocks);
+    raw = blocks.getResult(0);
+  } else {
+    raw = dotProduct(im.c(0), f.dim, [&](Value d) {
+      return loadCacheValue(f.kCache, f.kElement, im.add(kRow, d), loc);
+    });
   }
-  Value score = fm.mul(dot.getResult(0), fm.c(f.scale));
+  Value score = fm.mul(raw, fm.c(f.scale));
   if (f.softcap > 0)
     score = fm.mul(fm.tanh(fm.mul(score, fm.c(1.0 / f.softcap))),
                    fm.c(f.softcap));
@@ -449,11 +515,25 @@ void GraphLowering::emitAttentionSingleLane(AttentionFrame &f, int64_t group,
       Value s = sm::LoadOp::create(b, loc, f32, scores, i);
       Value p = fm.exp(fm.sub(s, mNew));
       Value vRow = im.add(im.mul(im.add(tile, i), im.c(rowStride)), kvBase);
-      forEach(im.c(dim), [&](Value d) {
-        Value a = sm::LoadOp::create(b, loc, f32, acc, d);
-        Value v = loadCacheValue(vCache, f.vElement, im.add(vRow, d), loc);
-        sm::StoreOp::create(b, loc, fm.add(a, fm.mul(p, v)), acc, d);
-      });
+      if (isa<cir::Q8_0Type>(f.vElement)) {
+        // Whole 32-value blocks (the cache types' check), each decoded as
+        // one vector.
+        BlockMath vm{b, loc};
+        forEach(im.c(dim / 32), [&](Value blk) {
+          Value at = im.mul(blk, im.c(32));
+          Value v = loadQ8_0BlockVector(b, vCache,
+                                        im.div(im.add(vRow, at), 32), loc);
+          Value a = sm::LoadOp::create(b, loc, vm.f32s(), acc, at);
+          sm::StoreOp::create(b, loc, vm.multiplyAdd(a, vm.splat(p), v), acc,
+                              at);
+        });
+      } else {
+        forEach(im.c(dim), [&](Value d) {
+          Value a = sm::LoadOp::create(b, loc, f32, acc, d);
+          Value v = loadCacheValue(vCache, f.vElement, im.add(vRow, d), loc);
+          sm::StoreOp::create(b, loc, fm.add(a, fm.mul(p, v)), acc, d);
+        });
+      }
       scf::YieldOp::create(b, loc, fm.add(weighLoop.getRegionIterArgs()[0], p));
     }
     Value tileSum = guardZeroTrip(b, weighLoop)[0];
