@@ -131,6 +131,24 @@ std::vector<Workload> allWorkloads() {
                                 weightType(g.getContext(), t));
           g.output(g.matmul(x, wt));
         };
+        // The same matvec with x quantized to q8_1 first and the bytes
+        // multiplied in integers (hesper-run --quantize-activations; dp4a
+        // on NVIDIA, vpdpbusd on CPUs with VNNI).
+        if (rows == 1 && t != "f32" && t != "f16") {
+          Workload q = w;
+          q.name = w.name + "_q8_1";
+          q.quick = false;
+          q.build = [dim, ffn, t](GraphBuilder &g) {
+            Value x = g.external("x", {dim}, g.f32());
+            Value wt = g.external("w", {ffn, dim},
+                                  weightType(g.getContext(), t));
+            g.output(g.matmul(
+                g.quantize(x, cir::Q8_1Type::get(g.getContext())), wt));
+          };
+          out.push_back(std::move(w));
+          out.push_back(std::move(q));
+          continue;
+        }
         out.push_back(std::move(w));
       }
     }
