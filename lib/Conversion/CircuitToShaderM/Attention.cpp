@@ -254,13 +254,17 @@ LogicalResult GraphLowering::lowerAttention(cir::AttentionOp op) {
   locateAttentionRow(f, group, loc);
   Value kvBase = f.kvBase, count = f.count;
   const int64_t rowStride = f.rowStride;
-  // This lane's dimensions, clamped in range for the loads (the extra
+  // Lane `lane`'s dimensions, clamped in range for the loads (the extra
   // lanes of a head dimension that is not a multiple of 64 compute a value
   // they never store).
-  SmallVector<Value> dims;
-  for (int64_t j = 0; j < owned; ++j)
-    dims.push_back(arith::MinUIOp::create(b, loc, im.add(tid, im.c(j * lanes)),
-                                          im.c(dim - 1)));
+  auto laneDims = [&](Value lane) {
+    SmallVector<Value> dims;
+    for (int64_t j = 0; j < owned; ++j)
+      dims.push_back(arith::MinUIOp::create(
+          b, loc, im.add(lane, im.c(j * lanes)), im.c(dim - 1)));
+    return dims;
+  };
+  SmallVector<Value> dims = laneDims(tid);
   // The positions this workgroup takes: all of [first, count), or the part
   // of its range of them (ranges counted from the row's sequence's start).
   Value begin = f.first, end = count, split;
@@ -397,10 +401,7 @@ LogicalResult GraphLowering::lowerAttention(cir::AttentionOp op) {
   qRow = sm::WorkgroupIdOp::create(b, loc, b.getIndexType(), sm::Dim::y);
   rowHead = im.add(im.mul(qRow, im.c(heads)), head);
   Value rowParts = im.mul(rowHead, im.c(splits * partialStride));
-  dims.clear();
-  for (int64_t j = 0; j < owned; ++j)
-    dims.push_back(arith::MinUIOp::create(b, loc, im.add(tid, im.c(j * lanes)),
-                                          im.c(dim - 1)));
+  dims = laneDims(tid);
   auto partAt = [&](Value s, int64_t offset) {
     return im.add(rowParts, im.add(im.mul(s, im.c(partialStride)),
                                    im.c(offset)));

@@ -90,35 +90,26 @@ SmallVector<Value> GraphLowering::emitQ8ActivationPairDotVector(
   // vector<8xf32> per x row and block of the pair (two independent
   // chains). The integer sums are exact, so the result differs from the
   // interpreter's f32 products only by the order of float additions.
-  constexpr int64_t kWidth = 8;
   Location loc = d.loc;
   IndexMath im(b, loc);
   BlockMath vm{b, loc};
   const size_t rows = d.xRows.size();
-  auto lanesType = VectorType::get({kWidth}, b.getF32Type());
-  auto sumsType = VectorType::get({kWidth}, b.getI32Type());
-  auto xWords = VectorType::get({8}, b.getI32Type());
   OpBuilder::InsertionGuard guard(b);
-  auto loop = scf::ForOp::create(b, loc, im.c(0), im.c(d.k / 64), im.c(1),
-                                 SmallVector<Value>(2 * rows, vm.zeros(kWidth)));
+  auto loop = scf::ForOp::create(
+      b, loc, im.c(0), im.c(d.k / 64), im.c(1),
+      SmallVector<Value>(2 * rows, vm.zeros(BlockMath::kByteDotLanes)));
   b.setInsertionPointToStart(loop.getBody());
   Value pair = loop.getInductionVar();
   HalfScaledPair p = loadHalfScaledPair(d, pair, valueWords);
   Value wA = decode(p.valuesA), wB = decode(p.valuesB);
-  Value noSums = arith::ConstantOp::create(b, loc, b.getZeroAttr(sumsType));
   SmallVector<Value> acc(loop.getRegionIterArgs());
   for (size_t r = 0; r < rows; ++r) {
     Value at = im.add(d.xRows[r], im.mul(pair, im.c(2 * kQ8_1Words)));
     auto addBlock = [&](Value sums, Value w, Value scale, Value block) {
-      Value head = sm::LoadOp::create(b, loc, b.getI32Type(), d.x, block);
-      Value dx = ex::UnpackF16x2Op::create(b, loc, b.getF32Type(), head, 0);
-      Value xs = vm.bytes(sm::LoadOp::create(b, loc, xWords, d.x,
-                                             im.add(block, im.c(1))));
-      Value dots = arith::SIToFPOp::create(
-          b, loc, lanesType,
-          ex::VectorDot4I8Op::create(b, loc, w, xs, noSums));
-      Value s = vm.splat(ex::MulOp::create(b, loc, scale, dx), kWidth);
-      return vm.add(sums, vm.mul(s, dots));
+      Value dx = loadQ8_1Scale(b, loc, d.x, block);
+      Value xs = vm.bytes(vm.words(d.x, im.add(block, im.c(1))));
+      return vm.add(
+          sums, vm.scaledByteDot(w, xs, ex::MulOp::create(b, loc, scale, dx)));
     };
     acc[r] = addBlock(acc[r], wA, p.scaleA, at);
     acc[rows + r] =
@@ -169,12 +160,12 @@ SmallVector<Value> GraphLowering::emitQ4_KDotVector(const DotOperands &d,
   const size_t rows = d.xRows.size();
   Value rowBlocks = im.mul(d.n, im.c(blocks));
   OpBuilder::InsertionGuard guard(b);
-  constexpr int64_t kLanes = 8;
-  scf::ForOp loop =
-      q8Activations
-          ? scf::ForOp::create(b, loc, im.c(0), im.c(blocks), im.c(1),
-                               SmallVector<Value>(2 * rows, vm.zeros(kLanes)))
-          : vm.beginRows(blocks, rows);
+  scf::ForOp loop = q8Activations
+                        ? scf::ForOp::create(
+                              b, loc, im.c(0), im.c(blocks), im.c(1),
+                              SmallVector<Value>(
+                                  2 * rows, vm.zeros(BlockMath::kByteDotLanes)))
+                        : vm.beginRows(blocks, rows);
   if (q8Activations)
     b.setInsertionPointToStart(loop.getBody());
   Value blk = loop.getInductionVar();
@@ -214,9 +205,6 @@ SmallVector<Value> GraphLowering::emitQ4_KDotVector(const DotOperands &d,
     Value mLo = ex::MulOp::create(b, loc, scaleMin, wm.toF32(mnLo));
     Value mHi = ex::MulOp::create(b, loc, scaleMin, wm.toF32(mnHi));
     if (q8Activations) {
-      auto sumsType = VectorType::get({kLanes}, b.getI32Type());
-      auto lanesType = VectorType::get({kLanes}, b.getF32Type());
-      Value noSums = arith::ConstantOp::create(b, loc, b.getZeroAttr(sumsType));
       Value ones = vm.i8Splat(1);
       // Sub-block 2c + half of x row r against codes q, scaled by sc and m.
       auto addSub = [&](size_t r, int64_t half, Value q, Value sc, Value m) {
@@ -224,22 +212,13 @@ SmallVector<Value> GraphLowering::emitQ4_KDotVector(const DotOperands &d,
             d.xRows[r],
             im.mul(im.add(im.mul(blk, im.c(8)), im.c(2 * c + half)),
                    im.c(kQ8_1Words)));
-        Value xHead = sm::LoadOp::create(b, loc, b.getI32Type(), d.x, xBlock);
-        Value dx = ex::UnpackF16x2Op::create(b, loc, b.getF32Type(), xHead, 0);
+        Value dx = loadQ8_1Scale(b, loc, d.x, xBlock);
         Value xs = vm.bytes(vm.words(d.x, im.add(xBlock, im.c(1))));
-        auto dot = [&](Value a) -> Value {
-          return arith::SIToFPOp::create(
-              b, loc, lanesType,
-              ex::VectorDot4I8Op::create(b, loc, a, xs, noSums));
-        };
-        acc[r] = vm.add(acc[r], vm.mul(vm.splat(ex::MulOp::create(b, loc, sc,
-                                                                  dx),
-                                                kLanes),
-                                       dot(q)));
+        acc[r] = vm.add(
+            acc[r], vm.scaledByteDot(q, xs, ex::MulOp::create(b, loc, sc, dx)));
         acc[rows + r] = vm.add(
             acc[rows + r],
-            vm.mul(vm.splat(ex::MulOp::create(b, loc, m, dx), kLanes),
-                   dot(ones)));
+            vm.scaledByteDot(ones, xs, ex::MulOp::create(b, loc, m, dx)));
       };
       for (size_t r = 0; r < rows; ++r) {
         addSub(r, 0, lo, dLo, mLo);

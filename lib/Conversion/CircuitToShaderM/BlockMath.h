@@ -24,6 +24,8 @@ struct BlockMath {
   OpBuilder &b;
   Location loc;
   static constexpr int64_t kWidth = 32;
+  /// Lanes of scaledByteDot's result: four bytes each.
+  static constexpr int64_t kByteDotLanes = kWidth / 4;
 
   VectorType f32s(int64_t width = kWidth) const {
     return VectorType::get({width}, b.getF32Type());
@@ -83,6 +85,16 @@ struct BlockMath {
     return bytes(arith::OrIOp::create(
         b, loc, arith::ShRUIOp::create(b, loc, low, i32Splat(16)),
         arith::ShLIOp::create(b, loc, high, i32Splat(16))));
+  }
+  /// `scale` times the dot products of 32 bytes `a` and `bytesB` in 8
+  /// lanes of four (exp.vector_dot4_i8, exact in i32), as vector<8xf32>.
+  Value scaledByteDot(Value a, Value bytesB, Value scale) {
+    auto sums = VectorType::get({kByteDotLanes}, b.getI32Type());
+    Value dot = exp::VectorDot4I8Op::create(
+        b, loc, a, bytesB,
+        arith::ConstantOp::create(b, loc, b.getZeroAttr(sums)));
+    return mul(splat(scale, kByteDotLanes),
+               arith::SIToFPOp::create(b, loc, f32s(kByteDotLanes), dot));
   }
   /// 32 consecutive f32 values of `x` from element `at` on.
   Value x32(Value x, Value at) {

@@ -602,10 +602,10 @@ private:
   /// q8_0 and q4_0 (`nibbles`) weight blocks per lane unit, the byte
   /// products added with exp.dot4_i8 and scaled once per block.
   SmallVector<Value> emitQ8ActivationDot(const DotOperands &d, bool nibbles);
-  /// The dot products against q8_1 activations, or null when the weight
-  /// format has no such kernel.
-  std::optional<SmallVector<Value>>
-  emitQ8ActivationBlockDot(const DotOperands &d, Type element);
+  /// The dot products against q8_1 activations (q8_0, q4_0, q4_k and q5_k
+  /// weights: hasQ8ActivationKernel in Matmul.cpp).
+  SmallVector<Value> emitQ8ActivationBlockDot(const DotOperands &d,
+                                              Type element);
   /// q4_k, or q5_k with `fifthBits` (q4_k's layout with a plane of fifth
   /// bits after the scales).
   SmallVector<Value> emitQ4_KDot(const DotOperands &d, bool fifthBits = false,
@@ -720,6 +720,14 @@ private:
 };
 
 /// The f16 at byte `byteIndex` of a buffer of 32-bit words, as f32.
+/// The scale d of the q8_1 block whose first word is `block` in `words`
+/// (the low half of that word), as f32.
+inline Value loadQ8_1Scale(OpBuilder &b, Location loc, Value words,
+                           Value block) {
+  Value head = sm::LoadOp::create(b, loc, b.getI32Type(), words, block);
+  return ex::UnpackF16x2Op::create(b, loc, b.getF32Type(), head, 0);
+}
+
 inline Value loadHalf(OpBuilder &b, Location loc, Value words,
                       Value byteIndex) {
   IndexMath im(b, loc);

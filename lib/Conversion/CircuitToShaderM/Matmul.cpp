@@ -39,8 +39,7 @@ SmallVector<Value> GraphLowering::emitPartialDot(KernelState &ks, Value x,
     SmallVector<Value> all;
     for (Value n : ns) {
       ops.n = n;
-      // lowerMatmul refuses the formats without a kernel beforehand.
-      llvm::append_range(all, *emitQ8ActivationBlockDot(ops, element));
+      llvm::append_range(all, emitQ8ActivationBlockDot(ops, element));
     }
     return all;
   }
@@ -286,19 +285,24 @@ SmallVector<Value> GraphLowering::emitHalfScaledBlockDot(
   SmallVector<Value> acc;
   for (size_t r = 0; r < rows; ++r) {
     Value dot = inner.getResult(r);
-    if (q8Activations) {
-      Value head = sm::LoadOp::create(b, loc, b.getI32Type(), d.x, xBlocks[r]);
-      Value dx = ex::UnpackF16x2Op::create(b, loc, b.getF32Type(), head, 0);
-      dot = ex::MulOp::create(b, loc, dx, wm.toF32(dot));
-    }
+    if (q8Activations)
+      dot = ex::MulOp::create(b, loc, loadQ8_1Scale(b, loc, d.x, xBlocks[r]),
+                              wm.toF32(dot));
     acc.push_back(
         ex::FmaOp::create(b, loc, scale, dot, loop.getRegionIterArgs()[r]));
   }
   return finishUnits(loop, acc);
 }
 
-std::optional<SmallVector<Value>>
-GraphLowering::emitQ8ActivationBlockDot(const DotOperands &d, Type element) {
+/// Weight formats with integer kernels for q8_1 activations.
+static bool hasQ8ActivationKernel(Type element) {
+  return isa<cir::Q8_0Type, cir::Q4_0Type, cir::Q4_KType, cir::Q5_KType>(
+      element);
+}
+
+SmallVector<Value> GraphLowering::emitQ8ActivationBlockDot(const DotOperands &d,
+                                                           Type element) {
+  assert(hasQ8ActivationKernel(element) && "lowerMatmul refuses the others");
   bool vectorBlocks = d.lanes == 1 && d.k % 64 == 0;
   if (isa<cir::Q8_0Type>(element))
     return vectorBlocks ? emitQ8_0DotVector(d, /*q8Activations=*/true)
@@ -307,13 +311,9 @@ GraphLowering::emitQ8ActivationBlockDot(const DotOperands &d, Type element) {
     return vectorBlocks ? emitQ4_0DotVector(d, /*nonLinear=*/false,
                                             /*q8Activations=*/true)
                         : emitQ8ActivationDot(d, /*nibbles=*/true);
-  if (isa<cir::Q4_KType, cir::Q5_KType>(element)) {
-    bool fifthBits = isa<cir::Q5_KType>(element);
-    return d.lanes == 1
-               ? emitQ4_KDotVector(d, fifthBits, /*q8Activations=*/true)
-               : emitQ4_KDot(d, fifthBits, /*q8Activations=*/true);
-  }
-  return std::nullopt;
+  bool fifthBits = isa<cir::Q5_KType>(element);
+  return d.lanes == 1 ? emitQ4_KDotVector(d, fifthBits, /*q8Activations=*/true)
+                      : emitQ4_KDot(d, fifthBits, /*q8Activations=*/true);
 }
 
 SmallVector<Value> GraphLowering::emitQ8ActivationDot(const DotOperands &d,
@@ -527,10 +527,8 @@ SmallVector<Value> GraphLowering::emitQ4_KDot(const DotOperands &d,
     if (q8Activations) {
       // Scale each sub-block's factors by its x block's d; the sums to f32.
       for (int64_t half = 0; half < 2; ++half) {
-        Value head = sm::LoadOp::create(
-            b, loc, b.getI32Type(), d.x,
-            im.add(xBlocks[r], im.c(half * kQ8_1Words)));
-        Value dx = ex::UnpackF16x2Op::create(b, loc, b.getF32Type(), head, 0);
+        Value dx = loadQ8_1Scale(b, loc, d.x,
+                                 im.add(xBlocks[r], im.c(half * kQ8_1Words)));
         (half ? sHi : sLo) = ex::MulOp::create(b, loc, half ? dHi : dLo, dx);
         (half ? nHi : nLo) = ex::MulOp::create(b, loc, half ? mHi : mLo, dx);
       }
@@ -627,11 +625,9 @@ LogicalResult GraphLowering::lowerMatmul(Operation *op, Value x,
   Location loc = op->getLoc();
   auto xType = cast<RankedTensorType>(x.getType());
   if (isa<cir::Q8_1Type>(xType.getElementType())) {
-    // Integer kernels exist for q8_0, q4_0, q4_k and q5_k weights.
     for (Value w : weights) {
       Type wElt = cast<RankedTensorType>(w.getType()).getElementType();
-      if (!isa<cir::Q8_0Type, cir::Q4_0Type, cir::Q4_KType, cir::Q5_KType>(
-              wElt))
+      if (!hasQ8ActivationKernel(wElt))
         return op->emitOpError("with q8_1 activations and ")
                << wElt
                << " weights is not supported by convert-circuit-to-shaderm "
