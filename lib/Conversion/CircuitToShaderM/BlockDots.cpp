@@ -57,27 +57,65 @@ GraphLowering::loadHalfScaledPair(const DotOperands &d, Value pair,
   return p;
 }
 
-SmallVector<Value> GraphLowering::emitHalfScaledBlockPairDotVector(
-    const DotOperands &d, int64_t valueWords,
-    llvm::function_ref<Value(Value words)> decode) {
+SmallVector<Value> GraphLowering::emitDecodedTileDot(
+    const DotOperands &d, int64_t steps, int64_t stepValues, int64_t pieces,
+    llvm::function_ref<WeightPiece(size_t c, Value n, Value step, int64_t p)>
+        decode) {
+  // The register tile of a prompt chunk's matmul on the CPU target: piece
+  // by piece, each weight row's 32 values are decoded once, then each x
+  // row's 32 values are loaded once and multiplied with every weight
+  // row's. Decoding a piece just before its products keeps few decoded
+  // vectors live. Accumulator c * rows + r (weight row c, x row r) sees
+  // its pieces in step order, so a tile of one weight row sums exactly as
+  // a tile of several.
   Location loc = d.loc;
   IndexMath im(b, loc);
   BlockMath vm{b, loc};
   const size_t rows = d.xRows.size();
+  SmallVector<Value> ns(d.ns);
+  if (ns.empty())
+    ns.push_back(d.n);
   OpBuilder::InsertionGuard guard(b);
-  scf::ForOp loop = vm.beginRows(d.k / 64, rows);
-  Value pair = loop.getInductionVar();
-  HalfScaledPair p = loadHalfScaledPair(d, pair, valueWords);
-  // The blocks' values, decoded once for every x row.
-  Value wA = vm.mul(vm.splat(p.scaleA), vm.signedToF32(decode(p.valuesA)));
-  Value wB = vm.mul(vm.splat(p.scaleB), vm.signedToF32(decode(p.valuesB)));
+  scf::ForOp loop = vm.beginRows(steps, rows * ns.size());
+  Value step = loop.getInductionVar();
   SmallVector<Value> acc(loop.getRegionIterArgs());
-  for (size_t r = 0; r < rows; ++r) {
-    Value at = im.add(d.xRows[r], im.mul(pair, im.c(64)));
-    acc[r] = vm.multiplyAdd(vm.multiplyAdd(acc[r], wA, vm.x32(d.x, at)), wB,
-                            vm.x32(d.x, im.add(at, im.c(32))));
+  Value first = im.mul(step, im.c(stepValues));
+  for (int64_t p = 0; p < pieces; ++p) {
+    SmallVector<WeightPiece> piece;
+    for (auto [c, n] : llvm::enumerate(ns))
+      piece.push_back(decode(c, n, step, p));
+    for (size_t r = 0; r < rows; ++r) {
+      Value at =
+          im.add(im.add(d.xRows[r], first), im.c(piece.front().xOffset));
+      Value xv = vm.x32(d.x, at);
+      for (size_t c = 0; c < ns.size(); ++c)
+        acc[c * rows + r] =
+            vm.multiplyAdd(acc[c * rows + r], piece[c].weights, xv);
+    }
   }
   return vm.finishRows(loop, acc);
+}
+
+SmallVector<Value> GraphLowering::emitHalfScaledBlockPairDotVector(
+    const DotOperands &d, int64_t valueWords,
+    llvm::function_ref<Value(Value words)> decode) {
+  BlockMath vm{b, d.loc};
+  // Each tile row's pair, loaded with its first piece.
+  SmallVector<HalfScaledPair> loaded(std::max<size_t>(d.ns.size(), 1));
+  return emitDecodedTileDot(
+      d, d.k / 64, 64, 2,
+      [&](size_t c, Value n, Value pair, int64_t piece) -> WeightPiece {
+        HalfScaledPair &p = loaded[c];
+        if (piece == 0) {
+          DotOperands row = d;
+          row.n = n;
+          p = loadHalfScaledPair(row, pair, valueWords);
+        }
+        Value scale = piece == 0 ? p.scaleA : p.scaleB;
+        Value values = piece == 0 ? p.valuesA : p.valuesB;
+        return {vm.mul(vm.splat(scale), vm.signedToF32(decode(values))),
+                32 * piece};
+      });
 }
 
 SmallVector<Value> GraphLowering::emitQ8ActivationPairDotVector(
@@ -136,14 +174,14 @@ SmallVector<Value> GraphLowering::emitQ8_0DotVector(const DotOperands &d,
 SmallVector<Value> GraphLowering::emitQ4_KDotVector(const DotOperands &d,
                                                     bool fifthBits,
                                                     bool q8Activations) {
-  // One super-block (36 words) per iteration: per quarter c, the 32 quant
+  // One super-block (36 words) per step: per quarter c, the 32 quant
   // bytes at word 4 + 8c hold sub-block 2c in their low nibbles and 2c + 1
   // in their high ones, each against 32 consecutive values of x. The 64
   // values d*sc*q - dmin*m are decoded once and multiplied with every x
-  // row (a prompt chunk's up to 8 rows share the decoding). q5_k
-  // (`fifthBits`, 44 words): the 32 bytes qh at word 4 give each quarter
-  // c a fifth bit (bit 2c for the low nibbles, 2c + 1 for the high ones)
-  // and the quants start at word 12.
+  // row (emitDecodedTileDot: a prompt chunk's rows share the decoding).
+  // q5_k (`fifthBits`, 44 words): the 32 bytes qh at word 4 give each
+  // quarter c a fifth bit (bit 2c for the low nibbles, 2c + 1 for the high
+  // ones) and the quants start at word 12.
   // With q8_1 activations (x's blocks of 32 line up with the sub-blocks),
   // each sub-block's codes q (0..31) multiply x's bytes in integers
   // (exp.vector_dot4_i8, 8 lanes of four), and so do ones, for sum(x):
@@ -157,89 +195,111 @@ SmallVector<Value> GraphLowering::emitQ4_KDotVector(const DotOperands &d,
   WordMath wm(b, loc);
   BlockMath vm{b, loc};
   int64_t blocks = d.k / kValues;
-  const size_t rows = d.xRows.size();
-  Value rowBlocks = im.mul(d.n, im.c(blocks));
-  OpBuilder::InsertionGuard guard(b);
-  scf::ForOp loop = q8Activations
-                        ? scf::ForOp::create(
-                              b, loc, im.c(0), im.c(blocks), im.c(1),
-                              SmallVector<Value>(
-                                  2 * rows, vm.zeros(BlockMath::kByteDotLanes)))
-                        : vm.beginRows(blocks, rows);
-  if (q8Activations)
-    b.setInsertionPointToStart(loop.getBody());
-  Value blk = loop.getInductionVar();
-  Value blockWord = im.mul(im.add(rowBlocks, blk), im.c(kWords));
-  Value head = sm::LoadOp::create(b, loc, b.getI32Type(), d.w, blockWord);
-  Value scaleD = ex::UnpackF16x2Op::create(b, loc, b.getF32Type(), head, 0);
-  Value scaleMin = ex::UnpackF16x2Op::create(b, loc, b.getF32Type(), head, 1);
-  auto scaleByte = [&](Value i) -> Value {
-    return loadByte(b, loc, d.w,
-                    im.add(im.mul(blockWord, im.c(4)), im.add(im.c(4), i)));
+  // The super-block at word `word`: its f16 scale and min scale, and
+  // q5_k's fifth bits.
+  struct SuperBlock {
+    Value word, scaleD, scaleMin, qh;
   };
-  SmallVector<Value> acc(loop.getRegionIterArgs());
-  Value qh;
-  if (fifthBits)
-    qh = vm.bytes(vm.words(d.w, im.add(blockWord, im.c(4))));
-  // Bit `bit` of every qh byte, moved to bit 4.
-  auto fifth = [&](int64_t bit) -> Value {
-    Value one = arith::AndIOp::create(
-        b, loc, arith::ShRUIOp::create(b, loc, qh, vm.i8Splat(bit)),
-        vm.i8Splat(1));
-    return arith::ShLIOp::create(b, loc, one, vm.i8Splat(4));
+  auto superBlockAt = [&](Value word) {
+    Value head = sm::LoadOp::create(b, loc, b.getI32Type(), d.w, word);
+    SuperBlock s{word,
+                 ex::UnpackF16x2Op::create(b, loc, b.getF32Type(), head, 0),
+                 ex::UnpackF16x2Op::create(b, loc, b.getF32Type(), head, 1),
+                 {}};
+    if (fifthBits)
+      s.qh = vm.bytes(vm.words(d.w, im.add(word, im.c(4))));
+    return s;
   };
-  for (int64_t c = 0; c < 4; ++c) {
-    Value quants = vm.bytes(
-        vm.words(d.w, im.add(blockWord, im.c(quantWord + 8 * c))));
-    Value lo = arith::AndIOp::create(b, loc, quants, vm.i8Splat(0xf));
-    Value hi = arith::ShRUIOp::create(b, loc, quants, vm.i8Splat(4));
+  // Quarter c of a super-block: its two sub-blocks' codes (low nibbles,
+  // then high) and their scales d*sc and mins dmin*m.
+  struct Quarter {
+    Value lo, hi, dLo, dHi, mLo, mHi;
+  };
+  auto quarterOf = [&](const SuperBlock &s, int64_t c) {
+    auto scaleByte = [&](Value i) -> Value {
+      return loadByte(b, loc, d.w,
+                      im.add(im.mul(s.word, im.c(4)), im.add(im.c(4), i)));
+    };
+    Quarter q;
+    Value quants =
+        vm.bytes(vm.words(d.w, im.add(s.word, im.c(quantWord + 8 * c))));
+    q.lo = arith::AndIOp::create(b, loc, quants, vm.i8Splat(0xf));
+    q.hi = arith::ShRUIOp::create(b, loc, quants, vm.i8Splat(4));
     if (fifthBits) {
-      lo = arith::OrIOp::create(b, loc, lo, fifth(2 * c));
-      hi = arith::OrIOp::create(b, loc, hi, fifth(2 * c + 1));
+      // Bit `bit` of every qh byte, moved to bit 4.
+      auto fifth = [&](int64_t bit) -> Value {
+        Value one = arith::AndIOp::create(
+            b, loc, arith::ShRUIOp::create(b, loc, s.qh, vm.i8Splat(bit)),
+            vm.i8Splat(1));
+        return arith::ShLIOp::create(b, loc, one, vm.i8Splat(4));
+      };
+      q.lo = arith::OrIOp::create(b, loc, q.lo, fifth(2 * c));
+      q.hi = arith::OrIOp::create(b, loc, q.hi, fifth(2 * c + 1));
     }
     auto [scLo, mnLo] = unpackQ4_KScaleMin(im, wm, im.c(2 * c), scaleByte);
     auto [scHi, mnHi] =
         unpackQ4_KScaleMin(im, wm, im.c(2 * c + 1), scaleByte);
-    Value dLo = ex::MulOp::create(b, loc, scaleD, wm.toF32(scLo));
-    Value dHi = ex::MulOp::create(b, loc, scaleD, wm.toF32(scHi));
-    Value mLo = ex::MulOp::create(b, loc, scaleMin, wm.toF32(mnLo));
-    Value mHi = ex::MulOp::create(b, loc, scaleMin, wm.toF32(mnHi));
-    if (q8Activations) {
-      Value ones = vm.i8Splat(1);
-      // Sub-block 2c + half of x row r against codes q, scaled by sc and m.
-      auto addSub = [&](size_t r, int64_t half, Value q, Value sc, Value m) {
-        Value xBlock = im.add(
-            d.xRows[r],
-            im.mul(im.add(im.mul(blk, im.c(8)), im.c(2 * c + half)),
-                   im.c(kQ8_1Words)));
-        Value dx = loadQ8_1Scale(b, loc, d.x, xBlock);
-        Value xs = vm.bytes(vm.words(d.x, im.add(xBlock, im.c(1))));
-        acc[r] = vm.add(
-            acc[r], vm.scaledByteDot(q, xs, ex::MulOp::create(b, loc, sc, dx)));
-        acc[rows + r] = vm.add(
-            acc[rows + r],
-            vm.scaledByteDot(ones, xs, ex::MulOp::create(b, loc, m, dx)));
-      };
-      for (size_t r = 0; r < rows; ++r) {
-        addSub(r, 0, lo, dLo, mLo);
-        addSub(r, 1, hi, dHi, mHi);
-      }
-      continue;
-    }
-    Value qLo = vm.unsignedToF32(lo);
-    Value qHi = vm.unsignedToF32(hi);
-    // The 64 values d*sc*q - dmin*m, decoded once for every x row.
-    Value wLo = vm.sub(vm.mul(vm.splat(dLo), qLo), vm.splat(mLo));
-    Value wHi = vm.sub(vm.mul(vm.splat(dHi), qHi), vm.splat(mHi));
+    q.dLo = ex::MulOp::create(b, loc, s.scaleD, wm.toF32(scLo));
+    q.dHi = ex::MulOp::create(b, loc, s.scaleD, wm.toF32(scHi));
+    q.mLo = ex::MulOp::create(b, loc, s.scaleMin, wm.toF32(mnLo));
+    q.mHi = ex::MulOp::create(b, loc, s.scaleMin, wm.toF32(mnHi));
+    return q;
+  };
+  auto blockWordOf = [&](Value n, Value blk) {
+    return im.mul(im.add(im.mul(n, im.c(blocks)), blk), im.c(kWords));
+  };
+  if (!q8Activations) {
+    // Piece p: sub-block p, the values d*sc*q - dmin*m. Each tile row's
+    // super-block is read with its first piece, a quarter with its first.
+    size_t tileRows = std::max<size_t>(d.ns.size(), 1);
+    SmallVector<SuperBlock> superBlocks(tileRows);
+    SmallVector<Quarter> quarters(tileRows);
+    return emitDecodedTileDot(
+        d, blocks, kValues, 8,
+        [&](size_t t, Value n, Value blk, int64_t p) -> WeightPiece {
+          if (p == 0)
+            superBlocks[t] = superBlockAt(blockWordOf(n, blk));
+          if (p % 2 == 0)
+            quarters[t] = quarterOf(superBlocks[t], p / 2);
+          const Quarter &q = quarters[t];
+          bool low = p % 2 == 0;
+          Value codes = vm.unsignedToF32(low ? q.lo : q.hi);
+          return {vm.sub(vm.mul(vm.splat(low ? q.dLo : q.dHi), codes),
+                         vm.splat(low ? q.mLo : q.mHi)),
+                  32 * p};
+        });
+  }
+  const size_t rows = d.xRows.size();
+  OpBuilder::InsertionGuard guard(b);
+  auto loop = scf::ForOp::create(
+      b, loc, im.c(0), im.c(blocks), im.c(1),
+      SmallVector<Value>(2 * rows, vm.zeros(BlockMath::kByteDotLanes)));
+  b.setInsertionPointToStart(loop.getBody());
+  Value blk = loop.getInductionVar();
+  SuperBlock s = superBlockAt(blockWordOf(d.n, blk));
+  SmallVector<Value> acc(loop.getRegionIterArgs());
+  Value ones = vm.i8Splat(1);
+  for (int64_t c = 0; c < 4; ++c) {
+    Quarter q = quarterOf(s, c);
+    // Sub-block 2c + half of x row r against codes q, scaled by sc and m.
+    auto addSub = [&](size_t r, int64_t half, Value codes, Value sc,
+                      Value m) {
+      Value xBlock = im.add(
+          d.xRows[r], im.mul(im.add(im.mul(blk, im.c(8)), im.c(2 * c + half)),
+                             im.c(kQ8_1Words)));
+      Value dx = loadQ8_1Scale(b, loc, d.x, xBlock);
+      Value xs = vm.bytes(vm.words(d.x, im.add(xBlock, im.c(1))));
+      acc[r] = vm.add(acc[r], vm.scaledByteDot(
+                                  codes, xs, ex::MulOp::create(b, loc, sc, dx)));
+      acc[rows + r] = vm.add(
+          acc[rows + r],
+          vm.scaledByteDot(ones, xs, ex::MulOp::create(b, loc, m, dx)));
+    };
     for (size_t r = 0; r < rows; ++r) {
-      Value at = im.add(im.add(d.xRows[r], im.mul(blk, im.c(kValues))),
-                        im.c(64 * c));
-      acc[r] = vm.multiplyAdd(vm.multiplyAdd(acc[r], wLo, vm.x32(d.x, at)),
-                              wHi, vm.x32(d.x, im.add(at, im.c(32))));
+      addSub(r, 0, q.lo, q.dLo, q.mLo);
+      addSub(r, 1, q.hi, q.dHi, q.mHi);
     }
   }
-  if (!q8Activations)
-    return vm.finishRows(loop, acc);
   scf::YieldOp::create(b, loc, acc);
   b.setInsertionPointAfter(loop);
   SmallVector<Value> dots;
@@ -262,8 +322,6 @@ SmallVector<Value> GraphLowering::emitQ6_KDotVector(const DotOperands &d) {
   WordMath wm(b, loc);
   BlockMath vm{b, loc};
   int64_t pairs = d.k / 512;
-  const size_t rows = d.xRows.size();
-  Value rowWord = im.mul(d.n, im.c(pairs * 105));
   // The first 16 of 32 values take one scale, the last 16 the next.
   SmallVector<bool> firstHalf(BlockMath::kWidth, false);
   std::fill(firstHalf.begin(), firstHalf.begin() + 16, true);
@@ -272,12 +330,13 @@ SmallVector<Value> GraphLowering::emitQ6_KDotVector(const DotOperands &d) {
       DenseElementsAttr::get(VectorType::get({BlockMath::kWidth},
                                              b.getI1Type()),
                              ArrayRef<bool>(firstHalf)));
-  OpBuilder::InsertionGuard guard(b);
-  scf::ForOp loop = vm.beginRows(pairs, rows);
-  Value pair = loop.getInductionVar();
-  Value pairWord = im.add(rowWord, im.mul(pair, im.c(105)));
-  SmallVector<Value> acc(loop.getRegionIterArgs());
-  for (int64_t blockInPair = 0; blockInPair < 2; ++blockInPair) {
+  // Piece p: the 32 values 128h + 32r of block p / 8 of the pair, with
+  // h = p / 4 % 2 and r = p % 4. Pieces read their bytes independently;
+  // the loads they share are one after LLVM's CSE (the loop stores
+  // nothing).
+  auto decode = [&](size_t, Value n, Value pair, int64_t p) -> WeightPiece {
+    int64_t blockInPair = p / 8, h = p / 4 % 2, r = p % 4;
+    Value pairWord = im.mul(im.add(im.mul(n, im.c(pairs)), pair), im.c(105));
     // Byte offsets within the block; the second block's are 2 past a word.
     int64_t start = blockInPair * kBytes;
     Value blockByte = im.add(im.mul(pairWord, im.c(4)), im.c(start));
@@ -296,37 +355,27 @@ SmallVector<Value> GraphLowering::emitQ6_KDotVector(const DotOperands &d) {
           loadByte(b, loc, d.w, im.add(blockByte, im.c(192 + i))));
       return ex::MulOp::create(b, loc, superScale, wm.toF32(q));
     };
-    for (int64_t h = 0; h < 2; ++h) {
-      Value qh = load32(128 + 32 * h);
-      for (int64_t r = 0; r < 4; ++r) {
-        Value ql = load32(64 * h + 32 * (r & 1));
-        Value nibble =
-            r < 2 ? Value(arith::AndIOp::create(b, loc, ql, vm.i8Splat(0xf)))
-                  : Value(arith::ShRUIOp::create(b, loc, ql, vm.i8Splat(4)));
-        Value twoBits = arith::AndIOp::create(
-            b, loc, arith::ShRUIOp::create(b, loc, qh, vm.i8Splat(2 * r)),
-            vm.i8Splat(3));
-        Value q = arith::SubIOp::create(
-            b, loc,
-            arith::OrIOp::create(
-                b, loc, nibble,
-                arith::ShLIOp::create(b, loc, twoBits, vm.i8Splat(4))),
-            vm.i8Splat(32));
-        int64_t scale = 8 * h + 2 * r;
-        Value scales = arith::SelectOp::create(
-            b, loc, firstMask, vm.splat(scaleOf(scale)),
-            vm.splat(scaleOf(scale + 1)));
-        Value weights = vm.mul(scales, vm.signedToF32(q));
-        for (size_t row = 0; row < rows; ++row) {
-          Value at = im.add(
-              im.add(d.xRows[row], im.mul(pair, im.c(512))),
-              im.c(256 * blockInPair + 128 * h + 32 * r));
-          acc[row] = vm.multiplyAdd(acc[row], weights, vm.x32(d.x, at));
-        }
-      }
-    }
-  }
-  return vm.finishRows(loop, acc);
+    Value qh = load32(128 + 32 * h);
+    Value ql = load32(64 * h + 32 * (r & 1));
+    Value nibble =
+        r < 2 ? Value(arith::AndIOp::create(b, loc, ql, vm.i8Splat(0xf)))
+              : Value(arith::ShRUIOp::create(b, loc, ql, vm.i8Splat(4)));
+    Value twoBits = arith::AndIOp::create(
+        b, loc, arith::ShRUIOp::create(b, loc, qh, vm.i8Splat(2 * r)),
+        vm.i8Splat(3));
+    Value q = arith::SubIOp::create(
+        b, loc,
+        arith::OrIOp::create(
+            b, loc, nibble,
+            arith::ShLIOp::create(b, loc, twoBits, vm.i8Splat(4))),
+        vm.i8Splat(32));
+    int64_t scale = 8 * h + 2 * r;
+    Value scales =
+        arith::SelectOp::create(b, loc, firstMask, vm.splat(scaleOf(scale)),
+                                vm.splat(scaleOf(scale + 1)));
+    return {vm.mul(scales, vm.signedToF32(q)), 32 * p};
+  };
+  return emitDecodedTileDot(d, pairs, 512, 16, decode);
 }
 
 } // namespace hesper::lowering

@@ -90,14 +90,16 @@ struct KernelShape {
   int64_t attentionLanes = kAttentionTile;
   /// Workgroups of at least this many lanes reduce within subgroups first.
   int64_t subgroupReduceLanes = kSubgroupReduceLanes;
-  /// Rows of x a matmul workgroup takes at once when it can (kXRows).
-  int64_t xRows = kXRows;
+  /// Rows of x a matmul workgroup takes at once when it can; 0: the
+  /// target's choice (kXRows on GPUs; the CPU target's register tile).
+  int64_t xRows = 0;
   /// Unroll factor of a reduction's per-lane loop over its row (the order
   /// of the sums is unchanged, so are the results).
   int64_t unroll = 1;
   /// Weight rows (output columns) each subgroup, workgroup or CPU lane of
-  /// a matmul computes: with `xRows`, the tile of the result it owns.
-  int64_t cols = 1;
+  /// a matmul computes: with `xRows`, the tile of the result it owns; 0:
+  /// the target's choice (1 on GPUs and for one row of x).
+  int64_t cols = 0;
   /// Elements per load of a plain (f32, f16) dot product on GPU targets;
   /// 0: 4 where the row length allows.
   int64_t dotVector = 0;
@@ -522,8 +524,8 @@ private:
     Value x, w;
     SmallVector<Value> xRows;
     Value n;
-    /// Every weight row of the tile (plain dot products only; `n` is the
-    /// first).
+    /// Every weight row of the tile (plain dot products and the one-lane
+    /// paths of hasTileVectorDot; `n` is the first).
     SmallVector<Value> ns;
     int64_t k;
     Value tid;
@@ -578,6 +580,23 @@ private:
                               MutableArrayRef<Value> acc)>
           addWord,
       bool q8Activations = false);
+  /// 32 decoded weights of a weight row, and where their x values start
+  /// relative to the step's first.
+  struct WeightPiece {
+    Value weights;
+    int64_t xOffset;
+  };
+  /// One lane: the dot products of every x row of `d` with every weight
+  /// row of `d.ns` (a register tile; result c * rows + r), over `steps`
+  /// steps of `stepValues` values, each of `pieces` pieces: `decode(c, n,
+  /// step, p)` gives piece p of weight row n (the tile's c-th) in that
+  /// step, which is multiplied with every x row before the next piece is
+  /// decoded (BlockDots.cpp).
+  SmallVector<Value> emitDecodedTileDot(
+      const DotOperands &d, int64_t steps, int64_t stepValues, int64_t pieces,
+      llvm::function_ref<WeightPiece(size_t c, Value n, Value step,
+                                     int64_t p)>
+          decode);
   /// One lane: pairs of such blocks of 32 values (K a multiple of 64)
   /// whose values take `valueWords` words (8: q8_0, 4: q4_0), as
   /// vector<32> operations; `decode` turns a block's value words into its

@@ -18,6 +18,18 @@ static Value fma2(OpBuilder &b, Location loc, Value a, Value x, Value c,
   return ex::FmaOp::create(b, loc, a, x, ex::FmaOp::create(b, loc, c, y, acc));
 }
 
+/// Whether the one-lane (CPU target) dot product of `element` weights with
+/// rows of K values takes several weight rows at once (emitDecodedTileDot:
+/// a register tile of weight rows by x rows). Mirrors emitBlockDot's
+/// choice of its vector paths.
+static bool hasTileVectorDot(Type element, int64_t k) {
+  if (isa<cir::Q8_0Type, cir::Q4_0Type, cir::IQ4_NLType>(element))
+    return k % 64 == 0;
+  if (isa<cir::Q6_KType>(element))
+    return k % 512 == 0;
+  return isa<cir::Q4_KType, cir::Q5_KType>(element);
+}
+
 SmallVector<Value> GraphLowering::emitPartialDot(KernelState &ks, Value x,
                                                  Value weight,
                                                  ArrayRef<Value> ms,
@@ -47,9 +59,14 @@ SmallVector<Value> GraphLowering::emitPartialDot(KernelState &ks, Value x,
     ops.ns.assign(ns.begin(), ns.end());
     return emitPlainDot(ops);
   }
+  if (lanes == 1 && hasTileVectorDot(element, k)) {
+    ops.ns.assign(ns.begin(), ns.end());
+    return emitBlockDot(ops, element);
+  }
   SmallVector<Value> all;
   for (Value n : ns) {
     ops.n = n;
+    ops.ns = {n};
     llvm::append_range(all, emitBlockDot(ops, element));
   }
   return all;
@@ -617,6 +634,36 @@ SmallVector<Value> GraphLowering::emitQ6_KDot(const DotOperands &d) {
   return finishUnits(loop, totals);
 }
 
+/// The matmul tile a target takes where no knob chooses one: rows of x by
+/// weight rows per subgroup, workgroup or CPU lane. GPUs take kXRows x 1.
+/// The CPU target, for several rows of x (a prompt chunk), takes the
+/// register tile its one-lane dot product fills best (bench: 512x2048 by
+/// 2048x2048 GEMMs on an AVX-512 core with 32 vector registers): 6 x 4
+/// for f32 and f16 (10 vector loads per 24 FMAs), and TILE for the formats
+/// whose steps are decoded once per tile (hasTileVectorDot); kXRows x 1
+/// for the rest, and for weights of several formats.
+static std::pair<int64_t, int64_t> matmulTile(Value x,
+                                              ArrayRef<Value> weights,
+                                              int64_t m, int64_t lanes,
+                                              bool experts) {
+  if (lanes != 1 || experts || m == 1 ||
+      cir::isQuantized(cast<RankedTensorType>(x.getType()).getElementType()))
+    return {kXRows, 1};
+  auto typeOf = [](Value w) {
+    return cast<RankedTensorType>(w.getType());
+  };
+  Type element = typeOf(weights.front()).getElementType();
+  int64_t k = typeOf(weights.front()).getShape().back();
+  for (Value w : weights)
+    if (typeOf(w).getElementType() != element)
+      return {kXRows, 1};
+  if (!cir::isQuantized(element) && !isa<BFloat16Type>(element))
+    return {6, 4};
+  if (hasTileVectorDot(element, k))
+    return {4, 2};
+  return {kXRows, 1};
+}
+
 LogicalResult GraphLowering::lowerMatmul(Operation *op, Value x,
                                          ArrayRef<Value> weights,
                                          ArrayRef<Region *> epilogues,
@@ -665,8 +712,11 @@ LogicalResult GraphLowering::lowerMatmul(Operation *op, Value x,
     rowsPerGroup = lanes / subgroupSize;
   // The `cols` knob: each subgroup (or workgroup, or CPU lane) computes
   // `cols` weight rows, rowsPerGroup apart, so a workgroup's tile is
-  // rowsPerGroup * cols weight rows by xRows rows of x.
-  const int64_t cols = shape.cols;
+  // rowsPerGroup * cols weight rows by xRows rows of x. The `rows` and
+  // `cols` knobs override the target's choice.
+  auto [defaultXRows, defaultCols] = matmulTile(x, weights, m, lanes,
+                                                expertIds != nullptr);
+  const int64_t cols = shape.cols ? shape.cols : defaultCols;
   const int64_t tileRows = rowsPerGroup * cols;
   // The rows of one weight matrix ([N, K], or an expert's of [E, N, K]).
   auto rowsOf = [](Value w) {
@@ -686,7 +736,8 @@ LogicalResult GraphLowering::lowerMatmul(Operation *op, Value x,
   // (Rows of an expert_matmul may each read another expert: one per
   // workgroup.)
   int64_t xRows = (rowsPerGroup > 1 || lanes == 1) && !expertIds
-                      ? std::min<int64_t>(m, shape.xRows)
+                      ? std::min<int64_t>(m, shape.xRows ? shape.xRows
+                                                         : defaultXRows)
                       : 1;
   int64_t xBlocks = ceilDiv(m, xRows);
   if (totalGroups > shape.maxGridDim || xBlocks > shape.maxGridDim)
