@@ -47,6 +47,8 @@ constexpr LayerSize kSizes[] = {{"0.5b", 896, 4864, 14, 2},
                                 {"8b", 4096, 14336, 32, 8}};
 constexpr int64_t kDecodePositions = 256;
 constexpr int64_t kGemmRows = 16;
+/// Rows of a prompt chunk's GEMM (llama.cpp's default n_ubatch).
+constexpr int64_t kChunkRows = 512;
 
 Type weightType(MLIRContext *context, StringRef name) {
   if (name == "f16")
@@ -55,6 +57,10 @@ Type weightType(MLIRContext *context, StringRef name) {
     return cir::Q8_0Type::get(context);
   if (name == "q4_k")
     return cir::Q4_KType::get(context);
+  if (name == "q4_0")
+    return cir::Q4_0Type::get(context);
+  if (name == "q6_k")
+    return cir::Q6_KType::get(context);
   return Float32Type::get(context);
 }
 
@@ -152,6 +158,23 @@ std::vector<Workload> allWorkloads() {
         out.push_back(std::move(w));
       }
     }
+    // A prompt chunk's GEMM: 512 rows of x against the FFN matrix, in each
+    // weight format of the files people run.
+    for (const char *type : {"f32", "f16", "q8_0", "q4_0", "q4_k", "q6_k"}) {
+      if (StringRef(type).ends_with("_k") && s.dim % 256 != 0)
+        continue;
+      Workload w;
+      w.name = "gemm512_" + std::string(s.name) + "_" + type;
+      w.flops = 2.0 * kChunkRows * s.ffn * s.dim;
+      int64_t dim = s.dim, ffn = s.ffn;
+      std::string t = type;
+      w.build = [dim, ffn, t](GraphBuilder &g) {
+        Value x = g.external("x", {kChunkRows, dim}, g.f32());
+        Value wt = g.external("w", {ffn, dim}, weightType(g.getContext(), t));
+        g.output(g.matmul(x, wt));
+      };
+      out.push_back(std::move(w));
+    }
     // One decode step of a whole llama layer (norms, Q/K/V, RoPE, the KV
     // cache write, attention over 256 positions, the output projection,
     // SwiGLU), with q8_0 weights (q4_k where the width allows).
@@ -214,6 +237,29 @@ std::vector<Workload> allWorkloads() {
       Value pos = g.map(ValueRange{}, {1}, g.i32(),
                         [&](ExpBuilder &e, Value, ValueRange) {
                           return e.i32(ctx - 1);
+                        });
+      g.output(g.decodeAttention(q, k, v, pos, heads, kv, hd,
+                                 1.0 / std::sqrt(double(hd))));
+    };
+    out.push_back(std::move(a));
+  }
+  // A prompt chunk's attention: 512 query rows at the last 512 positions of
+  // the cache (causal: row i sees positions 0..ctx-512+i).
+  for (int64_t ctx : {kChunkRows, 4 * kChunkRows}) {
+    const int64_t heads = 32, kv = 8, hd = 128;
+    Workload a;
+    a.name = "attention_chunk512_ctx" + std::to_string(ctx);
+    double positions = 0; // summed over the rows
+    for (int64_t i = 0; i < kChunkRows; ++i)
+      positions += double(ctx - kChunkRows + i + 1);
+    a.flops = 4.0 * heads * hd * positions;
+    a.build = [ctx](GraphBuilder &g) {
+      Value q = g.external("q", {kChunkRows, heads * hd}, g.f32());
+      Value k = g.external("k_cache", {ctx * kv * hd}, g.f32());
+      Value v = g.external("v_cache", {ctx * kv * hd}, g.f32());
+      Value pos = g.map(ValueRange{}, {kChunkRows}, g.i32(),
+                        [&](ExpBuilder &e, Value lane, ValueRange) {
+                          return e.add(lane, e.i32(ctx - kChunkRows));
                         });
       g.output(g.decodeAttention(q, k, v, pos, heads, kv, hd,
                                  1.0 / std::sqrt(double(hd))));
@@ -294,6 +340,8 @@ FailureOr<EvalReport> hesper::tune::runEval(
   report.deviceId = info.cacheId;
   report.compiler = compilerVersion();
   unsigned runs = std::max(options.runs, 3u);
+  if (info.backend == rt::Backend::Cpu)
+    report.peakGflops = measureCpuFmaPeakGflops(info.threads);
 
   // The device's copy bandwidth: y = x over 16 MiB.
   {

@@ -37,6 +37,7 @@ std::string hesper::tune::printReport(const EvalReport &report) {
       {"device_id", report.deviceId},
       {"compiler", report.compiler},
       {"copy_gbps", report.copyGbps},
+      {"peak_gflops", report.peakGflops},
       {"workloads", std::move(workloads)}};
   return json::print(root);
 }
@@ -88,6 +89,10 @@ FailureOr<EvalReport> hesper::tune::parseReport(StringRef text,
       !str(*root, "device_id", report.deviceId, "report") ||
       !str(*root, "compiler", report.compiler, "report") ||
       !num(*root, "copy_gbps", report.copyGbps, "report"))
+    return failure();
+  // Reports written before the peak was measured have none.
+  if (root->get("peak_gflops") &&
+      !num(*root, "peak_gflops", report.peakGflops, "report"))
     return failure();
   const llvm::json::Array *list = root->getArray("workloads");
   if (!list) {

@@ -155,17 +155,29 @@ int main(int argc, char **argv) {
       return 1;
     report = *result;
     outs() << "device: " << report.device << "; copy bandwidth "
-           << format("%.1f", report.copyGbps) << " GB/s\n";
-    outs() << "| workload | min us | median us | noise | GB/s | GFLOP/s | "
-              "of copy | max error |\n|---|---|---|---|---|---|---|---|\n";
-    for (const tune::WorkloadResult &w : report.workloads)
+           << format("%.1f", report.copyGbps) << " GB/s";
+    // The "of peak" column where the device's peak is known (the CPU
+    // target's measured FMA rate).
+    const bool peak = report.peakGflops > 0;
+    if (peak)
+      outs() << "; f32 FMA peak " << format("%.1f", report.peakGflops)
+             << " GFLOP/s";
+    outs() << "\n| workload | min us | median us | noise | GB/s | GFLOP/s | "
+           << (peak ? "of peak | " : "") << "of copy | max error |\n"
+           << "|---|---|---|---|---|---|---|---|" << (peak ? "---|" : "")
+           << "\n";
+    for (const tune::WorkloadResult &w : report.workloads) {
       outs() << "| " << w.name << " | " << format("%.1f", w.minUs) << " | "
              << format("%.1f", w.medianUs) << " | "
              << format("%.1f%%", 100 * w.noise) << " | "
              << format("%.2f", w.gbps) << " | " << format("%.2f", w.gflops)
-             << " | " << format("%.2f", w.copyFraction) << " | "
+             << " | ";
+      if (peak)
+        outs() << format("%.2f", w.gflops / report.peakGflops) << " | ";
+      outs() << format("%.2f", w.copyFraction) << " | "
              << format("%.2g", w.maxError) << (w.correct ? "" : " WRONG")
              << " |\n";
+    }
   }
   if (!outputPath.empty()) {
     std::string error;

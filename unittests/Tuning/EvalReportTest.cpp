@@ -47,6 +47,32 @@ TEST(EvalReportTest, PrintsWhatItReadsAndReadsWhatItPrints) {
   EXPECT_EQ(printReport(*again), printed);
 }
 
+TEST(EvalReportTest, PeakIsOptionalAndChecked) {
+  std::string error;
+  // Absent (a report of an older hesper-eval): unknown, 0.
+  auto report = parseReport(kReport, error);
+  ASSERT_TRUE(mlir::succeeded(report)) << error;
+  EXPECT_EQ(report->peakGflops, 0);
+  // Present: read, and printed back.
+  std::string withPeak(kReport);
+  withPeak.replace(withPeak.find("\"copy_gbps\": 10"), 15,
+                   "\"copy_gbps\": 10, \"peak_gflops\": 523.5");
+  report = parseReport(withPeak, error);
+  ASSERT_TRUE(mlir::succeeded(report)) << error;
+  EXPECT_EQ(report->peakGflops, 523.5);
+  auto again = parseReport(printReport(*report), error);
+  ASSERT_TRUE(mlir::succeeded(again)) << error;
+  EXPECT_EQ(again->peakGflops, 523.5);
+  // Negative or not a number: refused, naming the field.
+  for (const char *bad : {"-1", "\"fast\""}) {
+    std::string text(kReport);
+    text.replace(text.find("\"copy_gbps\": 10"), 15,
+                 std::string("\"copy_gbps\": 10, \"peak_gflops\": ") + bad);
+    EXPECT_TRUE(mlir::failed(parseReport(text, error))) << bad;
+    EXPECT_NE(error.find("peak_gflops"), std::string::npos) << error;
+  }
+}
+
 TEST(EvalReportTest, DiffFlagsOnlyRealSlowdowns) {
   std::string error;
   auto base = parseReport(kReport, error);

@@ -73,6 +73,12 @@ mlir::OwningOpRef<mlir::ModuleOp> buildWorkload(mlir::MLIRContext *context,
                                                 const EvalOptions &options,
                                                 std::string &error);
 
+/// The f32 FMA rate of `threads` host threads running the widest vector
+/// FMAs the CPU has (AVX-512 or AVX2), in GFLOP/s: the CPU target's peak
+/// for hesper-eval's "of peak" column; 0 where it is not measured (other
+/// architectures, CPUs without FMA).
+double measureCpuFmaPeakGflops(unsigned threads);
+
 /// Runs `workloads` (selectWorkloads), `options.runs` timed runs each;
 /// `progress` is called before each workload.
 mlir::FailureOr<EvalReport>

@@ -39,6 +39,9 @@ struct WorkloadResult {
 struct EvalReport {
   std::string device, deviceId, compiler;
   double copyGbps = 0;
+  /// The device's f32 peak in GFLOP/s: measured on the CPU target
+  /// (measureCpuFmaPeakGflops); 0 where unknown. Optional in a report.
+  double peakGflops = 0;
   std::vector<WorkloadResult> workloads;
 };
 
