@@ -257,9 +257,10 @@ std::vector<Workload> allWorkloads() {
       Value q = g.external("q", {kChunkRows, heads * hd}, g.f32());
       Value k = g.external("k_cache", {ctx * kv * hd}, g.f32());
       Value v = g.external("v_cache", {ctx * kv * hd}, g.f32());
-      Value pos = g.map(ValueRange{}, {kChunkRows}, g.i32(),
-                        [&](ExpBuilder &e, Value lane, ValueRange) {
-                          return e.add(lane, e.i32(ctx - kChunkRows));
+      // The chunk's first position; row i is at pos + i.
+      Value pos = g.map(ValueRange{}, {1}, g.i32(),
+                        [&](ExpBuilder &e, Value, ValueRange) {
+                          return e.i32(ctx - kChunkRows);
                         });
       g.output(g.decodeAttention(q, k, v, pos, heads, kv, hd,
                                  1.0 / std::sqrt(double(hd))));

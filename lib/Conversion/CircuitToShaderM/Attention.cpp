@@ -51,6 +51,19 @@ static Value loadQ8_0BlockVector(OpBuilder &b, Value cache, Value block,
   return vm.mul(vm.splat(scale), vm.signedToF32(bytes));
 }
 
+Value GraphLowering::loadCacheVector(Value cache, Type element, Value index,
+                                     Location loc) {
+  if (isa<cir::Q8_0Type>(element))
+    return loadQ8_0BlockVector(b, cache, IndexMath(b, loc).div(index, 32),
+                               loc);
+  BlockMath vm{b, loc};
+  Value values = sm::LoadOp::create(
+      b, loc, VectorType::get({BlockMath::kWidth}, element), cache, index);
+  if (element.isF32())
+    return values;
+  return arith::ExtFOp::create(b, loc, vm.f32s(), values);
+}
+
 GraphLowering::AttentionFrame
 GraphLowering::beginAttention(cir::AttentionOp op, KernelState &ks,
                               int64_t lanes, Value partials) {
@@ -503,41 +516,70 @@ void GraphLowering::emitAttentionSingleLane(AttentionFrame &f, int64_t group,
     }
     Value mNew = fm.max(m, guardZeroTrip(b, scoreLoop)[0]);
     Value correction = fm.exp(fm.sub(m, mNew));
-    forEach(im.c(dim), [&](Value d) {
-      Value a = sm::LoadOp::create(b, loc, f32, acc, d);
-      sm::StoreOp::create(b, loc, fm.mul(a, correction), acc, d);
-    });
-    auto weighLoop =
+    // The weights exp(s - mNew), in place of the scores, and their sum: a
+    // loop of its own, which the vectorizer widens (exp is a polynomial on
+    // the CPU target).
+    auto expLoop =
         scf::ForOp::create(b, loc, im.c(0), n, im.c(1), ValueRange{fm.c(0.0)});
     {
       OpBuilder::InsertionGuard body(b);
-      b.setInsertionPointToStart(weighLoop.getBody());
-      Value i = weighLoop.getInductionVar();
-      Value s = sm::LoadOp::create(b, loc, f32, scores, i);
-      Value p = fm.exp(fm.sub(s, mNew));
-      Value vRow = im.add(im.mul(im.add(tile, i), im.c(rowStride)), kvBase);
-      if (isa<cir::Q8_0Type>(f.vElement)) {
-        // Whole 32-value blocks (the cache types' check), each decoded as
-        // one vector.
-        BlockMath vm{b, loc};
-        forEach(im.c(dim / 32), [&](Value blk) {
-          Value at = im.mul(blk, im.c(32));
-          Value v = loadQ8_0BlockVector(b, vCache,
-                                        im.div(im.add(vRow, at), 32), loc);
-          Value a = sm::LoadOp::create(b, loc, vm.f32s(), acc, at);
-          sm::StoreOp::create(b, loc, vm.multiplyAdd(a, vm.splat(p), v), acc,
-                              at);
-        });
-      } else {
+      b.setInsertionPointToStart(expLoop.getBody());
+      Value i = expLoop.getInductionVar();
+      Value p = fm.exp(fm.sub(sm::LoadOp::create(b, loc, f32, scores, i), mNew));
+      sm::StoreOp::create(b, loc, p, scores, i);
+      scf::YieldOp::create(b, loc, fm.add(expLoop.getRegionIterArgs()[0], p));
+    }
+    Value tileSum = guardZeroTrip(b, expLoop)[0];
+    auto vRowOf = [&](Value i) {
+      return im.add(im.mul(im.add(tile, i), im.c(rowStride)), kvBase);
+    };
+    const int64_t chunks = dim / BlockMath::kWidth;
+    if (dim % BlockMath::kWidth == 0 && chunks <= kMaxAttentionChunks) {
+      // The head's accumulators, 32 dimensions a vector, stay in registers
+      // over the tile's positions (rescaled once, stored once); each V row
+      // is read whole (a q8_0 block decoded) once.
+      BlockMath vm{b, loc};
+      SmallVector<Value> init;
+      for (int64_t c = 0; c < chunks; ++c)
+        init.push_back(
+            vm.mul(sm::LoadOp::create(b, loc, vm.f32s(), acc,
+                                      im.c(c * BlockMath::kWidth)),
+                   vm.splat(correction)));
+      auto weigh = scf::ForOp::create(b, loc, im.c(0), n, im.c(1), init);
+      {
+        OpBuilder::InsertionGuard body(b);
+        b.setInsertionPointToStart(weigh.getBody());
+        Value i = weigh.getInductionVar();
+        Value p = vm.splat(sm::LoadOp::create(b, loc, f32, scores, i));
+        Value vRow = vRowOf(i);
+        SmallVector<Value> next;
+        for (int64_t c = 0; c < chunks; ++c) {
+          Value v = loadCacheVector(
+              vCache, f.vElement,
+              im.add(vRow, im.c(c * BlockMath::kWidth)), loc);
+          next.push_back(
+              vm.multiplyAdd(weigh.getRegionIterArgs()[c], p, v));
+        }
+        scf::YieldOp::create(b, loc, next);
+      }
+      for (auto [c, sum] : llvm::enumerate(guardZeroTrip(b, weigh)))
+        sm::StoreOp::create(b, loc, sum, acc,
+                            im.c(int64_t(c) * BlockMath::kWidth));
+    } else {
+      forEach(im.c(dim), [&](Value d) {
+        Value a = sm::LoadOp::create(b, loc, f32, acc, d);
+        sm::StoreOp::create(b, loc, fm.mul(a, correction), acc, d);
+      });
+      forEach(n, [&](Value i) {
+        Value p = sm::LoadOp::create(b, loc, f32, scores, i);
+        Value vRow = vRowOf(i);
         forEach(im.c(dim), [&](Value d) {
           Value a = sm::LoadOp::create(b, loc, f32, acc, d);
           Value v = loadCacheValue(vCache, f.vElement, im.add(vRow, d), loc);
           sm::StoreOp::create(b, loc, fm.add(a, fm.mul(p, v)), acc, d);
         });
-      }
-      scf::YieldOp::create(b, loc, fm.add(weighLoop.getRegionIterArgs()[0], p));
+      });
     }
-    Value tileSum = guardZeroTrip(b, weighLoop)[0];
     scf::YieldOp::create(b, loc,
                          ValueRange{mNew, fm.add(fm.mul(l, correction), tileSum)});
   }
