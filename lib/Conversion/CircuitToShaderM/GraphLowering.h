@@ -477,7 +477,9 @@ private:
   /// The workgroup's head (grid x) and query row (grid y): fills qBase,
   /// kvBase, count (pos + row + 1, clamped to the cache) and first (0, or
   /// count - window with a sliding window).
-  void locateAttentionRow(AttentionFrame &f, int64_t group, Location loc);
+  /// `head` overrides the head (the workgroup's first, for a group).
+  void locateAttentionRow(AttentionFrame &f, int64_t group, Location loc,
+                          Value head = {});
   /// scale * (q . k[position]) of the workgroup's head, soft-capped when
   /// the op says so.
   Value emitAttentionScore(const AttentionFrame &f, Value position,
@@ -486,6 +488,11 @@ private:
   /// target).
   void emitAttentionSingleLane(AttentionFrame &f, int64_t group,
                                Location loc);
+  /// The same with a workgroup per KV head and row, its `group` query heads
+  /// sharing each K and V row (head dimensions of whole vectors of 32, at
+  /// most kMaxAttentionChunks of them).
+  void emitGroupedAttentionSingleLane(AttentionFrame &f, int64_t group,
+                                      Location loc);
   /// Checks that rows of `rowLength` values quantized to `resultType` can be
   /// written by one workgroup each (whole words, fits in shared memory).
   LogicalResult checkQuantizedRows(Operation *op, RankedTensorType resultType,

@@ -173,6 +173,10 @@ void addEntryPoint(llvm::Module &module, llvm::Function *body,
   auto *entry = llvm::Function::Create(
       type, llvm::GlobalValue::ExternalLinkage, name, module);
   entry->addFnAttr(llvm::Attribute::NoUnwind);
+  // Realign the stack on entry: a body that spills 64-byte vectors gets
+  // 64-byte slots, and without this LLVM addresses them as if the caller's
+  // 16-byte-aligned stack were aligned to 64 (vmovaps faults).
+  entry->addFnAttr("stackrealign");
   // The body is inlined here, where its loops are vectorized.
   if (body->hasFnAttribute("prefer-vector-width"))
     entry->addFnAttr(body->getFnAttribute("prefer-vector-width"));
