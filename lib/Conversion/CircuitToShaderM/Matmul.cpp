@@ -640,10 +640,11 @@ SmallVector<Value> GraphLowering::emitQ6_KDot(const DotOperands &d) {
 /// register tile its one-lane dot product fills best (bench: 512x2048 by
 /// 2048x2048 GEMMs and gated FFN matmuls of 512 to 2048 values a row on an
 /// AVX-512 core with 32 vector registers): 6 x 4 for f32 and f16 (10
-/// vector loads per 24 FMAs); 6 x 2 for q8_0, q4_0 and iq4_nl rows of more
-/// than 1024 values, whose block pairs are decoded once per tile
+/// vector loads per 24 FMAs); 6 x 2 for q8_0, q4_0 and iq4_nl rows of 2048
+/// values or more, whose block pairs are decoded once per tile
 /// (hasTileVectorDot; a vector<32> accumulator takes two registers), where
-/// kXRows x rows would no longer fit the L1 cache; kXRows x 1 for shorter
+/// kXRows x rows no longer fit the L1 cache (at 1536 values the 8 x 1 tile
+/// still ran a 32-token chunk of the demo model 5% faster); kXRows x 1 for shorter
 /// rows, for the rest (the k-quants' wider decoding spills with two weight
 /// rows), and for weights of several formats.
 static std::pair<int64_t, int64_t> matmulTile(Value x,
@@ -664,7 +665,7 @@ static std::pair<int64_t, int64_t> matmulTile(Value x,
   if (!cir::isQuantized(element) && !isa<BFloat16Type>(element))
     return {6, 4};
   if (isa<cir::Q8_0Type, cir::Q4_0Type, cir::IQ4_NLType>(element) &&
-      hasTileVectorDot(element, k) && k > 1024)
+      hasTileVectorDot(element, k) && k >= 2048)
     return {6, 2};
   return {kXRows, 1};
 }
