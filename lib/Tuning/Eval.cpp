@@ -64,6 +64,44 @@ Type weightType(MLIRContext *context, StringRef name) {
   return Float32Type::get(context);
 }
 
+/// x [rows, dim] ([dim] for one row) times a [ffn, dim] weight of `type`.
+std::function<void(GraphBuilder &)> matmulBuild(int64_t rows, int64_t dim,
+                                                int64_t ffn, std::string type) {
+  return [=](GraphBuilder &g) {
+    Value x = rows == 1 ? g.external("x", {dim}, g.f32())
+                        : g.external("x", {rows, dim}, g.f32());
+    Value w = g.external("w", {ffn, dim}, weightType(g.getContext(), type));
+    g.output(g.matmul(x, w));
+  };
+}
+
+/// Attention of 32 heads (8 KV heads, head size 128) for `rows` query rows
+/// at the last `rows` positions of a cache of `ctx` (causal: row i sees
+/// positions 0..ctx-rows+i; one row is a decode step over every position).
+Workload attentionWorkload(std::string name, int64_t rows, int64_t ctx) {
+  const int64_t heads = 32, kv = 8, hd = 128;
+  Workload a;
+  a.name = std::move(name);
+  double positions = 0; // summed over the rows
+  for (int64_t i = 0; i < rows; ++i)
+    positions += double(ctx - rows + i + 1);
+  a.flops = 4.0 * heads * hd * positions;
+  a.build = [rows, ctx](GraphBuilder &g) {
+    Value q = rows == 1 ? g.external("q", {heads * hd}, g.f32())
+                        : g.external("q", {rows, heads * hd}, g.f32());
+    Value k = g.external("k_cache", {ctx * kv * hd}, g.f32());
+    Value v = g.external("v_cache", {ctx * kv * hd}, g.f32());
+    // The first row's position; row i is at pos + i.
+    Value pos = g.map(ValueRange{}, {1}, g.i32(),
+                      [&](ExpBuilder &e, Value, ValueRange) {
+                        return e.i32(ctx - rows);
+                      });
+    g.output(g.decodeAttention(q, k, v, pos, heads, kv, hd,
+                               1.0 / std::sqrt(double(hd))));
+  };
+  return a;
+}
+
 /// Two flops per weight element and activation row of every matrix product
 /// of `graph` (the decode step of a model: about twice its parameters).
 double matmulFlops(cir::GraphOp graph) {
@@ -130,13 +168,7 @@ std::vector<Workload> allWorkloads() {
         w.flops = 2.0 * rows * s.ffn * s.dim;
         int64_t dim = s.dim, ffn = s.ffn;
         std::string t = type;
-        w.build = [dim, ffn, rows, t](GraphBuilder &g) {
-          Value x = rows == 1 ? g.external("x", {dim}, g.f32())
-                              : g.external("x", {rows, dim}, g.f32());
-          Value wt = g.external("w", {ffn, dim},
-                                weightType(g.getContext(), t));
-          g.output(g.matmul(x, wt));
-        };
+        w.build = matmulBuild(rows, dim, ffn, t);
         // The same matvec with x quantized to q8_1 first and the bytes
         // multiplied in integers (hesper-run --quantize-activations; dp4a
         // on NVIDIA, vpdpbusd on CPUs with VNNI).
@@ -166,13 +198,7 @@ std::vector<Workload> allWorkloads() {
       Workload w;
       w.name = "gemm512_" + std::string(s.name) + "_" + type;
       w.flops = 2.0 * kChunkRows * s.ffn * s.dim;
-      int64_t dim = s.dim, ffn = s.ffn;
-      std::string t = type;
-      w.build = [dim, ffn, t](GraphBuilder &g) {
-        Value x = g.external("x", {kChunkRows, dim}, g.f32());
-        Value wt = g.external("w", {ffn, dim}, weightType(g.getContext(), t));
-        g.output(g.matmul(x, wt));
-      };
+      w.build = matmulBuild(kChunkRows, s.dim, s.ffn, type);
       out.push_back(std::move(w));
     }
     // One decode step of a whole llama layer (norms, Q/K/V, RoPE, the KV
@@ -223,50 +249,18 @@ std::vector<Workload> allWorkloads() {
     g.output(g.softmax(g.external("x", {32000}, g.f32())));
   };
   out.push_back(std::move(softmax));
+  // Decode attention at the last position (every cached row is read).
   for (int64_t ctx : {128, 512, 2048}) {
-    const int64_t heads = 32, kv = 8, hd = 128;
-    Workload a;
-    a.name = "attention_ctx" + std::to_string(ctx);
+    Workload a = attentionWorkload("attention_ctx" + std::to_string(ctx), 1,
+                                   ctx);
     a.quick = ctx == 128;
-    a.flops = 4.0 * heads * ctx * hd;
-    a.build = [ctx](GraphBuilder &g) {
-      Value q = g.external("q", {heads * hd}, g.f32());
-      Value k = g.external("k_cache", {ctx * kv * hd}, g.f32());
-      Value v = g.external("v_cache", {ctx * kv * hd}, g.f32());
-      // The last position: every cached row is read.
-      Value pos = g.map(ValueRange{}, {1}, g.i32(),
-                        [&](ExpBuilder &e, Value, ValueRange) {
-                          return e.i32(ctx - 1);
-                        });
-      g.output(g.decodeAttention(q, k, v, pos, heads, kv, hd,
-                                 1.0 / std::sqrt(double(hd))));
-    };
     out.push_back(std::move(a));
   }
-  // A prompt chunk's attention: 512 query rows at the last 512 positions of
-  // the cache (causal: row i sees positions 0..ctx-512+i).
-  for (int64_t ctx : {kChunkRows, 4 * kChunkRows}) {
-    const int64_t heads = 32, kv = 8, hd = 128;
-    Workload a;
-    a.name = "attention_chunk512_ctx" + std::to_string(ctx);
-    double positions = 0; // summed over the rows
-    for (int64_t i = 0; i < kChunkRows; ++i)
-      positions += double(ctx - kChunkRows + i + 1);
-    a.flops = 4.0 * heads * hd * positions;
-    a.build = [ctx](GraphBuilder &g) {
-      Value q = g.external("q", {kChunkRows, heads * hd}, g.f32());
-      Value k = g.external("k_cache", {ctx * kv * hd}, g.f32());
-      Value v = g.external("v_cache", {ctx * kv * hd}, g.f32());
-      // The chunk's first position; row i is at pos + i.
-      Value pos = g.map(ValueRange{}, {1}, g.i32(),
-                        [&](ExpBuilder &e, Value, ValueRange) {
-                          return e.i32(ctx - kChunkRows);
-                        });
-      g.output(g.decodeAttention(q, k, v, pos, heads, kv, hd,
-                                 1.0 / std::sqrt(double(hd))));
-    };
-    out.push_back(std::move(a));
-  }
+  // A prompt chunk's attention: 512 query rows at the cache's last 512
+  // positions.
+  for (int64_t ctx : {kChunkRows, 4 * kChunkRows})
+    out.push_back(attentionWorkload(
+        "attention_chunk512_ctx" + std::to_string(ctx), kChunkRows, ctx));
   return out;
 }
 

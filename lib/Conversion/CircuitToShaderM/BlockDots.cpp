@@ -72,9 +72,8 @@ SmallVector<Value> GraphLowering::emitDecodedTileDot(
   IndexMath im(b, loc);
   BlockMath vm{b, loc};
   const size_t rows = d.xRows.size();
-  SmallVector<Value> ns(d.ns);
-  if (ns.empty())
-    ns.push_back(d.n);
+  ArrayRef<Value> ns = d.ns;
+  assert(!ns.empty() && "emitPartialDot names the tile's weight rows");
   OpBuilder::InsertionGuard guard(b);
   scf::ForOp loop = vm.beginRows(steps, rows * ns.size());
   Value step = loop.getInductionVar();
@@ -101,7 +100,7 @@ SmallVector<Value> GraphLowering::emitHalfScaledBlockPairDotVector(
     llvm::function_ref<Value(Value words)> decode) {
   BlockMath vm{b, d.loc};
   // Each tile row's pair, loaded with its first piece.
-  SmallVector<HalfScaledPair> loaded(std::max<size_t>(d.ns.size(), 1));
+  SmallVector<HalfScaledPair> loaded(d.ns.size());
   return emitDecodedTileDot(
       d, d.k / 64, 64, 2,
       [&](size_t c, Value n, Value pair, int64_t piece) -> WeightPiece {
@@ -251,9 +250,8 @@ SmallVector<Value> GraphLowering::emitQ4_KDotVector(const DotOperands &d,
   if (!q8Activations) {
     // Piece p: sub-block p, the values d*sc*q - dmin*m. Each tile row's
     // super-block is read with its first piece, a quarter with its first.
-    size_t tileRows = std::max<size_t>(d.ns.size(), 1);
-    SmallVector<SuperBlock> superBlocks(tileRows);
-    SmallVector<Quarter> quarters(tileRows);
+    SmallVector<SuperBlock> superBlocks(d.ns.size());
+    SmallVector<Quarter> quarters(d.ns.size());
     return emitDecodedTileDot(
         d, blocks, kValues, 8,
         [&](size_t t, Value n, Value blk, int64_t p) -> WeightPiece {

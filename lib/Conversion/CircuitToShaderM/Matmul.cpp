@@ -20,8 +20,8 @@ static Value fma2(OpBuilder &b, Location loc, Value a, Value x, Value c,
 
 /// Whether the one-lane (CPU target) dot product of `element` weights with
 /// rows of K values takes several weight rows at once (emitDecodedTileDot:
-/// a register tile of weight rows by x rows). Mirrors emitBlockDot's
-/// choice of its vector paths.
+/// a register tile of weight rows by x rows); emitBlockDot chooses those
+/// vector paths by it.
 static bool hasTileVectorDot(Type element, int64_t k) {
   if (isa<cir::Q8_0Type, cir::Q4_0Type, cir::IQ4_NLType>(element))
     return k % 64 == 0;
@@ -75,16 +75,17 @@ SmallVector<Value> GraphLowering::emitPartialDot(KernelState &ks, Value x,
 SmallVector<Value> GraphLowering::emitBlockDot(const DotOperands &ops,
                                                Type element) {
   int64_t k = ops.k;
-  // One lane (the CPU target) walks whole blocks with vector operations.
+  // One lane (the CPU target) walks whole blocks with vector operations;
+  // the formats of hasTileVectorDot take every weight row of ops.ns at
+  // once.
   bool vectorBlocks = ops.lanes == 1;
+  bool tile = vectorBlocks && hasTileVectorDot(element, k);
   return llvm::TypeSwitch<Type, SmallVector<Value>>(element)
       .Case([&](cir::Q8_0Type) {
-        return vectorBlocks && k % 64 == 0 ? emitQ8_0DotVector(ops)
-                                           : emitQ8_0Dot(ops);
+        return tile ? emitQ8_0DotVector(ops) : emitQ8_0Dot(ops);
       })
       .Case([&](cir::Q4_0Type) {
-        return vectorBlocks && k % 64 == 0 ? emitQ4_0DotVector(ops)
-                                           : emitQ4_0Dot(ops);
+        return tile ? emitQ4_0DotVector(ops) : emitQ4_0Dot(ops);
       })
       .Case([&](cir::Q2_KType) {
         return vectorBlocks ? emitKLowBitDotVector(ops, /*threeBits=*/false)
@@ -102,24 +103,22 @@ SmallVector<Value> GraphLowering::emitBlockDot(const DotOperands &ops,
         return vectorBlocks ? emitIQ4_XSDotVector(ops) : emitIQ4_XSDot(ops);
       })
       .Case([&](cir::IQ4_NLType) {
-        return vectorBlocks && k % 64 == 0
-                   ? emitQ4_0DotVector(ops, /*nonLinear=*/true)
-                   : emitQ4_0Dot(ops, /*nonLinear=*/true);
+        return tile ? emitQ4_0DotVector(ops, /*nonLinear=*/true)
+                    : emitQ4_0Dot(ops, /*nonLinear=*/true);
       })
       .Case([&](cir::Q4_KType) {
-        return vectorBlocks ? emitQ4_KDotVector(ops) : emitQ4_KDot(ops);
+        return tile ? emitQ4_KDotVector(ops) : emitQ4_KDot(ops);
       })
       .Case([&](cir::Q5_KType) {
-        return vectorBlocks ? emitQ4_KDotVector(ops, /*fifthBits=*/true)
-                            : emitQ4_KDot(ops, /*fifthBits=*/true);
+        return tile ? emitQ4_KDotVector(ops, /*fifthBits=*/true)
+                    : emitQ4_KDot(ops, /*fifthBits=*/true);
       })
       .Case([&](BFloat16Type) {
         return vectorBlocks && k % 32 == 0 ? emitBF16DotVector(ops)
                                            : emitBF16Dot(ops);
       })
       .Case([&](cir::Q6_KType) {
-        return vectorBlocks && k % 512 == 0 ? emitQ6_KDotVector(ops)
-                                            : emitQ6_KDot(ops);
+        return tile ? emitQ6_KDotVector(ops) : emitQ6_KDot(ops);
       })
       .Case([&](cir::TQ2_0Type) {
         return vectorBlocks ? emitTQ2_0DotVector(ops) : emitTQ2_0Dot(ops);
@@ -130,11 +129,7 @@ SmallVector<Value> GraphLowering::emitBlockDot(const DotOperands &ops,
       .Case([&](cir::I2_SType) {
         return vectorBlocks ? emitI2_SDotVector(ops) : emitI2_SDot(ops);
       })
-      .Default([&](Type) {
-        DotOperands plain = ops;
-        plain.ns = {ops.n};
-        return emitPlainDot(plain);
-      });
+      .Default([&](Type) { return emitPlainDot(ops); });
 }
 
 scf::ForOp GraphLowering::beginUnits(const DotOperands &d, int64_t units,
