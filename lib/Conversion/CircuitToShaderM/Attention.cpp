@@ -51,6 +51,19 @@ static Value loadQ8_0BlockVector(OpBuilder &b, Value cache, Value block,
   return vm.mul(vm.splat(scale), vm.signedToF32(bytes));
 }
 
+Value GraphLowering::loadCacheVector(Value cache, Type element, Value index,
+                                     Location loc) {
+  if (isa<cir::Q8_0Type>(element))
+    return loadQ8_0BlockVector(b, cache, IndexMath(b, loc).div(index, 32),
+                               loc);
+  BlockMath vm{b, loc};
+  Value values = sm::LoadOp::create(
+      b, loc, VectorType::get({BlockMath::kWidth}, element), cache, index);
+  if (element.isF32())
+    return values;
+  return arith::ExtFOp::create(b, loc, vm.f32s(), values);
+}
+
 GraphLowering::AttentionFrame
 GraphLowering::beginAttention(cir::AttentionOp op, KernelState &ks,
                               int64_t lanes, Value partials) {
@@ -84,9 +97,10 @@ GraphLowering::beginAttention(cir::AttentionOp op, KernelState &ks,
 }
 
 void GraphLowering::locateAttentionRow(AttentionFrame &f, int64_t group,
-                                       Location loc) {
+                                       Location loc, Value head) {
   IndexMath im(b, loc);
-  Value head = sm::WorkgroupIdOp::create(b, loc, b.getIndexType(), sm::Dim::x);
+  if (!head)
+    head = sm::WorkgroupIdOp::create(b, loc, b.getIndexType(), sm::Dim::x);
   Value qRow = sm::WorkgroupIdOp::create(b, loc, b.getIndexType(), sm::Dim::y);
   f.qBase = im.mul(im.add(im.mul(qRow, im.c(f.heads)), head), im.c(f.dim));
   f.kvBase = im.mul(im.div(head, group), im.c(f.dim));
@@ -214,8 +228,14 @@ LogicalResult GraphLowering::lowerAttention(cir::AttentionOp op) {
   KernelState ks;
   if (shape.singleLane) {
     AttentionFrame f = beginAttention(op, ks, 1);
-    emitAttentionSingleLane(f, group, loc);
-    finishKernel(ks, {heads, rows, 1});
+    if (dim % BlockMath::kWidth == 0 &&
+        dim / BlockMath::kWidth <= kMaxAttentionChunks) {
+      emitGroupedAttentionSingleLane(f, group, loc);
+      finishKernel(ks, {heads / group, rows, 1});
+    } else {
+      emitAttentionSingleLane(f, group, loc);
+      finishKernel(ks, {heads, rows, 1});
+    }
     return success();
   }
 
@@ -503,41 +523,36 @@ void GraphLowering::emitAttentionSingleLane(AttentionFrame &f, int64_t group,
     }
     Value mNew = fm.max(m, guardZeroTrip(b, scoreLoop)[0]);
     Value correction = fm.exp(fm.sub(m, mNew));
+    // The weights exp(s - mNew), in place of the scores, and their sum: a
+    // loop of its own, which the vectorizer widens (exp is a polynomial on
+    // the CPU target).
+    auto expLoop =
+        scf::ForOp::create(b, loc, im.c(0), n, im.c(1), ValueRange{fm.c(0.0)});
+    {
+      OpBuilder::InsertionGuard body(b);
+      b.setInsertionPointToStart(expLoop.getBody());
+      Value i = expLoop.getInductionVar();
+      Value p = fm.exp(fm.sub(sm::LoadOp::create(b, loc, f32, scores, i), mNew));
+      sm::StoreOp::create(b, loc, p, scores, i);
+      scf::YieldOp::create(b, loc, fm.add(expLoop.getRegionIterArgs()[0], p));
+    }
+    Value tileSum = guardZeroTrip(b, expLoop)[0];
+    auto vRowOf = [&](Value i) {
+      return im.add(im.mul(im.add(tile, i), im.c(rowStride)), kvBase);
+    };
     forEach(im.c(dim), [&](Value d) {
       Value a = sm::LoadOp::create(b, loc, f32, acc, d);
       sm::StoreOp::create(b, loc, fm.mul(a, correction), acc, d);
     });
-    auto weighLoop =
-        scf::ForOp::create(b, loc, im.c(0), n, im.c(1), ValueRange{fm.c(0.0)});
-    {
-      OpBuilder::InsertionGuard body(b);
-      b.setInsertionPointToStart(weighLoop.getBody());
-      Value i = weighLoop.getInductionVar();
-      Value s = sm::LoadOp::create(b, loc, f32, scores, i);
-      Value p = fm.exp(fm.sub(s, mNew));
-      Value vRow = im.add(im.mul(im.add(tile, i), im.c(rowStride)), kvBase);
-      if (isa<cir::Q8_0Type>(f.vElement)) {
-        // Whole 32-value blocks (the cache types' check), each decoded as
-        // one vector.
-        BlockMath vm{b, loc};
-        forEach(im.c(dim / 32), [&](Value blk) {
-          Value at = im.mul(blk, im.c(32));
-          Value v = loadQ8_0BlockVector(b, vCache,
-                                        im.div(im.add(vRow, at), 32), loc);
-          Value a = sm::LoadOp::create(b, loc, vm.f32s(), acc, at);
-          sm::StoreOp::create(b, loc, vm.multiplyAdd(a, vm.splat(p), v), acc,
-                              at);
-        });
-      } else {
-        forEach(im.c(dim), [&](Value d) {
-          Value a = sm::LoadOp::create(b, loc, f32, acc, d);
-          Value v = loadCacheValue(vCache, f.vElement, im.add(vRow, d), loc);
-          sm::StoreOp::create(b, loc, fm.add(a, fm.mul(p, v)), acc, d);
-        });
-      }
-      scf::YieldOp::create(b, loc, fm.add(weighLoop.getRegionIterArgs()[0], p));
-    }
-    Value tileSum = guardZeroTrip(b, weighLoop)[0];
+    forEach(n, [&](Value i) {
+      Value p = sm::LoadOp::create(b, loc, f32, scores, i);
+      Value vRow = vRowOf(i);
+      forEach(im.c(dim), [&](Value d) {
+        Value a = sm::LoadOp::create(b, loc, f32, acc, d);
+        Value v = loadCacheValue(vCache, f.vElement, im.add(vRow, d), loc);
+        sm::StoreOp::create(b, loc, fm.add(a, fm.mul(p, v)), acc, d);
+      });
+    });
     scf::YieldOp::create(b, loc,
                          ValueRange{mNew, fm.add(fm.mul(l, correction), tileSum)});
   }
@@ -547,6 +562,171 @@ void GraphLowering::emitAttentionSingleLane(AttentionFrame &f, int64_t group,
     sm::StoreOp::create(b, loc, ex::DivOp::create(b, loc, a, total), out,
                         im.add(qBase, d));
   });
+}
+
+/// One lane, a workgroup per KV head and query row: the query heads of the
+/// KV group (`group` of them) share each K and V row the workgroup reads,
+/// so a row comes from memory once per group instead of once per head.
+/// The head dimension is whole vectors of 32 (at most
+/// kMaxAttentionChunks). Per tile of kAttentionTile positions: each K
+/// row's vectors are loaded once and scored against every head's q; the
+/// weights exp(s - m) and their sums per head in loops of their own (the
+/// vectorizer widens them); then, for heads two at a time, their
+/// accumulators stay in registers over the tile's positions while each V
+/// row's vectors are loaded once for both. Every head's arithmetic is the
+/// single-head kernel's (the same tiles, the same running maximum), so
+/// the results are the interpreter's up to the order of the sums.
+void GraphLowering::emitGroupedAttentionSingleLane(AttentionFrame &f,
+                                                   int64_t group,
+                                                   Location loc) {
+  IndexMath im(b, loc);
+  FloatMath fm{b, loc};
+  BlockMath vm{b, loc};
+  Type f32 = b.getF32Type();
+  const int64_t dim = f.dim, rowStride = f.rowStride;
+  const int64_t width = BlockMath::kWidth, chunks = dim / width;
+  const int64_t tileSize = kAttentionTile;
+  auto forEach = [&](Value n, llvm::function_ref<void(Value)> body) {
+    auto loop = scf::ForOp::create(b, loc, im.c(0), n, im.c(1));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    body(loop.getInductionVar());
+  };
+  // Head g's scores (then weights) of the tile at g * tileSize, its
+  // accumulators at g * dim.
+  Value scores = sm::SharedAllocOp::create(
+      b, loc, sm::SharedType::get(b.getContext(), group * tileSize, f32));
+  Value acc = sm::SharedAllocOp::create(
+      b, loc, sm::SharedType::get(b.getContext(), group * dim, f32));
+  Value kvHead =
+      sm::WorkgroupIdOp::create(b, loc, b.getIndexType(), sm::Dim::x);
+  // The group's first head; its heads' q rows follow one another.
+  locateAttentionRow(f, group, loc, im.mul(kvHead, im.c(group)));
+  Value count = f.count;
+  forEach(im.c(group * dim),
+          [&](Value d) { sm::StoreOp::create(b, loc, fm.c(0.0), acc, d); });
+  auto qAt = [&](int64_t g, int64_t c) {
+    return vm.x32(f.q, im.add(f.qBase, im.c(g * dim + c * width)));
+  };
+  auto rowVectors = [&](Value cache, Type element, Value position) {
+    Value row = im.add(im.mul(position, im.c(rowStride)), f.kvBase);
+    SmallVector<Value> vectors;
+    for (int64_t c = 0; c < chunks; ++c)
+      vectors.push_back(
+          loadCacheVector(cache, element, im.add(row, im.c(c * width)), loc));
+    return vectors;
+  };
+
+  Value lowest = fm.c(-std::numeric_limits<float>::max());
+  // Carried per head: the running maximum (first `group`), then the sum.
+  SmallVector<Value> init(group, lowest);
+  init.append(group, fm.c(0.0));
+  auto tiles =
+      scf::ForOp::create(b, loc, f.first, count, im.c(tileSize), init);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(tiles.getBody());
+    Value tile = tiles.getInductionVar();
+    ValueRange carried = tiles.getRegionIterArgs();
+    Value n = arith::MinUIOp::create(b, loc, im.c(tileSize),
+                                     arith::SubIOp::create(b, loc, count, tile));
+    // Scores of the tile's positions for every head, and their maxima.
+    auto scoreLoop = scf::ForOp::create(b, loc, im.c(0), n, im.c(1),
+                                        SmallVector<Value>(group, lowest));
+    {
+      OpBuilder::InsertionGuard body(b);
+      b.setInsertionPointToStart(scoreLoop.getBody());
+      Value i = scoreLoop.getInductionVar();
+      SmallVector<Value> k =
+          rowVectors(f.kCache, f.kElement, im.add(tile, i));
+      SmallVector<Value> maxima;
+      for (int64_t g = 0; g < group; ++g) {
+        Value dot = vm.zeros();
+        for (int64_t c = 0; c < chunks; ++c)
+          dot = vm.multiplyAdd(dot, qAt(g, c), k[c]);
+        Value s = fm.mul(vm.sum(dot), fm.c(f.scale));
+        if (f.softcap > 0)
+          s = fm.mul(fm.tanh(fm.mul(s, fm.c(1.0 / f.softcap))),
+                     fm.c(f.softcap));
+        sm::StoreOp::create(b, loc, s, scores,
+                            im.add(im.c(g * tileSize), i));
+        maxima.push_back(fm.max(scoreLoop.getRegionIterArgs()[g], s));
+      }
+      scf::YieldOp::create(b, loc, maxima);
+    }
+    SmallVector<Value> tileMax(guardZeroTrip(b, scoreLoop));
+    SmallVector<Value> mNew, correction, next;
+    for (int64_t g = 0; g < group; ++g) {
+      mNew.push_back(fm.max(carried[g], tileMax[g]));
+      correction.push_back(fm.exp(fm.sub(carried[g], mNew[g])));
+    }
+    // Each head's weights exp(s - mNew), in place, and their sum.
+    SmallVector<Value> tileSum;
+    for (int64_t g = 0; g < group; ++g) {
+      auto expLoop = scf::ForOp::create(b, loc, im.c(0), n, im.c(1),
+                                        ValueRange{fm.c(0.0)});
+      {
+        OpBuilder::InsertionGuard body(b);
+        b.setInsertionPointToStart(expLoop.getBody());
+        Value at = im.add(im.c(g * tileSize), expLoop.getInductionVar());
+        Value p = fm.exp(
+            fm.sub(sm::LoadOp::create(b, loc, f32, scores, at), mNew[g]));
+        sm::StoreOp::create(b, loc, p, scores, at);
+        scf::YieldOp::create(b, loc,
+                             fm.add(expLoop.getRegionIterArgs()[0], p));
+      }
+      tileSum.push_back(guardZeroTrip(b, expLoop)[0]);
+    }
+    // Weighted V rows, two heads at a time.
+    for (int64_t g0 = 0; g0 < group; g0 += 2) {
+      SmallVector<int64_t> pair{g0};
+      if (g0 + 1 < group)
+        pair.push_back(g0 + 1);
+      SmallVector<Value> sums;
+      for (int64_t g : pair)
+        for (int64_t c = 0; c < chunks; ++c)
+          sums.push_back(vm.mul(
+              sm::LoadOp::create(b, loc, vm.f32s(), acc,
+                                 im.c(g * dim + c * width)),
+              vm.splat(correction[g])));
+      auto weigh = scf::ForOp::create(b, loc, im.c(0), n, im.c(1), sums);
+      {
+        OpBuilder::InsertionGuard body(b);
+        b.setInsertionPointToStart(weigh.getBody());
+        Value i = weigh.getInductionVar();
+        SmallVector<Value> v =
+            rowVectors(f.vCache, f.vElement, im.add(tile, i));
+        SmallVector<Value> updated;
+        for (auto [h, g] : llvm::enumerate(pair)) {
+          Value p = vm.splat(sm::LoadOp::create(
+              b, loc, f32, scores, im.add(im.c(g * tileSize), i)));
+          for (int64_t c = 0; c < chunks; ++c)
+            updated.push_back(vm.multiplyAdd(
+                weigh.getRegionIterArgs()[h * chunks + c], p, v[c]));
+        }
+        scf::YieldOp::create(b, loc, updated);
+      }
+      SmallVector<Value> done(guardZeroTrip(b, weigh));
+      for (auto [h, g] : llvm::enumerate(pair))
+        for (int64_t c = 0; c < chunks; ++c)
+          sm::StoreOp::create(b, loc, done[h * chunks + c], acc,
+                              im.c(g * dim + c * width));
+    }
+    next.append(mNew);
+    for (int64_t g = 0; g < group; ++g)
+      next.push_back(
+          fm.add(fm.mul(carried[group + g], correction[g]), tileSum[g]));
+    scf::YieldOp::create(b, loc, next);
+  }
+  SmallVector<Value> totals(guardZeroTrip(b, tiles));
+  for (int64_t g = 0; g < group; ++g)
+    forEach(im.c(dim), [&](Value d) {
+      Value a = sm::LoadOp::create(b, loc, f32, acc,
+                                   im.add(im.c(g * dim), d));
+      sm::StoreOp::create(b, loc,
+                          ex::DivOp::create(b, loc, a, totals[group + g]),
+                          f.out, im.add(im.add(f.qBase, im.c(g * dim)), d));
+    });
 }
 
 } // namespace hesper::lowering

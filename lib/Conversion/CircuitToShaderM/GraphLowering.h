@@ -64,6 +64,10 @@ inline constexpr int64_t kAttentionTile = 64;
 /// of more positions is split into ranges of this many tiles, scored in
 /// parallel and combined by a second kernel (flash-decoding).
 inline constexpr int64_t kAttentionSplitTiles = 2;
+/// The most 32-value vectors of a head's accumulators the CPU target's
+/// attention keeps in registers over a tile's positions (a head of up to
+/// 256 dimensions: 16 AVX-512 registers).
+inline constexpr int64_t kMaxAttentionChunks = 8;
 /// The largest workgroup count of one grid dimension every backend accepts.
 inline constexpr int64_t kMaxGridDim = 65535;
 /// Words of a q8_1 block (circuit.quantize's activations): f16 d and
@@ -463,6 +467,9 @@ private:
       return emitDequantizeElement(cache, element, index, loc);
     return toF32(loadElement(cache, index, loc), loc);
   }
+  /// One lane: the 32 cache values from element `index` on (a multiple of
+  /// 32: a whole block of a q8_0 cache), as vector<32xf32>.
+  Value loadCacheVector(Value cache, Type element, Value index, Location loc);
   /// Binds the op's buffers (and `partials`, a scratch buffer the kernel
   /// writes, when given) and creates its kernel of `lanes` lanes.
   AttentionFrame beginAttention(cir::AttentionOp op, KernelState &ks,
@@ -470,7 +477,9 @@ private:
   /// The workgroup's head (grid x) and query row (grid y): fills qBase,
   /// kvBase, count (pos + row + 1, clamped to the cache) and first (0, or
   /// count - window with a sliding window).
-  void locateAttentionRow(AttentionFrame &f, int64_t group, Location loc);
+  /// `head` overrides the head (the workgroup's first, for a group).
+  void locateAttentionRow(AttentionFrame &f, int64_t group, Location loc,
+                          Value head = {});
   /// scale * (q . k[position]) of the workgroup's head, soft-capped when
   /// the op says so.
   Value emitAttentionScore(const AttentionFrame &f, Value position,
@@ -479,6 +488,11 @@ private:
   /// target).
   void emitAttentionSingleLane(AttentionFrame &f, int64_t group,
                                Location loc);
+  /// The same with a workgroup per KV head and row, its `group` query heads
+  /// sharing each K and V row (head dimensions of whole vectors of 32, at
+  /// most kMaxAttentionChunks of them).
+  void emitGroupedAttentionSingleLane(AttentionFrame &f, int64_t group,
+                                      Location loc);
   /// Checks that rows of `rowLength` values quantized to `resultType` can be
   /// written by one workgroup each (whole words, fits in shared memory).
   LogicalResult checkQuantizedRows(Operation *op, RankedTensorType resultType,

@@ -117,11 +117,16 @@ LogicalResult rewriteBody(func::FuncOp func, unsigned numBuffers) {
       auto plain = MemRefType::get(type.getShape(), type.getElementType());
       b.setInsertionPointToStart(&entry);
       replacement = memref::AllocaOp::create(b, loc, plain);
-    } else if (auto load = dyn_cast<vector::LoadOp>(op)) {
+    } else if (isa<vector::LoadOp, vector::StoreOp>(op)) {
       // The GPU lowering promises a vector's own alignment; blocks of
-      // quantized weights are read at any word, and the CPU loads
-      // unaligned vectors at full speed.
-      load.setAlignment(std::nullopt);
+      // quantized weights are read at any word, a workgroup array becomes
+      // a stack array aligned only to its element, and the CPU loads and
+      // stores unaligned vectors at full speed. (A promise the stack does
+      // not keep is an aligned vmovaps on a 16-byte boundary: a fault.)
+      if (auto load = dyn_cast<vector::LoadOp>(op))
+        load.setAlignment(std::nullopt);
+      else
+        cast<vector::StoreOp>(op).setAlignment(std::nullopt);
       continue;
     } else if (auto add = dyn_cast<arith::AddFOp>(op)) {
       // Sums may be reassociated so that LLVM vectorizes reductions; the

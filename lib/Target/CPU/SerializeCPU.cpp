@@ -17,9 +17,9 @@
 //   3. split the module into one module per kernel and, in parallel on
 //      the MLIR context's threads, optimize each at O3 for the chosen CPU
 //      and features (the host's, or an x86-64 micro-architecture level)
-//      and emit its object file (and assembly, for --dump-dir); then link
-//      the objects with the system C compiler driver (`cc -shared`, a
-//      dependency scripts/setup.sh installs);
+//      and emit its object file (and, for --dump-dir, its optimized IR
+//      and assembly); then link the objects with the system C compiler
+//      driver (`cc -shared`, a dependency scripts/setup.sh installs);
 //   4. replace the module with a gpu.binary whose object is the shared
 //      object and whose `format` property is `elf:` and the CPU features
 //      the code needs, which the runtime checks before loading it.
@@ -173,10 +173,6 @@ void addEntryPoint(llvm::Module &module, llvm::Function *body,
   auto *entry = llvm::Function::Create(
       type, llvm::GlobalValue::ExternalLinkage, name, module);
   entry->addFnAttr(llvm::Attribute::NoUnwind);
-  // Realign the stack on entry: a body that spills 64-byte vectors gets
-  // 64-byte slots, and without this LLVM addresses them as if the caller's
-  // 16-byte-aligned stack were aligned to 64 (vmovaps faults).
-  entry->addFnAttr("stackrealign");
   // The body is inlined here, where its loops are vectorized.
   if (body->hasFnAttribute("prefer-vector-width"))
     entry->addFnAttr(body->getFnAttribute("prefer-vector-width"));
@@ -466,7 +462,8 @@ splitByEntry(const llvm::Module &module, llvm::ArrayRef<std::string> entries) {
 /// assembly into `assembly` when given; returns an error or "".
 std::string compilePart(ArrayRef<char> bitcode, const ISA &isa,
                         SmallVector<char, 0> &object,
-                        SmallVector<char, 0> *assembly) {
+                        SmallVector<char, 0> *assembly,
+                        SmallVector<char, 0> *optimizedIR) {
   llvm::LLVMContext context;
   llvm::Expected<std::unique_ptr<llvm::Module>> module =
       llvm::parseBitcodeFile(
@@ -482,6 +479,10 @@ std::string compilePart(ArrayRef<char> bitcode, const ISA &isa,
   if (!machine)
     return "cannot create the CPU target machine: " + error;
   optimize(**module, *machine);
+  if (optimizedIR) {
+    llvm::raw_svector_ostream os(*optimizedIR);
+    (*module)->print(os, nullptr);
+  }
   if (assembly) {
     std::unique_ptr<llvm::Module> copy = llvm::CloneModule(**module);
     emit(*copy, *machine, llvm::CodeGenFileType::AssemblyFile, *assembly);
@@ -562,12 +563,13 @@ struct SerializeCPUPass
       entries.push_back(std::string(kThreadEntryPrefix) + name);
     std::vector<SmallVector<char, 0>> parts = splitByEntry(*ir, entries);
     std::vector<SmallVector<char, 0>> objects(parts.size()),
-        assembly(parts.size());
+        assembly(parts.size()), optimizedIR(parts.size());
     std::vector<std::string> errors(parts.size());
     bool dump = !dumpDir.empty();
     parallelFor(nested.getContext(), 0, parts.size(), [&](size_t i) {
       errors[i] = compilePart(parts[i], isa, objects[i],
-                              dump ? &assembly[i] : nullptr);
+                              dump ? &assembly[i] : nullptr,
+                              dump ? &optimizedIR[i] : nullptr);
     });
     for (const std::string &partError : errors)
       if (!partError.empty())
@@ -577,6 +579,10 @@ struct SerializeCPUPass
       for (const SmallVector<char, 0> &text : assembly)
         all.append(text.begin(), text.end());
       writeFile(dumpDir, "hesper_kernels.s", all);
+      all.clear();
+      for (const SmallVector<char, 0> &text : optimizedIR)
+        all.append(text.begin(), text.end());
+      writeFile(dumpDir, "hesper_kernels.ll", all);
       std::vector<uint8_t> combined;
       if (link(objects, /*relocatable=*/true, combined, error))
         writeFile(dumpDir, "hesper_kernels.o",
