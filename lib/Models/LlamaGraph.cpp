@@ -874,12 +874,14 @@ std::string hesper::models::batchGraphName(int64_t rows) {
   return "batch" + std::to_string(rows);
 }
 
-OwningOpRef<ModuleOp> hesper::models::buildModelModule(MLIRContext *context,
-                                                       const Model &model,
-                                                       int64_t contextSize,
-                                                       int64_t batch,
-                                                       bool allLogits,
-                                                       GraphOptions options) {
+std::string hesper::models::tailChunkGraphName(int64_t rows) {
+  return "prefill" + std::to_string(rows);
+}
+
+OwningOpRef<ModuleOp> hesper::models::buildModelModule(
+    MLIRContext *context, const Model &model, int64_t contextSize,
+    int64_t batch, bool allLogits, GraphOptions options,
+    ArrayRef<int64_t> tailRows) {
   OwningOpRef<ModuleOp> module;
   {
     GraphBuilder g(context, "decode");
@@ -888,11 +890,16 @@ OwningOpRef<ModuleOp> hesper::models::buildModelModule(MLIRContext *context,
   }
   if (!module || batch <= 1)
     return module;
-  GraphBuilder g(context, "prefill");
-  buildDecodeGraph(g, model, contextSize, batch, !allLogits, options);
-  OwningOpRef<ModuleOp> second = g.finish();
-  if (!second)
-    return nullptr;
-  appendGraphs(module, std::move(second));
+  SmallVector<std::pair<std::string, int64_t>> chunks{{"prefill", batch}};
+  for (int64_t rows : tailRows)
+    chunks.push_back({tailChunkGraphName(rows), rows});
+  for (auto &[name, rows] : chunks) {
+    GraphBuilder g(context, name);
+    buildDecodeGraph(g, model, contextSize, rows, !allLogits, options);
+    OwningOpRef<ModuleOp> next = g.finish();
+    if (!next)
+      return nullptr;
+    appendGraphs(module, std::move(next));
+  }
   return module;
 }

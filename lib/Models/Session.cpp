@@ -84,6 +84,8 @@ std::vector<Session::Impl::Step *> Session::Impl::borrowers() {
   std::vector<Step *> out;
   if (hasChunk)
     out.push_back(&chunk);
+  for (Step &t : tails)
+    out.push_back(&t);
   for (Step &b : batches)
     out.push_back(&b);
   return out;
@@ -219,13 +221,16 @@ Status Session::Impl::restore(const rt::ProgramSet &set) {
   }
   decode = std::move(restored[0]);
   batches.clear();
+  tails.clear();
   hasChunk = false;
   for (size_t k = 1; k < restored.size(); ++k) {
     if (options.sequences > 0) {
       batches.push_back(std::move(restored[k]));
-    } else {
+    } else if (!hasChunk) {
       chunk = std::move(restored[k]);
       hasChunk = true;
+    } else {
+      tails.push_back(std::move(restored[k]));
     }
   }
   stats.dispatchOpsUnfused =
@@ -255,6 +260,7 @@ bool Session::Impl::loadFromCache(const std::string &dir,
     decode = Step();
     chunk = Step();
     batches.clear();
+    tails.clear();
     hasChunk = false;
     stats.deviceBytes = stats.weightBufferBytes = stats.cacheBytes = 0;
     stats.inPlaceWeightBytes = 0;
@@ -348,7 +354,8 @@ Status Session::Impl::setUpRunners(const std::vector<rt::Program> &programs) {
     if (!runner)
       return runner.status();
     step->runner = std::move(*runner);
-    stats.kernelsPerChunk = program.launches.size();
+    if (step == &chunk)
+      stats.kernelsPerChunk = program.launches.size();
     for (const rt::ProgramLaunch &l : program.launches)
       step->kernelNames.push_back(program.kernels[l.kernel].name);
     for (uint32_t i = program.numArguments; i < program.buffers.size(); ++i)
@@ -394,7 +401,9 @@ Status Session::Impl::run(Step &step, const int32_t *ids, size_t n,
     return interpreter->run(indexOf(step), all);
   if (Status s = step.runner->run(); !s)
     return s;
-  if (options.timing) {
+  // Timed: the decode step and the full prompt chunk (a tail chunk's
+  // kernels are other programs').
+  if (options.timing && (&step == &decode || &step == &chunk)) {
     std::vector<double> times = step.runner->lastKernelTimesNs();
     bool isDecode = &step == &decode;
     std::vector<double> &totals =
@@ -519,21 +528,22 @@ Status Session::Impl::feedMany(const std::vector<int32_t> &ids,
   // token's: run token by token instead.
   bool chunks = hasChunk && !(allRows && logits && chunk.lastIndex >= 0);
   while (done < ids.size()) {
-    size_t n = std::min<size_t>(chunks ? chunk.rows : 1,
-                                ids.size() - done);
+    Step *step = chunks ? chunkStepFor(ids.size() - done) : nullptr;
+    size_t n = step ? std::min<size_t>(step->rows, ids.size() - done) : 1;
     bool last = done + n == ids.size();
     bool want = logits && (allRows || last);
-    if (n == 1) {
+    if (!step) {
       if (Status s = feed(ids[done], want ? &rowsOut : nullptr); !s)
         return s;
     } else {
-      if (Status s = run(chunk, ids.data() + done, n,
+      if (Status s = run(*step, ids.data() + done, n,
                          want ? &rowsOut : nullptr);
           !s)
         return s;
       pos += n;
+      ++stats.chunkRuns[step->rows];
     }
-    if (want && n > 1 && chunk.lastIndex >= 0) {
+    if (want && step && step->lastIndex >= 0) {
       logits->push_back(rowsOut); // the chunk's last token only
     } else if (want) {
       for (size_t r = allRows ? 0 : n - 1; r < n; ++r)
@@ -543,6 +553,23 @@ Status Session::Impl::feedMany(const std::vector<int32_t> &ids,
     done += n;
   }
   return Status();
+}
+
+Session::Impl::Step *Session::Impl::chunkStepFor(size_t left) {
+  if (!hasChunk || left <= 1)
+    return nullptr;
+  if (left >= static_cast<size_t>(chunk.rows))
+    return &chunk;
+  // The fewest padded rows for what is left; the full chunk on a tie.
+  auto padded = [&](const Step &s) {
+    size_t rows = static_cast<size_t>(s.rows);
+    return (left + rows - 1) / rows * rows;
+  };
+  Step *best = &chunk;
+  for (Step &t : tails)
+    if (padded(t) < padded(*best))
+      best = &t;
+  return best;
 }
 
 size_t Session::Impl::indexOf(const Step &step) {
@@ -624,6 +651,12 @@ Status Session::feedMany(const std::vector<int32_t> &ids,
 }
 int64_t Session::batchSize() const {
   return impl->hasChunk ? impl->chunk.rows : 1;
+}
+std::vector<int64_t> Session::tailChunkRowCounts() const {
+  std::vector<int64_t> out;
+  for (const Step &t : impl->tails)
+    out.push_back(t.rows);
+  return out;
 }
 void Session::reset() { impl->pos = 0; }
 void Session::rewind(int64_t position) {

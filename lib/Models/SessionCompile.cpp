@@ -225,9 +225,17 @@ Status Session::Impl::compile() {
     chunk.name = "prefill";
     chunk.rows = std::min(options.batchSize, ctx);
     hasChunk = chunk.rows > 1;
+    std::vector<int64_t> tailRows =
+        hasChunk ? tailChunkRows(chunk.rows) : std::vector<int64_t>();
+    tails.clear();
+    for (int64_t rows : tailRows) {
+      tails.emplace_back();
+      tails.back().name = tailChunkGraphName(rows);
+      tails.back().rows = rows;
+    }
     g.module = buildModelModule(g.context.get(), *model, ctx,
                                 hasChunk ? chunk.rows : 1, options.allLogits,
-                                options.graphOptions());
+                                options.graphOptions(), tailRows);
   }
   if (!g.module)
     return Status::error("the model's graphs do not verify: " + diagnostics);
@@ -329,6 +337,13 @@ Status Session::Impl::compile() {
 /// computed by the same code, bit for bit, wherever it lands. A one-row
 /// step runs a lone token at matvec speed; its sums may round
 /// differently from the tiled steps' (not with batchInvariant).
+std::vector<int64_t> hesper::models::tailChunkRows(int64_t chunkRows) {
+  std::vector<int64_t> rows;
+  for (int64_t r = chunkRows / 4; r >= 8; r /= 4)
+    rows.push_back(r);
+  return rows;
+}
+
 std::vector<int64_t> Session::Impl::batchStepRows(int64_t n) const {
   const int64_t chunkRows = n + std::min(options.batchSize, ctx);
   std::vector<int64_t> rows{n, chunkRows};

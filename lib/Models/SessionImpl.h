@@ -103,6 +103,8 @@ struct Session::Impl {
   Step decode;
   Step chunk;
   bool hasChunk = false;
+  /// Smaller prompt chunks for a prompt's tail (tailChunkRows), descending.
+  std::deque<Step> tails;
   /// A multi-sequence session's larger batch steps, ascending.
   std::deque<Step> batches;
   /// A batch step's global positions, and the rows whose logits it asks.
@@ -173,6 +175,9 @@ struct Session::Impl {
   Status feed(int32_t id, std::vector<float> *logits);
   Status feedMany(const std::vector<int32_t> &ids,
                   std::vector<std::vector<float>> *logits, bool allRows);
+  /// The chunk step that runs the next of `left` prompt tokens (feedMany's
+  /// rule), or null for a decode step.
+  Step *chunkStepFor(size_t left);
 
 private:
   size_t indexOf(const Step &step);

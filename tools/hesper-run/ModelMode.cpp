@@ -615,7 +615,18 @@ int hesper::run::runModelMode(const std::string &path,
   double decodeRate = decoded / (result->decodeMs / 1000.0);
   llvm::errs() << "prompt: " << result->promptTokens << " tokens in "
                << llvm::format("%.1f", result->promptMs) << " ms ("
-               << llvm::format("%.1f", promptRate) << " tok/s)\n"
+               << llvm::format("%.1f", promptRate) << " tok/s)";
+  if (!stats.chunkRuns.empty()) {
+    // Largest chunks first: "chunks of 32 x 16, 8 x 2".
+    llvm::errs() << ", chunks of ";
+    llvm::interleave(
+        llvm::reverse(stats.chunkRuns), llvm::errs(),
+        [](const auto &run) {
+          llvm::errs() << run.first << " x " << run.second;
+        },
+        ", ");
+  }
+  llvm::errs() << "\n"
                << "decode: " << decoded << " tokens in "
                << llvm::format("%.1f", result->decodeMs) << " ms ("
                << llvm::format("%.1f", decodeRate) << " tok/s)"
@@ -628,9 +639,16 @@ int hesper::run::runModelMode(const std::string &path,
                           : std::string())
                << stats.dispatchOpsUnfused << " primitives before fusion, "
                << hp.layers << " layers)";
-  if (s.batchSize() > 1)
+  if (s.batchSize() > 1) {
     llvm::errs() << "; " << stats.kernelsPerChunk << " per prompt chunk of "
                  << s.batchSize() << " tokens";
+    std::vector<int64_t> tails = s.tailChunkRowCounts();
+    if (!tails.empty()) {
+      llvm::errs() << " (a prompt's tail in chunks of ";
+      llvm::interleave(tails, llvm::errs(), " or ");
+      llvm::errs() << ")";
+    }
+  }
   llvm::errs() << "\n"
                << "device memory: "
                << llvm::format("%.1f", stats.deviceBytes / 1048576.0)

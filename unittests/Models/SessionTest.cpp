@@ -212,6 +212,54 @@ TEST_F(SessionTest, ChunksEqualTokenByTokenAndResetRepeats) {
   EXPECT_EQ(again, a);
 }
 
+TEST(TailChunkRows, QuartersDownToEightRows) {
+  EXPECT_EQ(tailChunkRows(32), (std::vector<int64_t>{8}));
+  EXPECT_EQ(tailChunkRows(512), (std::vector<int64_t>{128, 32, 8}));
+  EXPECT_EQ(tailChunkRows(40), (std::vector<int64_t>{10}));
+  EXPECT_TRUE(tailChunkRows(31).empty());
+  EXPECT_TRUE(tailChunkRows(16).empty());
+  EXPECT_TRUE(tailChunkRows(1).empty());
+}
+
+TEST_F(SessionTest, APromptsTailRunsOnTheSmallerChunk) {
+  // Chunks of 32 with a tail chunk of 8: each prompt length splits by the
+  // fewest padded rows, and every split gives the token-by-token logits.
+  auto chunked = open(nullptr, 32);
+  auto single = open(nullptr, 1);
+  ASSERT_TRUE(chunked && single);
+  EXPECT_EQ(chunked->tailChunkRowCounts(), (std::vector<int64_t>{8}));
+  EXPECT_TRUE(single->tailChunkRowCounts().empty());
+  struct Case {
+    size_t tokens;
+    std::map<int64_t, int64_t> runs; // chunk rows -> runs
+  };
+  // 1: a decode step; 2 and 9: one chunk of 8 (9: then a decode step,
+  // the last token alone); 17: chunks of 8 (24 rows beat 32) for 16
+  // tokens, then a decode step; 25: 4 x 8 ties with one 32, which wins;
+  // 40: 32 then 8.
+  const std::vector<Case> cases{
+      {1, {}},        {2, {{8, 1}}},   {9, {{8, 1}}},
+      {17, {{8, 2}}}, {25, {{32, 1}}}, {40, {{32, 1}, {8, 1}}}};
+  for (const Case &c : cases) {
+    std::vector<int32_t> ids;
+    for (size_t i = 0; i < c.tokens; ++i)
+      ids.push_back(prompt[i % prompt.size()] + int32_t(i / prompt.size()));
+    chunked->reset();
+    single->reset();
+    std::map<int64_t, int64_t> before = chunked->stats().chunkRuns;
+    std::vector<std::vector<float>> a, b;
+    ASSERT_TRUE(chunked->feedMany(ids, &a, /*allRows=*/true).ok());
+    ASSERT_TRUE(single->feedMany(ids, &b, /*allRows=*/true).ok());
+    std::map<int64_t, int64_t> runs = chunked->stats().chunkRuns;
+    for (auto [rows, n] : before)
+      if ((runs[rows] -= n) == 0)
+        runs.erase(rows);
+    EXPECT_EQ(runs, c.runs) << c.tokens << " tokens";
+    ASSERT_EQ(a.size(), c.tokens);
+    EXPECT_EQ(a, b) << c.tokens << " tokens";
+  }
+}
+
 TEST_F(SessionTest, ChunksComputingTheLastLogitsOnlyAgree) {
   // Without allLogits a chunk computes the logits of its last token only
   // (the final norm and the head on one row): the same values.

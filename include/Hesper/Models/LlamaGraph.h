@@ -87,12 +87,16 @@ buildBatchModule(mlir::MLIRContext *context, const Model &model,
                  llvm::ArrayRef<int64_t> rowCounts, GraphOptions options = {});
 std::string batchGraphName(int64_t rows);
 
-mlir::OwningOpRef<mlir::ModuleOp> buildModelModule(mlir::MLIRContext *context,
-                                                   const Model &model,
-                                                   int64_t contextSize,
-                                                   int64_t batch,
-                                                   bool allLogits = true,
-                                                   GraphOptions options = {});
+/// The graphs of a single-sequence session: "decode" (one token) and, when
+/// `batch` > 1, "prefill" (prompt chunks of `batch` tokens) and one graph
+/// per row count of `tailRows`, named tailChunkGraphName(rows): the smaller
+/// chunks that take a prompt's tail (Session.h's tailChunkRows).
+mlir::OwningOpRef<mlir::ModuleOp>
+buildModelModule(mlir::MLIRContext *context, const Model &model,
+                 int64_t contextSize, int64_t batch, bool allLogits = true,
+                 GraphOptions options = {},
+                 llvm::ArrayRef<int64_t> tailRows = {});
+std::string tailChunkGraphName(int64_t rows);
 
 } // namespace hesper::models
 

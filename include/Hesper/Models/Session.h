@@ -29,6 +29,8 @@
 
 #include "Hesper/Models/Model.h"
 
+#include <map>
+
 namespace hesper::models {
 
 struct SessionOptions {
@@ -98,6 +100,9 @@ struct SessionStats {
   int64_t dispatchOpsUnfused = 0; ///< primitives of the decode graph
   int64_t kernelsPerToken = 0;    ///< launches replayed per token
   int64_t kernelsPerChunk = 0;    ///< launches per prompt chunk (0: none)
+  /// Prompt chunks run since the session was created, by the rows of
+  /// their program (the full chunk's and the tail chunks').
+  std::map<int64_t, int64_t> chunkRuns;
   int64_t distinctKernels = 0;    ///< compiled kernels
   uint64_t deviceBytes = 0;       ///< weights, caches and activations
   uint64_t weightBufferBytes = 0; ///< of which the weights (device path)
@@ -148,13 +153,20 @@ public:
   /// context is an error.
   rt::Status feed(int32_t id, std::vector<float> *logits);
   /// Runs `ids` from the current position, in prompt chunks of batchSize
-  /// tokens (a last partial chunk is padded; one token left over runs as a
-  /// decode step). `logits` gets one row per token when `allRows`, else
-  /// only the last token's row.
+  /// tokens; what is left (fewer than batchSize) runs on whichever chunk
+  /// program, of batchSize or of one of tailChunkRows(), pads it to the
+  /// fewest rows (the larger program on a tie), one chunk at a time, and
+  /// one token left over as a decode step. The split depends only on the
+  /// number of tokens, so the same prompt gives the same bits. `logits`
+  /// gets one row per token when `allRows`, else only the last token's
+  /// row.
   rt::Status feedMany(const std::vector<int32_t> &ids,
                       std::vector<std::vector<float>> *logits, bool allRows);
   /// Tokens per prompt chunk actually compiled (1: none).
   int64_t batchSize() const;
+  /// The row counts of the smaller chunk programs compiled for a prompt's
+  /// tail, descending (empty: none).
+  std::vector<int64_t> tailChunkRowCounts() const;
 
   /// Multi-sequence sessions (SessionOptions::sequences > 0): runs `rows`
   /// (at most maxBatchRows()) as one step, on the smallest batch step that
@@ -197,6 +209,13 @@ private:
   struct Impl;
   std::unique_ptr<Impl> impl;
 };
+
+/// The row counts of the smaller chunk programs a single-sequence session
+/// compiles beside its prompt chunk of `chunkRows` tokens, for a prompt's
+/// tail: chunkRows / 4, / 16, ... while at least 8 (32 -> {8}; 512 -> {128,
+/// 32, 8}; 16 -> none). A short prompt (a chat turn) then costs about its
+/// own rows rather than a whole chunk's.
+std::vector<int64_t> tailChunkRows(int64_t chunkRows);
 
 } // namespace hesper::models
 
