@@ -59,9 +59,11 @@ Status Session::Impl::prepare(const Model &m, rt::Device *d,
   if (ctx > (int64_t(1) << 24))
     return Status::error("context size " + std::to_string(ctx) +
                          " is too large");
-  if (options.batchSize < 1)
-    return Status::error("the batch size must be at least 1, got " +
+  if (options.batchSize < 0)
+    return Status::error("the batch size must not be negative, got " +
                          std::to_string(options.batchSize));
+  if (options.batchSize == 0)
+    options.batchSize = defaultBatchSize(d ? &d->info() : nullptr);
   if (options.sequences < 0 || options.sequences > 4096)
     return Status::error("the number of sequences must be between 0 and "
                          "4096, got " + std::to_string(options.sequences));
@@ -78,6 +80,20 @@ Status Session::Impl::prepare(const Model &m, rt::Device *d,
           "smaller context");
   }
   return Status();
+}
+
+int64_t hesper::models::defaultBatchSize(const rt::DeviceInfo *device) {
+  if (!device || device->backend == rt::Backend::Cpu ||
+      device->type == rt::DeviceType::Cpu)
+    return 32;
+  return 512;
+}
+
+std::vector<int64_t> hesper::models::tailChunkRows(int64_t chunkRows) {
+  std::vector<int64_t> rows;
+  for (int64_t r = chunkRows / 4; r >= 8; r /= 4)
+    rows.push_back(r);
+  return rows;
 }
 
 std::vector<Session::Impl::Step *> Session::Impl::borrowers() {

@@ -337,13 +337,6 @@ Status Session::Impl::compile() {
 /// computed by the same code, bit for bit, wherever it lands. A one-row
 /// step runs a lone token at matvec speed; its sums may round
 /// differently from the tiled steps' (not with batchInvariant).
-std::vector<int64_t> hesper::models::tailChunkRows(int64_t chunkRows) {
-  std::vector<int64_t> rows;
-  for (int64_t r = chunkRows / 4; r >= 8; r /= 4)
-    rows.push_back(r);
-  return rows;
-}
-
 std::vector<int64_t> Session::Impl::batchStepRows(int64_t n) const {
   const int64_t chunkRows = n + std::min(options.batchSize, ctx);
   std::vector<int64_t> rows{n, chunkRows};

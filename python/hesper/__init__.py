@@ -71,7 +71,7 @@ def devices():
 class Llama:
     """A GGUF model compiled for one device, in llama-cpp-python's shape.
 
-    Llama(model_path, n_ctx=512, n_batch=32, device="auto", n_threads=0,
+    Llama(model_path, n_ctx=512, n_batch=0, device="auto", n_threads=0,
           seed=-1, chat_format=None, program_cache=True, type_k="f16",
           type_v="f16", quantize_activations=False)
 
@@ -80,7 +80,8 @@ class Llama:
     model's training context (at most 4096). `seed` is the default seed of
     completions (-1: a fresh one each time). `chat_format` names the chat
     template (chatml, llama3, gemma, phi3) when the file's is not
-    recognized.
+    recognized. `n_batch` is the prompt chunk (0: 512 on a GPU, 32 on the
+    CPU target and lavapipe).
     `program_cache` loads the compiled programs from the cache `hesper-run`
     keeps (docs/Models.md, "Program cache") and stores them there.
     `type_k` and `type_v` store the KV cache in "f16" (the default, as
@@ -94,7 +95,7 @@ class Llama:
     argument Hesper refuses, RuntimeError when the device fails.
     """
 
-    def __init__(self, model_path, n_ctx=512, n_batch=32, device="auto",
+    def __init__(self, model_path, n_ctx=512, n_batch=0, device="auto",
                  n_threads=0, seed=-1, chat_format=None, verbose=False,
                  program_cache=True, type_k="f16", type_v="f16",
                  quantize_activations=False):

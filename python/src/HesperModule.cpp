@@ -105,8 +105,8 @@ struct PySession {
     if (nCtx < 0)
       throw py::value_error("n_ctx must not be negative, got " +
                             std::to_string(nCtx));
-    if (nBatch < 1)
-      throw py::value_error("n_batch must be at least 1, got " +
+    if (nBatch < 0)
+      throw py::value_error("n_batch must not be negative, got " +
                             std::to_string(nBatch));
     exec::DeviceModeOptions opts;
     opts.backend = backendOf(deviceName);
@@ -360,7 +360,7 @@ PYBIND11_MODULE(_hesper, m) {
                     int64_t, unsigned, bool, const std::string &,
                     const std::string &, bool>(),
            py::arg("model"), py::arg("device") = "auto", py::arg("n_ctx") = 0,
-           py::arg("n_batch") = 32, py::arg("n_threads") = 0,
+           py::arg("n_batch") = 0, py::arg("n_threads") = 0,
            py::arg("program_cache") = true, py::arg("type_k") = "f16",
            py::arg("type_v") = "f16", py::arg("quantize_activations") = false)
       .def("eval", &PySession::eval, py::arg("tokens"),

@@ -70,8 +70,11 @@ static llvm::cl::opt<int64_t> ctxSize(
 static llvm::cl::alias ctxAlias("ctx-size", llvm::cl::aliasopt(ctxSize),
                                 llvm::cl::cat(modelCategory));
 static llvm::cl::opt<int64_t> batchSize(
-    "b", llvm::cl::desc("Prompt tokens per chunk (1: token by token)"),
-    llvm::cl::init(32), llvm::cl::cat(modelCategory));
+    "b",
+    llvm::cl::desc("Prompt tokens per chunk (1: token by token; 0, the "
+                   "default: 512 on a GPU, 32 on the CPU target, lavapipe "
+                   "and the interpreter)"),
+    llvm::cl::init(0), llvm::cl::cat(modelCategory));
 static llvm::cl::alias batchAlias("batch-size", llvm::cl::aliasopt(batchSize),
                                   llvm::cl::cat(modelCategory));
 static llvm::cl::opt<std::string> cacheTypeK(
@@ -453,8 +456,8 @@ int hesper::run::runModelMode(const std::string &path,
   if (chatTemplate.getNumOccurrences() && chatTemplate.empty())
     return fail(std::string("--chat-template: give a template name (") +
                 chatFormatNames() + ")");
-  if (batchSize < 1)
-    return fail("-b/--batch-size must be at least 1");
+  if (batchSize < 0)
+    return fail("-b/--batch-size must not be negative");
   CacheTypes cacheTypes;
   if (std::string e = parseCacheTypes(cacheTypeK, cacheTypeV, cacheTypes);
       !e.empty())
@@ -472,7 +475,8 @@ int hesper::run::runModelMode(const std::string &path,
     int64_t ctx = ctxSize > 0 ? int64_t(ctxSize) : hp.defaultContextSize();
     GraphOptions graphOptions(cacheTypes);
     graphOptions.quantizedActivations = quantizeActivations;
-    return hooks.emitGraphs(model, ctx, std::min<int64_t>(batchSize, ctx),
+    int64_t chunk = batchSize ? int64_t(batchSize) : defaultBatchSize(nullptr);
+    return hooks.emitGraphs(model, ctx, std::min<int64_t>(chunk, ctx),
                             graphOptions, emitMlir);
   }
 

@@ -212,6 +212,22 @@ TEST_F(SessionTest, ChunksEqualTokenByTokenAndResetRepeats) {
   EXPECT_EQ(again, a);
 }
 
+TEST(DefaultBatchSize, ManyRowsOnAGpuFewOnACpu) {
+  rt::DeviceInfo info;
+  EXPECT_EQ(defaultBatchSize(nullptr), 32); // the interpreter
+  info.backend = rt::Backend::Cpu;
+  info.type = rt::DeviceType::Cpu;
+  EXPECT_EQ(defaultBatchSize(&info), 32);
+  info.backend = rt::Backend::Vulkan; // lavapipe
+  EXPECT_EQ(defaultBatchSize(&info), 32);
+  info.type = rt::DeviceType::Discrete;
+  EXPECT_EQ(defaultBatchSize(&info), 512);
+  info.type = rt::DeviceType::Integrated;
+  EXPECT_EQ(defaultBatchSize(&info), 512);
+  info.backend = rt::Backend::Cuda;
+  EXPECT_EQ(defaultBatchSize(&info), 512);
+}
+
 TEST(TailChunkRows, QuartersDownToEightRows) {
   EXPECT_EQ(tailChunkRows(32), (std::vector<int64_t>{8}));
   EXPECT_EQ(tailChunkRows(512), (std::vector<int64_t>{128, 32, 8}));

@@ -45,8 +45,9 @@ struct SessionOptions {
   bool timing = false;
   /// Tokens per prompt chunk (llama.cpp's -b): prompts run through a
   /// second program whose matmuls take this many tokens at once, with a
-  /// causal mask inside the chunk. 1 runs prompts token by token.
-  int64_t batchSize = 32;
+  /// causal mask inside the chunk. 1 runs prompts token by token; 0 takes
+  /// the device's default (defaultBatchSize).
+  int64_t batchSize = 0;
   /// Prompt chunks compute the logits of every token (for feedMany's
   /// allRows, e.g. --dump-logits); otherwise only of their last token,
   /// which is all generation needs. With it off, feedMany(allRows) runs
@@ -209,6 +210,13 @@ private:
   struct Impl;
   std::unique_ptr<Impl> impl;
 };
+
+/// The prompt chunk a session takes when SessionOptions::batchSize is 0:
+/// 512 tokens on a GPU (CUDA, or a Vulkan device that is not a CPU), as
+/// llama.cpp's n_ubatch, where a chunk's matmuls need many rows to fill the
+/// device; 32 on the CPU target, on a CPU-type Vulkan device (lavapipe) and
+/// in the interpreter (a null `device`).
+int64_t defaultBatchSize(const rt::DeviceInfo *device);
 
 /// The row counts of the smaller chunk programs a single-sequence session
 /// compiles beside its prompt chunk of `chunkRows` tokens, for a prompt's
