@@ -83,9 +83,8 @@ Status Session::Impl::prepare(const Model &m, rt::Device *d,
 }
 
 int64_t hesper::models::defaultBatchSize(const rt::DeviceInfo *device) {
-  if (!device || device->backend == rt::Backend::Cpu ||
-      device->type == rt::DeviceType::Cpu)
-    return 32;
+  if (!device || device->type == rt::DeviceType::Cpu)
+    return device && device->backend == rt::Backend::Cpu ? 64 : 32;
   return 512;
 }
 

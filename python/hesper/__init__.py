@@ -80,8 +80,8 @@ class Llama:
     model's training context (at most 4096). `seed` is the default seed of
     completions (-1: a fresh one each time). `chat_format` names the chat
     template (chatml, llama3, gemma, phi3) when the file's is not
-    recognized. `n_batch` is the prompt chunk (0: 512 on a GPU, 32 on the
-    CPU target and lavapipe).
+    recognized. `n_batch` is the prompt chunk (0: 512 on a GPU, 64 on the
+    CPU target, 32 on lavapipe).
     `program_cache` loads the compiled programs from the cache `hesper-run`
     keeps (docs/Models.md, "Program cache") and stores them there.
     `type_k` and `type_v` store the KV cache in "f16" (the default, as

@@ -72,8 +72,8 @@ static llvm::cl::alias ctxAlias("ctx-size", llvm::cl::aliasopt(ctxSize),
 static llvm::cl::opt<int64_t> batchSize(
     "b",
     llvm::cl::desc("Prompt tokens per chunk (1: token by token; 0, the "
-                   "default: 512 on a GPU, 32 on the CPU target, lavapipe "
-                   "and the interpreter)"),
+                   "default: 512 on a GPU, 64 on the CPU target, 32 on "
+                   "lavapipe and the interpreter)"),
     llvm::cl::init(0), llvm::cl::cat(modelCategory));
 static llvm::cl::alias batchAlias("batch-size", llvm::cl::aliasopt(batchSize),
                                   llvm::cl::cat(modelCategory));

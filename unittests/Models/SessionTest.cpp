@@ -217,7 +217,7 @@ TEST(DefaultBatchSize, ManyRowsOnAGpuFewOnACpu) {
   EXPECT_EQ(defaultBatchSize(nullptr), 32); // the interpreter
   info.backend = rt::Backend::Cpu;
   info.type = rt::DeviceType::Cpu;
-  EXPECT_EQ(defaultBatchSize(&info), 32);
+  EXPECT_EQ(defaultBatchSize(&info), 64);
   info.backend = rt::Backend::Vulkan; // lavapipe
   EXPECT_EQ(defaultBatchSize(&info), 32);
   info.type = rt::DeviceType::Discrete;
