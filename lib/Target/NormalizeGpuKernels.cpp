@@ -16,6 +16,7 @@
 #include "Hesper/Target/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -240,6 +241,12 @@ struct NormalizeGpuKernelsPass
       if (!allowPrintf && isa<gpu::PrintfOp>(op)) {
         op->emitOpError("cannot be lowered for this target (Vulkan kernels "
                         "have no printf)");
+        return WalkResult::interrupt();
+      }
+      if (!allowPrintf && isa<cf::AssertOp>(op)) {
+        op->emitOpError("cannot be lowered for this target (Vulkan kernels "
+                        "have no printf to report a failed assertion; the "
+                        "CPU target and CUDA run it)");
         return WalkResult::interrupt();
       }
       return WalkResult::advance();

@@ -104,14 +104,15 @@ def NormalizeGpuKernelsPass
       memory space 6 (Workgroup and Function storage).
     A kernel needs a known block size (`known_block_size`, which
     `gpu-kernel-outlining` sets, or the constant block size every launch
-    of it uses). `gpu.printf` with `allow-printf=false` and
-    `gpu.dynamic_shared_memory` are errors naming the op.
+    of it uses). `gpu.printf` and `cf.assert` (which prints when it fails)
+    with `allow-printf=false`, and `gpu.dynamic_shared_memory`, are errors
+    naming the op.
   }];
   let options = [
     Option<"attributionsAsAlloc", "attributions-as-alloc", "bool", "false",
            "Turn memory attributions into memref.alloc/alloca (SPIR-V)">,
     Option<"allowPrintf", "allow-printf", "bool", "true",
-           "Accept gpu.printf (the target lowers it)">,
+           "Accept gpu.printf and cf.assert (the target lowers them)">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::gpu::GPUDialect",
@@ -143,7 +144,11 @@ def GpuToCPUPass : Pass<"hesper-gpu-to-cpu", "::mlir::ModuleOp"> {
     workgroup attributions are views of it at 16-byte aligned offsets,
     private ones stack arrays), and the barrier function and its state
     (`!llvm.ptr`), which `gpu.barrier` calls; subgroups have one lane;
-    `gpu.printf` calls the C library's printf.
+    `gpu.printf` calls the C library's printf; a failing `cf.assert` prints
+    CUDA's message for it (the location's file, line and function, the
+    block and the thread, the message) and calls the barrier function with
+    a null state, which ends the thread (the driver reports the launch as
+    failed).
     Arithmetic is left as written. The module's `hesper.kernels` states
     each kernel's workgroup memory bytes.
   }];
@@ -156,6 +161,7 @@ def GpuToCPUPass : Pass<"hesper-gpu-to-cpu", "::mlir::ModuleOp"> {
                            "::mlir::LLVM::LLVMDialect",
                            "::mlir::math::MathDialect",
                            "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect",
                            "::mlir::vector::VectorDialect"];
 }
 

@@ -21,11 +21,13 @@
 #include "Hesper/Target/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Builders.h"
@@ -216,6 +218,92 @@ void lowerPrintf(OpBuilder &b, gpu::PrintfOp print) {
   LLVM::CallOp::create(b, loc, printfFn, args);
 }
 
+/// The file, line and function a failed assertion names, as CUDA's
+/// __assertfail prints them: the innermost callee of call sites, the name
+/// of a named location, the file and line of a file location.
+void assertLocation(Location loc, std::string &file, unsigned &line,
+                    std::string &function) {
+  while (true) {
+    if (auto call = dyn_cast<CallSiteLoc>(loc)) {
+      loc = call.getCallee();
+    } else if (auto named = dyn_cast<NameLoc>(loc)) {
+      if (function.empty())
+        function = named.getName().str();
+      loc = named.getChildLoc();
+    } else if (auto fused = dyn_cast<FusedLoc>(loc)) {
+      if (fused.getLocations().empty())
+        break;
+      loc = fused.getLocations().front();
+    } else {
+      if (auto fileLoc = dyn_cast<FileLineColLoc>(loc)) {
+        file = fileLoc.getFilename().str();
+        line = fileLoc.getLine();
+      }
+      break;
+    }
+  }
+  if (file.empty())
+    file = "<unknown>";
+  if (function.empty())
+    function = "<unknown>";
+}
+
+/// `text` as a printf format that prints it as is.
+std::string literalFormat(StringRef text) {
+  std::string out;
+  for (char c : text) {
+    out.push_back(c);
+    if (c == '%')
+      out.push_back('%');
+  }
+  return out;
+}
+
+/// Replaces `assertOp` (the builder is at it) with: when its condition is
+/// false, print CUDA's message for a failed assertion, then end the thread
+/// (the barrier function called with a null state; it does not return).
+void lowerAssert(OpBuilder &b, cf::AssertOp assertOp, Value barrier,
+                 ArrayRef<Value> blockIds, ArrayRef<Value> threadIds) {
+  Location loc = assertOp.getLoc();
+  std::string file, function;
+  unsigned line = 0;
+  assertLocation(loc, file, line, function);
+  std::string format = literalFormat(file) + ":" + std::to_string(line) +
+                       ": " + literalFormat(function) +
+                       ": block: [%ld,%ld,%ld], thread: [%ld,%ld,%ld] "
+                       "Assertion `" +
+                       literalFormat(assertOp.getMsg()) + "` failed.\n";
+  Value failed = arith::XOrIOp::create(
+      b, loc, assertOp.getArg(),
+      arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1));
+  auto ifOp = scf::IfOp::create(b, loc, failed, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  SmallVector<Value> ids(blockIds);
+  ids.append(threadIds.begin(), threadIds.end());
+  auto print = gpu::PrintfOp::create(b, loc, b.getStringAttr(format), ids);
+  lowerPrintf(b, print);
+  print->erase();
+  MLIRContext *context = b.getContext();
+  auto ptr = LLVM::LLVMPointerType::get(context);
+  auto module = assertOp->getParentOfType<ModuleOp>();
+  // stdout now, before the thread ends: the driver's error follows on
+  // stderr.
+  auto fflushFn = module.lookupSymbol<LLVM::LLVMFuncOp>("fflush");
+  if (!fflushFn) {
+    OpBuilder top(context);
+    top.setInsertionPointToStart(module.getBody());
+    fflushFn = LLVM::LLVMFuncOp::create(
+        top, loc, "fflush",
+        LLVM::LLVMFunctionType::get(b.getI32Type(), {ptr}));
+  }
+  Value null = LLVM::ZeroOp::create(b, loc, ptr);
+  LLVM::CallOp::create(b, loc, fflushFn, ValueRange{null});
+  auto type = LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(context),
+                                          {ptr});
+  LLVM::CallOp::create(b, loc, type, ValueRange{barrier, null});
+}
+
 /// Rewrites a hand-written kernel's body moved into `func`, whose arguments
 /// are its buffers, then workgroup x/y/z, grid x/y/z, thread x/y/z, the
 /// workgroup memory (memref<Sxi8>), the barrier function and its state
@@ -322,6 +410,12 @@ LogicalResult rewriteThreadBody(func::FuncOp func, unsigned numBuffers,
       // The C library's printf; the fibers of a workgroup run in thread
       // order, so the lines come in that order.
       lowerPrintf(b, print);
+      op->erase();
+      continue;
+    } else if (auto assertOp = dyn_cast<cf::AssertOp>(op)) {
+      lowerAssert(b, assertOp, barrier,
+                  {arg(first), arg(first + 1), arg(first + 2)},
+                  {arg(first + 6), arg(first + 7), arg(first + 8)});
       op->erase();
       continue;
     } else if (isa<gpu::ReturnOp>(op)) {

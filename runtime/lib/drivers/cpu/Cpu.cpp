@@ -31,6 +31,7 @@
 #include "CpuThreadPool.h"
 #include "hal/Drivers.h"
 
+#include <atomic>
 #include <dlfcn.h>
 #include <elf.h>
 #include <fcntl.h>
@@ -171,6 +172,9 @@ struct PreparedDispatch {
   const void *pushConstants = nullptr;
   uint32_t grid[3] = {1, 1, 1};
   uint64_t workgroups = 0;
+  const std::string *name = nullptr; ///< the kernel's
+  /// Threads ended by a failed assertion (the command list's counter).
+  std::atomic<uint64_t> *failedThreads = nullptr;
 };
 
 /// One workgroup of a kernel with several threads per workgroup.
@@ -204,7 +208,8 @@ void runWorkgroups(void *arg, uint64_t begin, uint64_t end) {
   for (uint64_t w = begin; w < end; ++w) {
     shared.assign((d->sharedBytes + 7) / 8, 0);
     ThreadedWorkgroup workgroup{d, w, shared.data()};
-    runFibers(count, runThread, &workgroup);
+    if (uint32_t failed = runFibers(count, runThread, &workgroup))
+      d->failedThreads->fetch_add(failed, std::memory_order_relaxed);
   }
 }
 
@@ -290,9 +295,17 @@ public:
       std::lock_guard<std::mutex> lock(ctx->runMutex);
       for (PreparedDispatch &d : prepared) {
         uint64_t start = timing ? steadyNs() : 0;
+        failedThreads.store(0, std::memory_order_relaxed);
         ctx->pool->run(d.workgroups, runWorkgroups, &d, d.maxThreads);
         if (timing)
           result.push_back(static_cast<double>(steadyNs() - start));
+        // A failed assertion ends the list there, as a GPU's kernel error
+        // does (the failures are printed by the threads themselves).
+        if (uint64_t failed = failedThreads.load(std::memory_order_relaxed))
+          return Status::error("kernel '" + *d.name + "': " +
+                               std::to_string(failed) +
+                               (failed == 1 ? " thread" : " threads") +
+                               " failed an assertion");
       }
     }
     times = std::move(result);
@@ -343,6 +356,8 @@ private:
                 kernel->kernelDesc.workgroupSize + 3, p.threads);
       p.sharedBytes = kernel->kernelDesc.sharedMemoryBytes;
       p.maxThreads = kernel->kernelDesc.hostThreads;
+      p.name = &kernel->kernelDesc.name;
+      p.failedThreads = &failedThreads;
       for (Buffer *b : d.bindings)
         p.bindings.push_back(static_cast<CpuBuffer *>(b)->data);
       p.pushConstants =
@@ -361,6 +376,7 @@ private:
   uint64_t checkedEpoch = 0;
   std::vector<PreparedDispatch> prepared;
   std::vector<double> times;
+  std::atomic<uint64_t> failedThreads{0};
 };
 
 //===----------------------------------------------------------------------===//

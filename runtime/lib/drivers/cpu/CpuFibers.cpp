@@ -79,6 +79,7 @@ struct Fiber {
   ucontext_t context;
   Stack stack;
   bool done = false;
+  bool failed = false; ///< ended by a failed assertion
 };
 
 /// The fibers of the calling OS thread (one workgroup at a time).
@@ -143,9 +144,14 @@ void trampoline() {
 
 void *hesper::rt::detail::fiberState() { return &team; }
 
-void hesper::rt::detail::fiberBarrier(void *) { leave(/*ending=*/false); }
+void hesper::rt::detail::fiberBarrier(void *state) {
+  if (!state)
+    team.fibers[team.current].failed = true;
+  leave(/*ending=*/state == nullptr);
+}
 
-void hesper::rt::detail::runFibers(uint32_t count, FiberBody body, void *arg) {
+uint32_t hesper::rt::detail::runFibers(uint32_t count, FiberBody body,
+                                       void *arg) {
   if (team.fibers.size() < count) {
     // Fibers hold their stacks, which must not move: a new vector.
     std::vector<Fiber> more(count);
@@ -162,7 +168,7 @@ void hesper::rt::detail::runFibers(uint32_t count, FiberBody body, void *arg) {
                    kStackBytes, i);
       std::_Exit(1);
     }
-    f.done = false;
+    f.done = f.failed = false;
     getcontext(&f.context);
     f.context.uc_stack.ss_sp = f.stack.get();
     f.context.uc_stack.ss_size = kStackBytes;
@@ -181,4 +187,8 @@ void hesper::rt::detail::runFibers(uint32_t count, FiberBody body, void *arg) {
         ++running;
     }
   }
+  uint32_t failed = 0;
+  for (uint32_t i = 0; i < count; ++i)
+    failed += team.fibers[i].failed;
+  return failed;
 }

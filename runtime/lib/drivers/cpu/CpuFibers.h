@@ -25,16 +25,20 @@ using FiberBody = void (*)(void *arg, uint32_t thread);
 
 /// Runs body(arg, 0..count-1) as fibers on the calling OS thread, each on
 /// a stack of its own (kept per OS thread and reused), and returns when
-/// every one has returned. A body calls fiberBarrier(state) with the
-/// `state` it is given through `arg` (fiberState()) to wait for the
-/// others.
-void runFibers(uint32_t count, FiberBody body, void *arg);
+/// every one has returned or ended. A body calls fiberBarrier(state) with
+/// the `state` it is given through `arg` (fiberState()) to wait for the
+/// others. Returns how many fibers ended by a failed assertion.
+uint32_t runFibers(uint32_t count, FiberBody body, void *arg);
 
 /// The barrier state of the fibers the calling OS thread runs now.
 void *fiberState();
 
 /// Waits until every unfinished fiber of the workgroup has reached a
-/// barrier. A C function pointer the kernels call.
+/// barrier. A C function pointer the kernels call. Called with a null
+/// `state`, it ends the calling fiber for good instead: the kernel's
+/// lowering of a failed cf.assert (after printing the failure), so that
+/// the thread stops there, the workgroup's other threads go on without it
+/// and runFibers counts it.
 void fiberBarrier(void *state);
 
 } // namespace hesper::rt::detail
