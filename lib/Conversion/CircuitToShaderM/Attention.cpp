@@ -470,6 +470,16 @@ LogicalResult GraphLowering::lowerAttention(cir::AttentionOp op) {
 // Single-lane attention (the CPU target)
 //===----------------------------------------------------------------------===//
 
+/// `body(i)` for i in [0, n): an scf.for with no carried values.
+static void emitForEach(OpBuilder &b, Location loc, Value n,
+                        llvm::function_ref<void(Value)> body) {
+  IndexMath im(b, loc);
+  auto loop = scf::ForOp::create(b, loc, im.c(0), n, im.c(1));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  body(loop.getInductionVar());
+}
+
 /// One workgroup of one lane per (query row, head). The same tiles of 64
 /// positions as above, in the same order, with the head's accumulators in a
 /// scratch row instead of spread over lanes: score the tile's positions
@@ -483,12 +493,8 @@ void GraphLowering::emitAttentionSingleLane(AttentionFrame &f, int64_t group,
   Type f32 = b.getF32Type();
   const int64_t dim = f.dim, rowStride = f.rowStride;
   Value vCache = f.vCache, out = f.out;
-  // `body(i)` for i in [0, n), with no carried values.
   auto forEach = [&](Value n, llvm::function_ref<void(Value)> body) {
-    auto loop = scf::ForOp::create(b, loc, im.c(0), n, im.c(1));
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(loop.getBody());
-    body(loop.getInductionVar());
+    emitForEach(b, loc, n, body);
   };
   Value scores = sm::SharedAllocOp::create(
       b, loc, sm::SharedType::get(b.getContext(), kAttentionTile, f32));
@@ -587,10 +593,7 @@ void GraphLowering::emitGroupedAttentionSingleLane(AttentionFrame &f,
   const int64_t width = BlockMath::kWidth, chunks = dim / width;
   const int64_t tileSize = kAttentionTile;
   auto forEach = [&](Value n, llvm::function_ref<void(Value)> body) {
-    auto loop = scf::ForOp::create(b, loc, im.c(0), n, im.c(1));
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(loop.getBody());
-    body(loop.getInductionVar());
+    emitForEach(b, loc, n, body);
   };
   // Head g's scores (then weights) of the tile at g * tileSize, its
   // accumulators at g * dim.
