@@ -10,7 +10,10 @@
 # 4- or 2-row tiles) against x [M, K] with M = 1, 7, 31, 33 and 512 (none
 # a multiple of the 6-row tile). K is 2048: every format's tile path (q6_k
 # reads super-block pairs) with rows long enough for the 6 x 2 tiles of
-# q8_0, q4_0 and iq4_nl. Graph @<format>_m<M>.
+# q8_0, q4_0 and iq4_nl. Graph @<format>_m<M>. Then gated matmuls (two
+# weight matrices, SiLU(gate) * up) of rows of 512 values, 33 rows of x,
+# whose q8_0 and iq4_nl weights take the 6 x 2 tile at any row length:
+# graph @gated_<format>, weights g and u.
 #
 # ===----------------------------------------------------------------------=== #
 
@@ -31,4 +34,22 @@ for fmt in FORMATS:
             f"  %y = circuit.matmul %x, %w : {x}, {w} -> {y}\n"
             f"  circuit.output %y : {y}\n"
             "}\n")
+GATED_K, GATED_M = 512, 33
+for fmt in ["q8_0", "q4_0", "iq4_nl"]:
+    x = f"tensor<{GATED_M}x{GATED_K}xf32>"
+    y = f"tensor<{GATED_M}x{N}xf32>"
+    w = f"tensor<{N}x{GATED_K}x!circuit.{fmt}>"
+    graphs.append(
+        f'circuit.graph @gated_{fmt}(%x: {x} {{circuit.name = "x"}},\n'
+        f'    %g: {w} {{circuit.name = "g"}},\n'
+        f'    %u: {w} {{circuit.name = "u"}}) -> {y} {{\n'
+        f"  %y = circuit.gated_matmul %x, %g, %u : {x}, {w}, {w} -> {y} "
+        "combine {\n"
+        "  ^bb0(%lane: i32, %a: f32, %b: f32):\n"
+        "    %s = exp.silu %a : f32\n"
+        "    %p = exp.mul %s, %b : f32\n"
+        "    circuit.yield %p : f32\n"
+        "  }\n"
+        f"  circuit.output %y : {y}\n"
+        "}\n")
 print("// -----\n".join(graphs), end="")
