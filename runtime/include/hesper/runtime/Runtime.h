@@ -149,7 +149,10 @@ struct DeviceInfo {
 ///          void (*barrier)(void *), void *barrierState);
 /// The driver runs a workgroup's threads as fibers on one OS thread, each
 /// to its next barrier (a call of barrier(barrierState)) in thread order,
-/// with `sharedMemoryBytes` of zeroed workgroup memory at `shared`.
+/// with `sharedMemoryBytes` of zeroed workgroup memory at `shared`. A call
+/// of barrier(nullptr) ends the calling thread (a failed assertion, which
+/// the thread has printed): the others go on, and `submit` fails naming
+/// the kernel.
 inline constexpr const char *kCpuThreadEntryPrefix = "__hesper_threads_";
 
 struct KernelDesc {
