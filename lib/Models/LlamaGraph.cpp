@@ -56,6 +56,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Hesper/Models/LlamaGraph.h"
+#include "Hesper/Models/Session.h"
 
 #include <cmath>
 #include <map>
@@ -880,8 +881,7 @@ std::string hesper::models::tailChunkGraphName(int64_t rows) {
 
 OwningOpRef<ModuleOp> hesper::models::buildModelModule(
     MLIRContext *context, const Model &model, int64_t contextSize,
-    int64_t batch, bool allLogits, GraphOptions options,
-    ArrayRef<int64_t> tailRows) {
+    int64_t batch, bool allLogits, GraphOptions options) {
   OwningOpRef<ModuleOp> module;
   {
     GraphBuilder g(context, "decode");
@@ -891,7 +891,7 @@ OwningOpRef<ModuleOp> hesper::models::buildModelModule(
   if (!module || batch <= 1)
     return module;
   SmallVector<std::pair<std::string, int64_t>> chunks{{"prefill", batch}};
-  for (int64_t rows : tailRows)
+  for (int64_t rows : tailChunkRows(batch))
     chunks.push_back({tailChunkGraphName(rows), rows});
   for (auto &[name, rows] : chunks) {
     GraphBuilder g(context, name);

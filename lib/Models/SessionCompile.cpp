@@ -225,17 +225,17 @@ Status Session::Impl::compile() {
     chunk.name = "prefill";
     chunk.rows = std::min(options.batchSize, ctx);
     hasChunk = chunk.rows > 1;
-    std::vector<int64_t> tailRows =
-        hasChunk ? tailChunkRows(chunk.rows) : std::vector<int64_t>();
+    // The tail chunks' steps, as buildModelModule names their graphs.
     tails.clear();
-    for (int64_t rows : tailRows) {
-      tails.emplace_back();
-      tails.back().name = tailChunkGraphName(rows);
-      tails.back().rows = rows;
-    }
+    if (hasChunk)
+      for (int64_t rows : tailChunkRows(chunk.rows)) {
+        tails.emplace_back();
+        tails.back().name = tailChunkGraphName(rows);
+        tails.back().rows = rows;
+      }
     g.module = buildModelModule(g.context.get(), *model, ctx,
                                 hasChunk ? chunk.rows : 1, options.allLogits,
-                                options.graphOptions(), tailRows);
+                                options.graphOptions());
   }
   if (!g.module)
     return Status::error("the model's graphs do not verify: " + diagnostics);

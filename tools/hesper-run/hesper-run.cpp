@@ -663,10 +663,8 @@ static int emitModelGraphs(const hesper::models::Model &model, int64_t ctx,
   mlir::DialectRegistry registry;
   hesper::registerAllDialects(registry);
   mlir::MLIRContext context(registry);
-  auto module = hesper::models::buildModelModule(
-      &context, model, ctx, chunk, /*allLogits=*/true, options,
-      chunk > 1 ? hesper::models::tailChunkRows(chunk)
-                : std::vector<int64_t>());
+  auto module = hesper::models::buildModelModule(&context, model, ctx, chunk,
+                                                 /*allLogits=*/true, options);
   if (!module) {
     llvm::errs() << "error: the model's graphs do not verify\n";
     return 1;

@@ -89,13 +89,12 @@ std::string batchGraphName(int64_t rows);
 
 /// The graphs of a single-sequence session: "decode" (one token) and, when
 /// `batch` > 1, "prefill" (prompt chunks of `batch` tokens) and one graph
-/// per row count of `tailRows`, named tailChunkGraphName(rows): the smaller
-/// chunks that take a prompt's tail (Session.h's tailChunkRows).
+/// per row count of tailChunkRows(batch) (Session.h), named
+/// tailChunkGraphName(rows): the smaller chunks that take a prompt's tail.
 mlir::OwningOpRef<mlir::ModuleOp>
 buildModelModule(mlir::MLIRContext *context, const Model &model,
                  int64_t contextSize, int64_t batch, bool allLogits = true,
-                 GraphOptions options = {},
-                 llvm::ArrayRef<int64_t> tailRows = {});
+                 GraphOptions options = {});
 std::string tailChunkGraphName(int64_t rows);
 
 } // namespace hesper::models

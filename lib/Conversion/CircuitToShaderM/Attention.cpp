@@ -160,8 +160,7 @@ Value GraphLowering::emitAttentionScore(const AttentionFrame &f,
     OpBuilder::InsertionGuard body(b);
     b.setInsertionPointToStart(blocks.getBody());
     Value at = im.mul(blocks.getInductionVar(), im.c(32));
-    Value k = loadQ8_0BlockVector(b, f.kCache, im.div(im.add(kRow, at), 32),
-                                  loc);
+    Value k = loadCacheVector(f.kCache, f.kElement, im.add(kRow, at), loc);
     Value qv = vm.x32(f.q, im.add(f.qBase, at));
     scf::YieldOp::create(
         b, loc, vm.multiplyAdd(blocks.getRegionIterArgs()[0], k, qv));
@@ -192,7 +191,13 @@ Value GraphLowering::emitAttentionScore(const AttentionFrame &f,
       return loadCacheValue(f.kCache, f.kElement, im.add(kRow, d), loc);
     });
   }
-  Value score = fm.mul(raw, fm.c(f.scale));
+  return scaleScore(f, raw, loc);
+}
+
+Value GraphLowering::scaleScore(const AttentionFrame &f, Value dot,
+                                Location loc) {
+  FloatMath fm{b, loc};
+  Value score = fm.mul(dot, fm.c(f.scale));
   if (f.softcap > 0)
     score = fm.mul(fm.tanh(fm.mul(score, fm.c(1.0 / f.softcap))),
                    fm.c(f.softcap));
@@ -543,16 +548,13 @@ void GraphLowering::emitAttentionSingleLane(AttentionFrame &f, int64_t group,
       scf::YieldOp::create(b, loc, fm.add(expLoop.getRegionIterArgs()[0], p));
     }
     Value tileSum = guardZeroTrip(b, expLoop)[0];
-    auto vRowOf = [&](Value i) {
-      return im.add(im.mul(im.add(tile, i), im.c(rowStride)), kvBase);
-    };
     forEach(im.c(dim), [&](Value d) {
       Value a = sm::LoadOp::create(b, loc, f32, acc, d);
       sm::StoreOp::create(b, loc, fm.mul(a, correction), acc, d);
     });
     forEach(n, [&](Value i) {
       Value p = sm::LoadOp::create(b, loc, f32, scores, i);
-      Value vRow = vRowOf(i);
+      Value vRow = im.add(im.mul(im.add(tile, i), im.c(rowStride)), kvBase);
       forEach(im.c(dim), [&](Value d) {
         Value a = sm::LoadOp::create(b, loc, f32, acc, d);
         Value v = loadCacheValue(vCache, f.vElement, im.add(vRow, d), loc);
@@ -647,10 +649,7 @@ void GraphLowering::emitGroupedAttentionSingleLane(AttentionFrame &f,
         Value dot = vm.zeros();
         for (int64_t c = 0; c < chunks; ++c)
           dot = vm.multiplyAdd(dot, qAt(g, c), k[c]);
-        Value s = fm.mul(vm.sum(dot), fm.c(f.scale));
-        if (f.softcap > 0)
-          s = fm.mul(fm.tanh(fm.mul(s, fm.c(1.0 / f.softcap))),
-                     fm.c(f.softcap));
+        Value s = scaleScore(f, vm.sum(dot), loc);
         sm::StoreOp::create(b, loc, s, scores,
                             im.add(im.c(g * tileSize), i));
         maxima.push_back(fm.max(scoreLoop.getRegionIterArgs()[g], s));

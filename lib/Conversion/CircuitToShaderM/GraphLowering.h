@@ -480,6 +480,8 @@ private:
   /// `head` overrides the head (the workgroup's first, for a group).
   void locateAttentionRow(AttentionFrame &f, int64_t group, Location loc,
                           Value head = {});
+  /// scale * `dot`, soft-capped when the op says so: a score from q . k.
+  Value scaleScore(const AttentionFrame &f, Value dot, Location loc);
   /// scale * (q . k[position]) of the workgroup's head, soft-capped when
   /// the op says so.
   Value emitAttentionScore(const AttentionFrame &f, Value position,

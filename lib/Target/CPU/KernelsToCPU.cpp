@@ -177,6 +177,17 @@ LogicalResult rewriteBody(func::FuncOp func, unsigned numBuffers) {
 /// offsets of this alignment.
 constexpr int64_t kSharedAlign = 16;
 
+/// The C library function `name` of `type`, declared in `module` on first
+/// use.
+LLVM::LLVMFuncOp libcFunction(ModuleOp module, StringRef name,
+                              LLVM::LLVMFunctionType type, Location loc) {
+  if (auto fn = module.lookupSymbol<LLVM::LLVMFuncOp>(name))
+    return fn;
+  OpBuilder top(module.getContext());
+  top.setInsertionPointToStart(module.getBody());
+  return LLVM::LLVMFuncOp::create(top, loc, name, type);
+}
+
 /// Replaces `print` (the builder is at it) with a call of the C library's
 /// printf: the format as a constant string of the module, floats widened
 /// to double and small integers to int, as C's variadic calls promote them.
@@ -188,11 +199,9 @@ void lowerPrintf(OpBuilder &b, gpu::PrintfOp print) {
   auto i32 = b.getI32Type();
   OpBuilder top(context);
   top.setInsertionPointToStart(module.getBody());
-  auto printfFn = module.lookupSymbol<LLVM::LLVMFuncOp>("printf");
-  if (!printfFn)
-    printfFn = LLVM::LLVMFuncOp::create(
-        top, loc, "printf",
-        LLVM::LLVMFunctionType::get(i32, {ptr}, /*isVarArg=*/true));
+  auto printfFn = libcFunction(
+      module, "printf",
+      LLVM::LLVMFunctionType::get(i32, {ptr}, /*isVarArg=*/true), loc);
   std::string text = print.getFormat().str();
   text.push_back('\0');
   unsigned index = 0;
@@ -289,14 +298,9 @@ void lowerAssert(OpBuilder &b, cf::AssertOp assertOp, Value barrier,
   auto module = assertOp->getParentOfType<ModuleOp>();
   // stdout now, before the thread ends: the driver's error follows on
   // stderr.
-  auto fflushFn = module.lookupSymbol<LLVM::LLVMFuncOp>("fflush");
-  if (!fflushFn) {
-    OpBuilder top(context);
-    top.setInsertionPointToStart(module.getBody());
-    fflushFn = LLVM::LLVMFuncOp::create(
-        top, loc, "fflush",
-        LLVM::LLVMFunctionType::get(b.getI32Type(), {ptr}));
-  }
+  auto fflushFn = libcFunction(
+      module, "fflush", LLVM::LLVMFunctionType::get(b.getI32Type(), {ptr}),
+      loc);
   Value null = LLVM::ZeroOp::create(b, loc, ptr);
   LLVM::CallOp::create(b, loc, fflushFn, ValueRange{null});
   auto type = LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(context),

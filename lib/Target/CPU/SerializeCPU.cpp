@@ -575,14 +575,16 @@ struct SerializeCPUPass
       if (!partError.empty())
         return nested.emitError(partError);
     if (dump) {
-      SmallVector<char, 0> all;
-      for (const SmallVector<char, 0> &text : assembly)
-        all.append(text.begin(), text.end());
-      writeFile(dumpDir, "hesper_kernels.s", all);
-      all.clear();
-      for (const SmallVector<char, 0> &text : optimizedIR)
-        all.append(text.begin(), text.end());
-      writeFile(dumpDir, "hesper_kernels.ll", all);
+      // Each kernel's text, one after the other.
+      auto writeJoined = [&](StringRef name,
+                             ArrayRef<SmallVector<char, 0>> texts) {
+        SmallVector<char, 0> all;
+        for (const SmallVector<char, 0> &text : texts)
+          all.append(text.begin(), text.end());
+        writeFile(dumpDir, name, all);
+      };
+      writeJoined("hesper_kernels.s", assembly);
+      writeJoined("hesper_kernels.ll", optimizedIR);
       std::vector<uint8_t> combined;
       if (link(objects, /*relocatable=*/true, combined, error))
         writeFile(dumpDir, "hesper_kernels.o",

@@ -172,7 +172,6 @@ struct PreparedDispatch {
   const void *pushConstants = nullptr;
   uint32_t grid[3] = {1, 1, 1};
   uint64_t workgroups = 0;
-  const std::string *name = nullptr; ///< the kernel's
   /// Threads ended by a failed assertion (the command list's counter).
   std::atomic<uint64_t> *failedThreads = nullptr;
 };
@@ -293,7 +292,8 @@ public:
       result.reserve(prepared.size());
     {
       std::lock_guard<std::mutex> lock(ctx->runMutex);
-      for (PreparedDispatch &d : prepared) {
+      for (size_t i = 0; i < prepared.size(); ++i) {
+        PreparedDispatch &d = prepared[i];
         uint64_t start = timing ? steadyNs() : 0;
         failedThreads.store(0, std::memory_order_relaxed);
         ctx->pool->run(d.workgroups, runWorkgroups, &d, d.maxThreads);
@@ -302,7 +302,9 @@ public:
         // A failed assertion ends the list there, as a GPU's kernel error
         // does (the failures are printed by the threads themselves).
         if (uint64_t failed = failedThreads.load(std::memory_order_relaxed))
-          return Status::error("kernel '" + *d.name + "': " +
+          return Status::error("kernel '" +
+                               state.dispatches()[i].kernel->desc().name +
+                               "': " +
                                std::to_string(failed) +
                                (failed == 1 ? " thread" : " threads") +
                                " failed an assertion");
@@ -356,7 +358,6 @@ private:
                 kernel->kernelDesc.workgroupSize + 3, p.threads);
       p.sharedBytes = kernel->kernelDesc.sharedMemoryBytes;
       p.maxThreads = kernel->kernelDesc.hostThreads;
-      p.name = &kernel->kernelDesc.name;
       p.failedThreads = &failedThreads;
       for (Buffer *b : d.bindings)
         p.bindings.push_back(static_cast<CpuBuffer *>(b)->data);
