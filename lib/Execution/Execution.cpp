@@ -361,6 +361,13 @@ FailureOr<rt::Program> hesper::extractProgram(ModuleOp lowered,
     l.kernel = it->second;
     for (Value b : launch.getBindings())
       l.buffers.push_back(bufferIndex.lookup(b));
+    if (std::optional<ArrayRef<int64_t>> t = launch.getTraffic()) {
+      l.traffic.readBytes = (*t)[0];
+      l.traffic.writtenBytes = (*t)[1];
+      l.traffic.positionBytes = (*t)[2];
+      l.traffic.window = (*t)[3];
+      l.traffic.positions = (*t)[4];
+    }
     ArrayRef<int64_t> grid = launch.getGrid();
     rt::KernelDesc &desc = program.kernels[it->second];
     for (int d = 0; d < 3; ++d) {

@@ -300,8 +300,10 @@ Status Session::Impl::setUpRunners(const std::vector<rt::Program> &programs) {
     for (const rt::KernelDesc &k : p.kernels)
       distinct.insert(k.name);
   stats.distinctKernels = distinct.size();
-  for (const rt::ProgramLaunch &l : decodeProgram.launches)
+  for (const rt::ProgramLaunch &l : decodeProgram.launches) {
     decode.kernelNames.push_back(decodeProgram.kernels[l.kernel].name);
+    decode.traffic.push_back(l.traffic);
+  }
 
   double uploadStart = nowMs();
   // A weight whose bytes in the file fill its buffer exactly is read
@@ -371,8 +373,10 @@ Status Session::Impl::setUpRunners(const std::vector<rt::Program> &programs) {
     step->runner = std::move(*runner);
     if (step == &chunk)
       stats.kernelsPerChunk = program.launches.size();
-    for (const rt::ProgramLaunch &l : program.launches)
+    for (const rt::ProgramLaunch &l : program.launches) {
       step->kernelNames.push_back(program.kernels[l.kernel].name);
+      step->traffic.push_back(l.traffic);
+    }
     for (uint32_t i = program.numArguments; i < program.buffers.size(); ++i)
       stats.deviceBytes += program.buffers[i].bytes;
   }
@@ -423,10 +427,17 @@ Status Session::Impl::run(Step &step, const int32_t *ids, size_t n,
     bool isDecode = &step == &decode;
     std::vector<double> &totals =
         isDecode ? kernelTotalsNs : chunkKernelTotalsNs;
+    std::vector<double> &bytes = isDecode ? kernelBytes : chunkKernelBytes;
     if (!times.empty()) {
       totals.resize(times.size(), 0.0);
-      for (size_t k = 0; k < times.size(); ++k)
+      bytes.resize(times.size(), 0.0);
+      for (size_t k = 0; k < times.size(); ++k) {
         totals[k] += times[k];
+        if (k < step.traffic.size())
+          bytes[k] += static_cast<double>(
+              step.traffic[k].bytes(static_cast<uint64_t>(pos),
+                                    static_cast<uint64_t>(step.rows)));
+      }
       ++(isDecode ? timedTokens : timedChunks);
     }
   }
@@ -686,6 +697,9 @@ std::vector<double> Session::lastKernelTimesNs() const {
 }
 std::vector<double> Session::kernelTimeTotalsNs(bool chunks) const {
   return chunks ? impl->chunkKernelTotalsNs : impl->kernelTotalsNs;
+}
+std::vector<double> Session::kernelByteTotals(bool chunks) const {
+  return chunks ? impl->chunkKernelBytes : impl->kernelBytes;
 }
 int64_t Session::timedTokens(bool chunks) const {
   return chunks ? impl->timedChunks : impl->timedTokens;

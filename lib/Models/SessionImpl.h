@@ -59,6 +59,7 @@ struct Step {
   // Device path.
   std::unique_ptr<rt::ProgramRunner> runner;
   std::vector<std::string> kernelNames;
+  std::vector<rt::LaunchTraffic> traffic; ///< of each launch
 };
 
 /// Finds the step's own inputs among its bindings.
@@ -111,6 +112,8 @@ struct Session::Impl {
   std::vector<int32_t> positions, wanted;
 
   std::vector<double> kernelTotalsNs, chunkKernelTotalsNs;
+  /// The bytes each timed launch moved (LaunchTraffic), summed as the times.
+  std::vector<double> kernelBytes, chunkKernelBytes;
   int64_t timedTokens = 0, timedChunks = 0;
   std::vector<int32_t> tokenIds;
   std::vector<uint8_t> scratch;

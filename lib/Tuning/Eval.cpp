@@ -338,10 +338,23 @@ FailureOr<EvalReport> hesper::tune::runEval(
   if (info.backend == rt::Backend::Cpu)
     report.peakGflops = measureCpuFmaPeakGflops(info.threads);
 
-  // The device's copy bandwidth: y = x over 16 MiB.
+  // The device's copy bandwidth: the faster of a copy kernel (y = x) and
+  // the driver's own copy, over more bytes than the device's last-level
+  // cache holds.
+  const size_t copyBytes = rt::copyBandwidthBytes(info);
   {
+    auto driver = rt::measureCopyGbps(device, copyBytes, runs);
+    if (!driver) {
+      llvm::errs() << "error: measuring the driver's copy: "
+                   << driver.status().message() << "\n";
+      return failure();
+    }
+    report.driverCopyGbps = *driver;
+  }
+  {
+    const int64_t rows = static_cast<int64_t>(copyBytes / (4096 * 4));
     GraphBuilder g(context, "copy");
-    Value x = g.external("x", {1024, 4096}, g.f32());
+    Value x = g.external("x", {rows, 4096}, g.f32());
     g.output(g.map(x, [](ExpBuilder &, Value v) { return v; }));
     auto module = g.finish();
     auto program = compileForDevice(*module, "copy", info, {});
@@ -353,7 +366,8 @@ FailureOr<EvalReport> hesper::tune::runEval(
     auto t = time(**runner, runs, *module);
     if (failed(t))
       return failure();
-    report.copyGbps = 2.0 * 1024 * 4096 * 4 / (t->medianUs * 1e3);
+    report.copyKernelGbps = 2.0 * copyBytes / (t->medianUs * 1e3);
+    report.copyGbps = std::max(report.copyKernelGbps, report.driverCopyGbps);
   }
 
   for (auto [index, w] : llvm::enumerate(selected)) {

@@ -37,6 +37,8 @@ std::string hesper::tune::printReport(const EvalReport &report) {
       {"device_id", report.deviceId},
       {"compiler", report.compiler},
       {"copy_gbps", report.copyGbps},
+      {"copy_kernel_gbps", report.copyKernelGbps},
+      {"driver_copy_gbps", report.driverCopyGbps},
       {"peak_gflops", report.peakGflops},
       {"workloads", std::move(workloads)}};
   return json::print(root);
@@ -90,9 +92,16 @@ FailureOr<EvalReport> hesper::tune::parseReport(StringRef text,
       !str(*root, "compiler", report.compiler, "report") ||
       !num(*root, "copy_gbps", report.copyGbps, "report"))
     return failure();
-  // Reports written before the peak was measured have none.
+  // Reports written before the peak and the two copies were measured have
+  // none.
   if (root->get("peak_gflops") &&
       !num(*root, "peak_gflops", report.peakGflops, "report"))
+    return failure();
+  if (root->get("copy_kernel_gbps") &&
+      !num(*root, "copy_kernel_gbps", report.copyKernelGbps, "report"))
+    return failure();
+  if (root->get("driver_copy_gbps") &&
+      !num(*root, "driver_copy_gbps", report.driverCopyGbps, "report"))
     return failure();
   const llvm::json::Array *list = root->getArray("workloads");
   if (!list) {

@@ -406,6 +406,37 @@ TEST(CpuDriver, Buffers) {
   EXPECT_EQ(words.back(), 0x11111111u);
 }
 
+TEST(CpuDriver, LargeCopiesAreSplitOverThreads) {
+  OPEN_CPU(dev, 3);
+  // Past the 1 MiB where a copy is split, and not a whole number of pages:
+  // every byte up to `bytes` arrives, none after it.
+  const size_t bytes = (5 << 20) + 4097;
+  std::unique_ptr<Buffer> src = makeBuffer(dev, bytes + 64);
+  std::unique_ptr<Buffer> dst = makeBuffer(dev, bytes + 64);
+  ASSERT_TRUE(src && dst);
+  std::vector<uint8_t> pattern(bytes + 64);
+  for (size_t i = 0; i < pattern.size(); ++i)
+    pattern[i] = static_cast<uint8_t>(i * 131 + (i >> 12));
+  ASSERT_TRUE(dev.upload(*src, pattern.data(), pattern.size()).ok());
+  ASSERT_TRUE(dev.fill(*dst, 0xa5a5a5a5u).ok());
+  ASSERT_TRUE(dev.copy(*src, *dst, bytes).ok());
+  std::vector<uint8_t> got = download<uint8_t>(dev, *dst);
+  EXPECT_TRUE(std::equal(got.begin(), got.begin() + bytes, pattern.begin()));
+  for (size_t i = bytes; i < got.size(); ++i)
+    ASSERT_EQ(got[i], 0xa5) << "byte " << i << " past the copy was written";
+}
+
+TEST(CpuDriver, MeasuresItsCopyBandwidth) {
+  OPEN_CPU(dev, 2);
+  Result<double> gbps = measureCopyGbps(dev, 4 << 20, 3);
+  ASSERT_TRUE(gbps.ok()) << gbps.status().message();
+  EXPECT_GT(*gbps, 0.0);
+  EXPECT_EQ(copyBandwidthBytes(dev.info()), size_t(64) << 20);
+  Result<double> none = measureCopyGbps(dev, 0, 3);
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.status().message(), "measureCopyGbps: nothing to copy");
+}
+
 //===----------------------------------------------------------------------===//
 // Kernels and dispatches
 //===----------------------------------------------------------------------===//
@@ -1021,6 +1052,44 @@ TEST(Bundle, RoundTripKeepsFormats) {
     EXPECT_EQ(loaded->kernels[i].name, p.kernels[i].name) << i;
     EXPECT_EQ(loaded->kernels[i].hostThreads, p.kernels[i].hostThreads) << i;
   }
+}
+
+TEST(Bundle, LaunchTrafficRoundTrips) {
+  Program p = twoLaunchProgram(64);
+  ASSERT_EQ(p.launches.size(), 2u);
+  p.launches[0].traffic = {1000, 200, 480, 16, 100};
+  p.launches[1].traffic = {uint64_t(1) << 40, 3, 0, 0, 0};
+  std::vector<uint8_t> image = serializeBundle(p);
+  Result<Program> loaded = parseBundle(image.data(), image.size(), "image");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  for (size_t i = 0; i < 2; ++i) {
+    const LaunchTraffic &a = p.launches[i].traffic;
+    const LaunchTraffic &b = loaded->launches[i].traffic;
+    EXPECT_EQ(a.readBytes, b.readBytes) << i;
+    EXPECT_EQ(a.writtenBytes, b.writtenBytes) << i;
+    EXPECT_EQ(a.positionBytes, b.positionBytes) << i;
+    EXPECT_EQ(a.window, b.window) << i;
+    EXPECT_EQ(a.positions, b.positions) << i;
+  }
+}
+
+TEST(Bundle, LaunchTrafficGrowsWithThePositionsAttended) {
+  LaunchTraffic t{1000, 200, 480, 0, 100};
+  // One token at position 0 attends 1 position; at 9, 10.
+  EXPECT_EQ(t.bytes(0, 1), 1200u + 480u);
+  EXPECT_EQ(t.bytes(9, 1), 1200u + 4800u);
+  // A chunk of 4 rows at 9: its last row attends positions 0 .. 12.
+  EXPECT_EQ(t.bytes(9, 4), 1200u + 13u * 480u);
+  // Never past the cache's 100 positions.
+  EXPECT_EQ(t.bytes(98, 8), 1200u + 100u * 480u);
+  // A window of 16: the first row at 40 sees back to 25, the last of 4
+  // rows up to 43.
+  t.window = 16;
+  EXPECT_EQ(t.bytes(40, 4), 1200u + 19u * 480u);
+  EXPECT_EQ(t.bytes(3, 1), 1200u + 4u * 480u);
+  // Nothing per position: the fixed bytes alone.
+  LaunchTraffic fixed{64, 32, 0, 0, 0};
+  EXPECT_EQ(fixed.bytes(500, 8), 96u);
 }
 
 TEST(Bundle, KernelBinariesAreStoredOnce) {

@@ -155,7 +155,9 @@ int main(int argc, char **argv) {
       return 1;
     report = *result;
     outs() << "device: " << report.device << "; copy bandwidth "
-           << format("%.1f", report.copyGbps) << " GB/s";
+           << format("%.1f", report.copyGbps) << " GB/s (copy kernel "
+           << format("%.1f", report.copyKernelGbps) << ", driver copy "
+           << format("%.1f", report.driverCopyGbps) << ")";
     // The "of peak" column where the device's peak is known (the CPU
     // target's measured FMA rate).
     const bool peak = report.peakGflops > 0;

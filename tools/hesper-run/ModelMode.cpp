@@ -259,58 +259,117 @@ static std::string joinIds(const std::vector<int32_t> &ids) {
 /// Device time per token by kernel (summed over layers: kernels with the
 /// same name prefix before the last '_' are one kind), and the share of a
 /// token's wall time spent outside the kernels.
+/// A kernel's name after its graph and number ("decode_k7_"): its kind.
+static llvm::StringRef kernelKind(llvm::StringRef name) {
+  size_t at = name.find("_k");
+  if (at == llvm::StringRef::npos)
+    return name;
+  llvm::StringRef rest = name.drop_front(at + 2);
+  size_t digits = rest.find_first_not_of("0123456789");
+  if (digits > 0 && digits != llvm::StringRef::npos && rest[digits] == '_')
+    return rest.drop_front(digits + 1);
+  return name;
+}
+
+/// "12.3 us, 4.56 MB at 370.7 GB/s (0.42 of copy)": a kernel's time and
+/// the bytes it must move (its compulsory traffic) per step.
+static std::string timeAndBandwidth(double us, double bytes, double copyGbps) {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  os << llvm::format("%8.1f", us) << " us";
+  if (bytes <= 0)
+    return out;
+  double gbps = us > 0 ? bytes / (us * 1e3) : 0;
+  os << llvm::format("  %8.3f MB %8.1f GB/s", bytes / 1e6, gbps);
+  if (copyGbps > 0)
+    os << llvm::format(" (%.2f of copy)", gbps / copyGbps);
+  return out;
+}
+
+/// Where a step's time goes: per launch and per kind of kernel, the device
+/// time and the bytes each must move at the least (LaunchTraffic) against
+/// the device's copy bandwidth (`copyGbps`, 0 when not measured); for the
+/// decode step, the token against the weights' bytes at that bandwidth.
 static void printKernelTimes(const Session &s, bool chunks, double wallMs,
-                             size_t steps) {
+                             size_t steps, double copyGbps,
+                             uint64_t weightBytes) {
   std::vector<double> totals = s.kernelTimeTotalsNs(chunks);
+  std::vector<double> bytes = s.kernelByteTotals(chunks);
   std::vector<std::string> names = s.kernelNames(chunks);
   const char *what = chunks ? "prompt chunk" : "token";
-  if (totals.empty() || s.timedTokens(chunks) == 0) {
+  int64_t timed = s.timedTokens(chunks);
+  if (totals.empty() || timed == 0) {
     if (!chunks)
       llvm::errs() << "kernel times: the device has no timestamps\n";
     return;
   }
-  double perStep = 0;
-  std::vector<std::pair<double, std::string>> rows;
+  bytes.resize(totals.size(), 0.0);
+  double perStep = 0, bytesPerStep = 0;
+  struct Row {
+    double us, bytes;
+    std::string name;
+  };
+  std::vector<Row> rows;
   for (size_t k = 0; k < totals.size() && k < names.size(); ++k) {
-    double us = totals[k] / s.timedTokens(chunks) / 1000.0;
-    perStep += us;
-    rows.push_back({us, std::to_string(k) + " " + names[k]});
+    Row r{totals[k] / timed / 1000.0, bytes[k] / timed,
+          std::to_string(k) + " " + names[k]};
+    perStep += r.us;
+    bytesPerStep += r.bytes;
+    rows.push_back(std::move(r));
   }
-  std::sort(rows.rbegin(), rows.rend());
+  llvm::sort(rows, [](const Row &a, const Row &b) { return a.us > b.us; });
   llvm::errs() << "kernel time per " << what << ": "
                << llvm::format("%.1f", perStep / 1000.0) << " ms of "
                << llvm::format("%.1f", wallMs / steps) << " ms wall ("
                << llvm::format("%.1f", 100.0 * (1.0 - perStep / 1000.0 /
                                                           (wallMs / steps)))
-               << "% outside the kernels); slowest launches:\n";
-  for (size_t i = 0; i < rows.size() && i < 8; ++i)
-    llvm::errs() << "  " << llvm::format("%8.1f", rows[i].first) << " us  "
-                 << rows[i].second << "\n";
-  // By kind: the kernel's name after its graph and number ("decode_k7_"),
-  // launches of every layer together.
-  std::map<std::string, std::pair<double, int>> kinds;
-  for (size_t k = 0; k < totals.size() && k < names.size(); ++k) {
-    llvm::StringRef name = names[k];
-    size_t at = name.find("_k");
-    if (at != llvm::StringRef::npos) {
-      llvm::StringRef rest = name.drop_front(at + 2);
-      size_t digits = rest.find_first_not_of("0123456789");
-      if (digits > 0 && digits != llvm::StringRef::npos && rest[digits] == '_')
-        name = rest.drop_front(digits + 1);
-    }
-    auto &[us, count] = kinds[name.str()];
-    us += totals[k] / s.timedTokens(chunks) / 1000.0;
-    ++count;
+               << "% outside the kernels)";
+  if (bytesPerStep > 0) {
+    llvm::errs() << "; " << llvm::format("%.2f", bytesPerStep / 1e6)
+                 << " MB moved at "
+                 << llvm::format("%.1f", bytesPerStep / (perStep * 1e3))
+                 << " GB/s";
+    if (copyGbps > 0)
+      llvm::errs() << " (device copy "
+                   << llvm::format("%.1f", copyGbps) << " GB/s)";
   }
-  std::vector<std::pair<double, std::string>> byKind;
-  for (const auto &[name, entry] : kinds)
-    byKind.push_back({entry.first, name + " (" +
-                                       std::to_string(entry.second) + ")"});
-  std::sort(byKind.rbegin(), byKind.rend());
-  llvm::errs() << "  by kind (launches per " << what << "):";
-  for (const auto &[us, name] : byKind)
-    llvm::errs() << " " << name << " " << llvm::format("%.1f", us) << " us;";
-  llvm::errs() << "\n";
+  llvm::errs() << "; slowest launches:\n";
+  for (size_t i = 0; i < rows.size() && i < 8; ++i)
+    llvm::errs() << "  " << timeAndBandwidth(rows[i].us, rows[i].bytes,
+                                             copyGbps)
+                 << "  " << rows[i].name << "\n";
+  // By kind: launches of every layer together.
+  std::map<std::string, Row> kinds;
+  std::map<std::string, int> counts;
+  for (size_t k = 0; k < totals.size() && k < names.size(); ++k) {
+    std::string kind = kernelKind(names[k]).str();
+    Row &r = kinds[kind];
+    r.us += totals[k] / timed / 1000.0;
+    r.bytes += bytes[k] / timed;
+    r.name = kind + " (" + std::to_string(++counts[kind]) + ")";
+  }
+  std::vector<Row> byKind;
+  for (const auto &entry : kinds)
+    byKind.push_back(entry.second);
+  llvm::sort(byKind, [](const Row &a, const Row &b) { return a.us > b.us; });
+  llvm::errs() << "  by kind (launches per " << what << "):\n";
+  for (const Row &r : byKind)
+    llvm::errs() << "  " << timeAndBandwidth(r.us, r.bytes, copyGbps) << "  "
+                 << r.name << "\n";
+  // A token's bound: its bytes (mostly the weights) moved once at the
+  // device's copy bandwidth. (A prompt chunk's kernels do many operations
+  // per byte: bandwidth is not their bound.)
+  if (!chunks && copyGbps > 0 && bytesPerStep > 0 && perStep > 0) {
+    double boundUs = bytesPerStep / (copyGbps * 1e3);
+    llvm::errs() << "  bound: " << llvm::format("%.2f", bytesPerStep / 1e6)
+                 << " MB a token (weights "
+                 << llvm::format("%.2f", weightBytes / 1e6)
+                 << " MB) at the device's copy bandwidth take "
+                 << llvm::format("%.1f", boundUs) << " us; the kernels "
+                 << llvm::format("%.1f", perStep) << " us ("
+                 << llvm::format("%.2f", boundUs / perStep)
+                 << " of the bound's speed)\n";
+  }
 }
 
 /// `text` on one line: newlines and tabs escaped.
@@ -677,12 +736,27 @@ int hesper::run::runModelMode(const std::string &path,
     llvm::errs() << "resident memory: " << llvm::format("%.1f", now)
                  << " MiB, peak " << llvm::format("%.1f", peak) << " MiB\n";
   if (kernelTimes) {
+    // The device's copy bandwidth, which every kernel's GB/s is set
+    // against (after the run: the copy's buffers are not resident during
+    // it).
+    double copyGbps = 0;
+    if (device) {
+      auto measured = rt::measureCopyGbps(
+          *device, rt::copyBandwidthBytes(device->info()));
+      if (measured)
+        copyGbps = *measured;
+      else
+        llvm::errs() << "warning: measuring the device's copy bandwidth: "
+                     << measured.status().message() << "\n";
+    }
     // Decode steps: the generated tokens but the last (which is not fed).
     size_t steps = decoded > 1 ? decoded - 1 : 1;
-    printKernelTimes(s, /*chunks=*/false, result->decodeMs, steps);
+    printKernelTimes(s, /*chunks=*/false, result->decodeMs, steps, copyGbps,
+                     model.weightBytes());
     int64_t chunks = s.timedTokens(/*chunks=*/true);
     if (chunks)
-      printKernelTimes(s, /*chunks=*/true, result->promptMs, chunks);
+      printKernelTimes(s, /*chunks=*/true, result->promptMs, chunks, copyGbps,
+                       model.weightBytes());
   }
   return 0;
 }

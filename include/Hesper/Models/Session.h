@@ -200,6 +200,9 @@ public:
   /// nanoseconds, and the number of steps summed (empty and 0 without
   /// timing).
   std::vector<double> kernelTimeTotalsNs(bool chunks = false) const;
+  /// The bytes each launch must move (rt::LaunchTraffic at the step's
+  /// position), summed over the same steps as kernelTimeTotalsNs.
+  std::vector<double> kernelByteTotals(bool chunks = false) const;
   int64_t timedTokens(bool chunks = false) const;
   /// Names of the launched kernels of the decode step (or of the prompt
   /// chunk), in launch order.

@@ -38,7 +38,14 @@ struct WorkloadResult {
 
 struct EvalReport {
   std::string device, deviceId, compiler;
+  /// The device's copy bandwidth, which every "of copy" is against: the
+  /// faster of the two copies below.
   double copyGbps = 0;
+  /// A copy kernel's (y = x, compiled as the workloads are) and the
+  /// driver's own (rt::measureCopyGbps: cuMemcpyDtoD, vkCmdCopyBuffer, the
+  /// CPU device's threaded memcpy), over copyBandwidthBytes. Optional in a
+  /// report (0: not measured).
+  double copyKernelGbps = 0, driverCopyGbps = 0;
   /// The device's f32 peak in GFLOP/s: measured on the CPU target
   /// (measureCpuFmaPeakGflops); 0 where unknown. Optional in a report.
   double peakGflops = 0;

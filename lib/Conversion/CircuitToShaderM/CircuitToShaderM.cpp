@@ -64,7 +64,8 @@ void GraphLowering::finishKernel(KernelState &ks, ArrayRef<int64_t> grid) {
   SmallVector<Value> buffers;
   for (auto &binding : ks.bindings)
     buffers.push_back(binding.first);
-  sm::LaunchOp::create(b, loc, ks.kernel.getSymName(), grid, buffers);
+  sm::LaunchOp::create(b, loc, ks.kernel.getSymName(), grid, buffers,
+                       /*traffic=*/nullptr);
 }
 
 SmallVector<Value> GraphLowering::inlineBody(KernelState &ks, Region &body,
@@ -165,6 +166,7 @@ LogicalResult GraphLowering::run() {
     // An op's knobs (from a tuning plan) reshape its kernel alone.
     shape = targetShape.withKnobs(
         op.getAttrOfType<DictionaryAttr>(cir::kKnobsAttrName));
+    Operation *before = output->getPrevNode();
     LogicalResult status =
         llvm::TypeSwitch<Operation *, LogicalResult>(&op)
             .Case([&](cir::ZerosOp z) { return lowerZeros(z); })
@@ -224,6 +226,14 @@ LogicalResult GraphLowering::run() {
             });
     if (failed(status))
       return failure();
+    // The op's traffic goes on its first launch (an op lowered to several
+    // kernels counts its inputs and outputs once).
+    for (Operation *o = before ? before->getNextNode() : &entry->front();
+         o != output; o = o->getNextNode())
+      if (auto launch = dyn_cast<sm::LaunchOp>(o)) {
+        launch.setTrafficAttr(b.getDenseI64ArrayAttr(opTraffic(&op)));
+        break;
+      }
   }
 
   SmallVector<Value> results;

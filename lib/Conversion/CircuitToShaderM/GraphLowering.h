@@ -37,6 +37,7 @@
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <array>
 #include <limits>
 
 namespace hesper::lowering {
@@ -809,6 +810,11 @@ unpackQ4_KScaleMin(IndexMath &im, WordMath &wm, Value j,
                        wm.bitOr(wm.shr(sj4, 4), wm.shl(wm.shr(sj, 6), 4)));
   return {sc, mn};
 }
+
+/// The bytes dispatch-level `op` must move at the least, as a launch's
+/// `traffic` (rt::LaunchTraffic): read and written at every run, read per
+/// cached position attended, the window and the cache's positions.
+std::array<int64_t, 5> opTraffic(Operation *op);
 
 } // namespace hesper::lowering
 

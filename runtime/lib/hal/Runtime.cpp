@@ -12,7 +12,9 @@
 
 #include "Drivers.h"
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -281,3 +283,38 @@ Status ReplayState::checkSubmit() const {
 
 } // namespace detail
 } // namespace hesper::rt
+
+hesper::rt::Result<double> hesper::rt::measureCopyGbps(Device &device, size_t bytes,
+                                           unsigned runs) {
+  if (bytes == 0 || runs == 0)
+    return Status::error("measureCopyGbps: nothing to copy");
+  auto src = device.createBuffer(bytes);
+  if (!src)
+    return src.status();
+  auto dst = device.createBuffer(bytes);
+  if (!dst)
+    return dst.status();
+  // Written first, so that no page is first touched inside a timed copy.
+  for (Buffer *b : {src->get(), dst->get()})
+    if (Status s = device.fill(*b, 0x3f800000u); !s)
+      return s;
+  if (Status s = device.copy(**src, **dst, bytes); !s)
+    return s;
+  std::vector<double> seconds;
+  for (unsigned i = 0; i < runs; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    if (Status s = device.copy(**src, **dst, bytes); !s)
+      return s;
+    seconds.push_back(std::chrono::duration<double>(
+                          std::chrono::steady_clock::now() - start)
+                          .count());
+  }
+  std::sort(seconds.begin(), seconds.end());
+  double median = seconds[seconds.size() / 2];
+  return median > 0 ? 2.0 * static_cast<double>(bytes) / median / 1e9 : 0.0;
+}
+
+size_t hesper::rt::copyBandwidthBytes(const DeviceInfo &info) {
+  bool cpu = info.backend == Backend::Cpu || info.type == DeviceType::Cpu;
+  return size_t(cpu ? 64 : 256) << 20;
+}

@@ -21,13 +21,15 @@
 // which every launch's grid is checked; 7 stores each distinct kernel
 // binary once, in a table before the kernels (a count, then byte arrays),
 // and each kernel's binary as a u32 index into it (a program's kernels
-// usually share one binary: its module's). Files of another version are
+// usually share one binary: its module's); 8 adds each launch's traffic
+// (LaunchTraffic: five u64s after its grid). Files of another version are
 // refused.
 //
 //===----------------------------------------------------------------------===//
 
 #include "hesper/runtime/Program.h"
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -35,7 +37,16 @@
 using namespace hesper::rt;
 
 static constexpr char kMagic[8] = {'H', 'E', 'S', 'P', 'E', 'R', 'P', 'B'};
-static constexpr uint32_t kVersion = 7;
+static constexpr uint32_t kVersion = 8;
+
+uint64_t LaunchTraffic::bytes(uint64_t pos, uint64_t rows) const {
+  uint64_t end = pos + rows;
+  if (positions != 0)
+    end = std::min(end, positions);
+  uint64_t begin = window != 0 && pos + 1 > window ? pos + 1 - window : 0;
+  uint64_t attended = end > begin ? end - begin : 0;
+  return readBytes + writtenBytes + positionBytes * attended;
+}
 
 Status Program::verify() const {
   if (numArguments > buffers.size())
@@ -242,6 +253,10 @@ std::vector<uint8_t> hesper::rt::serializeBundle(const Program &program) {
       w.u32(b);
     for (uint32_t g : l.grid)
       w.u32(g);
+    const LaunchTraffic &t = l.traffic;
+    for (uint64_t v : {t.readBytes, t.writtenBytes, t.positionBytes, t.window,
+                       t.positions})
+      w.u64(v);
   }
   w.u64(program.results.size());
   for (uint32_t r : program.results)
@@ -401,7 +416,9 @@ Result<Program> hesper::rt::parseBundle(const uint8_t *bytes, size_t size,
       return bad("truncated buffer");
     b.bytes = bytes;
   }
-  if (!r.u32(p.numArguments) || !r.count(n, 20))
+  // A launch takes at least 64 bytes: a u32, a length, three u32s and
+  // five u64s.
+  if (!r.u32(p.numArguments) || !r.count(n, 64))
     return bad("truncated launches");
   p.launches.resize(n);
   for (ProgramLaunch &l : p.launches) {
@@ -413,6 +430,10 @@ Result<Program> hesper::rt::parseBundle(const uint8_t *bytes, size_t size,
       if (!r.u32(b))
         return bad("truncated launch");
     if (!r.u32(l.grid[0]) || !r.u32(l.grid[1]) || !r.u32(l.grid[2]))
+      return bad("truncated launch");
+    LaunchTraffic &t = l.traffic;
+    if (!r.u64(t.readBytes) || !r.u64(t.writtenBytes) ||
+        !r.u64(t.positionBytes) || !r.u64(t.window) || !r.u64(t.positions))
       return bad("truncated launch");
   }
   if (!r.count(n, 4))

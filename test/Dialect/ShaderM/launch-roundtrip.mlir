@@ -16,3 +16,20 @@ shaderm.schedule @launch_without_bindings() {
       : () -> ()
   shaderm.output
 }
+
+// A launch's traffic (the bytes it must move) survives a round trip.
+
+shaderm.kernel @copy(%x: !shaderm.buffer<4xf32, read_only>,
+                     %y: !shaderm.buffer<4xf32>) workgroup_size(4, 1, 1) {
+  shaderm.return
+}
+
+// CHECK-LABEL: shaderm.schedule @launch_with_traffic(
+// CHECK-NEXT:    shaderm.launch @copy grid [1, 1, 1](%{{.*}}, %{{.*}}) {traffic = array<i64: 16, 16, 0, 0, 0>}
+shaderm.schedule @launch_with_traffic(%x: !shaderm.buffer<4xf32>,
+                                      %y: !shaderm.buffer<4xf32>) {
+  shaderm.launch @copy grid [1, 1, 1] (%x, %y)
+      {traffic = array<i64: 16, 16, 0, 0, 0>}
+      : !shaderm.buffer<4xf32>, !shaderm.buffer<4xf32>
+  shaderm.output
+}

@@ -133,6 +133,24 @@ shaderm.schedule @grid_negative(%a: !shaderm.buffer<4xf32>) {
 
 // -----
 
+shaderm.schedule @traffic_short(%a: !shaderm.buffer<4xf32>) {
+  // expected-error @+1 {{'shaderm.launch' op expects a traffic of 5 numbers (read, written, per_position, window, positions), got 2}}
+  shaderm.launch @k grid [1, 1, 1] (%a) {traffic = array<i64: 16, 16>}
+      : !shaderm.buffer<4xf32>
+  shaderm.output
+}
+
+// -----
+
+shaderm.schedule @traffic_negative(%a: !shaderm.buffer<4xf32>) {
+  // expected-error @+1 {{'shaderm.launch' op expects a traffic of non-negative byte and position counts, got -16}}
+  shaderm.launch @k grid [1, 1, 1] (%a) {traffic = array<i64: 16, -16, 0, 0, 0>}
+      : !shaderm.buffer<4xf32>
+  shaderm.output
+}
+
+// -----
+
 shaderm.schedule @scalar_binding(%n: !shaderm.buffer<4xf32>) {
   %c = "test.scalar"() : () -> i32
   // expected-error @+1 {{'shaderm.launch' op operand #0 must be variadic of a storage buffer bound to a kernel, but got 'i32'}}

@@ -312,6 +312,17 @@ LogicalResult LaunchOp::verify() {
   for (int64_t g : grid)
     if (g <= 0)
       return emitOpError("expects a positive grid, got ") << g;
+  if (std::optional<ArrayRef<int64_t>> traffic = getTraffic()) {
+    if (traffic->size() != 5)
+      return emitOpError("expects a traffic of 5 numbers (read, written, "
+                         "per_position, window, positions), got ")
+             << traffic->size();
+    for (int64_t t : *traffic)
+      if (t < 0)
+        return emitOpError("expects a traffic of non-negative byte and "
+                           "position counts, got ")
+               << t;
+  }
   return success();
 }
 

@@ -25,10 +25,32 @@ struct ProgramBuffer {
   size_t bytes = 0;
 };
 
+/// The bytes a launch must move at the least, from the compiler's view of
+/// the op it computes: every input read once and every output written once
+/// (its compulsory traffic; what a kernel re-reads from caches is not in
+/// it). A gather reads the rows it gathers, a scatter or write_rows writes
+/// the elements it stores, an expert matmul reads the experts its slots
+/// can select, and attention reads the cached positions a step attends:
+/// those grow with the position, so they are counted per position.
+/// `hesper-run --kernel-times` divides it by the launch's time.
+struct LaunchTraffic {
+  uint64_t readBytes = 0;    ///< read at every run
+  uint64_t writtenBytes = 0; ///< written at every run
+  uint64_t positionBytes = 0; ///< read per cached position attended
+  uint64_t window = 0;        ///< positions a row sees at most (0: all)
+  uint64_t positions = 0;     ///< the cache's positions (0: no cap)
+
+  /// The bytes of a run of `rows` tokens at positions pos .. pos+rows-1:
+  /// rows see positions up to pos+rows-1, the first row back to
+  /// pos-window+1 with a window.
+  uint64_t bytes(uint64_t pos, uint64_t rows) const;
+};
+
 struct ProgramLaunch {
   uint32_t kernel = 0;           ///< index into Program::kernels
   std::vector<uint32_t> buffers; ///< indices into Program::buffers
   uint32_t grid[3] = {1, 1, 1};
+  LaunchTraffic traffic; ///< all zero where the compiler did not say
 };
 
 struct Program {

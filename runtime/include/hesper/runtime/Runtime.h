@@ -289,6 +289,17 @@ std::string hostCpuFeatures();
 /// "x86-64-v3", "x86-64-v2" or "x86-64" (another machine's name elsewhere).
 std::string hostCpuIsa();
 
+/// The device's copy bandwidth in GB/s (bytes read plus bytes written, per
+/// second): the median of `runs` copies of `bytes` between two of its
+/// buffers by Device::copy (cuMemcpyDtoD on CUDA, vkCmdCopyBuffer on
+/// Vulkan, memcpy over the CPU device's threads), after one untimed. The
+/// bytes should pass the device's last-level cache several times over.
+Result<double> measureCopyGbps(Device &device, size_t bytes,
+                               unsigned runs = 5);
+/// The bytes measureCopyGbps copies on `info`'s device: 256 MiB on a GPU
+/// (an H100's L2 holds 50 MB), 64 MiB on a CPU.
+size_t copyBandwidthBytes(const DeviceInfo &info);
+
 /// A stable 64-bit FNV-1a hash, used for cache keys.
 uint64_t hashBytes(const void *data, size_t size, uint64_t seed = 0);
 /// Cache key of a compiled kernel: hash of the binary and the device id.

@@ -343,13 +343,23 @@ def ShaderM_LaunchOp : ShaderM_Op<"launch", [HasParent<"ScheduleOp">,
     `shaderm.kernel` while the kernels are in ShaderM; after
     `convert-shaderm-to-gpu` it names the lowered kernel in the gpu module.
 
+    `traffic`, when present, is the bytes the launch must move at the least
+    (rt::LaunchTraffic, for `hesper-run --kernel-times`): `[read, written,
+    per_position, window, positions]` -- bytes read and written at every
+    run, bytes read per cached position a step attends, the positions a row
+    sees at most (0: all) and the cache's positions (0: no cap).
+    `convert-circuit-to-shaderm` derives it from the Circuit op the kernel
+    computes.
+
     ```mlir
     shaderm.launch @scale grid [4, 1, 1] (%x, %y)
+        {traffic = array<i64: 4096, 4096, 0, 0, 0>}
         : !shaderm.buffer<1024xf32>, !shaderm.buffer<1024xf32>
     ```
   }];
   let arguments = (ins FlatSymbolRefAttr:$kernel, DenseI64ArrayAttr:$grid,
-                       Variadic<ShaderM_BufferType>:$bindings);
+                       Variadic<ShaderM_BufferType>:$bindings,
+                       OptionalAttr<DenseI64ArrayAttr>:$traffic);
   let assemblyFormat = [{
     $kernel `grid` $grid `(` $bindings `)` attr-dict (`:` type($bindings)^)?
   }];
