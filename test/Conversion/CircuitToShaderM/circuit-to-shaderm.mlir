@@ -30,7 +30,7 @@
 // CHECK-LABEL: shaderm.schedule @scale(
 // CHECK-SAME:    %[[A:.*]]: !shaderm.buffer<1000xf32> {circuit.name = "x"}) -> (!shaderm.buffer<1000xf32> {circuit.name = "y"}) {
 // CHECK-NEXT:    %[[B:.*]] = shaderm.alloc : !shaderm.buffer<1000xf32>
-// CHECK-NEXT:    shaderm.launch @scale_k0_map grid [4, 1, 1](%[[A]], %[[B]]) : !shaderm.buffer<1000xf32>, !shaderm.buffer<1000xf32>
+// CHECK-NEXT:    shaderm.launch @scale_k0_map grid [4, 1, 1](%[[A]], %[[B]]) {traffic = array<i64: 4000, 4000, 0, 0, 0>} : !shaderm.buffer<1000xf32>, !shaderm.buffer<1000xf32>
 // CHECK-NEXT:    shaderm.output %[[B]] : !shaderm.buffer<1000xf32>
 // CHECK-NEXT:  }
 // CHECK-NOT:   circuit.
@@ -92,7 +92,7 @@ circuit.graph @largest(%x: tensor<16776960xf32>) -> tensor<16776960xf32> {
 // CHECK-NEXT:      shaderm.store %[[R]], %[[Y]][%[[GID]]]
 // CHECK-LABEL: shaderm.schedule @broadcast_scalar(
 // CHECK-SAME:    %[[A:.*]]: !shaderm.buffer<64xf32>, %[[B:.*]]: !shaderm.buffer<1xf32>)
-// CHECK:         shaderm.launch @broadcast_scalar_k0_map grid [1, 1, 1](%[[A]], %[[B]], %{{.*}})
+// CHECK:         shaderm.launch @broadcast_scalar_k0_map grid [1, 1, 1](%[[A]], %[[B]], %{{.*}}) {traffic = array<i64: 260, 256, 0, 0, 0>}
 circuit.graph @broadcast_scalar(%x: tensor<64xf32>, %s: tensor<1xf32>)
     -> tensor<64xf32> {
   %y = circuit.map ins(%x, %s : tensor<64xf32>, tensor<1xf32>)
@@ -210,9 +210,9 @@ circuit.graph @whole(%x: tensor<64xf32>, %cache: tensor<512xf32>) -> tensor<64xf
 // CHECK-LABEL: shaderm.schedule @chain(
 // CHECK-SAME:    %[[X:.*]]: !shaderm.buffer<128xf32>)
 // CHECK-NEXT:    %[[A:.*]] = shaderm.alloc : !shaderm.buffer<128xf32>
-// CHECK-NEXT:    shaderm.launch @chain_k0_map grid [1, 1, 1](%[[X]], %[[A]])
+// CHECK-NEXT:    shaderm.launch @chain_k0_map grid [1, 1, 1](%[[X]], %[[A]]) {traffic = array<i64: 512, 512, 0, 0, 0>}
 // CHECK-NEXT:    %[[B:.*]] = shaderm.alloc : !shaderm.buffer<128xf32>
-// CHECK-NEXT:    shaderm.launch @chain_k1_map grid [1, 1, 1](%[[A]], %[[B]])
+// CHECK-NEXT:    shaderm.launch @chain_k1_map grid [1, 1, 1](%[[A]], %[[B]]) {traffic = array<i64: 512, 512, 0, 0, 0>}
 // CHECK-NEXT:    shaderm.output %[[B]] : !shaderm.buffer<128xf32>
 circuit.graph @chain(%x: tensor<128xf32>) -> tensor<128xf32> {
   %a = circuit.map ins(%x : tensor<128xf32>) -> tensor<128xf32> {
@@ -248,7 +248,7 @@ circuit.graph @chain(%x: tensor<128xf32>) -> tensor<128xf32> {
 // CHECK-NEXT:    shaderm.return
 // CHECK-LABEL: shaderm.schedule @zeros() -> !shaderm.buffer<300xf16> {
 // CHECK-NEXT:    %[[B:.*]] = shaderm.alloc : !shaderm.buffer<300xf16>
-// CHECK-NEXT:    shaderm.launch @zeros_k0_zeros grid [2, 1, 1](%[[B]]) : !shaderm.buffer<300xf16>
+// CHECK-NEXT:    shaderm.launch @zeros_k0_zeros grid [2, 1, 1](%[[B]]) {traffic = array<i64: 0, 600, 0, 0, 0>} : !shaderm.buffer<300xf16>
 // CHECK-NEXT:    shaderm.output %[[B]] : !shaderm.buffer<300xf16>
 circuit.graph @zeros() -> tensor<300xf16> {
   %z = circuit.zeros : tensor<300xf16>
@@ -295,7 +295,7 @@ circuit.graph @zeros_i32() -> tensor<8xi32> {
 // CHECK-LABEL: shaderm.schedule @gather(
 // CHECK-SAME:    %[[X:.*]]: !shaderm.buffer<8xf32>)
 // CHECK-NEXT:    %[[B:.*]] = shaderm.alloc : !shaderm.buffer<8xf32>
-// CHECK-NEXT:    shaderm.launch @gather_k0_gather grid [1, 1, 1](%[[X]], %[[B]])
+// CHECK-NEXT:    shaderm.launch @gather_k0_gather grid [1, 1, 1](%[[X]], %[[B]]) {traffic = array<i64: 32, 32, 0, 0, 0>}
 circuit.graph @gather(%x: tensor<8xf32>) -> tensor<8xf32> {
   %r = circuit.gather %x : tensor<8xf32> -> tensor<8xf32> {
   ^bb0(%lane: i32):
@@ -358,7 +358,7 @@ circuit.graph @embedding(%table: tensor<100x16xf16>, %ids: tensor<4x1xi32>)
 // CHECK-LABEL: shaderm.schedule @scatter(
 // CHECK-SAME:    %[[SX:.*]]: !shaderm.buffer<128xf32>, %[[CACHE:.*]]: !shaderm.buffer<256xf32>) {
 // CHECK-NOT:     shaderm.alloc
-// CHECK-NEXT:    shaderm.launch @scatter_k0_scatter grid [1, 1, 1](%[[SX]], %[[CACHE]]) : !shaderm.buffer<128xf32>, !shaderm.buffer<256xf32>
+// CHECK-NEXT:    shaderm.launch @scatter_k0_scatter grid [1, 1, 1](%[[SX]], %[[CACHE]]) {traffic = array<i64: 512, 512, 0, 0, 0>} : !shaderm.buffer<128xf32>, !shaderm.buffer<256xf32>
 // CHECK-NEXT:    shaderm.output{{$}}
 circuit.graph @scatter(%x: tensor<128xf32>, %cache: tensor<256xf32>) {
   %r = circuit.scatter grid(128) ins(%x : tensor<128xf32>)
@@ -379,8 +379,8 @@ circuit.graph @scatter(%x: tensor<128xf32>, %cache: tensor<256xf32>) {
 // CHECK-LABEL: shaderm.schedule @scatter_chain(
 // CHECK-SAME:    %[[K:.*]]: !shaderm.buffer<64xf16>, %[[CACHE:.*]]: !shaderm.buffer<512xf16>) -> !shaderm.buffer<512xf16> {
 // CHECK-NOT:     shaderm.alloc
-// CHECK-NEXT:    shaderm.launch @scatter_chain_k0_scatter grid [1, 1, 1](%[[K]], %[[CACHE]])
-// CHECK-NEXT:    shaderm.launch @scatter_chain_k1_scatter grid [1, 1, 1](%[[K]], %[[CACHE]])
+// CHECK-NEXT:    shaderm.launch @scatter_chain_k0_scatter grid [1, 1, 1](%[[K]], %[[CACHE]]) {traffic = array<i64: 128, 128, 0, 0, 0>}
+// CHECK-NEXT:    shaderm.launch @scatter_chain_k1_scatter grid [1, 1, 1](%[[K]], %[[CACHE]]) {traffic = array<i64: 128, 128, 0, 0, 0>}
 // CHECK-NEXT:    shaderm.output %[[CACHE]] : !shaderm.buffer<512xf16>
 circuit.graph @scatter_chain(%k: tensor<64xf16>, %cache: tensor<512xf16>)
     -> tensor<512xf16> {
@@ -425,8 +425,8 @@ circuit.graph @scatter_chain(%k: tensor<64xf16>, %cache: tensor<512xf16>)
 // CHECK-LABEL: shaderm.schedule @scatter_multi(
 // CHECK-SAME:    %[[SK:.*]]: !shaderm.buffer<64xf32>, %[[SV:.*]]: !shaderm.buffer<1xf32>, %[[SKC:.*]]: !shaderm.buffer<512xf32>)
 // CHECK-NEXT:    %[[Z:.*]] = shaderm.alloc : !shaderm.buffer<256xf32>
-// CHECK-NEXT:    shaderm.launch @scatter_multi_k0_zeros grid [1, 1, 1](%[[Z]])
-// CHECK-NEXT:    shaderm.launch @scatter_multi_k1_scatter_multi grid [1, 1, 1](%[[SK]], %[[SV]], %[[SKC]], %[[Z]])
+// CHECK-NEXT:    shaderm.launch @scatter_multi_k0_zeros grid [1, 1, 1](%[[Z]]) {traffic = array<i64: 0, 1024, 0, 0, 0>}
+// CHECK-NEXT:    shaderm.launch @scatter_multi_k1_scatter_multi grid [1, 1, 1](%[[SK]], %[[SV]], %[[SKC]], %[[Z]]) {traffic = array<i64: 260, 512, 0, 0, 0>}
 // CHECK-NEXT:    shaderm.output %[[SKC]], %[[Z]] : !shaderm.buffer<512xf32>, !shaderm.buffer<256xf32>
 circuit.graph @scatter_multi(%k: tensor<64xf32>, %v: tensor<1xf32>,
                              %kc: tensor<512xf32>)
@@ -512,7 +512,7 @@ circuit.graph @scatter_multi(%k: tensor<64xf32>, %v: tensor<1xf32>,
 // CHECK-LABEL: shaderm.schedule @reduce(
 // CHECK-SAME:    %[[M:.*]]: !shaderm.buffer<400xf32>) -> !shaderm.buffer<4xf32> {
 // CHECK-NEXT:    %[[R:.*]] = shaderm.alloc : !shaderm.buffer<4xf32>
-// CHECK-NEXT:    shaderm.launch @reduce_k0_reduce grid [4, 1, 1](%[[M]], %[[R]])
+// CHECK-NEXT:    shaderm.launch @reduce_k0_reduce grid [4, 1, 1](%[[M]], %[[R]]) {traffic = array<i64: 1600, 16, 0, 0, 0>}
 // CHECK-NEXT:    shaderm.output %[[R]] : !shaderm.buffer<4xf32>
 circuit.graph @reduce(%m: tensor<4x100xf32>) -> tensor<4x1xf32> {
   %ss = circuit.reduce sum_sq %m : tensor<4x100xf32> -> tensor<4x1xf32>
@@ -648,7 +648,7 @@ circuit.graph @reduce_dot(%a: tensor<64xf32>, %b: tensor<64xf32>) -> tensor<1xf3
 // CHECK-LABEL: shaderm.schedule @rmsnorm(
 // CHECK-SAME:    %[[SX:.*]]: !shaderm.buffer<1024xf32>, %[[SG:.*]]: !shaderm.buffer<256xf32>) -> !shaderm.buffer<1024xf32> {
 // CHECK-NEXT:    %[[Y:.*]] = shaderm.alloc : !shaderm.buffer<1024xf32>
-// CHECK-NEXT:    shaderm.launch @rmsnorm_k0_reduce_epilogue grid [4, 1, 1](%[[SX]], %[[SG]], %[[Y]])
+// CHECK-NEXT:    shaderm.launch @rmsnorm_k0_reduce_epilogue grid [4, 1, 1](%[[SX]], %[[SG]], %[[Y]]) {traffic = array<i64: 5120, 4096, 0, 0, 0>}
 // CHECK-NEXT:    shaderm.output %[[Y]] : !shaderm.buffer<1024xf32>
 circuit.graph @rmsnorm(%x: tensor<4x256xf32>, %g: tensor<256xf32>)
     -> tensor<4x256xf32> {
@@ -695,7 +695,7 @@ circuit.graph @rmsnorm(%x: tensor<4x256xf32>, %g: tensor<256xf32>)
 // CHECK-LABEL: shaderm.schedule @reduce_scatter(
 // CHECK-SAME:    %[[SX:.*]]: !shaderm.buffer<64xf32>, %[[SD:.*]]: !shaderm.buffer<256xf32>) -> !shaderm.buffer<256xf32> {
 // CHECK-NOT:     shaderm.alloc
-// CHECK-NEXT:    shaderm.launch @reduce_scatter_k0_reduce_scatter_epilogue grid [1, 1, 1](%[[SX]], %[[SD]])
+// CHECK-NEXT:    shaderm.launch @reduce_scatter_k0_reduce_scatter_epilogue grid [1, 1, 1](%[[SX]], %[[SD]]) {traffic = array<i64: 256, 256, 0, 0, 0>}
 // CHECK-NEXT:    shaderm.output %[[SD]] : !shaderm.buffer<256xf32>
 circuit.graph @reduce_scatter(%x: tensor<64xf32>, %dst: tensor<256xf32>)
     -> tensor<256xf32> {
@@ -764,7 +764,7 @@ circuit.graph @reduce_scatter(%x: tensor<64xf32>, %dst: tensor<256xf32>)
 // CHECK-LABEL: shaderm.schedule @quantize(
 // CHECK-SAME:    %[[SX:.*]]: !shaderm.buffer<128xf32>) -> !shaderm.buffer<34xi32> {
 // CHECK-NEXT:    %[[R:.*]] = shaderm.alloc : !shaderm.buffer<34xi32>
-// CHECK-NEXT:    shaderm.launch @quantize_k0_quantize grid [2, 1, 1](%[[SX]], %[[R]])
+// CHECK-NEXT:    shaderm.launch @quantize_k0_quantize grid [2, 1, 1](%[[SX]], %[[R]]) {traffic = array<i64: 512, 136, 0, 0, 0>}
 // CHECK-NEXT:    shaderm.output %[[R]] : !shaderm.buffer<34xi32>
 circuit.graph @quantize(%x: tensor<2x64xf32>) -> tensor<2x64x!circuit.q8_0> {
   %q = circuit.quantize %x : tensor<2x64xf32> -> tensor<2x64x!circuit.q8_0>
@@ -810,7 +810,7 @@ circuit.graph @quantize(%x: tensor<2x64xf32>) -> tensor<2x64x!circuit.q8_0> {
 // CHECK-LABEL: shaderm.schedule @norm_q8_1(
 // CHECK-SAME:    %[[SX:.*]]: !shaderm.buffer<64xf32>) -> !shaderm.buffer<18xi32> {
 // CHECK-NEXT:    %[[RQ:.*]] = shaderm.alloc : !shaderm.buffer<18xi32>
-// CHECK-NEXT:    shaderm.launch @norm_q8_1_k0_reduce_epilogue grid [1, 1, 1](%[[SX]], %[[RQ]])
+// CHECK-NEXT:    shaderm.launch @norm_q8_1_k0_reduce_epilogue grid [1, 1, 1](%[[SX]], %[[RQ]]) {traffic = array<i64: 256, 72, 0, 0, 0>}
 circuit.graph @norm_q8_1(%x: tensor<64xf32>) -> tensor<64x!circuit.q8_1> {
   %y = circuit.reduce_epilogue sum_sq %x : tensor<64xf32>
       -> tensor<64x!circuit.q8_1> epilogue {
@@ -885,7 +885,7 @@ circuit.graph @norm_q8_1(%x: tensor<64xf32>) -> tensor<64x!circuit.q8_1> {
 // CHECK-LABEL: shaderm.schedule @matvec(
 // CHECK-SAME:    %[[SX:.*]]: !shaderm.buffer<256xf32>, %[[SW:.*]]: !shaderm.buffer<24576xf32>) -> !shaderm.buffer<96xf32> {
 // CHECK-NEXT:    %[[R:.*]] = shaderm.alloc : !shaderm.buffer<96xf32>
-// CHECK-NEXT:    shaderm.launch @matvec_k0_matmul grid [96, 1, 1](%[[SX]], %[[SW]], %[[R]])
+// CHECK-NEXT:    shaderm.launch @matvec_k0_matmul grid [96, 1, 1](%[[SX]], %[[SW]], %[[R]]) {traffic = array<i64: 99328, 384, 0, 0, 0>}
 // CHECK-NEXT:    shaderm.output %[[R]] : !shaderm.buffer<96xf32>
 circuit.graph @matvec(%x: tensor<256xf32>, %w: tensor<96x256xf32>)
     -> tensor<96xf32> {
@@ -926,7 +926,7 @@ circuit.graph @matvec(%x: tensor<256xf32>, %w: tensor<96x256xf32>)
 // CHECK-LABEL: shaderm.schedule @matmul_bias(
 // CHECK-SAME:    %[[SX:.*]]: !shaderm.buffer<128xf32>, %[[SW:.*]]: !shaderm.buffer<512xf16>, %[[SB:.*]]: !shaderm.buffer<8xf32>)
 // CHECK-NEXT:    %[[R:.*]] = shaderm.alloc : !shaderm.buffer<16xf32>
-// CHECK-NEXT:    shaderm.launch @matmul_bias_k0_matmul grid [8, 2, 1](%[[SX]], %[[SW]], %[[SB]], %[[R]])
+// CHECK-NEXT:    shaderm.launch @matmul_bias_k0_matmul grid [8, 2, 1](%[[SX]], %[[SW]], %[[SB]], %[[R]]) {traffic = array<i64: 1568, 64, 0, 0, 0>}
 circuit.graph @matmul_bias(%x: tensor<2x64xf32>, %w: tensor<8x64xf16>,
                            %b: tensor<8xf32>) -> tensor<2x8xf32> {
   %y = circuit.matmul %x, %w ins(%b : tensor<8xf32>)
@@ -991,7 +991,7 @@ circuit.graph @matvec_f16(%x: tensor<64xf16>, %w: tensor<16x64xf16>)
 // CHECK-LABEL: shaderm.schedule @matvec_q8_0(
 // CHECK-SAME:    %[[SX:.*]]: !shaderm.buffer<128xf32>, %[[SW:.*]]: !shaderm.buffer<544xi32>) -> !shaderm.buffer<16xf32> {
 // CHECK-NEXT:    %[[R:.*]] = shaderm.alloc : !shaderm.buffer<16xf32>
-// CHECK-NEXT:    shaderm.launch @matvec_q8_0_k0_matmul grid [16, 1, 1](%[[SX]], %[[SW]], %[[R]])
+// CHECK-NEXT:    shaderm.launch @matvec_q8_0_k0_matmul grid [16, 1, 1](%[[SX]], %[[SW]], %[[R]]) {traffic = array<i64: 2688, 64, 0, 0, 0>}
 circuit.graph @matvec_q8_0(%x: tensor<128xf32>, %w: tensor<16x128x!circuit.q8_0>)
     -> tensor<16xf32> {
   %y = circuit.matmul %x, %w : tensor<128xf32>, tensor<16x128x!circuit.q8_0>
@@ -1033,7 +1033,7 @@ circuit.graph @matvec_q8_0(%x: tensor<128xf32>, %w: tensor<16x128x!circuit.q8_0>
 // CHECK-SAME:    %[[SX:.*]]: !shaderm.buffer<64xf32>, %[[SA:.*]]: !shaderm.buffer<1024xf32>, %[[SB:.*]]: !shaderm.buffer<512xf16>) -> (!shaderm.buffer<16xf32>, !shaderm.buffer<8xf32>) {
 // CHECK-NEXT:    %[[RP:.*]] = shaderm.alloc : !shaderm.buffer<16xf32>
 // CHECK-NEXT:    %[[RQ:.*]] = shaderm.alloc : !shaderm.buffer<8xf32>
-// CHECK-NEXT:    shaderm.launch @multi_k0_multi_matmul grid [24, 1, 1](%[[SX]], %[[SA]], %[[SB]], %[[RP]], %[[RQ]])
+// CHECK-NEXT:    shaderm.launch @multi_k0_multi_matmul grid [24, 1, 1](%[[SX]], %[[SA]], %[[SB]], %[[RP]], %[[RQ]]) {traffic = array<i64: 5376, 96, 0, 0, 0>}
 // CHECK-NEXT:    shaderm.output %[[RP]], %[[RQ]] : !shaderm.buffer<16xf32>, !shaderm.buffer<8xf32>
 // CHECK-NOT:     shaderm.launch
 circuit.graph @multi(%x: tensor<64xf32>, %a: tensor<16x64xf32>, %b: tensor<8x64xf16>)
