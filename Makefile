@@ -11,7 +11,7 @@ export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
 
 .PHONY: all setup configure build demo test check-lit check-unit docs clean \
-	check-sanitized fuzz
+	check-sanitized fuzz dist
 
 all: build
 
@@ -105,6 +105,29 @@ check-sanitized: $(SAN_DIR)/build.ninja \
 	ninja -C $(SAN_DIR) -j$(JOBS)
 	$(LLVM_PREFIX)/bin/lit -sv $(SAN_DIR)/test
 	ctest --test-dir $(SAN_DIR) --output-on-failure -j$(JOBS)
+
+# A self-contained release (scripts/dist.sh): the tools linked statically
+# against LLVM, MLIR, libstdc++ and libgcc, in their own build, packed into
+# $(DIST_OUT)/hesper-VERSION-linux-x86_64.tar.gz, which needs only the C
+# library and a GPU driver. The same objects as the main build (ccache hits);
+# the links use lld. Not part of `make test`.
+DIST_DIR ?= build-dist
+DIST_OUT ?= dist
+DIST_TOOLS := hesper-run hesper-run-compiler hesper-opt hesper-eval \
+	hesper-tune hesper-train hesper-bundle-run
+
+$(DIST_DIR)/build.ninja: CMakeLists.txt cmake/HesperStaticLLVM.cmake | setup
+	cmake -G Ninja -S . -B $(DIST_DIR) \
+	  -DCMAKE_BUILD_TYPE=Release \
+	  -DPython_EXECUTABLE=$(PYTHON) \
+	  -DHESPER_STATIC_LLVM=ON -DLLVM_USE_LINKER=lld \
+	  -DHESPER_BUILD_TESTS=OFF -DHESPER_BUILD_BENCH=OFF \
+	  -DMLIR_DIR=$(LLVM_PREFIX)/lib/cmake/mlir \
+	  -DLLVM_EXTERNAL_LIT=$(LLVM_PREFIX)/bin/lit
+
+dist: $(DIST_DIR)/build.ninja build
+	ninja -C $(DIST_DIR) -j$(JOBS) $(DIST_TOOLS)
+	PYTHON=$(PYTHON) bash scripts/dist.sh $(DIST_DIR) $(DIST_OUT)
 
 # libFuzzer harnesses (fuzz/): clang with AddressSanitizer, UBSan and
 # coverage, in their own build. Each harness runs for FUZZ_SECONDS on a

@@ -18,6 +18,9 @@ PACKAGES=(
   # LLVM/MLIR 22 (bookworm-security ships 22.1.8).
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
   zlib1g-dev libzstd-dev
+  # `make dist` links the tools statically with lld (seconds, where GNU ld
+  # takes minutes per tool).
+  lld
   # Tests.
   libgtest-dev
   # Vulkan: loader headers, Mesa (lavapipe runs Vulkan on the CPU), the
