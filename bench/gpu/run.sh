@@ -1,0 +1,40 @@
+#!/bin/bash
+# On the GPU machine, from the project's root: unpacks the release that
+# bench/gpu/pack.sh packed (.gpu-bench/hesper.tar.xz) and runs
+# bench/llama_compare.py with it on CUDA -- decode at depth 0 and after a
+# 512-token prompt, prefill, --kernel-times and hesper-eval --quick for the
+# demo model and a 1B-class llama in q8_0, q4_k and f16, beside llama.cpp's
+# llama-bench when one is given or found under /tmp (built by hand on that
+# machine from a snapshot; nothing here builds it). Extra arguments go to
+# llama_compare.py. The logs go to $OUT/compare when $OUT is set (the device
+# tool's output folder), else /tmp/hesper-compare; the model files to
+# /tmp/hesper-models.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+kit=.gpu-bench/hesper.tar.xz
+[[ -f $kit ]] || { echo "run.sh: no $kit: run bench/gpu/pack.sh first" >&2; exit 1; }
+dest=${HESPER_DIST_DIR:-/tmp/hesper-dist}
+rm -rf "$dest" && mkdir -p "$dest"
+xz -dc "$kit" | tar -C "$dest" -xf -
+bin=$(echo "$dest"/hesper-*/bin)
+
+# A Python with NumPy for the model writer.
+python=""
+for p in python3 /opt/torch/.venv/bin/python3 /usr/bin/python3; do
+  if command -v "$p" >/dev/null && "$p" -c "import numpy" 2>/dev/null; then
+    python=$(command -v "$p"); break
+  fi
+done
+[[ -n $python ]] || { echo "run.sh: no Python with NumPy" >&2; exit 1; }
+
+args=()
+if [[ " $* " != *" --llama-bench "* ]]; then
+  found=$(find /tmp -maxdepth 6 -name llama-bench -type f -perm -u+x 2>/dev/null | head -1)
+  [[ -n $found ]] && args+=(--llama-bench "$found")
+fi
+command -v nvidia-smi >/dev/null && nvidia-smi -L
+"$bin/hesper-run" --version | head -2 || true
+out=${OUT:+$OUT/compare}
+exec "$python" bench/llama_compare.py --bin "$bin" --backend cuda \
+  --python "$python" --out "${out:-/tmp/hesper-compare}" \
+  --models-dir /tmp/hesper-models "${args[@]}" "$@"
