@@ -137,6 +137,7 @@ TargetDevice hesper::describeDevice(const rt::DeviceInfo &info) {
   device.maxSharedMemoryBytes = info.maxSharedMemoryBytes;
   device.float16 = info.shaderFloat16 && info.storage16Bit && info.shaderInt16;
   device.int8 = info.shaderInt8 && info.storage8Bit;
+  device.integerDot = info.integerDotProduct;
   device.threads = info.threads;
   if (info.backend == rt::Backend::Cpu) {
     std::string features = rt::hostCpuFeatures();

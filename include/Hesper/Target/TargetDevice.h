@@ -51,6 +51,9 @@ struct TargetDevice {
   bool float16 = false;
   /// int8 arithmetic with 8-bit storage.
   bool int8 = false;
+  /// SPIR-V's integer dot product of packed bytes (OpSDot; Vulkan's
+  /// shaderIntegerDotProduct).
+  bool integerDot = false;
   /// Threads that run one dispatch (the CPU device); 0 for GPUs.
   unsigned threads = 0;
   /// The host CPU's features that a CPU kernel binary may require and the

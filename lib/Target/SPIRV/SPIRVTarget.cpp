@@ -4,10 +4,13 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// spirv[:SUBGROUP]: hesper-to-spirv with the device's subgroup size and its
-// 8- and 16-bit capabilities; the gpu.binary holds the SPIR-V words.
+// spirv[:SUBGROUP][:idot]: hesper-to-spirv with the device's subgroup size, its
+// 8- and 16-bit capabilities and (idot) its integer dot product; the
+// gpu.binary holds the SPIR-V words.
 //
 //===----------------------------------------------------------------------===//
+
+#include "SPIRVPasses.h"
 
 #include "Hesper/Pipelines/Pipelines.h"
 #include "Hesper/Target/SPIRV/SPIRVTarget.h"
@@ -39,7 +42,9 @@ static void addSPIRVKernelSteps(OpPassManager &pm,
   // Everything the device offers is declared; spirv-update-vce then keeps
   // only the capabilities and extensions the kernels use.
   GpuSPIRVAttachTargetOptions target;
-  target.spirvVersion = "v1.3";
+  // SPIR-V 1.3 (Vulkan 1.1); 1.6 (Vulkan 1.3) for the integer dot
+  // product, whose capabilities MLIR allows from 1.6 on.
+  target.spirvVersion = options.integerDot ? "v1.6" : "v1.3";
   target.clientApi = "Vulkan";
   target.deviceId = spirv::TargetEnvAttr::kUnknownDeviceID;
   target.spirvCapabilities = {"Shader",
@@ -60,6 +65,11 @@ static void addSPIRVKernelSteps(OpPassManager &pm,
     target.spirvCapabilities.append({"Int8", "StorageBuffer8BitAccess"});
     target.spirvExtensions.push_back("SPV_KHR_8bit_storage");
   }
+  if (options.integerDot) {
+    target.spirvCapabilities.append(
+        {"DotProduct", "DotProductInput4x8BitPacked"});
+    target.spirvExtensions.push_back("SPV_KHR_integer_dot_product");
+  }
   pm.addPass(createGpuSPIRVAttachTarget(target));
   PrepareSPIRVKernelsPassOptions prepare;
   prepare.subgroupSize = options.subgroupSize;
@@ -69,24 +79,34 @@ static void addSPIRVKernelSteps(OpPassManager &pm,
   OpPassManager &modules = pm.nest<spirv::ModuleOp>();
   modules.addPass(spirv::createSPIRVLowerABIAttributesPass());
   modules.addPass(spirv::createSPIRVUpdateVCEPass());
+  modules.addPass(spirv_target::createKeepTargetVersionPass());
   pm.addPass(createSerializeSPIRVPass());
 }
 
 void hesper::buildHesperToSPIRVPipeline(OpPassManager &pm,
                                         const SPIRVPipelineOptions &options) {
+  bool integerDot = options.integerDot;
   buildHesperToGPUPipeline(pm, options.fuse, /*sharedMemoryAsAlloc=*/true,
-                           options.subgroupSize);
+                           options.subgroupSize, /*singleLane=*/false,
+                           [&](OpPassManager &kernels) {
+                             if (integerDot)
+                               kernels.addPass(
+                                   spirv_target::createDot4ToSDotPass());
+                           });
   addSPIRVKernelSteps(pm, options);
 }
 
 namespace {
 class SPIRVTarget : public Target {
 public:
-  SPIRVTarget(unsigned subgroupSize, bool float16, bool int8)
-      : subgroupSize(subgroupSize), float16(float16), int8(int8) {}
+  SPIRVTarget(unsigned subgroupSize, bool float16, bool int8,
+              bool integerDot)
+      : subgroupSize(subgroupSize), float16(float16), int8(int8),
+        integerDot(integerDot) {}
 
   std::string str() const override {
-    return "spirv:" + std::to_string(subgroupSize);
+    return "spirv:" + std::to_string(subgroupSize) +
+           (integerDot ? ":idot" : "");
   }
   TargetBackend backend() const override { return TargetBackend::Vulkan; }
   void buildPipeline(OpPassManager &pm,
@@ -96,6 +116,7 @@ public:
     spirv.subgroupSize = subgroupSize;
     spirv.float16 = float16;
     spirv.int8 = int8;
+    spirv.integerDot = integerDot;
     buildHesperToSPIRVPipeline(pm, spirv);
   }
   bool buildGpuKernelPipeline(OpPassManager &pm,
@@ -119,7 +140,7 @@ public:
 
 private:
   unsigned subgroupSize;
-  bool float16, int8;
+  bool float16, int8, integerDot;
 };
 } // namespace
 
@@ -130,18 +151,22 @@ TargetKind hesper::spirvTargetKind() {
   kind.parse = [](StringRef options,
                   std::string &error) -> std::unique_ptr<Target> {
     unsigned size = 32;
+    bool integerDot = options.consume_back(":idot") || options == "idot";
+    if (options == "idot")
+      options = "";
     if (!options.empty() &&
         (!llvm::to_integer(options, size) || size == 0 || size > 128 ||
          (size & (size - 1)) != 0)) {
       error = "bad spirv target option '" + options.str() +
-              "' (expected the subgroup size, a power of two up to 128)";
+              "' (expected the subgroup size, a power of two up to 128, "
+              "then ':idot' for the integer dot product)";
       return nullptr;
     }
-    return std::make_unique<SPIRVTarget>(size, true, true);
+    return std::make_unique<SPIRVTarget>(size, true, true, integerDot);
   };
   kind.forDevice = [](const TargetDevice &device) -> std::unique_ptr<Target> {
     return std::make_unique<SPIRVTarget>(device.subgroupSize, device.float16,
-                                         device.int8);
+                                         device.int8, device.integerDot);
   };
   return kind;
 }

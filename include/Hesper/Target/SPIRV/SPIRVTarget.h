@@ -31,6 +31,12 @@ struct SPIRVPipelineOptions
                     llvm::cl::desc("The device has Int8 and 8-bit storage "
                                    "buffers"),
                     llvm::cl::init(true)};
+  Option<bool> integerDot{
+      *this, "integer-dot-product",
+      llvm::cl::desc("The device has the integer dot product on packed "
+                     "bytes (shaderIntegerDotProduct): exp.dot4_i8 becomes "
+                     "OpSDot"),
+      llvm::cl::init(false)};
 };
 
 /// hesper-to-spirv: hesper-to-gpu for the device's subgroup size, then

@@ -114,6 +114,10 @@ struct DeviceInfo {
   bool shaderInt64 = false;
   bool storage8Bit = false;
   bool storage16Bit = false;
+  /// Vulkan 1.3: the integer dot product of packed bytes in shaders
+  /// (shaderIntegerDotProduct: SPIR-V 1.6's OpSDot), whether or not the
+  /// device accelerates it.
+  bool integerDotProduct = false;
   /// CUDA compute capability as major * 10 + minor (90: sm_90); 0 for
   /// other backends. The compiler targets this chip.
   uint32_t computeCapability = 0;

@@ -91,9 +91,16 @@ Status Context::init(const std::vector<uint8_t> &cacheData) {
   }
   if (info.shaderFloat16 || info.shaderInt8) {
     *tail = &float16;
+    tail = &float16.pNext;
     if (physical.float16Extension)
       extensions.push_back(VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME);
   }
+  VkPhysicalDeviceShaderIntegerDotProductFeatures integerDot{};
+  integerDot.sType =
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES;
+  integerDot.shaderIntegerDotProduct = VK_TRUE;
+  if (info.integerDotProduct) // core in Vulkan 1.3, the only devices
+    *tail = &integerDot;         // that report it
 
   float priority = 1.0f;
   VkDeviceQueueCreateInfo queueInfo{};

@@ -470,6 +470,12 @@ static bool describePhysicalDevice(const Instance &instance,
       !core12 && hasExtension(VK_KHR_8BIT_STORAGE_EXTENSION_NAME);
   pd.canChainFloat16 = core12 || pd.float16Extension;
   pd.canChain8Bit = core12 || pd.storage8BitExtension;
+  // The integer dot product from Vulkan 1.3 on, where it is core: the
+  // kernels that use it are SPIR-V 1.6, which Vulkan 1.3 takes.
+  bool canChainIntegerDot = apiVersion >= vkVersion(1, 3);
+  VkPhysicalDeviceShaderIntegerDotProductProperties integerDotProps{};
+  integerDotProps.sType =
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_PROPERTIES;
 
   // Subgroups.
   VkPhysicalDeviceSubgroupProperties subgroup{};
@@ -477,6 +483,8 @@ static bool describePhysicalDevice(const Instance &instance,
   VkPhysicalDeviceProperties2 props2{};
   props2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
   props2.pNext = &subgroup;
+  if (canChainIntegerDot)
+    subgroup.pNext = &integerDotProps;
   fn.vkGetPhysicalDeviceProperties2(handle, &props2);
 
   // Features.
@@ -495,8 +503,15 @@ static bool describePhysicalDevice(const Instance &instance,
     *tail = &storage8;
     tail = &storage8.pNext;
   }
-  if (pd.canChainFloat16)
+  if (pd.canChainFloat16) {
     *tail = &float16;
+    tail = &float16.pNext;
+  }
+  VkPhysicalDeviceShaderIntegerDotProductFeatures integerDot{};
+  integerDot.sType =
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES;
+  if (canChainIntegerDot)
+    *tail = &integerDot;
   fn.vkGetPhysicalDeviceFeatures2(handle, &features);
 
   fn.vkGetPhysicalDeviceMemoryProperties(handle, &pd.memory);
@@ -525,6 +540,15 @@ static bool describePhysicalDevice(const Instance &instance,
   info.shaderInt64 = features.features.shaderInt64;
   info.storage8Bit = pd.canChain8Bit && storage8.storageBuffer8BitAccess;
   info.storage16Bit = storage16.storageBuffer16BitAccess;
+  // Used where the device accelerates signed 4 x 8-bit dot products:
+  // elsewhere (lavapipe) the driver expands OpSDot into the byte
+  // arithmetic Hesper's own lowering emits, a little slower.
+  // HESPER_VULKAN_INTEGER_DOT=1 uses it wherever the feature exists (the
+  // tests run it on lavapipe that way).
+  info.integerDotProduct =
+      canChainIntegerDot && integerDot.shaderIntegerDotProduct &&
+      (integerDotProps.integerDotProduct4x8BitPackedSignedAccelerated ||
+       envFlag("HESPER_VULKAN_INTEGER_DOT"));
   info.timestampPeriodNs =
       pd.timestampValidBits ? static_cast<double>(limits.timestampPeriod) : 0;
   static const char hexDigits[] = "0123456789abcdef";
@@ -535,7 +559,8 @@ static bool describePhysicalDevice(const Instance &instance,
   }
   info.cacheId = "vk:" + std::to_string(pd.props.vendorID) + ":" +
                  std::to_string(pd.props.deviceID) + ":" +
-                 std::to_string(pd.props.driverVersion) + ":" + uuid;
+                 std::to_string(pd.props.driverVersion) + ":" + uuid +
+                 (info.integerDotProduct ? ":idot" : "");
   return true;
 }
 

@@ -1,0 +1,28 @@
+//===- SPIRVPasses.h - The SPIR-V target's own passes -----------*- C++ -*-===//
+//
+// Part of the Hesper project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Private to lib/Target/SPIRV.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HESPER_LIB_TARGET_SPIRV_SPIRVPASSES_H
+#define HESPER_LIB_TARGET_SPIRV_SPIRVPASSES_H
+
+#include "mlir/Pass/Pass.h"
+
+namespace hesper::spirv_target {
+
+/// exp.dot4_i8 as SPIR-V's OpSDot on packed bytes plus an add, for devices
+/// with the integer dot product (Dot4ToSDot.cpp).
+std::unique_ptr<mlir::Pass> createDot4ToSDotPass();
+
+/// After spirv-update-vce: a module whose target is SPIR-V 1.4 or later
+/// keeps that version (its entry points list their interfaces by it).
+std::unique_ptr<mlir::Pass> createKeepTargetVersionPass();
+
+} // namespace hesper::spirv_target
+
+#endif // HESPER_LIB_TARGET_SPIRV_SPIRVPASSES_H
