@@ -29,8 +29,9 @@ int64_t bytesOf(Type type, int64_t count) {
   auto tensor = cast<RankedTensorType>(type);
   int64_t elements = std::max<int64_t>(tensor.getNumElements(), 1);
   int64_t all = cir::getStorageBytes(tensor);
-  return count >= elements ? all : all / elements * count +
-                                       all % elements * count / elements;
+  return count >= elements
+             ? all
+             : all / elements * count + all % elements * count / elements;
 }
 int64_t bytesOf(Value v) { return bytesOf(v.getType(), INT64_MAX); }
 int64_t elementsOf(Value v) {
@@ -59,8 +60,8 @@ std::array<int64_t, 5> opTraffic(Operation *op) {
       })
       .Case([&](cir::ReduceScatterEpilogueOp s) {
         apart.insert(s.getDest());
-        written += bytesOf(s.getDest().getType(),
-                           elementsOf(s.getInputs().front()));
+        written +=
+            bytesOf(s.getDest().getType(), elementsOf(s.getInputs().front()));
       })
       .Case([&](cir::WriteRowsOp w) {
         apart.insert(w.getDest());

@@ -284,8 +284,8 @@ Status ReplayState::checkSubmit() const {
 } // namespace detail
 } // namespace hesper::rt
 
-hesper::rt::Result<double> hesper::rt::measureCopyGbps(Device &device, size_t bytes,
-                                           unsigned runs) {
+hesper::rt::Result<double>
+hesper::rt::measureCopyGbps(Device &device, size_t bytes, unsigned runs) {
   if (bytes == 0 || runs == 0)
     return Status::error("measureCopyGbps: nothing to copy");
   auto src = device.createBuffer(bytes);
