@@ -51,8 +51,13 @@ using namespace mlir;
 using namespace hesper;
 
 bool exec::isGpuProgram(ModuleOp module) {
-  return !module.getOps<func::FuncOp>().empty() &&
-         module.getOps<circuit::GraphOp>().empty();
+  return module.getOps<circuit::GraphOp>().empty() &&
+         (!module.getOps<func::FuncOp>().empty() ||
+          !module.getOps<gpu::GPUModuleOp>().empty());
+}
+
+bool exec::hasHostCode(ModuleOp module) {
+  return !module.getOps<func::FuncOp>().empty();
 }
 
 //===----------------------------------------------------------------------===//
@@ -274,9 +279,10 @@ static LogicalResult compileKernelModule(gpu::GPUModuleOp gpuModule,
   return success();
 }
 
-LogicalResult exec::compileGpuProgram(ModuleOp module, const Target &target,
-                                      const GpuProgramOptions &options) {
-  MLIRContext *context = module.getContext();
+/// The entry point exists, takes nothing and returns what
+/// --entry-point-result says.
+static LogicalResult checkEntryPoint(ModuleOp module,
+                                     const exec::GpuProgramOptions &options) {
   auto entry = module.lookupSymbol<func::FuncOp>(options.entryPoint);
   if (!entry || entry.isExternal())
     return module.emitError("the program has no function '")
@@ -295,6 +301,15 @@ LogicalResult exec::compileGpuProgram(ModuleOp module, const Target &target,
     return entry.emitOpError("returns ")
            << returns << ", but the entry point result is "
            << options.entryResult << " (--entry-point-result)";
+  return success();
+}
+
+LogicalResult exec::compileGpuProgram(ModuleOp module, const Target &target,
+                                      const GpuProgramOptions &options) {
+  MLIRContext *context = module.getContext();
+  // A file of kernels alone compiles them (there is nothing to call).
+  if (hasHostCode(module) && failed(checkEntryPoint(module, options)))
+    return failure();
 
   if (!options.dumpDir.empty() &&
       failed(createDumpDir(module, options.dumpDir)))

@@ -18,6 +18,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
@@ -221,6 +222,18 @@ struct NormalizeGpuKernelsPass
   using Base::Base;
 
   void runOnOperation() override {
+    if (!allowLLVMFuncs) {
+      WalkResult llvmFunc = getOperation().walk([&](LLVM::LLVMFuncOp func) {
+        if (!func->getParentOfType<gpu::GPUModuleOp>())
+          return WalkResult::advance();
+        func.emitOpError("is LLVM IR, which this target cannot take (the "
+                         "SPIR-V target compiles gpu.func kernels; the CPU "
+                         "target and CUDA take llvm.func too)");
+        return WalkResult::interrupt();
+      });
+      if (llvmFunc.wasInterrupted())
+        return signalPassFailure();
+    }
     SmallVector<gpu::GPUFuncOp> kernels;
     getOperation().walk([&](gpu::GPUFuncOp func) {
       if (func.isKernel())

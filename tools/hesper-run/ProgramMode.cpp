@@ -134,7 +134,16 @@ LogicalResult run::runProgramMode(ModuleOp module,
   if (!target)
     return fail("no compilation target for device '" + device->info().name +
                 "'");
+  size_t modules = llvm::range_size(module.getOps<gpu::GPUModuleOp>());
   if (failed(exec::compileGpuProgram(module, *target, options)))
     return failure();
+  if (!exec::hasHostCode(module)) {
+    // mlir-opt would stop here too: the kernels compiled (their binaries in
+    // --dump-dir), and there is nothing to call.
+    os << "compiled " << modules << " kernel module(s) for "
+       << target->str() << "; nothing to run: the file has no host code "
+       << "(no func.func)\n";
+    return success();
+  }
   return exec::runGpuProgram(module, *device, options, os);
 }

@@ -32,9 +32,13 @@
 
 namespace hesper::exec {
 
-/// True when `module` is a program to run, not Circuit graphs: it has a
-/// func.func and no circuit.graph.
+/// True when `module` is a gpu dialect program, not Circuit graphs: it has
+/// no circuit.graph, and a func.func or a gpu.module.
 bool isGpuProgram(mlir::ModuleOp module);
+/// True when it has host code to run (a func.func): a file of gpu.modules
+/// alone only compiles, as upstream's tests that pipe mlir-opt's output
+/// through FileCheck do.
+bool hasHostCode(mlir::ModuleOp module);
 
 struct GpuProgramOptions {
   /// The host function to call (mlir-runner's -e).

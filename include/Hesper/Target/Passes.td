@@ -113,6 +113,9 @@ def NormalizeGpuKernelsPass
            "Turn memory attributions into memref.alloc/alloca (SPIR-V)">,
     Option<"allowPrintf", "allow-printf", "bool", "true",
            "Accept gpu.printf and cf.assert (the target lowers them)">,
+    Option<"allowLLVMFuncs", "allow-llvm-funcs", "bool", "true",
+           "Accept llvm.func in a gpu.module (kernels or helpers written "
+           "in the llvm dialect; SPIR-V cannot take them)">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::gpu::GPUDialect",

@@ -129,6 +129,7 @@ public:
     NormalizeGpuKernelsPassOptions normalize;
     normalize.attributionsAsAlloc = true;
     normalize.allowPrintf = false;
+    normalize.allowLLVMFuncs = false;
     pm.addPass(createNormalizeGpuKernelsPass(normalize));
     addSPIRVKernelSteps(pm, spirv);
     return true;
