@@ -202,9 +202,18 @@ std::string hesper::tune::checkKnobs(Operation *op, DictionaryAttr knobs,
         }
         continue;
       }
+      if (isa<cir::MapOp>(op)) {
+        // A map's lanes take vector_width consecutive elements each.
+        std::string why = cir::mapVectorObstacle(op, *width);
+        if (!why.empty()) {
+          os << "knob 'vector_width' on this map: " << why;
+          return error;
+        }
+        continue;
+      }
       if (kind != KernelKind::Matmul) {
-        os << "knob 'vector_width' applies to matmuls only on GPU targets, "
-           << "not to " << op->getName();
+        os << "knob 'vector_width' applies to matmuls and maps only on GPU "
+           << "targets, not to " << op->getName();
         return error;
       }
       auto [k, plain] = weightRows(op);

@@ -359,7 +359,18 @@ FailureOr<EvalReport> hesper::tune::runEval(
     const double kernelBytes = static_cast<double>(rows) * 4096 * 4;
     GraphBuilder g(context, "copy");
     Value x = g.external("x", {rows, 4096}, g.f32());
-    g.output(g.map(x, [](ExpBuilder &, Value v) { return v; }));
+    Value y = g.map(x, [](ExpBuilder &, Value v) { return v; });
+    // On a GPU each lane copies 16 bytes (one 128-bit load and store):
+    // more bytes in flight per lane than a 4-byte copy.
+    if (info.backend != rt::Backend::Cpu && info.type != rt::DeviceType::Cpu)
+      y.getDefiningOp()->setAttr(
+          cir::kKnobsAttrName,
+          DictionaryAttr::get(context,
+                              {NamedAttribute(
+                                  StringAttr::get(context, "vector_width"),
+                                  IntegerAttr::get(IntegerType::get(context, 64),
+                                                   4))}));
+    g.output(y);
     auto module = g.finish();
     auto program = compileForDevice(*module, "copy", info, {});
     if (failed(program))

@@ -78,6 +78,10 @@ hesper::tune::candidateKnobs(Operation *op, const TargetDevice &device) {
       for (int64_t width : {1, 2})
         one("vector_width", width);
   }
+  // A GPU map's lanes taking 2 or 4 elements each (illegal ones drop out).
+  if (isa<cir::MapOp>(op) && device.backend != TargetBackend::Cpu)
+    for (int64_t width : {2, 4})
+      one("vector_width", width);
   if (device.backend == TargetBackend::Cpu) {
     // The vectorizers' width, and fewer threads for small kernels (whose
     // wake-ups may cost more than their work).

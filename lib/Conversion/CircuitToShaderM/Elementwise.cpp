@@ -73,7 +73,62 @@ LogicalResult GraphLowering::lowerZeros(cir::ZerosOp op) {
 // map, gather, scatter, scatter_multi
 //===----------------------------------------------------------------------===//
 
+LogicalResult GraphLowering::lowerVectorMap(cir::MapOp map, int64_t width) {
+  std::string why = cir::mapVectorObstacle(map, width);
+  if (!why.empty())
+    return map.emitOpError("cannot take vector_width = ")
+           << width << ": " << why;
+  Location loc = map.getLoc();
+  Region &body = map.getBody();
+  const int64_t grid = numElements(map.getType()) / width;
+  if (ceilDiv(grid, shape.elementwiseLanes) > shape.maxGridDim)
+    return map.emitOpError("has ")
+           << grid << " lanes, more than convert-circuit-to-shaderm "
+           << "launches in one grid dimension";
+  KernelState ks;
+  for (Value input : map.getInputs())
+    bind(ks, input, false);
+  allocFor(map.getResult());
+  bind(ks, map.getResult(), true);
+  int64_t lanes =
+      std::max<int64_t>(32, std::min(shape.elementwiseLanes,
+                                     powerOfTwoAtLeast(grid)));
+  createKernel(ks, map, lanes);
+  IndexMath im(b, loc);
+  Value gid = sm::GlobalIdOp::create(b, loc, b.getIndexType(), sm::Dim::x);
+  Value inRange =
+      im.lt(gid, im.c(shape.mutant == "guard-off-by-one" ? grid - 1 : grid));
+  auto guard = scf::IfOp::create(b, loc, inRange);
+  b.setInsertionPointToStart(guard.thenBlock());
+  // Lane i takes elements width*i .. width*i + width - 1: one vector load
+  // per input, the body once per element, one vector store.
+  Value first = im.mul(gid, im.c(width));
+  SmallVector<Value> vectors;
+  for (Value input : map.getInputs()) {
+    Type element = cast<RankedTensorType>(input.getType()).getElementType();
+    vectors.push_back(sm::LoadOp::create(b, loc,
+                                         VectorType::get({width}, element),
+                                         arg(ks, input), first));
+  }
+  SmallVector<Value> results;
+  SmallVector<Value> whole(body.getNumArguments(), nullptr);
+  for (int64_t j = 0; j < width; ++j) {
+    SmallVector<Value> args{im.toI32(im.add(first, im.c(j)))};
+    for (Value v : vectors)
+      args.push_back(vector::ExtractOp::create(b, loc, v, j));
+    results.push_back(inlineBody(ks, body, args, whole)[0]);
+  }
+  Value stored = vector::FromElementsOp::create(
+      b, loc, VectorType::get({width}, map.getType().getElementType()),
+      results);
+  sm::StoreOp::create(b, loc, stored, arg(ks, map.getResult()), first);
+  finishKernel(ks, {ceilDiv(grid, lanes), 1, 1});
+  return success();
+}
+
 LogicalResult GraphLowering::lowerElementwise(Operation *op) {
+  if (auto map = dyn_cast<cir::MapOp>(op); map && shape.mapVector > 1)
+    return lowerVectorMap(map, shape.mapVector);
   Region &body = op->getRegion(0);
   ValueRange inputs;
   SmallVector<Value> dests;

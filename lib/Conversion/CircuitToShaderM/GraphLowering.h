@@ -108,6 +108,10 @@ struct KernelShape {
   /// Elements per load of a plain (f32, f16) dot product on GPU targets;
   /// 0: 4 where the row length allows.
   int64_t dotVector = 0;
+  /// Consecutive elements each lane of a GPU map kernel takes, with one
+  /// vector load per input and one vector store (the `vector_width` knob;
+  /// 1: an element per lane).
+  int64_t mapVector = 1;
   /// CPU target: the most host threads a kernel's workgroups are spread
   /// over (0: all of the device's), and the vector width in bits LLVM's
   /// vectorizers prefer for it (0: the target's own choice).
@@ -153,10 +157,12 @@ struct KernelShape {
     if (auto cols = knobs.getAs<IntegerAttr>("cols"))
       shape.cols = cols.getInt();
     if (auto width = knobs.getAs<IntegerAttr>("vector_width")) {
-      if (singleLane)
+      if (singleLane) {
         shape.vectorBits = 32 * width.getInt();
-      else
+      } else {
         shape.dotVector = width.getInt();
+        shape.mapVector = width.getInt();
+      }
     }
     if (auto threads = knobs.getAs<IntegerAttr>("threads"))
       shape.hostThreads = threads.getInt();
@@ -441,6 +447,8 @@ private:
 
   LogicalResult lowerZeros(cir::ZerosOp op);
   LogicalResult lowerElementwise(Operation *op);
+  /// A map whose lanes take `width` consecutive elements each.
+  LogicalResult lowerVectorMap(cir::MapOp map, int64_t width);
   LogicalResult lowerScatterAdd(cir::ScatterAddOp op);
   LogicalResult lowerReduce(Operation *op, cir::ReduceKind kind,
                             ValueRange inputs, Region &prologue,

@@ -68,6 +68,46 @@ bool hesper::circuit::isDispatchOp(Operation *op) {
              WriteRowsOp>(op);
 }
 
+std::string hesper::circuit::mapVectorObstacle(Operation *op, int64_t width) {
+  auto map = dyn_cast<MapOp>(op);
+  if (!map)
+    return "only circuit.map takes several elements per lane";
+  if (width != 1 && width != 2 && width != 4)
+    return "vector_width = " + std::to_string(width) + " must be 1, 2 or 4";
+  RankedTensorType result = map.getType();
+  if (result.getNumElements() % width != 0)
+    return "vector_width = " + std::to_string(width) +
+           " does not divide the " + std::to_string(result.getNumElements()) +
+           " elements";
+  auto narrow = [](Type t) {
+    return t.isIntOrFloat() && t.getIntOrFloatBitWidth() >= 8 &&
+           t.getIntOrFloatBitWidth() <= 32;
+  };
+  if (!narrow(result.getElementType()))
+    return "the result's elements are not integers or floats of 8 to 32 "
+           "bits";
+  Block &body = map.getBody().front();
+  for (auto [k, input] : llvm::enumerate(map.getInputs())) {
+    auto type = cast<RankedTensorType>(input.getType());
+    if (type.getShape() != result.getShape() ||
+        isa<RankedTensorType>(body.getArgument(k + 1).getType()))
+      return "input #" + std::to_string(k) +
+             " is not read one element per result element";
+    if (!narrow(type.getElementType()))
+      return "input #" + std::to_string(k) +
+             " has elements that are not integers or floats of 8 to 32 bits";
+  }
+  WalkResult lanes = map.getBody().walk([](Operation *inner) {
+    if (isa<exp::LaneIdOp, exp::SubgroupSizeOp, exp::SubgroupReduceOp,
+            exp::ShuffleXorOp, exp::BroadcastFirstOp>(inner))
+      return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  if (lanes.wasInterrupted())
+    return "the body has subgroup operations";
+  return "";
+}
+
 Value hesper::circuit::getWrittenBufferRoot(Value dest) {
   while (Operation *def = dest.getDefiningOp()) {
     if (auto s = dyn_cast<ScatterOp>(def))

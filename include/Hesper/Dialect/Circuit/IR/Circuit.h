@@ -78,6 +78,14 @@ llvm::SmallVector<int64_t> getReductionIteration(mlir::Operation *op);
 /// graph, output, yield and zeros).
 bool isDispatchOp(mlir::Operation *op);
 
+/// Why a lane of `map`'s GPU kernel cannot take `width` consecutive
+/// elements (the `vector_width` knob: one vector load per input and one
+/// vector store), or "" when it can: every input has the result's shape
+/// and is read an element per lane, the element types are integers or
+/// floats of 8 to 32 bits, the body has no subgroup operations (a lane
+/// would stand for several) and `width` (1, 2 or 4) divides the elements.
+std::string mapVectorObstacle(mlir::Operation *map, int64_t width);
+
 /// The discardable attribute of a dispatch op holding its kernel's knobs
 /// (a dictionary: lanes, rows, subgroup_reduce), set from a tuning plan
 /// and read by convert-circuit-to-shaderm (docs/Tuning.md).
