@@ -251,6 +251,19 @@ static LogicalResult compileKernelModule(gpu::GPUModuleOp gpuModule,
       if (auto abi = abis.getAs<DictionaryAttr>(kernel.name))
         if (auto bytes = abi.getAs<IntegerAttr>("shared_bytes"))
           kernel.sharedBytes = static_cast<uint32_t>(bytes.getInt());
+  // Kernels that print into a buffer the runtime reads (Vulkan): its size
+  // and the formats of their records.
+  if (auto printing = (*kernels)->getAttrOfType<DictionaryAttr>("hesper.printf"))
+    for (rt::GpuKernelImage &kernel : image.kernels)
+      if (auto info = printing.getAs<DictionaryAttr>(kernel.name)) {
+        kernel.printWords = static_cast<uint32_t>(
+            info.getAs<IntegerAttr>("words").getInt());
+        for (Attribute f : info.getAs<ArrayAttr>("formats")) {
+          auto pair = cast<ArrayAttr>(f);
+          kernel.printFormats.push_back(
+              {cast<StringAttr>(pair[0]).str(), cast<StringAttr>(pair[1]).str()});
+        }
+      }
   auto compiled = *kernels->getOps<gpu::BinaryOp>().begin();
   auto compiledObject = cast<gpu::ObjectAttr>(compiled.getObjects()[0]);
   image.format = binary->format;

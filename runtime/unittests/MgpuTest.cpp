@@ -33,9 +33,13 @@ GpuModuleImage sampleImage() {
   k.workgroupSize[1] = 2;
   k.sharedBytes = 96;
   k.args = {{GpuKernelArg::MemRef, 2, 4}, {GpuKernelArg::Scalar, 0, 8}};
+  k.printWords = 1024;
+  k.printFormats = {{"x = %f\n", "f"}, {"%d %lld\n", "il"}};
   image.kernels.push_back(k);
   k.name = "other";
   k.args.clear();
+  k.printWords = 0;
+  k.printFormats.clear();
   image.kernels.push_back(k);
   return image;
 }
@@ -58,6 +62,11 @@ TEST(MgpuImage, RoundTrip) {
   EXPECT_EQ(k.args[0].rank, 2u);
   EXPECT_EQ(k.args[0].bytes, 4u);
   EXPECT_EQ(k.args[1].kind, GpuKernelArg::Scalar);
+  EXPECT_EQ(k.printWords, 1024u);
+  ASSERT_EQ(k.printFormats.size(), 2u);
+  EXPECT_EQ(k.printFormats[1].format, "%d %lld\n");
+  EXPECT_EQ(k.printFormats[1].kinds, "il");
+  EXPECT_TRUE(image->kernels[1].printFormats.empty());
   EXPECT_EQ(k.args[1].bytes, 8u);
   EXPECT_TRUE(image->kernels[1].args.empty());
 }
@@ -208,4 +217,50 @@ TEST_F(MgpuMemory, EmptyAllocationsAreStillNamed) {
   release(empty, nullptr);
 }
 
+// printf records as a Vulkan kernel leaves them (PrintfToBuffer.cpp):
+// word 0 counts the words, then [format, workgroup, thread, words...].
+TEST(MgpuPrint, RecordsInWorkgroupThenCallThenThreadOrder) {
+  std::vector<GpuPrintFormat> formats = {
+      {"t%d: %5.2f %x %u%%\n", "ifii"}, {"after %lld %c\n", "li"}};
+  auto bits = [](float f) {
+    uint32_t w;
+    std::memcpy(&w, &f, 4);
+    return w;
+  };
+  std::vector<uint32_t> words = {0};
+  auto add = [&](std::vector<uint32_t> record) {
+    words.insert(words.end(), record.begin(), record.end());
+  };
+  // [format, group, thread, words...], in the order the lanes happened to
+  // reserve them; format 1's i64 is two words, low first.
+  add({1, 0, 1, 1, 1, 1});                       // group 0, thread 1
+  add({0, 1, 0, 7, bits(-0.25f), 16, 3});        // group 1, thread 0
+  add({0, 0, 1, 1, bits(2.5f), 10, 4});          // group 0, thread 1
+  add({0, 0, 0, 0, bits(0.5f), 0xbeef, 5});      // group 0, thread 0
+  add({1, 0, 0, 0xffffffffu, 0x7fffffffu, 'A'}); // group 0, thread 0
+  words[0] = static_cast<uint32_t>(words.size() - 1);
+  // Group 0: each thread's first record in thread order, then each one's
+  // second; then group 1.
+  EXPECT_EQ(formatPrintRecords(formats, words),
+            "t0:  0.50 beef 5%\n"
+            "after 4294967297 \x01\n"
+            "after 9223372036854775807 A\n"
+            "t1:  2.50 a 4%\n"
+            "t7: -0.25 10 3%\n");
+}
+
+TEST(MgpuPrint, SaysWhenRecordsDidNotFit) {
+  std::vector<GpuPrintFormat> formats = {{"%d\n", "i"}};
+  // Four words: one record fits; the count says three were reserved.
+  std::vector<uint32_t> words = {12, 0, 0, 0, 42};
+  std::string text = formatPrintRecords(formats, words);
+  EXPECT_EQ(text, "42\n(some printf records did not fit in the 20-byte "
+                  "print buffer)\n");
+  // Unsigned conversions read a word as unsigned.
+  EXPECT_EQ(formatPrintRecords({{"%u %d\n", "ii"}},
+                               {5, 0, 0, 0, uint32_t(-2), uint32_t(-2)}),
+            "4294967294 -2\n");
+}
+
 } // namespace
+

@@ -135,9 +135,11 @@ LogicalResult run::runProgramMode(ModuleOp module,
     return fail("no compilation target for device '" + device->info().name +
                 "'");
   size_t modules = llvm::range_size(module.getOps<gpu::GPUModuleOp>());
+  // (Asked before the compile, which lowers the host code's func.func.)
+  bool hostCode = exec::hasHostCode(module);
   if (failed(exec::compileGpuProgram(module, *target, options)))
     return failure();
-  if (!exec::hasHostCode(module)) {
+  if (!hostCode) {
     // mlir-opt would stop here too: the kernels compiled (their binaries in
     // --dump-dir), and there is nothing to call.
     os << "compiled " << modules << " kernel module(s) for "

@@ -19,6 +19,11 @@ namespace hesper::spirv_target {
 /// with the integer dot product (Dot4ToSDot.cpp).
 std::unique_ptr<mlir::Pass> createDot4ToSDotPass();
 
+/// gpu.printf as records in a buffer the runtime prints after the launch:
+/// one more kernel argument, and `hesper.printf` on the module saying how
+/// to read them (PrintfToBuffer.cpp).
+std::unique_ptr<mlir::Pass> createPrintfToBufferPass();
+
 /// After spirv-update-vce: a module whose target is SPIR-V 1.4 or later
 /// keeps that version (its entry points list their interfaces by it).
 std::unique_ptr<mlir::Pass> createKeepTargetVersionPass();

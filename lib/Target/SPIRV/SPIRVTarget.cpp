@@ -125,7 +125,9 @@ public:
     spirv.subgroupSize = subgroupSize;
     spirv.float16 = float16;
     spirv.int8 = int8;
-    // Vulkan kernels take no memory attributions and print nothing.
+    // Vulkan kernels take no memory attributions; they print into a
+    // buffer the runtime reads after the launch.
+    pm.addPass(spirv_target::createPrintfToBufferPass());
     NormalizeGpuKernelsPassOptions normalize;
     normalize.attributionsAsAlloc = true;
     normalize.allowPrintf = false;

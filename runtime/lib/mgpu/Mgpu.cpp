@@ -12,12 +12,14 @@
 #include "hesper/runtime/Mgpu.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <tuple>
 
 using namespace hesper::rt;
 
@@ -86,6 +88,12 @@ hesper::rt::encodeGpuModuleImage(const GpuModuleImage &image) {
       w.u32(a.rank);
       w.u32(a.bytes);
     }
+    w.u32(k.printWords);
+    w.u32(static_cast<uint32_t>(k.printFormats.size()));
+    for (const GpuPrintFormat &f : k.printFormats) {
+      w.bytes(f.format.data(), f.format.size());
+      w.bytes(f.kinds.data(), f.kinds.size());
+    }
   }
   return std::move(w.out);
 }
@@ -120,11 +128,158 @@ Result<GpuModuleImage> hesper::rt::decodeGpuModuleImage(const uint8_t *data,
         r.failed = true;
       k.args.push_back(a);
     }
+    k.printWords = r.u32();
+    uint32_t formats = r.u32();
+    if (formats > 65536)
+      r.failed = true;
+    for (uint32_t j = 0; j < formats && !r.failed; ++j) {
+      GpuPrintFormat f;
+      std::vector<uint8_t> text = r.bytes(), kinds = r.bytes();
+      f.format.assign(text.begin(), text.end());
+      f.kinds.assign(kinds.begin(), kinds.end());
+      if (f.kinds.find_first_not_of("fil") != std::string::npos)
+        r.failed = true;
+      k.printFormats.push_back(std::move(f));
+    }
     image.kernels.push_back(std::move(k));
   }
   if (r.failed || r.p != r.end)
     return Status::error("truncated or malformed Hesper GPU module image");
   return image;
+}
+
+//===----------------------------------------------------------------------===//
+// printf records
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// One conversion of `format` at `at` (just past its '%'): the spec with
+/// its length modifiers dropped, and its conversion character.
+struct Conversion {
+  std::string spec; ///< "%-8.3" (without the conversion)
+  char conv = 0;
+  size_t end = 0; ///< past the conversion character
+};
+
+Conversion parseConversion(const std::string &format, size_t at) {
+  Conversion c;
+  c.spec = "%";
+  size_t i = at;
+  while (i < format.size() && std::strchr("-+ #0", format[i]))
+    c.spec += format[i++];
+  while (i < format.size() &&
+         (std::isdigit(static_cast<unsigned char>(format[i])) ||
+          format[i] == '.'))
+    c.spec += format[i++];
+  while (i < format.size() && std::strchr("hlLqjzt", format[i]))
+    ++i; // the argument's own kind says its width
+  if (i < format.size())
+    c.conv = format[i++];
+  c.end = i;
+  return c;
+}
+
+/// One record formatted: each conversion takes the next argument word(s),
+/// an integer widened to 64 bits (unsigned conversions read a 32-bit word
+/// as unsigned, as C's promotion of a 32-bit unsigned would), a float as a
+/// double.
+std::string formatRecord(const GpuPrintFormat &f, const uint32_t *words) {
+  std::string out;
+  size_t arg = 0, word = 0;
+  char buffer[512];
+  for (size_t i = 0; i < f.format.size();) {
+    if (f.format[i] != '%') {
+      out += f.format[i++];
+      continue;
+    }
+    if (i + 1 < f.format.size() && f.format[i + 1] == '%') {
+      out += '%';
+      i += 2;
+      continue;
+    }
+    Conversion c = parseConversion(f.format, i + 1);
+    i = c.end;
+    if (arg >= f.kinds.size()) {
+      out += "<missing argument>";
+      continue;
+    }
+    char kind = f.kinds[arg++];
+    uint64_t bits = words[word++];
+    if (kind == 'l')
+      bits |= uint64_t(words[word++]) << 32;
+    double real = 0;
+    if (kind == 'f') {
+      float value;
+      uint32_t w = static_cast<uint32_t>(bits);
+      std::memcpy(&value, &w, sizeof(value));
+      real = value;
+    }
+    bool isSigned = kind != 'f' && !std::strchr("uxXoc", c.conv);
+    int64_t integer =
+        kind == 'i' ? (isSigned ? int64_t(int32_t(uint32_t(bits)))
+                                : int64_t(uint32_t(bits)))
+                    : int64_t(bits);
+    if (std::strchr("fFeEgGaA", c.conv)) {
+      std::snprintf(buffer, sizeof(buffer), (c.spec + c.conv).c_str(),
+                    kind == 'f' ? real : double(integer));
+    } else if (std::strchr("diuxXoc", c.conv)) {
+      std::string spec = c.spec + (c.conv == 'c' ? "" : "ll") + c.conv;
+      if (c.conv == 'c')
+        std::snprintf(buffer, sizeof(buffer), spec.c_str(), int(integer));
+      else
+        std::snprintf(buffer, sizeof(buffer), spec.c_str(),
+                      static_cast<long long>(kind == 'f' ? int64_t(real)
+                                                         : integer));
+    } else {
+      std::snprintf(buffer, sizeof(buffer), "%%%c", c.conv);
+    }
+    out += buffer;
+  }
+  return out;
+}
+} // namespace
+
+std::string
+hesper::rt::formatPrintRecords(const std::vector<GpuPrintFormat> &formats,
+                               const std::vector<uint32_t> &words) {
+  if (words.empty())
+    return "";
+  uint64_t used = words[0];
+  struct Record {
+    uint32_t group, nth, thread;
+    size_t at;
+  };
+  std::vector<Record> records;
+  std::map<std::pair<uint32_t, uint32_t>, uint32_t> seen;
+  uint64_t dropped = 0;
+  size_t at = 1;
+  while (at < words.size() && at - 1 < used) {
+    uint32_t index = words[at];
+    if (index >= formats.size() || at + 3 > words.size())
+      break;
+    const std::string &kinds = formats[index].kinds;
+    size_t size = 3 + kinds.size() + std::count(kinds.begin(), kinds.end(), 'l');
+    if (at + size > words.size())
+      break;
+    uint32_t group = words[at + 1], thread = words[at + 2];
+    records.push_back({group, seen[{group, thread}]++, thread, at});
+    at += size;
+  }
+  // What the count reserved past the buffer's end was not written.
+  if (used + 1 > words.size())
+    dropped = 1;
+  std::stable_sort(records.begin(), records.end(),
+                   [](const Record &a, const Record &b) {
+                     return std::tie(a.group, a.nth, a.thread) <
+                            std::tie(b.group, b.nth, b.thread);
+                   });
+  std::string out;
+  for (const Record &r : records)
+    out += formatRecord(formats[words[r.at]], &words[r.at + 3]);
+  if (dropped)
+    out += "(some printf records did not fit in the " +
+           std::to_string(words.size() * 4) + "-byte print buffer)\n";
+  return out;
 }
 
 //===----------------------------------------------------------------------===//
@@ -380,7 +535,9 @@ static void *mgpuModuleGetFunction(void *module, const char *name) {
     desc.name = k.name;
     desc.binary = m->image.binary;
     desc.format = m->image.format;
-    desc.numBindings = static_cast<uint32_t>(k.args.size());
+    // A kernel that prints takes the print buffer after its arguments.
+    desc.numBindings = static_cast<uint32_t>(k.args.size()) +
+                       (k.printFormats.empty() ? 0 : 1);
     desc.sharedMemoryBytes = k.sharedBytes;
     for (int i = 0; i < 3; ++i)
       desc.workgroupSize[i] = k.workgroupSize[i];
@@ -499,6 +656,15 @@ static void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
     fail("kernel '" + image.name + "' was launched with " +
          std::to_string(paramCount) + " parameters, its arguments take " +
          std::to_string(p));
+  // The print buffer, its count cleared.
+  std::unique_ptr<Buffer> printBuffer;
+  if (!image.printFormats.empty()) {
+    printBuffer = newBuffer(size_t(image.printWords) * 4);
+    const uint32_t zero = 0;
+    check(device().upload(*printBuffer, &zero, sizeof(zero)),
+          "clearing the print buffer");
+    dispatch.bindings.push_back(printBuffer.get());
+  }
   auto list = device().createCommandList();
   if (!list.ok())
     fail("launching kernel '" + image.name + "': " + list.status().message());
@@ -506,6 +672,20 @@ static void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
   check((*list)->submit(), "running a kernel");
   for (Allocation *a : mirrored)
     readDevice(*a, 0, a->host, a->bytes);
+  if (printBuffer) {
+    // What the launch printed, before the next launch prints anything.
+    uint32_t used = 0;
+    check(device().download(*printBuffer, &used, sizeof(used)),
+          "reading the print buffer");
+    std::vector<uint32_t> words(
+        std::min<uint64_t>(uint64_t(used) + 1, image.printWords));
+    check(device().download(*printBuffer, words.data(), words.size() * 4),
+          "reading the print buffer");
+    words[0] = used;
+    std::string text = formatPrintRecords(image.printFormats, words);
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+  }
 }
 
 // Streams and events: every call above completes before it returns.

@@ -4,11 +4,14 @@
 // thread runs both workgroups. Each thread prints its id, an f32, an index
 // and an i8 (promoted as C promotes variadic arguments), before and after
 // a barrier.
-// Vulkan has no printf (errors.test); CUDA prints through vprintf in an
-// order the GPU chooses, so this test is the CPU target's.
+// On Vulkan the kernel writes its records into a buffer that the runtime
+// prints after the launch, by workgroup, then each thread's n-th record,
+// then thread: the same lines in the same order, on every run. CUDA prints
+// through vprintf in an order the GPU chooses.
 //
 // REQUIRES: cpu-target
 // RUN: hesper-run %s --backend=cpu --threads 1 | FileCheck %s
+// RUN: %if vulkan %{ hesper-run %s --backend=vulkan --validation | FileCheck %s %}
 
 // CHECK:      thread 0 of 3: 0.500000 block 1 byte -3
 // CHECK-NEXT: thread 1 of 3: 1.500000 block 1 byte -2

@@ -59,6 +59,14 @@ struct GpuKernelArg {
   uint32_t bytes = 0;
 };
 
+/// One gpu.printf of a kernel that prints into a buffer (Vulkan): its
+/// format and the kinds of its argument words, "f" (f32 bits), "i" (an
+/// i32) or "l" (an i64 as two words, low first).
+struct GpuPrintFormat {
+  std::string format;
+  std::string kinds;
+};
+
 struct GpuKernelImage {
   std::string name;
   uint32_t workgroupSize[3] = {1, 1, 1};
@@ -66,7 +74,21 @@ struct GpuKernelImage {
   /// 0 where the kernel declares its own, as SPIR-V and PTX do).
   uint32_t sharedBytes = 0;
   std::vector<GpuKernelArg> args;
+  /// A kernel that prints into a buffer takes it as one more binding after
+  /// its arguments, of `printWords` 32-bit words: word 0 counts the words
+  /// written, then records [format index, workgroup, thread, argument
+  /// words] (lib/Target/SPIRV/PrintfToBuffer.cpp). 0: it prints nothing.
+  uint32_t printWords = 0;
+  std::vector<GpuPrintFormat> printFormats;
 };
+
+/// The text of the printf records in `words` (a print buffer as a kernel
+/// left it, word 0 its count) in a fixed order: workgroup, then each
+/// thread's n-th record, then thread; each formatted by C's printf rules
+/// with its arguments. Records that did not fit are counted at the end
+/// ("N printf records did not fit in the buffer").
+std::string formatPrintRecords(const std::vector<GpuPrintFormat> &formats,
+                               const std::vector<uint32_t> &words);
 
 /// The contents of one gpu.binary object.
 struct GpuModuleImage {
