@@ -14,6 +14,7 @@
 #include "hesper/runtime/Mgpu.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/AsyncToLLVM/AsyncToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
 #include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
 #include "mlir/Conversion/GPUCommon/GPUCommonPass.h"
@@ -23,6 +24,8 @@
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVMPass.h"
+#include "mlir/Dialect/Async/IR/Async.h"
+#include "mlir/Dialect/Async/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
@@ -348,10 +351,24 @@ LogicalResult exec::compileGpuProgram(ModuleOp module, const Target &target,
       return failure();
 
   // The host code, as upstream's GPU pipelines lower it.
+  bool usesAsync = false;
+  module.walk([&](Operation *op) {
+    if (isa<async::AsyncDialect>(op->getDialect()))
+      usesAsync = true;
+  });
   PassManager pm(context);
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createGpuToLLVMConversionPass());
+  // async.execute regions as coroutines on MLIR's async runtime (its
+  // library is loaded with the runner utilities), as upstream's async GPU
+  // tests lower them.
+  if (usesAsync) {
+    pm.addPass(createAsyncToAsyncRuntimePass());
+    pm.addPass(createAsyncRuntimeRefCountingPass());
+    pm.addPass(createAsyncRuntimeRefCountingOptPass());
+    pm.addPass(createConvertAsyncToLLVMPass());
+  }
   pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createArithToLLVMConversionPass());
@@ -377,7 +394,9 @@ LogicalResult exec::compileGpuProgram(ModuleOp module, const Target &target,
 static std::vector<std::string> defaultSharedLibs() {
   std::vector<std::string> libs;
 #ifdef HESPER_MLIR_LIBRARY_DIR
-  for (const char *name : {"libmlir_runner_utils.so", "libmlir_c_runner_utils.so"}) {
+  for (const char *name :
+       {"libmlir_runner_utils.so", "libmlir_c_runner_utils.so",
+        "libmlir_async_runtime.so"}) {
     SmallString<128> path(HESPER_MLIR_LIBRARY_DIR);
     llvm::sys::path::append(path, name);
     if (llvm::sys::fs::exists(path))

@@ -21,6 +21,7 @@
 #include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
 #include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVM.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Async/IR/Async.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -48,7 +49,8 @@ void hesper::registerHesperDialects(mlir::DialectRegistry &registry) {
 
 void hesper::registerAllDialects(mlir::DialectRegistry &registry) {
   registerHesperDialects(registry);
-  registry.insert<mlir::arith::ArithDialect, mlir::cf::ControlFlowDialect,
+  registry.insert<mlir::arith::ArithDialect, mlir::async::AsyncDialect,
+                  mlir::cf::ControlFlowDialect,
                   mlir::func::FuncDialect, mlir::gpu::GPUDialect,
                   mlir::index::IndexDialect, mlir::LLVM::LLVMDialect,
                   mlir::math::MathDialect, mlir::memref::MemRefDialect,
