@@ -617,9 +617,9 @@ static LogicalResult processBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
     return hesper::run::runProgramMode(*module, device, deviceOptions(), os);
   }
   if (module->getOps<hesper::circuit::GraphOp>().empty()) {
-    llvm::errs() << "error: the file holds neither a circuit.graph nor a "
-                    "func.func entry point: hesper-run runs Circuit graphs "
-                    "and gpu dialect programs\n";
+    llvm::errs() << "error: the file holds no circuit.graph, func.func or "
+                    "gpu.module: hesper-run runs Circuit graphs and gpu "
+                    "dialect programs\n";
     return failure();
   }
   if (validateFusion)

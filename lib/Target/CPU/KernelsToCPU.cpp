@@ -556,6 +556,18 @@ struct GpuToCPUPass : hesper::impl::GpuToCPUPassBase<GpuToCPUPass> {
                              "does not compile yet (only kernels)");
           return signalPassFailure();
         }
+        // A CPU kernel gets each buffer as a pointer alone: the shape is
+        // the kernel's own.
+        for (auto [i, type] : llvm::enumerate(kernel.getArgumentTypes()))
+          if (auto memref = dyn_cast<MemRefType>(type);
+              memref && !memref.hasStaticShape()) {
+            kernel.emitOpError("has argument #")
+                << i << " of type " << type
+                << ", a dynamic shape, which the CPU target cannot pass "
+                   "(its kernels take each buffer as a pointer; Vulkan "
+                   "and CUDA take it)";
+            return signalPassFailure();
+          }
         if (failed(threads ? convertThreadedKernel(b, kernel, abis)
                            : convertSingleLaneKernel(b, kernel)))
           return signalPassFailure();
