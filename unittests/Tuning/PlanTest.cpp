@@ -118,6 +118,10 @@ TEST_F(PlanTest, LegalKnobs) {
                               {"vector_width", i(2)}}),
                        gpu),
             "");
+  // GPU: a map's lanes take 4 elements each.
+  EXPECT_EQ(checkKnobs(first<MapOp>(*module), knobs({{"vector_width", i(4)}}),
+                       gpu),
+            "");
   // CPU: the vectorizers' width, the threads, on any kernel.
   EXPECT_EQ(checkKnobs(first<MapOp>(*module),
                        knobs({{"vector_width", i(8)}, {"threads", i(4)}}),
@@ -176,9 +180,13 @@ TEST_F(PlanTest, EachLimitIsNamed) {
        "f32 elements)"},
       {map, knobs({{"vector_width", i(2)}}), &cpu,
        "vector_width = 2 must be 4, 8 or 16 f32 elements on the CPU target"},
-      {map, knobs({{"vector_width", i(2)}}), &gpu,
-       "knob 'vector_width' applies to matmuls only on GPU targets, not to "
-       "circuit.map"},
+      // A map takes 1, 2 or 4 elements a lane on GPU targets (256 here).
+      {map, knobs({{"vector_width", i(3)}}), &gpu,
+       "knob 'vector_width' on this map: vector_width = 3 must be 1, 2 or "
+       "4"},
+      {reduce, knobs({{"vector_width", i(2)}}), &gpu,
+       "knob 'vector_width' applies to matmuls and maps only on GPU "
+       "targets, not to circuit.reduce"},
       {matmul, knobs({{"vector_width", i(8)}}), &gpu,
        "vector_width = 8 must be 1, 2 or 4"},
       {map, knobs({{"lanes", flag(true)}}), &gpu,
