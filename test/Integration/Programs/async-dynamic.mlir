@@ -52,6 +52,7 @@ module attributes {gpu.container_module} {
     }
     async.await %t4 : !async.token
     call @printMemrefI32(%hu) : (memref<*xi32>) -> ()
+    memref.dealloc %h : memref<?xi32>
     return
   }
 }

@@ -56,6 +56,7 @@ module attributes {gpu.container_module} {
     async.await %t2 : !async.token
     %u = memref.cast %h : memref<4xi32> to memref<*xi32>
     call @printMemrefI32(%u) : (memref<*xi32>) -> ()
+    memref.dealloc %h : memref<4xi32>
     return
   }
 }
