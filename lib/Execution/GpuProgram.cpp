@@ -182,8 +182,12 @@ static void makeMemoryOpsAsync(ModuleOp module) {
   }
 }
 
-/// The signature of a kernel as its launches pass it.
-static FailureOr<rt::GpuKernelImage> describeKernel(gpu::GPUFuncOp func) {
+/// The signature of a kernel as its launches pass it. `sizesOfDynamic`: the
+/// target binds a buffer as a pointer alone, so a memref of dynamic shape
+/// takes its sizes as one more binding (normalize-gpu-kernels'
+/// sizes-for-dynamic-shapes rebuilds the view from them).
+static FailureOr<rt::GpuKernelImage> describeKernel(gpu::GPUFuncOp func,
+                                                    bool sizesOfDynamic) {
   rt::GpuKernelImage kernel;
   kernel.name = func.getName().str();
   ArrayRef<int32_t> block = func.getKnownBlockSizeAttr().asArrayRef();
@@ -196,6 +200,7 @@ static FailureOr<rt::GpuKernelImage> describeKernel(gpu::GPUFuncOp func) {
       arg.kind = rt::GpuKernelArg::MemRef;
       arg.rank = memref.getRank();
       element = memref.getElementType();
+      arg.passSizes = sizesOfDynamic && !memref.hasStaticShape();
     } else {
       arg.kind = rt::GpuKernelArg::Scalar;
     }
@@ -224,7 +229,8 @@ static LogicalResult compileKernelModule(gpu::GPUModuleOp gpuModule,
   for (auto func : gpuModule.getOps<gpu::GPUFuncOp>()) {
     if (!func.isKernel())
       continue;
-    FailureOr<rt::GpuKernelImage> kernel = describeKernel(func);
+    FailureOr<rt::GpuKernelImage> kernel =
+        describeKernel(func, target.backend() != TargetBackend::Vulkan);
     if (failed(kernel))
       return failure();
     image.kernels.push_back(std::move(*kernel));

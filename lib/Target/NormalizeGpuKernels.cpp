@@ -244,7 +244,70 @@ struct NormalizeGpuKernelsPass
         return signalPassFailure();
   }
 
+  /// Each memref argument of dynamic shape as the buffer's pointer (a
+  /// one-element memref) and its sizes (the next argument, rank i64s); the
+  /// body sees the view rebuilt from them (row-major, offset 0), as the
+  /// launch passed it.
+  LogicalResult passSizes(gpu::GPUFuncOp func) {
+    MLIRContext *context = func.getContext();
+    OpBuilder b(context);
+    Location loc = func.getLoc();
+    for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+      auto type = dyn_cast<MemRefType>(func.getArgument(i).getType());
+      if (!type || type.hasStaticShape())
+        continue;
+      if (!type.getLayout().isIdentity())
+        return func.emitOpError("has argument #")
+               << i << " of type " << type
+               << ", a dynamic shape with a layout, which Hesper cannot "
+                  "pass to a kernel on this target";
+      int64_t rank = type.getRank();
+      auto sizesType = MemRefType::get({rank}, b.getI64Type());
+      if (failed(func.insertArgument(i + 1, sizesType, {}, loc)))
+        return failure();
+      BlockArgument buffer = func.getArgument(i);
+      buffer.setType(MemRefType::get({1}, type.getElementType(),
+                                     MemRefLayoutAttrInterface(),
+                                     type.getMemorySpace()));
+      Value sizesArg = func.getArgument(i + 1);
+      b.setInsertionPointToStart(&func.getBody().front());
+      SmallVector<Value> sizes;
+      for (int64_t d = 0; d < rank; ++d) {
+        if (!type.isDynamicDim(d)) {
+          sizes.push_back(arith::ConstantIndexOp::create(b, loc,
+                                                         type.getDimSize(d)));
+          continue;
+        }
+        Value at = arith::ConstantIndexOp::create(b, loc, d);
+        Value size = memref::LoadOp::create(b, loc, sizesArg, ValueRange{at});
+        sizes.push_back(
+            arith::IndexCastOp::create(b, loc, b.getIndexType(), size));
+      }
+      SmallVector<OpFoldResult> sizeFolds, strideFolds(rank);
+      Value stride = arith::ConstantIndexOp::create(b, loc, 1);
+      for (int64_t d = rank - 1; d >= 0; --d) {
+        strideFolds[d] = d == rank - 1 ? OpFoldResult(b.getIndexAttr(1))
+                                       : OpFoldResult(stride);
+        stride = arith::MulIOp::create(b, loc, stride, sizes[d]);
+      }
+      for (Value s : sizes)
+        sizeFolds.push_back(s);
+      auto view = memref::ReinterpretCastOp::create(
+          b, loc, type, buffer, b.getIndexAttr(0), sizeFolds, strideFolds);
+      buffer.replaceAllUsesExcept(view, view);
+      ++i; // past the sizes
+    }
+    SmallVector<Type> inputs;
+    for (unsigned i = 0; i < func.getNumArguments(); ++i)
+      inputs.push_back(func.getArgument(i).getType());
+    func.setFunctionTypeAttr(
+        TypeAttr::get(FunctionType::get(context, inputs, {})));
+    return success();
+  }
+
   LogicalResult normalize(gpu::GPUFuncOp func) {
+    if (sizesForDynamicShapes && failed(passSizes(func)))
+      return failure();
     WalkResult refused = func.walk([&](Operation *op) {
       if (isa<gpu::DynamicSharedMemoryOp>(op)) {
         op->emitOpError("is not supported by Hesper's backends: declare the "

@@ -32,7 +32,8 @@ GpuModuleImage sampleImage() {
   k.workgroupSize[0] = 8;
   k.workgroupSize[1] = 2;
   k.sharedBytes = 96;
-  k.args = {{GpuKernelArg::MemRef, 2, 4}, {GpuKernelArg::Scalar, 0, 8}};
+  k.args = {{GpuKernelArg::MemRef, 2, 4, /*passSizes=*/1},
+            {GpuKernelArg::Scalar, 0, 8}};
   k.printWords = 1024;
   k.printFormats = {{"x = %f\n", "f"}, {"%d %lld\n", "il"}};
   image.kernels.push_back(k);
@@ -61,7 +62,9 @@ TEST(MgpuImage, RoundTrip) {
   EXPECT_EQ(k.args[0].kind, GpuKernelArg::MemRef);
   EXPECT_EQ(k.args[0].rank, 2u);
   EXPECT_EQ(k.args[0].bytes, 4u);
+  EXPECT_EQ(k.args[0].passSizes, 1u);
   EXPECT_EQ(k.args[1].kind, GpuKernelArg::Scalar);
+  EXPECT_EQ(k.args[1].passSizes, 0u);
   EXPECT_EQ(k.printWords, 1024u);
   ASSERT_EQ(k.printFormats.size(), 2u);
   EXPECT_EQ(k.printFormats[1].format, "%d %lld\n");

@@ -113,6 +113,12 @@ def NormalizeGpuKernelsPass
            "Turn memory attributions into memref.alloc/alloca (SPIR-V)">,
     Option<"allowPrintf", "allow-printf", "bool", "true",
            "Accept gpu.printf and cf.assert (the target lowers them)">,
+    Option<"sizesForDynamicShapes", "sizes-for-dynamic-shapes", "bool",
+           "false",
+           "A kernel memref of dynamic shape becomes a one-element memref "
+           "(the buffer's pointer) and a memref of its i64 sizes right "
+           "after it, from which the kernel rebuilds the view (targets "
+           "that bind a buffer as a pointer alone: CUDA, the CPU)">,
     Option<"allowLLVMFuncs", "allow-llvm-funcs", "bool", "true",
            "Accept llvm.func in a gpu.module (kernels or helpers written "
            "in the llvm dialect; SPIR-V cannot take them)">,

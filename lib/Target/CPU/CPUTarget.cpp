@@ -101,7 +101,9 @@ public:
   /// workgroup's OS thread, subgroups of one lane.
   bool buildGpuKernelPipeline(OpPassManager &pm,
                               std::string &) const override {
-    pm.addPass(createNormalizeGpuKernelsPass());
+    NormalizeGpuKernelsPassOptions normalize;
+    normalize.sizesForDynamicShapes = true;
+    pm.addPass(createNormalizeGpuKernelsPass(normalize));
     SpecializeSubgroupSizePassOptions oneLane;
     oneLane.subgroupSize = 1;
     pm.addPass(createSpecializeSubgroupSizePass(oneLane));

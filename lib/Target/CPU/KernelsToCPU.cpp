@@ -564,8 +564,9 @@ struct GpuToCPUPass : hesper::impl::GpuToCPUPassBase<GpuToCPUPass> {
             kernel.emitOpError("has argument #")
                 << i << " of type " << type
                 << ", a dynamic shape, which the CPU target cannot pass "
-                   "(its kernels take each buffer as a pointer; Vulkan "
-                   "and CUDA take it)";
+                   "as it is (hesper-normalize-gpu-kernels with "
+                   "sizes-for-dynamic-shapes passes it as a pointer and "
+                   "its sizes)";
             return signalPassFailure();
           }
         if (failed(threads ? convertThreadedKernel(b, kernel, abis)

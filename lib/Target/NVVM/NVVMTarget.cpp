@@ -118,7 +118,9 @@ public:
                               std::string &) const override {
     PTXPipelineOptions ptx;
     ptx.chip = chip;
-    pm.addPass(createNormalizeGpuKernelsPass());
+    NormalizeGpuKernelsPassOptions normalize;
+    normalize.sizesForDynamicShapes = true;
+    pm.addPass(createNormalizeGpuKernelsPass(normalize));
     addPTXKernelSteps(pm, ptx);
     return true;
   }

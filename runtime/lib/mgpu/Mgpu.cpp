@@ -87,6 +87,7 @@ hesper::rt::encodeGpuModuleImage(const GpuModuleImage &image) {
       w.u32(a.kind);
       w.u32(a.rank);
       w.u32(a.bytes);
+      w.u32(a.passSizes);
     }
     w.u32(k.printWords);
     w.u32(static_cast<uint32_t>(k.printFormats.size()));
@@ -124,7 +125,9 @@ Result<GpuModuleImage> hesper::rt::decodeGpuModuleImage(const uint8_t *data,
       a.kind = kind == 1 ? GpuKernelArg::Scalar : GpuKernelArg::MemRef;
       a.rank = r.u32();
       a.bytes = r.u32();
-      if (kind > 1 || a.rank > 64 || a.bytes == 0 || a.bytes > 64)
+      a.passSizes = r.u32();
+      if (kind > 1 || a.rank > 64 || a.bytes == 0 || a.bytes > 64 ||
+          a.passSizes > 1 || (a.passSizes && kind != 0))
         r.failed = true;
       k.args.push_back(a);
     }
@@ -535,9 +538,12 @@ static void *mgpuModuleGetFunction(void *module, const char *name) {
     desc.name = k.name;
     desc.binary = m->image.binary;
     desc.format = m->image.format;
-    // A kernel that prints takes the print buffer after its arguments.
+    // A memref whose sizes the kernel takes has them as the next binding;
+    // a kernel that prints takes the print buffer after its arguments.
     desc.numBindings = static_cast<uint32_t>(k.args.size()) +
                        (k.printFormats.empty() ? 0 : 1);
+    for (const GpuKernelArg &a : k.args)
+      desc.numBindings += a.passSizes;
     desc.sharedMemoryBytes = k.sharedBytes;
     for (int i = 0; i < 3; ++i)
       desc.workgroupSize[i] = k.workgroupSize[i];
@@ -650,6 +656,17 @@ static void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
       mirrored.push_back(a);
     }
     dispatch.bindings.push_back(a->buffer.get());
+    if (arg.passSizes) {
+      // The view's sizes, for a kernel that takes its buffer as a pointer.
+      std::vector<int64_t> sizes(arg.rank);
+      for (uint32_t d = 0; d < arg.rank; ++d)
+        sizes[d] = *static_cast<int64_t *>(params[p + 3 + d]);
+      scalars.push_back(newBuffer(std::max<size_t>(sizes.size(), 1) * 8));
+      if (!sizes.empty())
+        check(device().upload(*scalars.back(), sizes.data(), sizes.size() * 8),
+              "passing a memref's sizes");
+      dispatch.bindings.push_back(scalars.back().get());
+    }
     p += count;
   }
   if (p != paramCount)

@@ -3,10 +3,12 @@
 // async.execute regions (gpu.wait async, gpu.alloc async, gpu.memcpy
 // async, gpu.launch_func async) and async values carrying the buffers
 // from region to region. Vulkan binds each buffer whole (its kernels index
-// a runtime array); the CPU target takes static shapes only (errors.test).
+// a runtime array); the CPU target (and CUDA) pass the buffer as a pointer
+// and its sizes as one more binding, from which the kernel rebuilds the
+// view.
 //
-// REQUIRES: vulkan
-// RUN: hesper-run %s --backend=vulkan --validation | FileCheck %s
+// RUN: %if vulkan %{ hesper-run %s --backend=vulkan --validation | FileCheck %s %}
+// RUN: %if cpu-target %{ hesper-run %s --backend=cpu | FileCheck %s %}
 
 // CHECK: [84,  84]
 

@@ -57,6 +57,10 @@ struct GpuKernelArg {
   uint32_t rank = 0;
   /// MemRef: bytes per element; Scalar: bytes of the value.
   uint32_t bytes = 0;
+  /// MemRef of dynamic shape on a target that binds a buffer as a pointer
+  /// alone (CUDA, the CPU target): its `rank` sizes follow it as one more
+  /// binding of i64s, from which the kernel rebuilds the view.
+  uint32_t passSizes = 0;
 };
 
 /// One gpu.printf of a kernel that prints into a buffer (Vulkan): its
