@@ -18,9 +18,10 @@
 # hesper-run (the same tokens); and writes OUT_DIR/hesper-VERSION-linux-x86_64.tar.gz.
 #
 # Left out: hesper-server (it links Debian's cpp-httplib, a shared library
-# with OpenSSL and Brotli behind it) and MLIR's runner utilities for gpu
-# dialect programs (libmlir_runner_utils.so needs libLLVM.so): a program
-# that prints memrefs runs where MLIR is installed. The CPU target links its
+# with OpenSSL and Brotli behind it) and MLIR's runner utilities and async
+# runtime for gpu dialect programs (libmlir_runner_utils.so and
+# libmlir_async_runtime.so need libLLVM.so): a program that prints memrefs
+# or uses async.execute runs where MLIR is installed. The CPU target links its
 # kernels with the system's C compiler driver (cc), which a machine that
 # runs the CPU target must have; the CUDA target finds libdevice under
 # /usr/local/cuda or $CUDA_HOME as the build does.
