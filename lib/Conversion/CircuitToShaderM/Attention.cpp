@@ -485,6 +485,23 @@ static void emitForEach(OpBuilder &b, Location loc, Value n,
   body(loop.getInductionVar());
 }
 
+/// A loop over 0 .. n carrying `init`: `body(i, carried)` gives the values
+/// the next iteration carries. Returns the loop's results, guarded against
+/// zero trips (guardZeroTrip).
+static SmallVector<Value>
+emitFold(OpBuilder &b, Location loc, Value n, ValueRange init,
+         llvm::function_ref<SmallVector<Value>(Value, ValueRange)> body) {
+  IndexMath im(b, loc);
+  auto loop = scf::ForOp::create(b, loc, im.c(0), n, im.c(1), init);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    scf::YieldOp::create(
+        b, loc, body(loop.getInductionVar(), loop.getRegionIterArgs()));
+  }
+  return SmallVector<Value>(guardZeroTrip(b, loop));
+}
+
 /// One workgroup of one lane per (query row, head). The same tiles of 64
 /// positions as above, in the same order, with the head's accumulators in a
 /// scratch row instead of spread over lanes: score the tile's positions
@@ -522,32 +539,26 @@ void GraphLowering::emitAttentionSingleLane(AttentionFrame &f, int64_t group,
     Value n = arith::MinUIOp::create(b, loc, im.c(kAttentionTile),
                                      arith::SubIOp::create(b, loc, count, tile));
     // Scores of the tile's positions, and their maximum.
-    auto scoreLoop =
-        scf::ForOp::create(b, loc, im.c(0), n, im.c(1), ValueRange{lowest});
-    {
-      OpBuilder::InsertionGuard body(b);
-      b.setInsertionPointToStart(scoreLoop.getBody());
-      Value i = scoreLoop.getInductionVar();
-      Value s = emitAttentionScore(f, im.add(tile, i), loc);
-      sm::StoreOp::create(b, loc, s, scores, i);
-      scf::YieldOp::create(b, loc, fm.max(scoreLoop.getRegionIterArgs()[0], s));
-    }
-    Value mNew = fm.max(m, guardZeroTrip(b, scoreLoop)[0]);
+    Value tileMax = emitFold(
+        b, loc, n, ValueRange{lowest},
+        [&](Value i, ValueRange max) -> SmallVector<Value> {
+          Value s = emitAttentionScore(f, im.add(tile, i), loc);
+          sm::StoreOp::create(b, loc, s, scores, i);
+          return {fm.max(max[0], s)};
+        })[0];
+    Value mNew = fm.max(m, tileMax);
     Value correction = fm.exp(fm.sub(m, mNew));
     // The weights exp(s - mNew), in place of the scores, and their sum: a
     // loop of its own, which the vectorizer widens (exp is a polynomial on
     // the CPU target).
-    auto expLoop =
-        scf::ForOp::create(b, loc, im.c(0), n, im.c(1), ValueRange{fm.c(0.0)});
-    {
-      OpBuilder::InsertionGuard body(b);
-      b.setInsertionPointToStart(expLoop.getBody());
-      Value i = expLoop.getInductionVar();
-      Value p = fm.exp(fm.sub(sm::LoadOp::create(b, loc, f32, scores, i), mNew));
-      sm::StoreOp::create(b, loc, p, scores, i);
-      scf::YieldOp::create(b, loc, fm.add(expLoop.getRegionIterArgs()[0], p));
-    }
-    Value tileSum = guardZeroTrip(b, expLoop)[0];
+    Value tileSum = emitFold(
+        b, loc, n, ValueRange{fm.c(0.0)},
+        [&](Value i, ValueRange sum) -> SmallVector<Value> {
+          Value p =
+              fm.exp(fm.sub(sm::LoadOp::create(b, loc, f32, scores, i), mNew));
+          sm::StoreOp::create(b, loc, p, scores, i);
+          return {fm.add(sum[0], p)};
+        })[0];
     forEach(im.c(dim), [&](Value d) {
       Value a = sm::LoadOp::create(b, loc, f32, acc, d);
       sm::StoreOp::create(b, loc, fm.mul(a, correction), acc, d);
@@ -636,27 +647,23 @@ void GraphLowering::emitGroupedAttentionSingleLane(AttentionFrame &f,
     Value n = arith::MinUIOp::create(b, loc, im.c(tileSize),
                                      arith::SubIOp::create(b, loc, count, tile));
     // Scores of the tile's positions for every head, and their maxima.
-    auto scoreLoop = scf::ForOp::create(b, loc, im.c(0), n, im.c(1),
-                                        SmallVector<Value>(group, lowest));
-    {
-      OpBuilder::InsertionGuard body(b);
-      b.setInsertionPointToStart(scoreLoop.getBody());
-      Value i = scoreLoop.getInductionVar();
-      SmallVector<Value> k =
-          rowVectors(f.kCache, f.kElement, im.add(tile, i));
-      SmallVector<Value> maxima;
-      for (int64_t g = 0; g < group; ++g) {
-        Value dot = vm.zeros();
-        for (int64_t c = 0; c < chunks; ++c)
-          dot = vm.multiplyAdd(dot, qAt(g, c), k[c]);
-        Value s = scaleScore(f, vm.sum(dot), loc);
-        sm::StoreOp::create(b, loc, s, scores,
-                            im.add(im.c(g * tileSize), i));
-        maxima.push_back(fm.max(scoreLoop.getRegionIterArgs()[g], s));
-      }
-      scf::YieldOp::create(b, loc, maxima);
-    }
-    SmallVector<Value> tileMax(guardZeroTrip(b, scoreLoop));
+    SmallVector<Value> tileMax = emitFold(
+        b, loc, n, SmallVector<Value>(group, lowest),
+        [&](Value i, ValueRange max) {
+          SmallVector<Value> k =
+              rowVectors(f.kCache, f.kElement, im.add(tile, i));
+          SmallVector<Value> maxima;
+          for (int64_t g = 0; g < group; ++g) {
+            Value dot = vm.zeros();
+            for (int64_t c = 0; c < chunks; ++c)
+              dot = vm.multiplyAdd(dot, qAt(g, c), k[c]);
+            Value s = scaleScore(f, vm.sum(dot), loc);
+            sm::StoreOp::create(b, loc, s, scores,
+                                im.add(im.c(g * tileSize), i));
+            maxima.push_back(fm.max(max[g], s));
+          }
+          return maxima;
+        });
     SmallVector<Value> mNew, correction, next;
     for (int64_t g = 0; g < group; ++g) {
       mNew.push_back(fm.max(carried[g], tileMax[g]));
@@ -664,21 +671,16 @@ void GraphLowering::emitGroupedAttentionSingleLane(AttentionFrame &f,
     }
     // Each head's weights exp(s - mNew), in place, and their sum.
     SmallVector<Value> tileSum;
-    for (int64_t g = 0; g < group; ++g) {
-      auto expLoop = scf::ForOp::create(b, loc, im.c(0), n, im.c(1),
-                                        ValueRange{fm.c(0.0)});
-      {
-        OpBuilder::InsertionGuard body(b);
-        b.setInsertionPointToStart(expLoop.getBody());
-        Value at = im.add(im.c(g * tileSize), expLoop.getInductionVar());
-        Value p = fm.exp(
-            fm.sub(sm::LoadOp::create(b, loc, f32, scores, at), mNew[g]));
-        sm::StoreOp::create(b, loc, p, scores, at);
-        scf::YieldOp::create(b, loc,
-                             fm.add(expLoop.getRegionIterArgs()[0], p));
-      }
-      tileSum.push_back(guardZeroTrip(b, expLoop)[0]);
-    }
+    for (int64_t g = 0; g < group; ++g)
+      tileSum.push_back(emitFold(
+          b, loc, n, ValueRange{fm.c(0.0)},
+          [&](Value i, ValueRange sum) -> SmallVector<Value> {
+            Value at = im.add(im.c(g * tileSize), i);
+            Value p = fm.exp(
+                fm.sub(sm::LoadOp::create(b, loc, f32, scores, at), mNew[g]));
+            sm::StoreOp::create(b, loc, p, scores, at);
+            return {fm.add(sum[0], p)};
+          })[0]);
     // Weighted V rows, two heads at a time.
     for (int64_t g0 = 0; g0 < group; g0 += 2) {
       SmallVector<int64_t> pair{g0};
@@ -691,24 +693,20 @@ void GraphLowering::emitGroupedAttentionSingleLane(AttentionFrame &f,
               sm::LoadOp::create(b, loc, vm.f32s(), acc,
                                  im.c(g * dim + c * width)),
               vm.splat(correction[g])));
-      auto weigh = scf::ForOp::create(b, loc, im.c(0), n, im.c(1), sums);
-      {
-        OpBuilder::InsertionGuard body(b);
-        b.setInsertionPointToStart(weigh.getBody());
-        Value i = weigh.getInductionVar();
-        SmallVector<Value> v =
-            rowVectors(f.vCache, f.vElement, im.add(tile, i));
-        SmallVector<Value> updated;
-        for (auto [h, g] : llvm::enumerate(pair)) {
-          Value p = vm.splat(sm::LoadOp::create(
-              b, loc, f32, scores, im.add(im.c(g * tileSize), i)));
-          for (int64_t c = 0; c < chunks; ++c)
-            updated.push_back(vm.multiplyAdd(
-                weigh.getRegionIterArgs()[h * chunks + c], p, v[c]));
-        }
-        scf::YieldOp::create(b, loc, updated);
-      }
-      SmallVector<Value> done(guardZeroTrip(b, weigh));
+      SmallVector<Value> done = emitFold(
+          b, loc, n, sums, [&](Value i, ValueRange weighed) {
+            SmallVector<Value> v =
+                rowVectors(f.vCache, f.vElement, im.add(tile, i));
+            SmallVector<Value> updated;
+            for (auto [h, g] : llvm::enumerate(pair)) {
+              Value p = vm.splat(sm::LoadOp::create(
+                  b, loc, f32, scores, im.add(im.c(g * tileSize), i)));
+              for (int64_t c = 0; c < chunks; ++c)
+                updated.push_back(
+                    vm.multiplyAdd(weighed[h * chunks + c], p, v[c]));
+            }
+            return updated;
+          });
       for (auto [h, g] : llvm::enumerate(pair))
         for (int64_t c = 0; c < chunks; ++c)
           sm::StoreOp::create(b, loc, done[h * chunks + c], acc,
