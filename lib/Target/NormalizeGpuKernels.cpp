@@ -283,15 +283,15 @@ struct NormalizeGpuKernelsPass
         sizes.push_back(
             arith::IndexCastOp::create(b, loc, b.getIndexType(), size));
       }
-      SmallVector<OpFoldResult> sizeFolds, strideFolds(rank);
-      Value stride = arith::ConstantIndexOp::create(b, loc, 1);
-      for (int64_t d = rank - 1; d >= 0; --d) {
-        strideFolds[d] = d == rank - 1 ? OpFoldResult(b.getIndexAttr(1))
-                                       : OpFoldResult(stride);
-        stride = arith::MulIOp::create(b, loc, stride, sizes[d]);
+      // Row-major strides: 1, then each the product of the sizes after it.
+      SmallVector<OpFoldResult> sizeFolds(sizes.begin(), sizes.end());
+      SmallVector<OpFoldResult> strideFolds(rank, b.getIndexAttr(1));
+      Value stride = sizes[rank - 1];
+      for (int64_t d = rank - 2; d >= 0; --d) {
+        strideFolds[d] = stride;
+        if (d > 0)
+          stride = arith::MulIOp::create(b, loc, stride, sizes[d]);
       }
-      for (Value s : sizes)
-        sizeFolds.push_back(s);
       auto view = memref::ReinterpretCastOp::create(
           b, loc, type, buffer, b.getIndexAttr(0), sizeFolds, strideFolds);
       buffer.replaceAllUsesExcept(view, view);

@@ -362,14 +362,13 @@ FailureOr<EvalReport> hesper::tune::runEval(
     Value y = g.map(x, [](ExpBuilder &, Value v) { return v; });
     // On a GPU each lane copies 16 bytes (one 128-bit load and store):
     // more bytes in flight per lane than a 4-byte copy.
-    if (info.backend != rt::Backend::Cpu && info.type != rt::DeviceType::Cpu)
+    if (info.type != rt::DeviceType::Cpu) {
+      Builder attrs(context);
       y.getDefiningOp()->setAttr(
           cir::kKnobsAttrName,
-          DictionaryAttr::get(context,
-                              {NamedAttribute(
-                                  StringAttr::get(context, "vector_width"),
-                                  IntegerAttr::get(IntegerType::get(context, 64),
-                                                   4))}));
+          attrs.getDictionaryAttr(attrs.getNamedAttr(
+              "vector_width", attrs.getI64IntegerAttr(4))));
+    }
     g.output(y);
     auto module = g.finish();
     auto program = compileForDevice(*module, "copy", info, {});

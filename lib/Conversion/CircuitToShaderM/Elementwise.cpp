@@ -73,6 +73,25 @@ LogicalResult GraphLowering::lowerZeros(cir::ZerosOp op) {
 // map, gather, scatter, scatter_multi
 //===----------------------------------------------------------------------===//
 
+/// An elementwise kernel's `grid` lanes fit one grid dimension.
+static LogicalResult checkElementwiseGrid(Operation *op,
+                                          const KernelShape &shape,
+                                          int64_t grid) {
+  if (ceilDiv(grid, shape.elementwiseLanes) <= shape.maxGridDim)
+    return success();
+  return op->emitOpError("has ")
+         << grid << " lanes, more than convert-circuit-to-shaderm "
+         << "launches in one grid dimension";
+}
+
+/// The workgroup size of an elementwise kernel of `grid` lanes: the
+/// target's, or the next power of two above a smaller grid; on GPU targets
+/// at least 32 (whole subgroups).
+static int64_t elementwiseWorkgroup(const KernelShape &shape, int64_t grid) {
+  int64_t lanes = std::min(shape.elementwiseLanes, powerOfTwoAtLeast(grid));
+  return shape.singleLane ? lanes : std::max<int64_t>(lanes, 32);
+}
+
 LogicalResult GraphLowering::lowerVectorMap(cir::MapOp map, int64_t width) {
   std::string why = cir::mapVectorObstacle(map, width);
   if (!why.empty())
@@ -81,18 +100,14 @@ LogicalResult GraphLowering::lowerVectorMap(cir::MapOp map, int64_t width) {
   Location loc = map.getLoc();
   Region &body = map.getBody();
   const int64_t grid = numElements(map.getType()) / width;
-  if (ceilDiv(grid, shape.elementwiseLanes) > shape.maxGridDim)
-    return map.emitOpError("has ")
-           << grid << " lanes, more than convert-circuit-to-shaderm "
-           << "launches in one grid dimension";
+  if (failed(checkElementwiseGrid(map, shape, grid)))
+    return failure();
   KernelState ks;
   for (Value input : map.getInputs())
     bind(ks, input, false);
   allocFor(map.getResult());
   bind(ks, map.getResult(), true);
-  int64_t lanes =
-      std::max<int64_t>(32, std::min(shape.elementwiseLanes,
-                                     powerOfTwoAtLeast(grid)));
+  int64_t lanes = elementwiseWorkgroup(shape, grid);
   createKernel(ks, map, lanes);
   IndexMath im(b, loc);
   Value gid = sm::GlobalIdOp::create(b, loc, b.getIndexType(), sm::Dim::x);
@@ -158,10 +173,8 @@ LogicalResult GraphLowering::lowerElementwise(Operation *op) {
     grid = multi.getGrid();
     iteration.push_back(grid);
   }
-  if (ceilDiv(grid, shape.elementwiseLanes) > shape.maxGridDim)
-    return op->emitOpError("has ")
-           << grid << " lanes, more than convert-circuit-to-shaderm "
-           << "launches in one grid dimension";
+  if (failed(checkElementwiseGrid(op, shape, grid)))
+    return failure();
 
   // Results: scatters write their destinations in place, maps and gathers
   // a fresh buffer.
@@ -189,9 +202,7 @@ LogicalResult GraphLowering::lowerElementwise(Operation *op) {
     return op->emitOpError("has subgroup operations in its body over ")
            << grid << " lanes; convert-circuit-to-shaderm needs a multiple "
            << "of 32 lanes so that every subgroup is full";
-  int64_t lanes = std::min(shape.elementwiseLanes, powerOfTwoAtLeast(grid));
-  if (!shape.singleLane && lanes < 32)
-    lanes = 32;
+  int64_t lanes = elementwiseWorkgroup(shape, grid);
   createKernel(ks, op, lanes);
   Location loc = op->getLoc();
   IndexMath im(b, loc);

@@ -315,6 +315,6 @@ hesper::rt::measureCopyGbps(Device &device, size_t bytes, unsigned runs) {
 }
 
 size_t hesper::rt::copyBandwidthBytes(const DeviceInfo &info) {
-  bool cpu = info.backend == Backend::Cpu || info.type == DeviceType::Cpu;
-  return size_t(cpu ? 64 : 256) << 20;
+  // The CPU device and lavapipe are both of type Cpu.
+  return size_t(info.type == DeviceType::Cpu ? 64 : 256) << 20;
 }
