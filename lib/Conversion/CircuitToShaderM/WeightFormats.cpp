@@ -254,6 +254,52 @@ static Value q3kScale(OpBuilder &b, Location loc, Value words, Value scales,
                   wm.shl(wm.mask(wm.shr(high, highShift), 3), 4));
 }
 
+/// d (sc - 32) for all sixteen sub-blocks of a q3_k super-block, as a
+/// vector<16xf32>, from its twelve scale bytes (`words`, vector<3xi32>):
+/// q3kScale's bit picking done lane-wise, each scale's byte and shift
+/// gathered by a shuffle and a constant vector of shifts.
+static Value q3kScalesVector(OpBuilder &b, Location loc, Value words,
+                             Value d) {
+  BlockMath vm{b, loc};
+  auto i32s = VectorType::get({16}, b.getI32Type());
+  Value bytes = arith::ExtUIOp::create(
+      b, loc, VectorType::get({12}, b.getI32Type()),
+      vector::BitCastOp::create(b, loc, VectorType::get({12}, b.getI8Type()),
+                                words));
+  auto constant = [&](llvm::function_ref<int32_t(int64_t)> of) -> Value {
+    SmallVector<int32_t> values;
+    for (int64_t i = 0; i < 16; ++i)
+      values.push_back(of(i));
+    return arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(i32s, ArrayRef<int32_t>(values)));
+  };
+  // Bits 0..3 of scale i: byte i % 8, its high nibble for i >= 8; bits
+  // 4..5: bits 2 (i / 4) of byte 8 + i % 4.
+  auto field = [&](llvm::function_ref<int64_t(int64_t)> byteOf,
+                   llvm::function_ref<int32_t(int64_t)> shiftOf,
+                   int32_t mask) -> Value {
+    SmallVector<int64_t> which;
+    for (int64_t i = 0; i < 16; ++i)
+      which.push_back(byteOf(i));
+    Value picked = vector::ShuffleOp::create(b, loc, bytes, bytes, which);
+    return arith::AndIOp::create(
+        b, loc, arith::ShRUIOp::create(b, loc, picked, constant(shiftOf)),
+        constant([&](int64_t) { return mask; }));
+  };
+  Value low = field([](int64_t i) { return i % 8; },
+                    [](int64_t i) { return int32_t(i / 8 * 4); }, 0xf);
+  Value high = field([](int64_t i) { return 8 + i % 4; },
+                     [](int64_t i) { return int32_t(i / 4 * 2); }, 3);
+  Value sc = arith::SubIOp::create(
+      b, loc,
+      arith::OrIOp::create(
+          b, loc, low,
+          arith::ShLIOp::create(b, loc, high,
+                                constant([](int64_t) { return 4; }))),
+      constant([](int64_t) { return 32; }));
+  return vm.mul(vm.splat(d, 16), arith::SIToFPOp::create(b, loc, vm.f32s(16), sc));
+}
+
 SmallVector<Value> GraphLowering::emitKLowBitDot(const DotOperands &d,
                                                  bool threeBits) {
   // A lane's unit is one 16-value sub-block g = 8 n + 2 j + h: its codes
@@ -680,8 +726,9 @@ SmallVector<Value> GraphLowering::emitKLowBitDotVector(const DotOperands &d,
   // once; for each j, bits 2 j of them are the 32 values
   // 128 n + 32 j .. + 31 in order (the first 16 one sub-block, the last 16
   // the next), with q3_k's third bits bit 4 n + j of the 32 hmask bytes.
-  // The two sub-blocks' scales (and q2_k's mins) are splat per half of
-  // the vector.
+  // The sixteen sub-blocks' scales (and q2_k's mins) are decoded once per
+  // super-block as a vector<16xf32>, and each pair's is spread over the
+  // low and high 16 lanes by a shuffle: no scalar work per sub-block.
   const KLowBitLayout layout(threeBits);
   Location loc = d.loc;
   IndexMath im(b, loc);
@@ -691,13 +738,6 @@ SmallVector<Value> GraphLowering::emitKLowBitDotVector(const DotOperands &d,
   const size_t rows = d.xRows.size();
   Value rowBlocks = im.mul(d.n, im.c(blocks));
   auto bytes32 = VectorType::get({32}, b.getI8Type());
-  SmallVector<bool> firstHalf;
-  for (int64_t i = 0; i < 32; ++i)
-    firstHalf.push_back(i < 16);
-  Value lowLanes = arith::ConstantOp::create(
-      b, loc,
-      DenseElementsAttr::get(VectorType::get({32}, b.getI1Type()),
-                             ArrayRef<bool>(firstHalf)));
   auto splatByte = [&](int64_t v) {
     return arith::ConstantOp::create(
         b, loc, DenseElementsAttr::get(bytes32, b.getI8IntegerAttr(v)));
@@ -710,9 +750,41 @@ SmallVector<Value> GraphLowering::emitKLowBitDotVector(const DotOperands &d,
   Value scale = loadHalf(b, loc, d.w, im.add(base, im.c(layout.d)));
   if (shape.mutant == "drop-scale") // A mutant: the block scale ignored.
     scale = ex::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0f));
-  Value dmin = threeBits ? Value()
-                         : loadHalf(b, loc, d.w,
-                                    im.add(base, im.c(layout.d + 2)));
+  // Per sub-block: d sc (q3_k: d (sc - 32)) and q2_k's dmin m.
+  Value scales, mins;
+  if (threeBits) {
+    scales = q3kScalesVector(
+        b, loc,
+        wordsAtEvenByte(b, loc, d.w, im.add(base, im.c(layout.scales)),
+                        isMisaligned(im.add(base, im.c(layout.scales)), loc),
+                        3),
+        scale);
+  } else {
+    // q2_k blocks are whole words (84 bytes): the scale bytes are words
+    // 0..3, d and dmin the halves of word 20.
+    Value word = im.div(base, 4);
+    Value dmin = ex::UnpackF16x2Op::create(
+        b, loc, b.getF32Type(),
+        sm::LoadOp::create(b, loc, b.getI32Type(), d.w,
+                           im.add(word, im.c(layout.d / 4))),
+        1);
+    Value bytes = vector::BitCastOp::create(
+        b, loc, VectorType::get({16}, b.getI8Type()),
+        sm::LoadOp::create(b, loc, VectorType::get({4}, b.getI32Type()), d.w,
+                           word));
+    auto nibbles = [&](bool high) -> Value {
+      auto type = VectorType::get({16}, b.getI8Type());
+      auto splat = [&](int64_t v) -> Value {
+        return arith::ConstantOp::create(
+            b, loc, DenseElementsAttr::get(type, b.getI8IntegerAttr(v)));
+      };
+      Value n = high ? Value(arith::ShRUIOp::create(b, loc, bytes, splat(4)))
+                     : Value(arith::AndIOp::create(b, loc, bytes, splat(0xf)));
+      return arith::UIToFPOp::create(b, loc, vm.f32s(16), n);
+    };
+    scales = vm.mul(vm.splat(scale, 16), nibbles(false));
+    mins = vm.mul(vm.splat(dmin, 16), nibbles(true));
+  }
   Value hmask =
       threeBits ? vm.bytes(wordsAtEvenByte(b, loc, d.w, base, misaligned, 8))
                 : Value();
@@ -727,9 +799,11 @@ SmallVector<Value> GraphLowering::emitKLowBitDotVector(const DotOperands &d,
           splatByte(3));
       // Sub-blocks g and g + 1: the vector's low and high 16 lanes.
       const int64_t g = 8 * n + 2 * j;
-      auto perHalf = [&](llvm::function_ref<Value(int64_t)> of) {
-        return arith::SelectOp::create(b, loc, lowLanes, vm.splat(of(g)),
-                                       vm.splat(of(g + 1)));
+      SmallVector<int64_t> pair(16, g);
+      pair.append(16, g + 1);
+      auto perHalf = [&](Value perSubBlock) -> Value {
+        return vector::ShuffleOp::create(b, loc, perSubBlock, perSubBlock,
+                                         pair);
       };
       Value w;
       if (threeBits) {
@@ -743,27 +817,10 @@ SmallVector<Value> GraphLowering::emitKLowBitDotVector(const DotOperands &d,
                 b, loc, q,
                 arith::ShLIOp::create(b, loc, bit, splatByte(2))),
             splatByte(4));
-        Value dl = perHalf([&](int64_t sub) -> Value {
-          Value sc = q3kScale(b, loc, d.w,
-                              im.add(base, im.c(layout.scales)), im.c(sub));
-          return ex::MulOp::create(
-              b, loc, scale,
-              wm.toF32(arith::SubIOp::create(b, loc, sc, wm.c(32))));
-        });
-        w = vm.mul(dl, vm.signedToF32(q));
+        w = vm.mul(perHalf(scales), vm.signedToF32(q));
       } else {
-        auto scaleByte = [&](int64_t sub) {
-          return loadByte(b, loc, d.w, im.add(base, im.c(sub)));
-        };
-        Value dl = perHalf([&](int64_t sub) -> Value {
-          return ex::MulOp::create(b, loc, scale,
-                                   wm.toF32(wm.mask(scaleByte(sub), 0xf)));
-        });
-        Value ml = perHalf([&](int64_t sub) -> Value {
-          return ex::MulOp::create(b, loc, dmin,
-                                   wm.toF32(wm.shr(scaleByte(sub), 4)));
-        });
-        w = vm.sub(vm.mul(dl, vm.unsignedToF32(q)), ml);
+        w = vm.sub(vm.mul(perHalf(scales), vm.unsignedToF32(q)),
+                   perHalf(mins));
       }
       for (size_t r = 0; r < rows; ++r) {
         Value at = im.add(d.xRows[r],
