@@ -24,6 +24,7 @@
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVMPass.h"
+#include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
 #include "mlir/Dialect/Async/IR/Async.h"
 #include "mlir/Dialect/Async/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -34,6 +35,7 @@
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
@@ -67,11 +69,24 @@ bool exec::hasHostCode(ModuleOp module) {
 // Compiling
 //===----------------------------------------------------------------------===//
 
+/// Marks a kernel compiled at launch, once per block size it is launched
+/// with (rt::setMgpuKernelCompiler).
+static constexpr StringLiteral kAtLaunch = "hesper.block_size_at_launch";
+
+static bool compiledAtLaunch(gpu::GPUFuncOp func) {
+  return func->hasAttr(kAtLaunch);
+}
+
 /// Gives every kernel without a known block size the one its launches use.
 /// A kernel launched with several constant block sizes is compiled once per
 /// size: the first keeps the kernel, each other size gets a copy
-/// (`<name>_block_XxYxZ`) that its launches then name.
-static LogicalResult inferBlockSizes(ModuleOp module) {
+/// (`<name>_block_XxYxZ`) that its launches then name. A kernel with a
+/// launch whose block size is not a compile-time constant is compiled at
+/// launch instead, and so is one never launched (which then never is; in
+/// a file of kernels alone, where nothing launches them, it is not
+/// compiled, with a warning).
+static void inferBlockSizes(ModuleOp module) {
+  bool hostCode = exec::hasHostCode(module);
   DenseMap<Operation *, SmallVector<gpu::LaunchFuncOp>> launches;
   module.walk([&](gpu::LaunchFuncOp launch) {
     if (auto func = SymbolTable::lookupNearestSymbolFrom<gpu::GPUFuncOp>(
@@ -89,27 +104,30 @@ static LogicalResult inferBlockSizes(ModuleOp module) {
     llvm::MapVector<Size, SmallVector<gpu::LaunchFuncOp>,
                     std::map<Size, unsigned>>
         sizes;
+    bool constant = true;
     for (gpu::LaunchFuncOp launch : launches.lookup(func)) {
       gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
       Size these;
       const Value dims[] = {block.x, block.y, block.z};
       for (auto [d, v] : llvm::enumerate(dims)) {
         APInt c;
-        if (!matchPattern(v, m_ConstantInt(&c))) {
-          InFlightDiagnostic diag = launch.emitOpError("launches kernel '")
-              << func.getName()
-              << "' with a block size that is not a compile-time constant; "
-                 "Hesper compiles a kernel for each block size it is "
-                 "launched with";
-          diag.attachNote(func.getLoc()) << "kernel defined here";
-          return failure();
-        }
-        these[d] = static_cast<int32_t>(c.getSExtValue());
+        if (!matchPattern(v, m_ConstantInt(&c)))
+          constant = false;
+        else
+          these[d] = static_cast<int32_t>(c.getSExtValue());
       }
-      sizes[these].push_back(launch);
+      if (constant)
+        sizes[these].push_back(launch);
     }
-    if (sizes.empty())
-      return func.emitOpError("is never launched and has no known_block_size");
+    if (!constant || sizes.empty()) {
+      if (!hostCode)
+        func.emitWarning("kernel '")
+            << func.getName()
+            << "' is never launched and has no known_block_size: not "
+               "compiled (its block size is not known)";
+      func->setAttr(kAtLaunch, UnitAttr::get(func.getContext()));
+      continue;
+    }
     MLIRContext *context = func.getContext();
     func.setKnownBlockSizeAttr(DenseI32ArrayAttr::get(context, sizes.front().first));
     auto gpuModule = func->getParentOfType<gpu::GPUModuleOp>();
@@ -129,7 +147,6 @@ static LogicalResult inferBlockSizes(ModuleOp module) {
         launch.setKernelAttr(target);
     }
   }
-  return success();
 }
 
 /// Upstream's gpu-to-llvm lowers gpu.alloc (unless host_shared),
@@ -182,17 +199,18 @@ static void makeMemoryOpsAsync(ModuleOp module) {
   }
 }
 
-/// The signature of a kernel as its launches pass it. `sizesOfDynamic`: the
-/// target binds a buffer as a pointer alone, so a memref of dynamic shape
-/// takes its sizes as one more binding (normalize-gpu-kernels'
-/// sizes-for-dynamic-shapes rebuilds the view from them).
-static FailureOr<rt::GpuKernelImage> describeKernel(gpu::GPUFuncOp func,
-                                                    bool sizesOfDynamic) {
+/// The signature of a kernel as its launches pass it. A memref of dynamic
+/// shape takes its sizes as one more binding: normalize-gpu-kernels'
+/// sizes-for-dynamic-shapes (CUDA, the CPU target) rebuilds the view from
+/// them, flatten-dynamic-shapes (SPIR-V) indexes a 1-D buffer with them.
+static FailureOr<rt::GpuKernelImage> describeKernel(gpu::GPUFuncOp func) {
   rt::GpuKernelImage kernel;
   kernel.name = func.getName().str();
-  ArrayRef<int32_t> block = func.getKnownBlockSizeAttr().asArrayRef();
+  // Zero where it is compiled at launch.
+  DenseI32ArrayAttr block = func.getKnownBlockSizeAttr();
   for (int i = 0; i < 3; ++i)
-    kernel.workgroupSize[i] = static_cast<uint32_t>(block[i]);
+    kernel.workgroupSize[i] =
+        compiledAtLaunch(func) ? 0 : static_cast<uint32_t>(block[i]);
   for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
     rt::GpuKernelArg arg;
     Type element = type;
@@ -200,7 +218,7 @@ static FailureOr<rt::GpuKernelImage> describeKernel(gpu::GPUFuncOp func,
       arg.kind = rt::GpuKernelArg::MemRef;
       arg.rank = memref.getRank();
       element = memref.getElementType();
-      arg.passSizes = sizesOfDynamic && !memref.hasStaticShape();
+      arg.passSizes = !memref.hasStaticShape();
     } else {
       arg.kind = rt::GpuKernelArg::Scalar;
     }
@@ -219,18 +237,19 @@ static FailureOr<rt::GpuKernelImage> describeKernel(gpu::GPUFuncOp func,
   return kernel;
 }
 
-/// Replaces `gpuModule` by a gpu.binary holding its kernels compiled for
-/// `target`, as a GpuModuleImage.
-static LogicalResult compileKernelModule(gpu::GPUModuleOp gpuModule,
-                                         const Target &target,
-                                         const std::string &dumpDir) {
+/// The kernels of `gpuModule` compiled for `target`, those compiled at
+/// launch described only; `object` receives the compiled gpu.binary's
+/// object (for its target attribute).
+static FailureOr<rt::GpuModuleImage>
+compileKernels(gpu::GPUModuleOp gpuModule, const Target &target,
+               const std::string &dumpDir, gpu::ObjectAttr &object) {
   MLIRContext *context = gpuModule.getContext();
   rt::GpuModuleImage image;
   for (auto func : gpuModule.getOps<gpu::GPUFuncOp>()) {
     if (!func.isKernel())
       continue;
     FailureOr<rt::GpuKernelImage> kernel =
-        describeKernel(func, target.backend() != TargetBackend::Vulkan);
+        describeKernel(func);
     if (failed(kernel))
       return failure();
     image.kernels.push_back(std::move(*kernel));
@@ -243,7 +262,10 @@ static LogicalResult compileKernelModule(gpu::GPUModuleOp gpuModule,
   (*kernels)->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
                       b.getUnitAttr());
   b.setInsertionPointToStart(kernels->getBody());
-  b.clone(*gpuModule);
+  auto copy = cast<gpu::GPUModuleOp>(b.clone(*gpuModule));
+  for (auto func : llvm::make_early_inc_range(copy.getOps<gpu::GPUFuncOp>()))
+    if (compiledAtLaunch(func))
+      func.erase();
   PassManager pm(context);
   std::string whyNot;
   if (!target.buildGpuKernelPipeline(pm, whyNot))
@@ -274,7 +296,7 @@ static LogicalResult compileKernelModule(gpu::GPUModuleOp gpuModule,
         }
       }
   auto compiled = *kernels->getOps<gpu::BinaryOp>().begin();
-  auto compiledObject = cast<gpu::ObjectAttr>(compiled.getObjects()[0]);
+  object = cast<gpu::ObjectAttr>(compiled.getObjects()[0]);
   image.format = binary->format;
   image.binary = binary->bytes;
 
@@ -287,8 +309,27 @@ static LogicalResult compileKernelModule(gpu::GPUModuleOp gpuModule,
                                  binary->bytes.data()),
                              binary->bytes.size());
                   });
+  return image;
+}
 
-  std::vector<uint8_t> encoded = rt::encodeGpuModuleImage(image);
+/// Replaces `gpuModule` by a gpu.binary holding its kernels compiled for
+/// `target`, as a GpuModuleImage; with its source where some are compiled
+/// at launch.
+static LogicalResult compileKernelModule(gpu::GPUModuleOp gpuModule,
+                                         const Target &target,
+                                         const std::string &dumpDir) {
+  MLIRContext *context = gpuModule.getContext();
+  gpu::ObjectAttr compiledObject;
+  FailureOr<rt::GpuModuleImage> image =
+      compileKernels(gpuModule, target, dumpDir, compiledObject);
+  if (failed(image))
+    return failure();
+  if (llvm::any_of(gpuModule.getOps<gpu::GPUFuncOp>(), compiledAtLaunch)) {
+    llvm::raw_string_ostream os(image->source);
+    gpuModule->print(os, OpPrintingFlags().enableDebugInfo());
+  }
+  std::vector<uint8_t> encoded = rt::encodeGpuModuleImage(*image);
+  OpBuilder b(context);
   auto object = gpu::ObjectAttr::get(
       context, compiledObject.getTarget(), gpu::CompilationTarget::Binary,
       b.getStringAttr(StringRef(reinterpret_cast<const char *>(encoded.data()),
@@ -348,8 +389,7 @@ LogicalResult exec::compileGpuProgram(ModuleOp module, const Target &target,
     if (failed(pm.run(module)))
       return failure();
   }
-  if (failed(inferBlockSizes(module)))
-    return failure();
+  inferBlockSizes(module);
   makeMemoryOpsAsync(module);
   SmallVector<gpu::GPUModuleOp> gpuModules(module.getOps<gpu::GPUModuleOp>());
   for (gpu::GPUModuleOp gpuModule : gpuModules)
@@ -363,6 +403,9 @@ LogicalResult exec::compileGpuProgram(ModuleOp module, const Target &target,
       usesAsync = true;
   });
   PassManager pm(context);
+  // vector.print of a vector becomes a loop of scalar prints, and
+  // vector.transfer_read/write loops of loads and stores.
+  pm.addNestedPass<func::FuncOp>(createConvertVectorToSCFPass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createGpuToLLVMConversionPass());
@@ -412,7 +455,58 @@ static std::vector<std::string> defaultSharedLibs() {
   return libs;
 }
 
-LogicalResult exec::runGpuProgram(ModuleOp module, rt::Device &device,
+/// Kernel `name` of a module image's `source`, compiled for `block` alone
+/// (the runtime's compiler of kernels compiled at launch). Errors come back
+/// as the status, the diagnostics' first message.
+static rt::Result<rt::GpuModuleImage>
+compileAtLaunch(MLIRContext *context, const Target &target,
+                const std::string &source, const std::string &name,
+                const uint32_t block[3]) {
+  std::string firstError;
+  ScopedDiagnosticHandler collect(context, [&](Diagnostic &diag) {
+    if (diag.getSeverity() == DiagnosticSeverity::Error && firstError.empty())
+      firstError = diag.str();
+    return success();
+  });
+  OwningOpRef<ModuleOp> holder = ModuleOp::create(UnknownLoc::get(context));
+  ParserConfig config(context);
+  if (failed(parseSourceString(source, holder->getBody(), config)))
+    return rt::Status::error("the kernel's source does not parse: " +
+                             firstError);
+  auto modules = holder->getOps<gpu::GPUModuleOp>();
+  if (modules.empty())
+    return rt::Status::error("the kernel's source holds no gpu.module");
+  gpu::GPUModuleOp gpuModule = *modules.begin();
+  bool found = false;
+  for (auto func :
+       llvm::make_early_inc_range(gpuModule.getOps<gpu::GPUFuncOp>())) {
+    if (!func.isKernel())
+      continue;
+    if (func.getName() != name) {
+      func.erase();
+      continue;
+    }
+    found = true;
+    func->removeAttr(kAtLaunch);
+    func.setKnownBlockSizeAttr(DenseI32ArrayAttr::get(
+        context, {static_cast<int32_t>(block[0]),
+                  static_cast<int32_t>(block[1]),
+                  static_cast<int32_t>(block[2])}));
+  }
+  if (!found)
+    return rt::Status::error("the kernel's source has no kernel '" + name +
+                             "'");
+  gpu::ObjectAttr object;
+  FailureOr<rt::GpuModuleImage> image =
+      compileKernels(gpuModule, target, /*dumpDir=*/"", object);
+  if (failed(image))
+    return rt::Status::error(firstError.empty() ? "the compile failed"
+                                                : firstError);
+  return std::move(*image);
+}
+
+LogicalResult exec::runGpuProgram(ModuleOp module, const Target &target,
+                                  rt::Device &device,
                                   const GpuProgramOptions &options,
                                   llvm::raw_ostream &os) {
   auto fail = [](const llvm::Twine &message) {
@@ -468,6 +562,12 @@ LogicalResult exec::runGpuProgram(ModuleOp module, rt::Device &device,
   });
 
   rt::setMgpuDevice(&device);
+  MLIRContext *context = module.getContext();
+  rt::setMgpuKernelCompiler([context, &target](const std::string &source,
+                                               const std::string &name,
+                                               const uint32_t block[3]) {
+    return compileAtLaunch(context, target, source, name, block);
+  });
   os.flush();
   int32_t i32 = 0;
   int64_t i64 = 0;
@@ -484,6 +584,7 @@ LogicalResult exec::runGpuProgram(ModuleOp module, rt::Device &device,
   // still set.
   engine->reset();
   rt::setMgpuDevice(nullptr);
+  rt::setMgpuKernelCompiler({});
   if (error)
     return fail("running '" + options.entryPoint +
                 "': " + llvm::toString(std::move(error)));

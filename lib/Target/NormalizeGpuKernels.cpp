@@ -248,6 +248,113 @@ struct NormalizeGpuKernelsPass
   /// one-element memref) and its sizes (the next argument, rank i64s); the
   /// body sees the view rebuilt from them (row-major, offset 0), as the
   /// launch passed it.
+  /// The sizes of a memref of `type` whose dynamic ones are in `sizesArg`
+  /// (i64s), as index values.
+  static SmallVector<Value> loadSizes(OpBuilder &b, Location loc,
+                                      MemRefType type, Value sizesArg) {
+    SmallVector<Value> sizes;
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      if (!type.isDynamicDim(d)) {
+        sizes.push_back(
+            arith::ConstantIndexOp::create(b, loc, type.getDimSize(d)));
+        continue;
+      }
+      Value at = arith::ConstantIndexOp::create(b, loc, d);
+      Value size = memref::LoadOp::create(b, loc, sizesArg, ValueRange{at});
+      sizes.push_back(
+          arith::IndexCastOp::create(b, loc, b.getIndexType(), size));
+    }
+    return sizes;
+  }
+
+  /// flatten-dynamic-shapes (see the option).
+  LogicalResult flattenShapes(gpu::GPUFuncOp func) {
+    MLIRContext *context = func.getContext();
+    OpBuilder b(context);
+    Location loc = func.getLoc();
+    bool changed = false;
+    for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+      BlockArgument buffer = func.getArgument(i);
+      auto type = dyn_cast<MemRefType>(buffer.getType());
+      if (!type || type.hasStaticShape())
+        continue;
+      auto refuse = [&](const Twine &why) {
+        return func.emitOpError("has argument #")
+               << i << " of type " << type << ", a dynamic shape of rank "
+               << type.getRank() << ", which this target " << why;
+      };
+      if (!type.getLayout().isIdentity())
+        return refuse("cannot pass with a layout");
+      // A 1-D one keeps its type (a runtime array) and its users; only
+      // memref.dim reads the sizes.
+      bool flatten = type.getRank() > 1;
+      for (Operation *user : buffer.getUsers()) {
+        if (!flatten)
+          break;
+        bool indexes = isa<memref::LoadOp, memref::DimOp>(user);
+        if (auto store = dyn_cast<memref::StoreOp>(user))
+          indexes = store.getMemRef() == buffer;
+        if (!indexes)
+          return refuse("reads only through memref.load, memref.store and "
+                        "memref.dim, not ")
+                 << user->getName();
+      }
+      changed = true;
+      auto sizesType = MemRefType::get({type.getRank()}, b.getI64Type());
+      if (failed(func.insertArgument(i + 1, sizesType, {}, loc)))
+        return failure();
+      buffer.setType(MemRefType::get({ShapedType::kDynamic},
+                                     type.getElementType(),
+                                     MemRefLayoutAttrInterface(),
+                                     type.getMemorySpace()));
+      Value sizesArg = func.getArgument(i + 1);
+      b.setInsertionPointToStart(&func.getBody().front());
+      SmallVector<Value> sizes = loadSizes(b, loc, type, sizesArg);
+      // Row-major: ((i0 s1 + i1) s2 + i2) ...
+      auto flat = [&](ValueRange indices) -> Value {
+        Value at = indices.front();
+        for (size_t d = 1; d < indices.size(); ++d)
+          at = arith::AddIOp::create(
+              b, loc, arith::MulIOp::create(b, loc, at, sizes[d]), indices[d]);
+        return at;
+      };
+      for (Operation *user : llvm::make_early_inc_range(buffer.getUsers())) {
+        b.setInsertionPoint(user);
+        if (!flatten && !isa<memref::DimOp>(user))
+          continue;
+        if (auto load = dyn_cast<memref::LoadOp>(user)) {
+          load.getResult().replaceAllUsesWith(memref::LoadOp::create(
+              b, load.getLoc(), buffer, ValueRange{flat(load.getIndices())}));
+        } else if (auto store = dyn_cast<memref::StoreOp>(user)) {
+          memref::StoreOp::create(b, store.getLoc(), store.getValueToStore(),
+                                  buffer,
+                                  ValueRange{flat(store.getIndices())});
+        } else {
+          auto dim = cast<memref::DimOp>(user);
+          std::optional<int64_t> d = dim.getConstantIndex();
+          Value size =
+              d && *d >= 0 && *d < type.getRank()
+                  ? sizes[*d]
+                  : Value(arith::IndexCastOp::create(
+                        b, dim.getLoc(), b.getIndexType(),
+                        memref::LoadOp::create(b, dim.getLoc(), sizesArg,
+                                               ValueRange{dim.getIndex()})));
+          dim.getResult().replaceAllUsesWith(size);
+        }
+        user->erase();
+      }
+      ++i; // past the sizes
+    }
+    if (changed) {
+      SmallVector<Type> inputs;
+      for (unsigned i = 0; i < func.getNumArguments(); ++i)
+        inputs.push_back(func.getArgument(i).getType());
+      func.setFunctionTypeAttr(
+          TypeAttr::get(FunctionType::get(context, inputs, {})));
+    }
+    return success();
+  }
+
   LogicalResult passSizes(gpu::GPUFuncOp func) {
     MLIRContext *context = func.getContext();
     OpBuilder b(context);
@@ -269,20 +376,9 @@ struct NormalizeGpuKernelsPass
       buffer.setType(MemRefType::get({1}, type.getElementType(),
                                      MemRefLayoutAttrInterface(),
                                      type.getMemorySpace()));
-      Value sizesArg = func.getArgument(i + 1);
       b.setInsertionPointToStart(&func.getBody().front());
-      SmallVector<Value> sizes;
-      for (int64_t d = 0; d < rank; ++d) {
-        if (!type.isDynamicDim(d)) {
-          sizes.push_back(arith::ConstantIndexOp::create(b, loc,
-                                                         type.getDimSize(d)));
-          continue;
-        }
-        Value at = arith::ConstantIndexOp::create(b, loc, d);
-        Value size = memref::LoadOp::create(b, loc, sizesArg, ValueRange{at});
-        sizes.push_back(
-            arith::IndexCastOp::create(b, loc, b.getIndexType(), size));
-      }
+      SmallVector<Value> sizes =
+          loadSizes(b, loc, type, func.getArgument(i + 1));
       // Row-major strides: 1, then each the product of the sizes after it.
       SmallVector<OpFoldResult> sizeFolds(sizes.begin(), sizes.end());
       SmallVector<OpFoldResult> strideFolds(rank, b.getIndexAttr(1));
@@ -307,6 +403,8 @@ struct NormalizeGpuKernelsPass
 
   LogicalResult normalize(gpu::GPUFuncOp func) {
     if (sizesForDynamicShapes && failed(passSizes(func)))
+      return failure();
+    if (flattenDynamicShapes && failed(flattenShapes(func)))
       return failure();
     WalkResult refused = func.walk([&](Operation *op) {
       if (isa<gpu::DynamicSharedMemoryOp>(op)) {

@@ -6,6 +6,8 @@
 //
 // hesper-specialize-subgroup-size: the SPIR-V and NVVM pipelines replace
 // gpu.subgroup_size by their target's constant and record it in the ABI.
+// hesper-emulate-wide-shuffles: the SPIR-V and CPU targets carry out
+// shuffles wider than their subgroups through workgroup memory.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,9 +15,13 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
 
 namespace hesper {
+#define GEN_PASS_DEF_EMULATEWIDESHUFFLESPASS
 #define GEN_PASS_DEF_SPECIALIZESUBGROUPSIZEPASS
 #include "Hesper/Target/Passes.h.inc"
 } // namespace hesper
@@ -71,6 +77,162 @@ struct SpecializeSubgroupSizePass
       }
       module->setAttr("hesper.kernels", updated.getDictionary(&getContext()));
     }
+  }
+};
+
+} // namespace
+
+namespace {
+
+/// Whether `width` is the target's subgroup size: that constant, or
+/// gpu.subgroup_size (through casts).
+bool isSubgroupWidth(Value width, unsigned subgroupSize) {
+  APInt c;
+  if (matchPattern(width, m_ConstantInt(&c)))
+    return c == subgroupSize;
+  while (Operation *def = width.getDefiningOp()) {
+    if (isa<gpu::SubgroupSizeOp>(def))
+      return true;
+    if (!isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::TruncIOp,
+             arith::ExtUIOp, arith::ExtSIOp>(def))
+      return false;
+    width = def->getOperand(0);
+  }
+  return false;
+}
+
+/// Whether every thread of the workgroup reaches `op` as often as every
+/// other: it sits in the kernel's body, at most inside scf.for loops with
+/// constant bounds.
+bool reachedByAllThreads(Operation *op, gpu::GPUFuncOp func) {
+  if (op->getBlock() != &func.getBody().front()) {
+    for (Operation *p = op->getParentOp(); p != func; p = p->getParentOp()) {
+      auto loop = dyn_cast<scf::ForOp>(p);
+      if (!loop || !matchPattern(loop.getLowerBound(), m_Constant()) ||
+          !matchPattern(loop.getUpperBound(), m_Constant()) ||
+          !matchPattern(loop.getStep(), m_Constant()))
+        return false;
+    }
+    // Its block must be the loop body's only one (no branches inside).
+    return op->getBlock()->getParent()->hasOneBlock();
+  }
+  return true;
+}
+
+struct EmulateWideShufflesPass
+    : hesper::impl::EmulateWideShufflesPassBase<EmulateWideShufflesPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    bool failedAny = false;
+    getOperation().walk([&](gpu::GPUFuncOp func) {
+      if (!func.isKernel())
+        return;
+      SmallVector<gpu::ShuffleOp> wide;
+      func.walk([&](gpu::ShuffleOp op) {
+        if (!isSubgroupWidth(op.getWidth(), subgroupSize))
+          wide.push_back(op);
+      });
+      for (gpu::ShuffleOp op : wide)
+        if (failed(emulate(op, func))) {
+          failedAny = true;
+          return;
+        }
+    });
+    if (failedAny)
+      signalPassFailure();
+  }
+
+  LogicalResult emulate(gpu::ShuffleOp op, gpu::GPUFuncOp func) {
+    auto diagnose = [&]() {
+      InFlightDiagnostic diag = op.emitOpError("is wider than this target's "
+                                               "subgroups of ")
+                                << static_cast<unsigned>(subgroupSize)
+                                << " lane(s), so the workgroup carries it "
+                                   "out through workgroup memory; ";
+      return diag;
+    };
+    std::optional<SmallVector<int32_t>> block;
+    if (DenseI32ArrayAttr known = func.getKnownBlockSizeAttr())
+      block = SmallVector<int32_t>(known.asArrayRef());
+    if (!block)
+      return diagnose() << "that needs the kernel's block size "
+                           "(known_block_size)";
+    if (!reachedByAllThreads(op, func))
+      return diagnose()
+             << "its barriers need every thread to reach it, so it must not "
+                "be under a branch or in a loop without constant bounds";
+    Type type = op.getValue().getType();
+    if (!type.isIntOrFloat())
+      return diagnose() << "it takes scalars, not " << type;
+    int64_t threads = int64_t((*block)[0]) * (*block)[1] * (*block)[2];
+
+    OpBuilder b(op);
+    Location loc = op.getLoc();
+    auto workgroup = gpu::AddressSpaceAttr::get(
+        b.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace());
+    auto bufferType = MemRefType::get({threads}, type, MemRefLayoutAttrInterface(),
+                                      workgroup);
+    Value buffer = func.addWorkgroupAttribution(bufferType, loc);
+
+    auto index = [&](int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    // The linear thread id: x + X (y + Y z).
+    Value x = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+    Value y = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::y);
+    Value z = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::z);
+    Value linear = arith::AddIOp::create(
+        b, loc, x,
+        arith::MulIOp::create(
+            b, loc, index((*block)[0]),
+            arith::AddIOp::create(
+                b, loc, y,
+                arith::MulIOp::create(b, loc, index((*block)[1]), z))));
+    // Lanes of a warp of 32, or of the width where it is a larger constant.
+    int64_t lanes = 32;
+    APInt constantWidth;
+    if (matchPattern(op.getWidth(), m_ConstantInt(&constantWidth)) &&
+        constantWidth.getSExtValue() > lanes)
+      lanes = constantWidth.getSExtValue();
+    Value laneIndex = arith::RemUIOp::create(b, loc, linear, index(lanes));
+    Value first = arith::SubIOp::create(b, loc, linear, laneIndex);
+    Value lane =
+        arith::IndexCastOp::create(b, loc, b.getI32Type(), laneIndex);
+    Value offset = op.getOffset(), width = op.getWidth();
+    Value source;
+    switch (op.getMode()) {
+    case gpu::ShuffleMode::XOR:
+      source = arith::XOrIOp::create(b, loc, lane, offset);
+      break;
+    case gpu::ShuffleMode::DOWN:
+      source = arith::AddIOp::create(b, loc, lane, offset);
+      break;
+    case gpu::ShuffleMode::UP:
+      source = arith::SubIOp::create(b, loc, lane, offset);
+      break;
+    case gpu::ShuffleMode::IDX:
+      source = offset;
+      break;
+    }
+    // In [0, width): one unsigned compare.
+    Value valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                        source, width);
+    Value from = arith::SelectOp::create(b, loc, valid, source, lane);
+    Value at = arith::AddIOp::create(
+        b, loc, first,
+        arith::IndexCastUIOp::create(b, loc, b.getIndexType(), from));
+
+    // Earlier readers of the buffer (a shuffle in a loop) are done before
+    // it is written, and every thread's value is in before any is read.
+    gpu::BarrierOp::create(b, loc);
+    memref::StoreOp::create(b, loc, op.getValue(), buffer, linear);
+    gpu::BarrierOp::create(b, loc);
+    Value result = memref::LoadOp::create(b, loc, buffer, at);
+    op.getShuffleResult().replaceAllUsesWith(result);
+    op.getValid().replaceAllUsesWith(valid);
+    op.erase();
+    return success();
   }
 };
 

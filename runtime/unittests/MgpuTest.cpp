@@ -41,7 +41,10 @@ GpuModuleImage sampleImage() {
   k.args.clear();
   k.printWords = 0;
   k.printFormats.clear();
+  // Compiled at launch, from the source.
+  k.workgroupSize[0] = k.workgroupSize[1] = k.workgroupSize[2] = 0;
   image.kernels.push_back(k);
+  image.source = "gpu.module @kernels {}";
   return image;
 }
 
@@ -72,6 +75,8 @@ TEST(MgpuImage, RoundTrip) {
   EXPECT_TRUE(image->kernels[1].printFormats.empty());
   EXPECT_EQ(k.args[1].bytes, 8u);
   EXPECT_TRUE(image->kernels[1].args.empty());
+  EXPECT_EQ(image->kernels[1].workgroupSize[0], 0u);
+  EXPECT_EQ(image->source, "gpu.module @kernels {}");
 }
 
 TEST(MgpuImage, MalformedImagesAreRefused) {
@@ -207,6 +212,60 @@ TEST_F(MgpuMemoryDeathTest, MisuseIsOneErrorAndExitStatusOne) {
       ::testing::ExitedWithCode(1),
       "error: gpu.host_register of memory that overlaps memory already "
       "registered or allocated");
+}
+
+// A kernel compiled at launch asks the compiler setMgpuKernelCompiler
+// installed, with the module's source, its name and the launch's block
+// size; without one, or when it fails, the launch is one error line.
+TEST_F(MgpuMemoryDeathTest, KernelsCompiledAtLaunchNeedTheCompiler) {
+  using Load = void *(void *, size_t);
+  using GetFunction = void *(void *, const char *);
+  using Launch = void(void *, intptr_t, intptr_t, intptr_t, intptr_t,
+                      intptr_t, intptr_t, int32_t, void *, void **, void **,
+                      size_t);
+  std::vector<uint8_t> bytes = encodeGpuModuleImage(sampleImage());
+  void *module = symbol<Load>("mgpuModuleLoad")(bytes.data(), bytes.size());
+  void *other = symbol<GetFunction>("mgpuModuleGetFunction")(module, "other");
+  ASSERT_NE(other, nullptr);
+  auto *launch = symbol<Launch>("mgpuLaunchKernel");
+  EXPECT_EXIT(launch(other, 1, 1, 1, 4, 1, 1, 0, nullptr, nullptr, nullptr, 0),
+              ::testing::ExitedWithCode(1),
+              "error: kernel 'other' is compiled at launch \\(its block size "
+              "is known only then\\), and no compiler is at hand");
+  EXPECT_EXIT(
+      {
+        setMgpuKernelCompiler([](const std::string &source,
+                                 const std::string &kernel,
+                                 const uint32_t block[3])
+                                  -> Result<GpuModuleImage> {
+          return Status::error(source + " " + kernel + " " +
+                               std::to_string(block[0]));
+        });
+        launch(other, 1, 1, 1, 4, 1, 1, 0, nullptr, nullptr, nullptr, 0);
+      },
+      ::testing::ExitedWithCode(1),
+      "error: compiling kernel 'other' for a block of 4x1x1: gpu.module "
+      "@kernels \\{\\} other 4");
+  EXPECT_EXIT(launch(other, 1, 1, 1, 0, 1, 1, 0, nullptr, nullptr, nullptr, 0),
+              ::testing::ExitedWithCode(1),
+              "error: kernel 'other' is launched with a block size of 0 in "
+              "dimension 0");
+  symbol<void(void *)>("mgpuModuleUnload")(module);
+}
+
+// gpu.alloc hands out whole 256-byte granules, as CUDA's allocators do.
+TEST_F(MgpuMemory, AllocationsAreWholeGranules) {
+  auto *alloc = symbol<Alloc>("mgpuMemAlloc");
+  auto *release = symbol<Free>("mgpuMemFree");
+  auto *copy = symbol<Memcpy>("mgpuMemcpy");
+  void *device = alloc(4, nullptr, false);
+  std::vector<uint8_t> in(256), out(256);
+  for (size_t i = 0; i < in.size(); ++i)
+    in[i] = static_cast<uint8_t>(i * 7 + 1);
+  copy(device, in.data(), in.size(), nullptr);
+  copy(out.data(), device, out.size(), nullptr);
+  EXPECT_EQ(in, out);
+  release(device, nullptr);
 }
 
 TEST_F(MgpuMemory, EmptyAllocationsAreStillNamed) {

@@ -147,5 +147,5 @@ LogicalResult run::runProgramMode(ModuleOp module,
        << "(no func.func)\n";
     return success();
   }
-  return exec::runGpuProgram(module, *device, options, os);
+  return exec::runGpuProgram(module, *target, *device, options, os);
 }

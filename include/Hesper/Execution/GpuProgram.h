@@ -64,10 +64,13 @@ mlir::LogicalResult compileGpuProgram(mlir::ModuleOp module,
                                       const Target &target,
                                       const GpuProgramOptions &options);
 
-/// JIT-compiles a module compileGpuProgram lowered and calls its entry
-/// point, with every kernel running on `device`; prints the entry's result
-/// (unless void) on `os`. Errors are printed as one line on stderr.
-mlir::LogicalResult runGpuProgram(mlir::ModuleOp module, rt::Device &device,
+/// JIT-compiles a module compileGpuProgram lowered for `target` and calls
+/// its entry point, with every kernel running on `device`; prints the
+/// entry's result (unless void) on `os`. Kernels whose block size is known
+/// only at launch are compiled for `target` then, once per size, in the
+/// module's context. Errors are printed as one line on stderr.
+mlir::LogicalResult runGpuProgram(mlir::ModuleOp module, const Target &target,
+                                  rt::Device &device,
                                   const GpuProgramOptions &options,
                                   llvm::raw_ostream &os);
 

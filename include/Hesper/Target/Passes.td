@@ -33,6 +33,35 @@ def SpecializeSubgroupSizePass
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+def EmulateWideShufflesPass
+    : Pass<"hesper-emulate-wide-shuffles", "::mlir::ModuleOp"> {
+  let summary = "Carry out gpu.shuffle ops wider than the target's subgroups "
+                "through workgroup memory";
+  let description = [{
+    A `gpu.shuffle` whose width is not the target's subgroup size (a
+    program written for CUDA's warps of 32 on the CPU target's one-lane
+    subgroups, or on a Vulkan device with subgroups of 8) is carried out by
+    the whole workgroup: every thread stores its value in a workgroup
+    buffer (one element per thread), a barrier, and each reads its source
+    lane's, between barriers. Lanes are numbered as CUDA numbers a warp's
+    (the linear thread id modulo 32, or modulo the width where that is a
+    larger constant); the source is lane ^ offset, lane + offset, lane -
+    offset or the offset itself, valid when it lies in [0, width), and an
+    invalid source reads the thread's own value (as NVVM's shfl does).
+    The barriers need every thread of the workgroup to reach the shuffle:
+    one under a branch, or in a loop whose bounds are not constants, is an
+    error. Shuffles whose width is the subgroup size (a constant, or
+    `gpu.subgroup_size`) are left to the target. Kernels need a
+    known_block_size.
+  }];
+  let options = [
+    Option<"subgroupSize", "size", "unsigned", "32",
+           "Lanes per subgroup of the target device">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 def ExpandSubgroupReducePass
     : Pass<"hesper-expand-subgroup-reduce", "::mlir::ModuleOp"> {
   let summary = "Expand gpu.subgroup_reduce into butterfly shuffles";
@@ -119,6 +148,13 @@ def NormalizeGpuKernelsPass
            "(the buffer's pointer) and a memref of its i64 sizes right "
            "after it, from which the kernel rebuilds the view (targets "
            "that bind a buffer as a pointer alone: CUDA, the CPU)">,
+    Option<"flattenDynamicShapes", "flatten-dynamic-shapes", "bool",
+           "false",
+           "A kernel memref of dynamic shape takes a memref of its i64 "
+           "sizes right after it, which its memref.dim ops read; one of "
+           "rank above one becomes a 1-D memref of its elements, its loads "
+           "and stores indexed row-major. For SPIR-V, whose logical "
+           "addressing has no view to rebuild">,
     Option<"allowLLVMFuncs", "allow-llvm-funcs", "bool", "true",
            "Accept llvm.func in a gpu.module (kernels or helpers written "
            "in the llvm dialect; SPIR-V cannot take them)">,

@@ -101,6 +101,9 @@ public:
   /// workgroup's OS thread, subgroups of one lane.
   bool buildGpuKernelPipeline(OpPassManager &pm,
                               std::string &) const override {
+    EmulateWideShufflesPassOptions shuffles;
+    shuffles.subgroupSize = 1;
+    pm.addPass(createEmulateWideShufflesPass(shuffles));
     NormalizeGpuKernelsPassOptions normalize;
     normalize.sizesForDynamicShapes = true;
     pm.addPass(createNormalizeGpuKernelsPass(normalize));

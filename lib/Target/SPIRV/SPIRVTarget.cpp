@@ -125,11 +125,15 @@ public:
     spirv.subgroupSize = subgroupSize;
     spirv.float16 = float16;
     spirv.int8 = int8;
+    EmulateWideShufflesPassOptions shuffles;
+    shuffles.subgroupSize = subgroupSize;
+    pm.addPass(createEmulateWideShufflesPass(shuffles));
     // Vulkan kernels take no memory attributions; they print into a
     // buffer the runtime reads after the launch.
     pm.addPass(spirv_target::createPrintfToBufferPass());
     NormalizeGpuKernelsPassOptions normalize;
     normalize.attributionsAsAlloc = true;
+    normalize.flattenDynamicShapes = true;
     normalize.allowPrintf = false;
     normalize.allowLLVMFuncs = false;
     pm.addPass(createNormalizeGpuKernelsPass(normalize));

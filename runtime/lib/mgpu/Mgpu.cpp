@@ -12,6 +12,7 @@
 #include "hesper/runtime/Mgpu.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
@@ -28,7 +29,7 @@ using namespace hesper::rt;
 //===----------------------------------------------------------------------===//
 
 namespace {
-constexpr char kMagic[8] = {'H', 'S', 'P', 'G', 'P', 'U', '0', '2'};
+constexpr char kMagic[8] = {'H', 'S', 'P', 'G', 'P', 'U', '0', '3'};
 
 struct Writer {
   std::vector<uint8_t> out;
@@ -76,6 +77,7 @@ hesper::rt::encodeGpuModuleImage(const GpuModuleImage &image) {
   w.out.assign(kMagic, kMagic + sizeof(kMagic));
   w.bytes(image.format.data(), image.format.size());
   w.bytes(image.binary.data(), image.binary.size());
+  w.bytes(image.source.data(), image.source.size());
   w.u32(static_cast<uint32_t>(image.kernels.size()));
   for (const GpuKernelImage &k : image.kernels) {
     w.bytes(k.name.data(), k.name.size());
@@ -108,6 +110,8 @@ Result<GpuModuleImage> hesper::rt::decodeGpuModuleImage(const uint8_t *data,
   std::vector<uint8_t> format = r.bytes();
   image.format.assign(format.begin(), format.end());
   image.binary = r.bytes();
+  std::vector<uint8_t> source = r.bytes();
+  image.source.assign(source.begin(), source.end());
   uint32_t kernels = r.u32();
   for (uint32_t i = 0; i < kernels && !r.failed; ++i) {
     GpuKernelImage k;
@@ -309,7 +313,12 @@ struct Allocation {
 
 struct KernelHandle {
   GpuKernelImage image;
+  /// Null for a kernel compiled at launch, whose `variants` are.
   std::unique_ptr<Kernel> kernel;
+  /// A kernel compiled at launch: its module's source, and the kernel
+  /// compiled for each block size launched so far.
+  const std::string *source = nullptr;
+  std::map<std::array<uint32_t, 3>, std::unique_ptr<KernelHandle>> variants;
 };
 
 struct ModuleHandle {
@@ -322,6 +331,7 @@ struct ModuleHandle {
 struct State {
   std::mutex mutex;
   Device *device = nullptr;
+  GpuKernelCompiler compiler;
   /// Keyed by start address.
   std::map<uintptr_t, Allocation> allocations;
 };
@@ -487,6 +497,11 @@ template <typename T> void fillMemory(void *dst, T value, size_t count) {
 
 } // namespace
 
+void hesper::rt::setMgpuKernelCompiler(GpuKernelCompiler compiler) {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  state().compiler = std::move(compiler);
+}
+
 void hesper::rt::setMgpuDevice(Device *device) {
   std::lock_guard<std::mutex> lock(state().mutex);
   state().device = device;
@@ -524,6 +539,36 @@ static void mgpuModuleUnload(void *module) {
   delete static_cast<ModuleHandle *>(module);
 }
 
+/// Kernel `k` of `module` on the device: created now, unless it is
+/// compiled at launch (then only its signature and source are kept).
+static std::unique_ptr<KernelHandle>
+makeKernelHandle(const GpuModuleImage &module, const GpuKernelImage &k) {
+  auto handle = std::make_unique<KernelHandle>();
+  handle->image = k;
+  if (k.workgroupSize[0] == 0) {
+    handle->source = &module.source;
+    return handle;
+  }
+  KernelDesc desc;
+  desc.name = k.name;
+  desc.binary = module.binary;
+  desc.format = module.format;
+  // A memref whose sizes the kernel takes has them as the next binding;
+  // a kernel that prints takes the print buffer after its arguments.
+  desc.numBindings = static_cast<uint32_t>(k.args.size()) +
+                     (k.printFormats.empty() ? 0 : 1);
+  for (const GpuKernelArg &a : k.args)
+    desc.numBindings += a.passSizes;
+  desc.sharedMemoryBytes = k.sharedBytes;
+  for (int i = 0; i < 3; ++i)
+    desc.workgroupSize[i] = k.workgroupSize[i];
+  auto kernel = device().createKernel(desc);
+  if (!kernel.ok())
+    fail("creating kernel '" + k.name + "': " + kernel.status().message());
+  handle->kernel = std::move(*kernel);
+  return handle;
+}
+
 static void *mgpuModuleGetFunction(void *module, const char *name) {
   auto *m = static_cast<ModuleHandle *>(module);
   std::lock_guard<std::mutex> lock(state().mutex);
@@ -532,30 +577,46 @@ static void *mgpuModuleGetFunction(void *module, const char *name) {
   for (const GpuKernelImage &k : m->image.kernels) {
     if (k.name != name)
       continue;
-    auto handle = std::make_unique<KernelHandle>();
-    handle->image = k;
-    KernelDesc desc;
-    desc.name = k.name;
-    desc.binary = m->image.binary;
-    desc.format = m->image.format;
-    // A memref whose sizes the kernel takes has them as the next binding;
-    // a kernel that prints takes the print buffer after its arguments.
-    desc.numBindings = static_cast<uint32_t>(k.args.size()) +
-                       (k.printFormats.empty() ? 0 : 1);
-    for (const GpuKernelArg &a : k.args)
-      desc.numBindings += a.passSizes;
-    desc.sharedMemoryBytes = k.sharedBytes;
-    for (int i = 0; i < 3; ++i)
-      desc.workgroupSize[i] = k.workgroupSize[i];
-    auto kernel = device().createKernel(desc);
-    if (!kernel.ok())
-      fail("creating kernel '" + k.name + "': " + kernel.status().message());
-    handle->kernel = std::move(*kernel);
-    KernelHandle *result = handle.get();
-    m->kernels[k.name] = std::move(handle);
+    KernelHandle *result =
+        (m->kernels[k.name] = makeKernelHandle(m->image, k)).get();
     return result;
   }
   fail(std::string("the kernel module has no kernel named '") + name + "'");
+}
+
+/// Kernel `k` compiled for `block`, where it is compiled at launch: the
+/// compiler's image of it, made on the first launch with that size.
+static KernelHandle *variantFor(KernelHandle *k, const intptr_t block[3]) {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  std::array<uint32_t, 3> size;
+  for (int i = 0; i < 3; ++i) {
+    if (block[i] < 1 || block[i] > 65536)
+      fail("kernel '" + k->image.name + "' is launched with a block size of " +
+           std::to_string(block[i]) + " in dimension " + std::to_string(i));
+    size[i] = static_cast<uint32_t>(block[i]);
+  }
+  if (auto it = k->variants.find(size); it != k->variants.end())
+    return it->second.get();
+  if (!state().compiler)
+    fail("kernel '" + k->image.name + "' is compiled at launch (its block "
+         "size is known only then), and no compiler is at hand");
+  Result<GpuModuleImage> compiled =
+      state().compiler(*k->source, k->image.name, size.data());
+  if (!compiled.ok())
+    fail("compiling kernel '" + k->image.name + "' for a block of " +
+         std::to_string(size[0]) + "x" + std::to_string(size[1]) + "x" +
+         std::to_string(size[2]) + ": " + compiled.status().message());
+  for (const GpuKernelImage &image : compiled->kernels) {
+    if (image.name != k->image.name)
+      continue;
+    // The variant's own image: its print formats, its workgroup memory.
+    std::unique_ptr<KernelHandle> variant = makeKernelHandle(*compiled, image);
+    if (!variant->kernel || image.args.size() != k->image.args.size())
+      fail("compiling kernel '" + k->image.name +
+           "' at launch gave a kernel of another signature");
+    return (k->variants[size] = std::move(variant)).get();
+  }
+  fail("compiling kernel '" + k->image.name + "' at launch gave no such kernel");
 }
 
 static void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
@@ -563,8 +624,10 @@ static void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
                              intptr_t blockZ, int32_t sharedBytes, void *,
                              void **params, void **, size_t paramCount) {
   auto *k = static_cast<KernelHandle *>(function);
-  const GpuKernelImage &image = k->image;
   const intptr_t block[3] = {blockX, blockY, blockZ};
+  if (!k->kernel)
+    k = variantFor(k, block);
+  const GpuKernelImage &image = k->image;
   for (int i = 0; i < 3; ++i)
     if (block[i] != static_cast<intptr_t>(image.workgroupSize[i]))
       fail("kernel '" + image.name + "' was compiled for a block of " +
@@ -718,6 +781,9 @@ static void mgpuSetDefaultDevice(int32_t) {}
 
 static void *mgpuMemAlloc(uint64_t bytes, void *, bool hostShared) {
   std::lock_guard<std::mutex> lock(state().mutex);
+  // Whole granules of 256 bytes, as CUDA's allocators hand them out (and
+  // as programs written against them may, strictly wrongly, rely on).
+  bytes = (std::max<uint64_t>(bytes, 1) + 255) & ~uint64_t(255);
   Allocation a;
   a.buffer = newBuffer(bytes);
   a.bytes = bytes;

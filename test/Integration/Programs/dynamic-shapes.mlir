@@ -1,16 +1,18 @@
-// Kernel memrefs of dynamic shape, 1-D and 2-D, on targets that bind a
+// Kernel memrefs of dynamic shape, 1-D and 2-D. On targets that bind a
 // buffer as a pointer alone (the CPU target; CUDA compiles the same in
-// kernels.test): each becomes the pointer and a binding of its sizes, and
-// the kernel rebuilds the view (row-major, offset 0) from them, so
+// kernels.test) each becomes the pointer and a binding of its sizes, and
+// the kernel rebuilds the view (row-major, offset 0) from them; on Vulkan
+// a 1-D one is a runtime array and a 2-D one a 1-D buffer and a binding
+// of its sizes, its loads and stores indexed row-major. Either way
 // memref.dim and 2-D indexing see the launch's shape. Thread (x, y) of a
-// 3x2 block writes out[y][x] = 10 y + x + n, n = memref.dim of the 1-D
-// argument (5).
+// 3x2 block writes out[y][x] = 10 y + x + m + n, m = memref.dim of the
+// 2-D argument's rows (2), n = memref.dim of the 1-D argument (5).
 //
-// REQUIRES: cpu-target
-// RUN: hesper-run %s --backend=cpu | FileCheck %s
+// RUN: %if cpu-target %{ hesper-run %s --backend=cpu | FileCheck %s %}
+// RUN: %if vulkan %{ hesper-run %s --backend=vulkan --validation | FileCheck %s %}
 
-// CHECK:      [5,   6,   7]
-// CHECK-NEXT: [15,   16,   17]
+// CHECK:      [7,   8,   9]
+// CHECK-NEXT: [17,   18,   19]
 
 module attributes {gpu.container_module} {
   gpu.module @kernels {
@@ -19,7 +21,9 @@ module attributes {gpu.container_module} {
       %y = gpu.thread_id y
       %c0 = arith.constant 0 : index
       %c10 = arith.constant 10 : index
-      %n = memref.dim %v, %c0 : memref<?xi32>
+      %n1 = memref.dim %v, %c0 : memref<?xi32>
+      %m = memref.dim %out, %c0 : memref<?x?xi32>
+      %n = arith.addi %n1, %m : index
       %r = arith.muli %y, %c10 : index
       %s = arith.addi %r, %x : index
       %t = arith.addi %s, %n : index

@@ -43,6 +43,7 @@
 #include "hesper/runtime/Runtime.h"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -73,6 +74,10 @@ struct GpuPrintFormat {
 
 struct GpuKernelImage {
   std::string name;
+  /// The block size it was compiled for; all zero for a kernel compiled at
+  /// launch (its launches' block sizes are not compile-time constants): the
+  /// module's `source` is compiled for each block size it is launched
+  /// with, once (setMgpuKernelCompiler).
   uint32_t workgroupSize[3] = {1, 1, 1};
   /// Workgroup memory the runtime provides (KernelDesc::sharedMemoryBytes;
   /// 0 where the kernel declares its own, as SPIR-V and PTX do).
@@ -100,6 +105,9 @@ struct GpuModuleImage {
   std::string format;
   std::vector<uint8_t> binary;
   std::vector<GpuKernelImage> kernels;
+  /// The kernels' gpu.module as MLIR text, where some are compiled at
+  /// launch; empty otherwise.
+  std::string source;
 };
 
 std::vector<uint8_t> encodeGpuModuleImage(const GpuModuleImage &image);
@@ -109,6 +117,17 @@ Result<GpuModuleImage> decodeGpuModuleImage(const uint8_t *data, size_t size);
 /// call, the JIT'd module's destructors included). Null: none, and every
 /// call is an error.
 void setMgpuDevice(Device *device);
+
+/// Compiles kernel `kernel` of `source` (GpuModuleImage::source) for one
+/// block size: a module image holding that kernel with `block` as its
+/// workgroup size.
+using GpuKernelCompiler = std::function<Result<GpuModuleImage>(
+    const std::string &source, const std::string &kernel,
+    const uint32_t block[3])>;
+
+/// The compiler of kernels compiled at launch (empty: none, and launching
+/// one is an error). Each block size is compiled once per loaded module.
+void setMgpuKernelCompiler(GpuKernelCompiler compiler);
 
 /// Every mgpu* function this runtime implements, by name, for a JIT's
 /// symbol table.
