@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+# Runs upstream MLIR's GPU integration tests (mlir/test/Integration/GPU/CUDA
+# and .../Vulkan, copied from the public llvm-project repository into a
+# folder outside this one: their text is not part of Hesper) through
+# hesper-run on each backend asked for, and prints one line per file and
+# backend: PASS, FAIL with the first error line, or SKIP with the reason.
+#
+#   utils/upstream_gpu_tests.py DIR [--backends vulkan,cpu,cuda]
+#       [--hesper-run build/bin/hesper-run] [--filecheck FileCheck]
+#       [--mlir-opt mlir-opt] [--vendor-specific a.mlir,b.mlir]
+#
+# Each file runs as an MLIR user would run it with mlir-runner:
+# `hesper-run FILE --backend=B [--entry-point-result=R]` (R from its RUN
+# lines, where they run a runner), its stdout and stderr through FileCheck
+# with the file's own CHECK lines when its RUN lines pipe into FileCheck,
+# else a zero exit is a pass. A file that MLIR's own parser rejects
+# (`--mlir-opt`, default the one on PATH) is of another MLIR version and is
+# skipped, and so are the files named by --vendor-specific (those that check
+# one vendor's output: PTX text, SASS, ptxas's command line). The summary
+# counts passes among the rest.
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+DEFAULT_VENDOR_SPECIFIC = ("dump-ptx.mlir,dump-sass.mlir,command-line-arg.mlir,"
+                           "subgroup-reduce-redux.mlir,"
+                           "module-to-binary-compiler-log.mlir")
+
+
+def run_lines(text):
+    """The file's RUN lines joined (continuations with a trailing '\\')."""
+    lines = [m.group(1) for m in re.finditer(r"//\s*RUN:(.*)$", text, re.M)]
+    return " ".join(l.rstrip().rstrip("\\") for l in lines)
+
+
+def first_error(text):
+    for line in text.splitlines():
+        if re.search(r"error|fail|abort|unsupported|cannot", line, re.I):
+            return line.strip()[:220]
+    return "output differs from its CHECK lines"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("dir", help="folder holding the upstream .mlir files "
+                    "(searched recursively)")
+    ap.add_argument("--backends", default="vulkan,cpu")
+    ap.add_argument("--hesper-run", default="build/bin/hesper-run")
+    ap.add_argument("--filecheck", default=shutil.which("FileCheck") or
+                    "/usr/lib/llvm-22/bin/FileCheck")
+    ap.add_argument("--mlir-opt", default=shutil.which("mlir-opt") or
+                    "/usr/lib/llvm-22/bin/mlir-opt")
+    ap.add_argument("--vendor-specific", default=DEFAULT_VENDOR_SPECIFIC)
+    ap.add_argument("--timeout", type=int, default=60)
+    args = ap.parse_args()
+
+    files = []
+    for root, _, names in os.walk(args.dir):
+        files += [os.path.join(root, n) for n in names if n.endswith(".mlir")]
+    files.sort()
+    if not files:
+        print(f"error: no .mlir files under {args.dir}", file=sys.stderr)
+        return 1
+    vendor = set(args.vendor_specific.split(","))
+    backends = args.backends.split(",")
+    passed = {b: 0 for b in backends}
+    runnable = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for path in files:
+            name = os.path.relpath(path, args.dir)
+            with open(path, encoding="utf-8", errors="replace") as f:
+                runs = run_lines(f.read())
+            if os.path.basename(path) in vendor:
+                print(f"{name}: SKIP (checks one vendor's own output)")
+                continue
+            if os.path.exists(args.mlir_opt):
+                parse = subprocess.run([args.mlir_opt, path, "-o",
+                                        os.devnull], capture_output=True,
+                                       text=True)
+                if parse.returncode != 0:
+                    print(f"{name}: SKIP (not this MLIR's syntax: "
+                          f"{first_error(parse.stderr)})")
+                    continue
+            runnable += 1
+            cmd_tail = []
+            if re.search(r"mlir-(cpu-)?runner", runs):
+                m = re.search(r"--entry-point-result=(\w+)", runs)
+                cmd_tail.append(f"--entry-point-result={m.group(1) if m else 'void'}")
+            checks = "FileCheck" in runs
+            for backend in backends:
+                out_path = os.path.join(tmp, "out.txt")
+                cmd = [args.hesper_run, path, f"--backend={backend}",
+                       *cmd_tail]
+                try:
+                    with open(out_path, "w") as out:
+                        proc = subprocess.run(cmd, stdout=out,
+                                              stderr=subprocess.STDOUT,
+                                              timeout=args.timeout)
+                    rc = proc.returncode
+                except subprocess.TimeoutExpired:
+                    print(f"{name} [{backend}]: FAIL (no end after "
+                          f"{args.timeout} s)")
+                    continue
+                with open(out_path, encoding="utf-8",
+                          errors="replace") as f:
+                    output = f.read()
+                if checks:
+                    fc = subprocess.run([args.filecheck, path,
+                                         f"--input-file={out_path}"],
+                                        capture_output=True, text=True)
+                    ok = fc.returncode == 0
+                else:
+                    ok = rc == 0
+                if ok:
+                    passed[backend] += 1
+                    print(f"{name} [{backend}]: PASS")
+                else:
+                    print(f"{name} [{backend}]: FAIL (exit {rc}: "
+                          f"{first_error(output)})")
+    for backend in backends:
+        print(f"{backend}: {passed[backend]} of {runnable} runnable files "
+              f"pass")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
