@@ -76,6 +76,14 @@ inline constexpr int64_t kMaxGridDim = 65535;
 inline constexpr int64_t kQ8_1Words = 9;
 /// Rows of x (tokens) one subgroup multiplies with each weight row it reads.
 inline constexpr int64_t kXRows = 8;
+/// The tiled GEMM of prompt chunks on GPU targets (emitTiledMatmul): a
+/// workgroup of kGemmLanes lanes computes kGemmTile rows of x by kGemmTile
+/// weight rows, over slices of kGemmSlice values of K staged in workgroup
+/// memory; it is taken from kGemmMinRows rows of x on.
+inline constexpr int64_t kGemmLanes = 256;
+inline constexpr int64_t kGemmTile = 64;
+inline constexpr int64_t kGemmSlice = 16;
+inline constexpr int64_t kGemmMinRows = 16;
 
 inline int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -529,6 +537,18 @@ private:
   /// `expertIds`, an expert_matmul: result row r reads the weights' rows
   /// of expert ids[r] ([E, N, K] weights) and x row r, or r / S when x has
   /// one row per token (`xPerSlot` false).
+  /// The tiled GEMM of a prompt chunk on GPU targets (lowerMatmul's
+  /// choice): emits the kernel body after createKernel; `storeOutput(i,
+  /// value, x row, weight row, n)` stores output element (x row, weight
+  /// row) of weight i with its epilogue, `combineOutputs(gate, up, x row,
+  /// weight row, n)` a gated matmul's. Returns the grid.
+  std::array<int64_t, 3> emitTiledMatmul(
+      KernelState &ks, Value x, ArrayRef<Value> weights, bool gated,
+      int64_t m, Location loc,
+      llvm::function_ref<void(size_t, Value, Value, Value, int64_t)>
+          storeOutput,
+      llvm::function_ref<void(Value, Value, Value, Value, int64_t)>
+          combineOutputs);
   LogicalResult lowerMatmul(Operation *op, Value x, ArrayRef<Value> weights,
                             ArrayRef<Region *> epilogues, ValueRange inputs,
                             Region *combine = nullptr,

@@ -669,6 +669,182 @@ static std::pair<int64_t, int64_t> matmulTile(Value x,
   return {kXRows, 1};
 }
 
+std::array<int64_t, 3> GraphLowering::emitTiledMatmul(
+    KernelState &ks, Value x, ArrayRef<Value> weights, bool gated, int64_t m,
+    Location loc,
+    llvm::function_ref<void(size_t, Value, Value, Value, int64_t)> storeOutput,
+    llvm::function_ref<void(Value, Value, Value, Value, int64_t)>
+        combineOutputs) {
+  // Workgroup (g, y) computes rows 64y.. of x by weight rows 64g'.. of the
+  // weight that owns group g (a gated matmul: of both weights at once).
+  // Per slice of 16 values of K, its 256 lanes stage the x tile (64 x 16,
+  // four values each) and each weight's tile, decoded to f32 from its
+  // format (emitDequantizeElement), in workgroup memory, slice-major; after
+  // a barrier, lane (tx, ty) = (tid % 16, tid / 16) multiplies x rows
+  // ty + 16i with weight rows tx + 16j (i, j < 4) out of it: 16 products
+  // per value of K from 8 workgroup loads, in K order (a fixed order of
+  // sums). Rows past the end are read clamped and never stored; values of
+  // K past its end read as 0.
+  constexpr int64_t kTile = kGemmTile, kSlice = kGemmSlice;
+  constexpr int64_t kPerLane = kTile / 16; // register tile side
+  static_assert(kTile * kSlice == 4 * kGemmLanes, "four staged values a lane");
+  IndexMath im(b, loc);
+  auto xType = cast<RankedTensorType>(x.getType());
+  const int64_t k = xType.getShape().back();
+  auto rowsOf = [](Value w) {
+    ArrayRef<int64_t> dims = cast<RankedTensorType>(w.getType()).getShape();
+    return dims[dims.size() - 2];
+  };
+  Type f32 = b.getF32Type();
+  auto toF32 = [&](Value v) -> Value {
+    return v.getType() == f32 ? v
+                              : Value(ex::ConvertOp::create(b, loc, f32, v,
+                                                            false));
+  };
+  Value tid = sm::LocalIdOp::create(b, loc, b.getIndexType(), sm::Dim::x);
+  Value group = sm::WorkgroupIdOp::create(b, loc, b.getIndexType(), sm::Dim::x);
+  Value block = sm::WorkgroupIdOp::create(b, loc, b.getIndexType(), sm::Dim::y);
+  Value tx = im.rem(tid, 16), ty = im.div(tid, 16);
+  Value firstX = im.mul(block, im.c(kTile));
+  auto sharedTile = [&]() -> Value {
+    return sm::SharedAllocOp::create(
+        b, loc, sm::SharedType::get(b.getContext(), kTile * kSlice, f32));
+  };
+  Value xTile = sharedTile();
+  SmallVector<Value> wTiles;
+  for (size_t i = 0; i < (gated ? 2 : 1); ++i)
+    wTiles.push_back(sharedTile());
+
+  // The GEMM of the weights `ws` (one, or a gated matmul's two) whose
+  // weight rows start at `firstW`, n rows each; returns, per weight, the
+  // lane's kPerLane x kPerLane sums, x row i and weight row j at
+  // i * kPerLane + j.
+  auto gemm = [&](ArrayRef<Value> ws, Value firstW, int64_t n) {
+    const int64_t sums = kPerLane * kPerLane;
+    Value zero = ex::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
+    auto loop = scf::ForOp::create(
+        b, loc, im.c(0), im.c(ceilDiv(k, kSlice)), im.c(1),
+        SmallVector<Value>(sums * ws.size(), zero));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value first = im.mul(loop.getInductionVar(), im.c(kSlice));
+    // Staging: value e = tid + 256 s of each tile is row e / 16, value
+    // e % 16 of the slice; it goes to slot (e % 16) * 64 + e / 16.
+    for (int64_t s = 0; s < 4; ++s) {
+      Value e = im.add(tid, im.c(s * kGemmLanes));
+      Value row = im.div(e, kSlice), col = im.rem(e, kSlice);
+      Value at = im.add(first, col);
+      Value inK = im.lt(at, im.c(k));
+      Value kRead = k % kSlice == 0
+                        ? at
+                        : Value(arith::MinUIOp::create(b, loc, at, im.c(k - 1)));
+      Value slot = im.add(im.mul(col, im.c(kTile)), row);
+      auto zeroPastK = [&](Value v) -> Value {
+        return k % kSlice == 0 ? v
+                               : Value(arith::SelectOp::create(b, loc, inK, v,
+                                                               zero));
+      };
+      Value xRow = arith::MinUIOp::create(b, loc, im.add(firstX, row),
+                                          im.c(m - 1));
+      Type xElement = xType.getElementType();
+      Value xv = sm::LoadOp::create(b, loc, xElement, arg(ks, x),
+                                    im.add(im.mul(xRow, im.c(k)), kRead));
+      sm::StoreOp::create(b, loc, zeroPastK(toF32(xv)), xTile, slot);
+      for (auto [w, tile] : llvm::zip(ws, wTiles)) {
+        Value wRow = arith::MinUIOp::create(b, loc, im.add(firstW, row),
+                                            im.c(n - 1));
+        Value index = im.add(im.mul(wRow, im.c(k)), kRead);
+        Type element = cast<RankedTensorType>(w.getType()).getElementType();
+        Value wv = cir::isQuantized(element) || isa<BFloat16Type>(element)
+                       ? emitDequantizeElement(arg(ks, w), element, index, loc)
+                       : toF32(sm::LoadOp::create(b, loc, element, arg(ks, w),
+                                                  index));
+        sm::StoreOp::create(b, loc, zeroPastK(wv), tile, slot);
+      }
+    }
+    sm::BarrierOp::create(b, loc);
+    SmallVector<Value> acc(loop.getRegionIterArgs());
+    for (int64_t c = 0; c < kSlice; ++c) {
+      SmallVector<Value> xs;
+      for (int64_t i = 0; i < kPerLane; ++i)
+        xs.push_back(sm::LoadOp::create(
+            b, loc, f32, xTile,
+            im.add(ty, im.c(c * kTile + 16 * i))));
+      for (auto [t, tile] : llvm::enumerate(ArrayRef(wTiles).take_front(ws.size()))) {
+        for (int64_t j = 0; j < kPerLane; ++j) {
+          Value wv = sm::LoadOp::create(b, loc, f32, tile,
+                                        im.add(tx, im.c(c * kTile + 16 * j)));
+          for (int64_t i = 0; i < kPerLane; ++i) {
+            Value &sum = acc[t * sums + i * kPerLane + j];
+            sum = ex::FmaOp::create(b, loc, xs[i], wv, sum);
+          }
+        }
+      }
+    }
+    // Every lane is done with the slice before the next overwrites it.
+    sm::BarrierOp::create(b, loc);
+    scf::YieldOp::create(b, loc, acc);
+    b.setInsertionPointAfter(loop);
+    return SmallVector<Value>(loop.getResults());
+  };
+  // Runs `body(x row, weight row, i * kPerLane + j)` for this lane's
+  // outputs that exist.
+  auto forEachOutput = [&](Value firstW, int64_t n,
+                           llvm::function_ref<void(Value, Value, int64_t)>
+                               body) {
+    for (int64_t i = 0; i < kPerLane; ++i)
+      for (int64_t j = 0; j < kPerLane; ++j) {
+        OpBuilder::InsertionGuard guard(b);
+        Value xRow = im.add(firstX, im.add(ty, im.c(16 * i)));
+        Value wRow = im.add(firstW, im.add(tx, im.c(16 * j)));
+        auto exists = scf::IfOp::create(
+            b, loc,
+            arith::AndIOp::create(b, loc, im.lt(xRow, im.c(m)),
+                                  im.lt(wRow, im.c(n))));
+        b.setInsertionPointToStart(exists.thenBlock());
+        body(xRow, wRow, i * kPerLane + j);
+      }
+  };
+
+  const int64_t xBlocks = ceilDiv(m, kTile);
+  if (gated) {
+    int64_t n = rowsOf(weights[0]);
+    Value firstW = im.mul(group, im.c(kTile));
+    SmallVector<Value> sums = gemm(weights, firstW, n);
+    const int64_t half = kPerLane * kPerLane;
+    forEachOutput(firstW, n, [&](Value xRow, Value wRow, int64_t s) {
+      combineOutputs(sums[s], sums[half + s], xRow, wRow, n);
+    });
+    return {ceilDiv(n, kTile), xBlocks, 1};
+  }
+  // Weight i owns groups [offset, offset + groups_i); the condition is
+  // uniform over a workgroup, so its barriers stay legal.
+  int64_t offset = 0;
+  for (auto [i, w] : llvm::enumerate(weights)) {
+    int64_t n = rowsOf(w);
+    int64_t groups = ceilDiv(n, kTile);
+    OpBuilder::InsertionGuard guard(b);
+    Value mine = group;
+    if (weights.size() > 1) {
+      Value lower = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
+                                          group, im.c(offset));
+      auto select = scf::IfOp::create(
+          b, loc,
+          arith::AndIOp::create(b, loc, lower,
+                                im.lt(group, im.c(offset + groups))));
+      b.setInsertionPointToStart(select.thenBlock());
+      mine = arith::SubIOp::create(b, loc, group, im.c(offset));
+    }
+    offset += groups;
+    Value firstW = im.mul(mine, im.c(kTile));
+    SmallVector<Value> sums = gemm({w}, firstW, n);
+    forEachOutput(firstW, n, [&](Value xRow, Value wRow, int64_t s) {
+      storeOutput(i, sums[s], xRow, wRow, n);
+    });
+  }
+  return {offset, xBlocks, 1};
+}
+
 LogicalResult GraphLowering::lowerMatmul(Operation *op, Value x,
                                          ArrayRef<Value> weights,
                                          ArrayRef<Region *> epilogues,
@@ -703,6 +879,13 @@ LogicalResult GraphLowering::lowerMatmul(Operation *op, Value x,
     experts = cast<RankedTensorType>(weights[0].getType()).getDimSize(0);
   }
   int64_t lanes = shape.dotLanes;
+  // Prompt chunks on GPU targets: the tiled GEMM (emitTiledMatmul), unless
+  // knobs shape the kernel as the matvec-like one below (lanes, rows,
+  // cols), which reads each weight row once per kXRows rows of x.
+  const bool tiled = !shape.singleLane && lanes == kDotLanes && !expertIds &&
+                     m >= kGemmMinRows && shape.xRows == 0 &&
+                     shape.cols == 0 &&
+                     !isa<cir::Q8_1Type>(xType.getElementType());
   // With a known subgroup size that divides the workgroup, each subgroup
   // computes one output row and combines it with a subgroup reduction: no
   // shared memory and no barrier, and a workgroup does lanes/subgroup rows
@@ -746,6 +929,12 @@ LogicalResult GraphLowering::lowerMatmul(Operation *op, Value x,
                                                          : defaultXRows)
                       : 1;
   int64_t xBlocks = ceilDiv(m, xRows);
+  if (tiled) {
+    xBlocks = ceilDiv(m, kGemmTile);
+    totalGroups = 0;
+    for (Value w : combine ? weights.take_front() : weights)
+      totalGroups += ceilDiv(rowsOf(w), kGemmTile);
+  }
   if (totalGroups > shape.maxGridDim || xBlocks > shape.maxGridDim)
     return op->emitOpError("has more output rows than "
                            "convert-circuit-to-shaderm launches in one grid "
@@ -763,8 +952,44 @@ LogicalResult GraphLowering::lowerMatmul(Operation *op, Value x,
     allocFor(result);
     bind(ks, result, true);
   }
-  createKernel(ks, op, lanes);
+  createKernel(ks, op, tiled ? kGemmLanes : lanes);
   IndexMath im(b, loc);
+  auto storeValue = [&](Value value, Value result, Value lane) {
+    auto resultElement =
+        cast<RankedTensorType>(result.getType()).getElementType();
+    if (value.getType() != resultElement)
+      value = ex::ConvertOp::create(b, loc, resultElement, value, false);
+    sm::StoreOp::create(b, loc, value, arg(ks, result), lane);
+  };
+  // Stores output `r` of weight `i` for x row `mi` (its epilogue applied).
+  auto store = [&](size_t i, Value dot, Value mi, Value r, int64_t n) {
+    Value result = op->getResult(i);
+    Value lane = im.add(im.mul(mi, im.c(n)), r);
+    Value stored = dot;
+    Region *epilogue = epilogues[i];
+    if (epilogue && !epilogue->empty()) {
+      SmallVector<Value> args{im.toI32(lane), dot}, whole{nullptr, nullptr};
+      auto resultType = cast<RankedTensorType>(result.getType());
+      loadInputs(ks, epilogue, 2, inputs, resultType.getShape(), lane, args,
+                 whole);
+      stored = inlineBody(ks, *epilogue, args, whole)[0];
+    }
+    storeValue(stored, result, lane);
+  };
+  // A gated matmul's output for x row `mi`, weight row `r`: the combine
+  // body on its two dot products.
+  auto storeCombined = [&](Value gate, Value up, Value mi, Value r,
+                           int64_t n) {
+    Value lane = im.add(im.mul(mi, im.c(n)), r);
+    Value value = inlineBody(ks, *combine, {im.toI32(lane), gate, up},
+                             {nullptr, nullptr, nullptr})[0];
+    storeValue(value, op->getResult(0), lane);
+  };
+  if (tiled) {
+    finishKernel(ks, emitTiledMatmul(ks, x, weights, combine != nullptr, m,
+                                     loc, store, storeCombined));
+    return success();
+  }
   Value tid = sm::LocalIdOp::create(b, loc, b.getIndexType(), sm::Dim::x);
   // Workgroup x: a tile of weight rows; y: a block of xRows rows of x
   // (activations of consecutive tokens); the last block may be partial,
@@ -893,29 +1118,6 @@ LogicalResult GraphLowering::lowerMatmul(Operation *op, Value x,
       b.setInsertionPointToStart(inRange.thenBlock());
     }
   };
-  auto storeValue = [&](Value value, Value result, Value lane) {
-    auto resultElement =
-        cast<RankedTensorType>(result.getType()).getElementType();
-    if (value.getType() != resultElement)
-      value = ex::ConvertOp::create(b, loc, resultElement, value, false);
-    sm::StoreOp::create(b, loc, value, arg(ks, result), lane);
-  };
-  // Stores output `r` of weight `i` for x row `mi` (its epilogue applied).
-  auto store = [&](size_t i, Value dot, Value mi, Value r, int64_t n) {
-    Value result = op->getResult(i);
-    Value lane = im.add(im.mul(mi, im.c(n)), r);
-    Value stored = dot;
-    Region *epilogue = epilogues[i];
-    if (epilogue && !epilogue->empty()) {
-      SmallVector<Value> args{im.toI32(lane), dot}, whole{nullptr, nullptr};
-      auto resultType = cast<RankedTensorType>(result.getType());
-      loadInputs(ks, epilogue, 2, inputs, resultType.getShape(), lane, args,
-                 whole);
-      stored = inlineBody(ks, *epilogue, args, whole)[0];
-    }
-    storeValue(stored, result, lane);
-  };
-
   if (combine) {
     // gated_matmul: the tile's two dot products per output, then the
     // combine body on the lane that holds both.
@@ -927,13 +1129,8 @@ LogicalResult GraphLowering::lowerMatmul(Operation *op, Value x,
       dots[w] = tileDots(weights[w], t);
     enterTile(t, n, true);
     forEachOutput(t, n, [&](int64_t c, int64_t i) {
-      Value lane = im.add(im.mul(xRowIds[i], im.c(n)), t.rows[c]);
-      Value value =
-          inlineBody(ks, *combine,
-                     {im.toI32(lane), dots[0][c * xRows + i],
-                      dots[1][c * xRows + i]},
-                     {nullptr, nullptr, nullptr})[0];
-      storeValue(value, op->getResult(0), lane);
+      storeCombined(dots[0][c * xRows + i], dots[1][c * xRows + i],
+                    xRowIds[i], t.rows[c], n);
     });
     finishKernel(ks, grid);
     return success();

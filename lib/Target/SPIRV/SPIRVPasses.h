@@ -24,6 +24,11 @@ std::unique_ptr<mlir::Pass> createDot4ToSDotPass();
 /// to read them (PrintfToBuffer.cpp).
 std::unique_ptr<mlir::Pass> createPrintfToBufferPass();
 
+/// The kernels of a SPIR-V module share its Workgroup variables (per type,
+/// as many as the kernel that uses the most), which Vulkan's validation
+/// layer counts module-wide (ShareWorkgroupMemory.cpp).
+std::unique_ptr<mlir::Pass> createShareWorkgroupMemoryPass();
+
 /// After spirv-update-vce: a module whose target is SPIR-V 1.4 or later
 /// keeps that version (its entry points list their interfaces by it).
 std::unique_ptr<mlir::Pass> createKeepTargetVersionPass();

@@ -78,6 +78,7 @@ static void addSPIRVKernelSteps(OpPassManager &pm,
   pm.addPass(createConvertGPUToSPIRVPass());
   OpPassManager &modules = pm.nest<spirv::ModuleOp>();
   modules.addPass(spirv::createSPIRVLowerABIAttributesPass());
+  modules.addPass(spirv_target::createShareWorkgroupMemoryPass());
   modules.addPass(spirv::createSPIRVUpdateVCEPass());
   modules.addPass(spirv_target::createKeepTargetVersionPass());
   pm.addPass(createSerializeSPIRVPass());
