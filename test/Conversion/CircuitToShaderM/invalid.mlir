@@ -131,13 +131,25 @@ circuit.graph @matmul_too_many_rows(%x: tensor<32xf32>, %w: tensor<65536x32xf32>
 
 // -----
 
-// M (the grid's y dimension) is limited as well.
+// M (the grid's y dimension) is limited as well: blocks of `rows` rows of
+// x in the kernel the knobs shape...
 circuit.graph @matmul_too_many_m(%x: tensor<65536x32xf32>, %w: tensor<2x32xf32>)
     -> tensor<65536x2xf32> {
   // expected-error @+1 {{'circuit.matmul' op has more output rows than convert-circuit-to-shaderm launches in one grid dimension}}
   %y = circuit.matmul %x, %w : tensor<65536x32xf32>, tensor<2x32xf32>
-      -> tensor<65536x2xf32>
+      -> tensor<65536x2xf32> attributes {circuit.knobs = {rows = 1 : i64}}
   circuit.output %y : tensor<65536x2xf32>
+}
+
+// -----
+
+// ... and tiles of 64 in the tiled GEMM of many rows of x.
+circuit.graph @gemm_too_many_m(%x: tensor<4194368x32xf32>, %w: tensor<2x32xf32>)
+    -> tensor<4194368x2xf32> {
+  // expected-error @+1 {{'circuit.matmul' op has more output rows than convert-circuit-to-shaderm launches in one grid dimension}}
+  %y = circuit.matmul %x, %w : tensor<4194368x32xf32>, tensor<2x32xf32>
+      -> tensor<4194368x2xf32>
+  circuit.output %y : tensor<4194368x2xf32>
 }
 
 // -----
