@@ -149,25 +149,13 @@ LogicalResult lowerAllReduce(gpu::GPUFuncOp func, gpu::AllReduceOp op,
                           "supported by Hesper");
   int64_t threads = int64_t(block[0]) * block[1] * block[2];
   Type type = op.getType();
-  auto memoryType = MemRefType::get(
-      {threads}, type, MemRefLayoutAttrInterface(),
-      gpu::AddressSpaceAttr::get(func.getContext(),
-                                 gpu::AddressSpace::Workgroup));
-  Value memory = func.addWorkgroupAttribution(memoryType, loc);
+  Value memory = addPerThreadBuffer(func, type, block, loc);
 
   OpBuilder b(op);
   auto c = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
-  Value x = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
-  Value y = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::y);
-  Value z = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::z);
-  Value tid = arith::AddIOp::create(
-      b, loc, x,
-      arith::MulIOp::create(
-          b, loc, c(block[0]),
-          arith::AddIOp::create(b, loc, y,
-                                arith::MulIOp::create(b, loc, c(block[1]), z))));
+  Value tid = linearThreadId(b, loc, block);
   memref::StoreOp::create(b, loc, op.getValue(), memory, tid);
   gpu::BarrierOp::create(b, loc);
   int64_t span = 1;
@@ -267,6 +255,16 @@ struct NormalizeGpuKernelsPass
     return sizes;
   }
 
+  /// The kernel's function type from its arguments' types (after they
+  /// changed in place).
+  static void retypeFunction(gpu::GPUFuncOp func) {
+    SmallVector<Type> inputs;
+    for (unsigned i = 0; i < func.getNumArguments(); ++i)
+      inputs.push_back(func.getArgument(i).getType());
+    func.setFunctionTypeAttr(TypeAttr::get(
+        FunctionType::get(func.getContext(), inputs, {})));
+  }
+
   /// flatten-dynamic-shapes (see the option).
   LogicalResult flattenShapes(gpu::GPUFuncOp func) {
     MLIRContext *context = func.getContext();
@@ -345,13 +343,8 @@ struct NormalizeGpuKernelsPass
       }
       ++i; // past the sizes
     }
-    if (changed) {
-      SmallVector<Type> inputs;
-      for (unsigned i = 0; i < func.getNumArguments(); ++i)
-        inputs.push_back(func.getArgument(i).getType());
-      func.setFunctionTypeAttr(
-          TypeAttr::get(FunctionType::get(context, inputs, {})));
-    }
+    if (changed)
+      retypeFunction(func);
     return success();
   }
 
@@ -393,11 +386,7 @@ struct NormalizeGpuKernelsPass
       buffer.replaceAllUsesExcept(view, view);
       ++i; // past the sizes
     }
-    SmallVector<Type> inputs;
-    for (unsigned i = 0; i < func.getNumArguments(); ++i)
-      inputs.push_back(func.getArgument(i).getType());
-    func.setFunctionTypeAttr(
-        TypeAttr::get(FunctionType::get(context, inputs, {})));
+    retypeFunction(func);
     return success();
   }
 

@@ -13,6 +13,8 @@
 
 #include "Hesper/Target/Passes.h"
 
+#include "Attributions.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -165,30 +167,13 @@ struct EmulateWideShufflesPass
     Type type = op.getValue().getType();
     if (!type.isIntOrFloat())
       return diagnose() << "it takes scalars, not " << type;
-    int64_t threads = int64_t((*block)[0]) * (*block)[1] * (*block)[2];
-
     OpBuilder b(op);
     Location loc = op.getLoc();
-    auto workgroup = gpu::AddressSpaceAttr::get(
-        b.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace());
-    auto bufferType = MemRefType::get({threads}, type, MemRefLayoutAttrInterface(),
-                                      workgroup);
-    Value buffer = func.addWorkgroupAttribution(bufferType, loc);
-
+    Value buffer = addPerThreadBuffer(func, type, *block, loc);
     auto index = [&](int64_t v) -> Value {
       return arith::ConstantIndexOp::create(b, loc, v);
     };
-    // The linear thread id: x + X (y + Y z).
-    Value x = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
-    Value y = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::y);
-    Value z = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::z);
-    Value linear = arith::AddIOp::create(
-        b, loc, x,
-        arith::MulIOp::create(
-            b, loc, index((*block)[0]),
-            arith::AddIOp::create(
-                b, loc, y,
-                arith::MulIOp::create(b, loc, index((*block)[1]), z))));
+    Value linear = linearThreadId(b, loc, *block);
     // Lanes of a warp of 32, or of the width where it is a larger constant.
     int64_t lanes = 32;
     APInt constantWidth;

@@ -669,6 +669,25 @@ static std::pair<int64_t, int64_t> matmulTile(Value x,
   return {kXRows, 1};
 }
 
+/// A multi_matmul's weight owns workgroups [offset, offset + groups) of
+/// grid x: workgroup `group`'s index among them, the builder left inside
+/// the condition that it is one of them (uniform over a workgroup, so
+/// barriers under it stay legal). One weight (`several` false): `group`.
+static Value enterWeightGroups(OpBuilder &b, Location loc, Value group,
+                               int64_t offset, int64_t groups, bool several) {
+  if (!several)
+    return group;
+  IndexMath im(b, loc);
+  Value lower = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
+                                      group, im.c(offset));
+  auto select = scf::IfOp::create(
+      b, loc,
+      arith::AndIOp::create(b, loc, lower,
+                            im.lt(group, im.c(offset + groups))));
+  b.setInsertionPointToStart(select.thenBlock());
+  return arith::SubIOp::create(b, loc, group, im.c(offset));
+}
+
 std::array<int64_t, 3> GraphLowering::emitTiledMatmul(
     KernelState &ks, Value x, ArrayRef<Value> weights, bool gated, int64_t m,
     Location loc,
@@ -817,24 +836,14 @@ std::array<int64_t, 3> GraphLowering::emitTiledMatmul(
     });
     return {ceilDiv(n, kTile), xBlocks, 1};
   }
-  // Weight i owns groups [offset, offset + groups_i); the condition is
-  // uniform over a workgroup, so its barriers stay legal.
+  // Weight i owns groups [offset, offset + groups_i).
   int64_t offset = 0;
   for (auto [i, w] : llvm::enumerate(weights)) {
     int64_t n = rowsOf(w);
     int64_t groups = ceilDiv(n, kTile);
     OpBuilder::InsertionGuard guard(b);
-    Value mine = group;
-    if (weights.size() > 1) {
-      Value lower = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
-                                          group, im.c(offset));
-      auto select = scf::IfOp::create(
-          b, loc,
-          arith::AndIOp::create(b, loc, lower,
-                                im.lt(group, im.c(offset + groups))));
-      b.setInsertionPointToStart(select.thenBlock());
-      mine = arith::SubIOp::create(b, loc, group, im.c(offset));
-    }
+    Value mine =
+        enterWeightGroups(b, loc, group, offset, groups, weights.size() > 1);
     offset += groups;
     Value firstW = im.mul(mine, im.c(kTile));
     SmallVector<Value> sums = gemm({w}, firstW, n);
@@ -1137,23 +1146,14 @@ LogicalResult GraphLowering::lowerMatmul(Operation *op, Value x,
   }
 
   // Weight i owns workgroups [offset, offset + groups_i) of the x
-  // dimension; the condition is uniform over a workgroup, so barriers stay
-  // legal.
+  // dimension (enterWeightGroups).
   int64_t offset = 0;
   for (auto [i, w] : llvm::enumerate(weights)) {
     int64_t n = rowsOf(w);
     int64_t groups = ceilDiv(n, tileRows);
     OpBuilder::InsertionGuard guard(b);
-    Value mine = group;
-    if (weights.size() > 1) {
-      Value lower = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
-                                          group, im.c(offset));
-      Value upper = im.lt(group, im.c(offset + groups));
-      auto select = scf::IfOp::create(
-          b, loc, arith::AndIOp::create(b, loc, lower, upper));
-      b.setInsertionPointToStart(select.thenBlock());
-      mine = arith::SubIOp::create(b, loc, group, im.c(offset));
-    }
+    Value mine =
+        enterWeightGroups(b, loc, group, offset, groups, weights.size() > 1);
     offset += groups;
     Tile t = tileOf(mine, n);
     // A workgroup-wide reduction needs every lane: only subgroups skip
