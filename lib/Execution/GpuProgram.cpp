@@ -457,15 +457,21 @@ static std::vector<std::string> defaultSharedLibs() {
 
 /// Kernel `name` of a module image's `source`, compiled for `block` alone
 /// (the runtime's compiler of kernels compiled at launch). Errors come back
-/// as the status, the diagnostics' first message.
+/// as the status: the first error, with its file, line and column (the
+/// source keeps the program's locations).
 static rt::Result<rt::GpuModuleImage>
 compileAtLaunch(MLIRContext *context, const Target &target,
                 const std::string &source, const std::string &name,
                 const uint32_t block[3]) {
   std::string firstError;
   ScopedDiagnosticHandler collect(context, [&](Diagnostic &diag) {
-    if (diag.getSeverity() == DiagnosticSeverity::Error && firstError.empty())
-      firstError = diag.str();
+    if (diag.getSeverity() != DiagnosticSeverity::Error || !firstError.empty())
+      return success();
+    llvm::raw_string_ostream os(firstError);
+    if (auto file = dyn_cast<FileLineColLoc>(diag.getLocation()))
+      os << file.getFilename().getValue() << ":" << file.getLine() << ":"
+         << file.getColumn() << ": ";
+    os << diag.str();
     return success();
   });
   OwningOpRef<ModuleOp> holder = ModuleOp::create(UnknownLoc::get(context));
