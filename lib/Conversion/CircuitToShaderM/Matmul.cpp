@@ -669,23 +669,43 @@ static std::pair<int64_t, int64_t> matmulTile(Value x,
   return {kXRows, 1};
 }
 
-/// A multi_matmul's weight owns workgroups [offset, offset + groups) of
-/// grid x: workgroup `group`'s index among them, the builder left inside
-/// the condition that it is one of them (uniform over a workgroup, so
-/// barriers under it stay legal). One weight (`several` false): `group`.
-static Value enterWeightGroups(OpBuilder &b, Location loc, Value group,
-                               int64_t offset, int64_t groups, bool several) {
-  if (!several)
-    return group;
+/// The rows of one weight matrix ([N, K], or an expert's of [E, N, K]).
+static int64_t rowsOf(Value w) {
+  ArrayRef<int64_t> dims = cast<RankedTensorType>(w.getType()).getShape();
+  return dims[dims.size() - 2];
+}
+
+/// Weight i of a (multi_)matmul owns ceil(rows_i / tileRows) consecutive
+/// workgroups of grid x: runs `body(i, weight, the workgroup's index among
+/// them, rows)` for each weight, inside the condition that workgroup
+/// `group` is one of its own (uniform over a workgroup, so barriers under
+/// it stay legal; no condition for one weight). Returns the workgroups of
+/// all.
+static int64_t
+forEachWeightGroup(OpBuilder &b, Location loc, Value group,
+                   ArrayRef<Value> weights, int64_t tileRows,
+                   llvm::function_ref<void(size_t, Value, Value, int64_t)> body) {
   IndexMath im(b, loc);
-  Value lower = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
-                                      group, im.c(offset));
-  auto select = scf::IfOp::create(
-      b, loc,
-      arith::AndIOp::create(b, loc, lower,
-                            im.lt(group, im.c(offset + groups))));
-  b.setInsertionPointToStart(select.thenBlock());
-  return arith::SubIOp::create(b, loc, group, im.c(offset));
+  int64_t offset = 0;
+  for (auto [i, w] : llvm::enumerate(weights)) {
+    int64_t n = rowsOf(w);
+    int64_t groups = ceilDiv(n, tileRows);
+    OpBuilder::InsertionGuard guard(b);
+    Value mine = group;
+    if (weights.size() > 1) {
+      Value lower = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
+                                          group, im.c(offset));
+      auto select = scf::IfOp::create(
+          b, loc,
+          arith::AndIOp::create(b, loc, lower,
+                                im.lt(group, im.c(offset + groups))));
+      b.setInsertionPointToStart(select.thenBlock());
+      mine = arith::SubIOp::create(b, loc, group, im.c(offset));
+    }
+    body(i, w, mine, n);
+    offset += groups;
+  }
+  return offset;
 }
 
 std::array<int64_t, 3> GraphLowering::emitTiledMatmul(
@@ -710,10 +730,6 @@ std::array<int64_t, 3> GraphLowering::emitTiledMatmul(
   IndexMath im(b, loc);
   auto xType = cast<RankedTensorType>(x.getType());
   const int64_t k = xType.getShape().back();
-  auto rowsOf = [](Value w) {
-    ArrayRef<int64_t> dims = cast<RankedTensorType>(w.getType()).getShape();
-    return dims[dims.size() - 2];
-  };
   Type f32 = b.getF32Type();
   auto toF32 = [&](Value v) -> Value {
     return v.getType() == f32 ? v
@@ -836,22 +852,16 @@ std::array<int64_t, 3> GraphLowering::emitTiledMatmul(
     });
     return {ceilDiv(n, kTile), xBlocks, 1};
   }
-  // Weight i owns groups [offset, offset + groups_i).
-  int64_t offset = 0;
-  for (auto [i, w] : llvm::enumerate(weights)) {
-    int64_t n = rowsOf(w);
-    int64_t groups = ceilDiv(n, kTile);
-    OpBuilder::InsertionGuard guard(b);
-    Value mine =
-        enterWeightGroups(b, loc, group, offset, groups, weights.size() > 1);
-    offset += groups;
-    Value firstW = im.mul(mine, im.c(kTile));
-    SmallVector<Value> sums = gemm({w}, firstW, n);
-    forEachOutput(firstW, n, [&](Value xRow, Value wRow, int64_t s) {
-      storeOutput(i, sums[s], xRow, wRow, n);
-    });
-  }
-  return {offset, xBlocks, 1};
+  int64_t groups = forEachWeightGroup(
+      b, loc, group, weights, kTile,
+      [&](size_t i, Value w, Value mine, int64_t n) {
+        Value firstW = im.mul(mine, im.c(kTile));
+        SmallVector<Value> sums = gemm({w}, firstW, n);
+        forEachOutput(firstW, n, [&](Value xRow, Value wRow, int64_t s) {
+          storeOutput(i, sums[s], xRow, wRow, n);
+        });
+      });
+  return {groups, xBlocks, 1};
 }
 
 LogicalResult GraphLowering::lowerMatmul(Operation *op, Value x,
@@ -916,11 +926,6 @@ LogicalResult GraphLowering::lowerMatmul(Operation *op, Value x,
                  /*gated=*/combine != nullptr);
   const int64_t cols = shape.cols ? shape.cols : defaultCols;
   const int64_t tileRows = rowsPerGroup * cols;
-  // The rows of one weight matrix ([N, K], or an expert's of [E, N, K]).
-  auto rowsOf = [](Value w) {
-    ArrayRef<int64_t> dims = cast<RankedTensorType>(w.getType()).getShape();
-    return dims[dims.size() - 2];
-  };
   int64_t totalGroups = 0;
   for (Value w : weights)
     totalGroups += ceilDiv(rowsOf(w), tileRows);
@@ -1145,28 +1150,21 @@ LogicalResult GraphLowering::lowerMatmul(Operation *op, Value x,
     return success();
   }
 
-  // Weight i owns workgroups [offset, offset + groups_i) of the x
-  // dimension (enterWeightGroups).
-  int64_t offset = 0;
-  for (auto [i, w] : llvm::enumerate(weights)) {
-    int64_t n = rowsOf(w);
-    int64_t groups = ceilDiv(n, tileRows);
-    OpBuilder::InsertionGuard guard(b);
-    Value mine =
-        enterWeightGroups(b, loc, group, offset, groups, weights.size() > 1);
-    offset += groups;
-    Tile t = tileOf(mine, n);
-    // A workgroup-wide reduction needs every lane: only subgroups skip
-    // their tile.
-    if (rowsPerGroup > 1)
-      enterTile(t, n, false);
-    SmallVector<Value> dots = tileDots(w, t);
-    if (lanes > 1)
-      enterTile(t, n, true);
-    forEachOutput(t, n, [&](int64_t c, int64_t k) {
-      store(i, dots[c * xRows + k], xRowIds[k], t.rows[c], n);
-    });
-  }
+  forEachWeightGroup(
+      b, loc, group, weights, tileRows,
+      [&](size_t i, Value w, Value mine, int64_t n) {
+        Tile t = tileOf(mine, n);
+        // A workgroup-wide reduction needs every lane: only subgroups skip
+        // their tile.
+        if (rowsPerGroup > 1)
+          enterTile(t, n, false);
+        SmallVector<Value> dots = tileDots(w, t);
+        if (lanes > 1)
+          enterTile(t, n, true);
+        forEachOutput(t, n, [&](int64_t c, int64_t k) {
+          store(i, dots[c * xRows + k], xRowIds[k], t.rows[c], n);
+        });
+      });
   finishKernel(ks, grid);
   return success();
 }
