@@ -20,8 +20,9 @@
 # Left out: hesper-server (it links Debian's cpp-httplib, a shared library
 # with OpenSSL and Brotli behind it) and MLIR's runner utilities and async
 # runtime for gpu dialect programs (libmlir_runner_utils.so and
-# libmlir_async_runtime.so need libLLVM.so): a program that prints memrefs
-# or uses async.execute runs where MLIR is installed. The CPU target links its
+# libmlir_async_runtime.so need libLLVM.so): hesper-run prints memrefs and
+# vectors with its own stand-ins then, and a program that uses
+# async.execute runs where MLIR is installed. The CPU target links its
 # kernels with the system's C compiler driver (cc), which a machine that
 # runs the CPU target must have; the CUDA target finds libdevice under
 # /usr/local/cuda or $CUDA_HOME as the build does.

@@ -10,6 +10,7 @@
 
 #include "Hesper/Execution/GpuProgram.h"
 #include "Hesper/Execution/Execution.h"
+#include "RunnerUtils.h"
 #include "Hesper/Dialect/Circuit/IR/Circuit.h"
 #include "hesper/runtime/Mgpu.h"
 
@@ -537,13 +538,23 @@ LogicalResult exec::runGpuProgram(ModuleOp module, const Target &target,
   llvm::InitializeNativeTargetAsmPrinter();
 
   std::vector<std::string> libs = options.sharedLibs;
+  auto named = [&](StringRef name) {
+    return llvm::any_of(libs, [&](const std::string &given) {
+      return llvm::sys::path::filename(given) == name;
+    });
+  };
   for (const std::string &lib : defaultSharedLibs()) {
     StringRef name = llvm::sys::path::filename(lib);
-    if (llvm::none_of(libs, [&](const std::string &given) {
-          return llvm::sys::path::filename(given) == name;
-        }))
+    if (options.builtinRunnerUtils && name.contains("runner_utils"))
+      continue;
+    if (!named(name))
       libs.push_back(lib);
   }
+  // Hesper's own printing functions stand in for MLIR's runner utilities
+  // where those are not loaded.
+  bool ownMemrefPrinting = !named("libmlir_runner_utils.so");
+  bool ownScalarPrinting = !named("libmlir_c_runner_utils.so") &&
+                           !named("libmlir_runner_utils.so");
   for (const std::string &lib : libs)
     if (!llvm::sys::fs::exists(lib))
       return fail("shared library '" + lib + "' does not exist");
@@ -559,11 +570,15 @@ LogicalResult exec::runGpuProgram(ModuleOp module, const Target &target,
   if (!engine)
     return fail("cannot JIT-compile the host code: " +
                 llvm::toString(engine.takeError()));
-  (*engine)->registerSymbols([](llvm::orc::MangleAndInterner interner) {
+  (*engine)->registerSymbols([&](llvm::orc::MangleAndInterner interner) {
     llvm::orc::SymbolMap symbols;
-    for (auto [name, address] : rt::mgpuSymbols())
-      symbols[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(address),
-                                 llvm::JITSymbolFlags::Exported};
+    auto add = [&](const std::vector<std::pair<const char *, void *>> &all) {
+      for (auto [name, address] : all)
+        symbols[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(address),
+                                   llvm::JITSymbolFlags::Exported};
+    };
+    add(rt::mgpuSymbols());
+    add(runnerUtilSymbols(ownMemrefPrinting, ownScalarPrinting));
     return symbols;
   });
 

@@ -43,6 +43,12 @@ static llvm::cl::list<std::string>
                               "(comma-separated); MLIR's runner utilities "
                               "are loaded when not named"),
                llvm::cl::CommaSeparated, llvm::cl::cat(programCategory));
+static llvm::cl::opt<bool> builtinRunnerUtils(
+    "builtin-runner-utils",
+    llvm::cl::desc("Print memrefs and vectors with Hesper's own printMemref* "
+                   "and vector.print functions, not MLIR's runner utilities "
+                   "(what a release without MLIR does)"),
+    llvm::cl::init(false), llvm::cl::cat(programCategory));
 static llvm::cl::opt<bool> optO0("O0", llvm::cl::desc("Host code at -O0"),
                                  llvm::cl::cat(programCategory));
 static llvm::cl::opt<bool> optO1("O1", llvm::cl::desc("Host code at -O1"),
@@ -67,6 +73,7 @@ static FailureOr<exec::GpuProgramOptions> programOptions() {
   options.entryPoint = entryPoint;
   options.entryResult = entryPointResult;
   options.sharedLibs.assign(sharedLibs.begin(), sharedLibs.end());
+  options.builtinRunnerUtils = builtinRunnerUtils;
   int levels = int(optO0) + int(optO1) + int(optO2) + int(optO3);
   if (levels > 1) {
     llvm::errs() << "error: give at most one of -O0, -O1, -O2, -O3\n";

@@ -52,6 +52,10 @@ struct GpuProgramOptions {
   /// --shared-libs). MLIR's runner utilities are added when they are not
   /// named and exist where MLIR is installed.
   std::vector<std::string> sharedLibs;
+  /// Print with Hesper's own printMemref* and vector.print functions
+  /// instead of loading MLIR's runner utilities. Where those are not
+  /// installed (a release), Hesper's are used anyway.
+  bool builtinRunnerUtils = false;
   /// When set, the kernels' binary is written here under the target's file
   /// name, and the host module as host.mlir.
   std::string dumpDir;
