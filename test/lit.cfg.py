@@ -108,6 +108,11 @@ extract = "python3 " + os.path.join(os.path.dirname(config.test_source_root),
                                     "utils", "extract-binary.py")
 config.substitutions.append(("%extract_ptx", extract + " --format=ptx"))
 config.substitutions.append(("%extract_spirv", extract + " --format=bin"))
+# The runner of upstream MLIR's GPU tests.
+config.substitutions.append(
+    ("%upstream_gpu_tests",
+     "python3 " + os.path.join(os.path.dirname(config.test_source_root),
+                               "utils", "upstream_gpu_tests.py")))
 
 # The model tests generate GGUF files and compare with an independent NumPy
 # reference (utils/gguf); they need a Python that has NumPy (Debian's

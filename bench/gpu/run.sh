@@ -34,6 +34,15 @@ if [[ " $* " != *" --llama-bench "* ]]; then
 fi
 command -v nvidia-smi >/dev/null && nvidia-smi -L
 "$bin/hesper-run" --version | head -2 || true
+# Upstream MLIR's GPU tests on CUDA, where pack.sh was given them. The
+# files MLIR 22's parser rejects are named (this machine has no mlir-opt
+# to tell): the list utils/upstream_gpu_tests.py prints where it has one.
+if [[ -d .gpu-bench/upstream ]]; then
+  other=${UPSTREAM_OTHER_MLIR:-all-reduce-max.mlir,all-reduce-min.mlir,assert.mlir,host-register-ranked-memref.mlir,subui_extended.mlir,vector-shuffle.mlir}
+  python3 utils/upstream_gpu_tests.py .gpu-bench/upstream --backends cuda \
+    --hesper-run "$bin/hesper-run" --filecheck builtin --mlir-opt /nonexistent \
+    --other-mlir "$other" | tee "${OUT:-/tmp}/upstream-cuda.txt" || true
+fi
 out=${OUT:+$OUT/compare}
 exec "$python" bench/llama_compare.py --bin "$bin" --backend cuda \
   --python "$python" --out "${out:-/tmp/hesper-compare}" \
