@@ -728,7 +728,10 @@ SmallVector<Value> GraphLowering::emitKLowBitDotVector(const DotOperands &d,
   // the next), with q3_k's third bits bit 4 n + j of the 32 hmask bytes.
   // The sixteen sub-blocks' scales (and q2_k's mins) are decoded once per
   // super-block as a vector<16xf32>, and each pair's is spread over the
-  // low and high 16 lanes by a shuffle: no scalar work per sub-block.
+  // low and high 16 lanes by a shuffle: no scalar work per sub-block. The
+  // code bytes (and q3_k's hmask bytes) are widened to 32-bit lanes once,
+  // and each j's bits picked there: shifts and masks rather than a
+  // widening shuffle per j (the shuffle port is what limits this loop).
   const KLowBitLayout layout(threeBits);
   Location loc = d.loc;
   IndexMath im(b, loc);
@@ -737,10 +740,13 @@ SmallVector<Value> GraphLowering::emitKLowBitDotVector(const DotOperands &d,
   int64_t blocks = d.k / 256;
   const size_t rows = d.xRows.size();
   Value rowBlocks = im.mul(d.n, im.c(blocks));
-  auto bytes32 = VectorType::get({32}, b.getI8Type());
-  auto splatByte = [&](int64_t v) {
+  auto words32 = VectorType::get({32}, b.getI32Type());
+  auto splatWord = [&](int64_t v) {
     return arith::ConstantOp::create(
-        b, loc, DenseElementsAttr::get(bytes32, b.getI8IntegerAttr(v)));
+        b, loc, DenseElementsAttr::get(words32, b.getI32IntegerAttr(v)));
+  };
+  auto widen = [&](Value bytes) -> Value {
+    return arith::ExtUIOp::create(b, loc, words32, bytes);
   };
   OpBuilder::InsertionGuard guard(b);
   scf::ForOp loop = vm.beginRows(blocks, rows);
@@ -785,18 +791,18 @@ SmallVector<Value> GraphLowering::emitKLowBitDotVector(const DotOperands &d,
     scales = vm.mul(vm.splat(scale, 16), nibbles(false));
     mins = vm.mul(vm.splat(dmin, 16), nibbles(true));
   }
-  Value hmask =
-      threeBits ? vm.bytes(wordsAtEvenByte(b, loc, d.w, base, misaligned, 8))
-                : Value();
+  Value hmask = threeBits ? widen(vm.bytes(wordsAtEvenByte(
+                               b, loc, d.w, base, misaligned, 8)))
+                         : Value();
   SmallVector<Value> acc(loop.getRegionIterArgs());
   for (int64_t n = 0; n < 2; ++n) {
-    Value codes = vm.bytes(wordsAtEvenByte(
+    Value codes = widen(vm.bytes(wordsAtEvenByte(
         b, loc, d.w, im.add(base, im.c(layout.codes + 32 * n)), misaligned,
-        8));
+        8)));
     for (int64_t j = 0; j < 4; ++j) {
       Value q = arith::AndIOp::create(
-          b, loc, arith::ShRUIOp::create(b, loc, codes, splatByte(2 * j)),
-          splatByte(3));
+          b, loc, arith::ShRUIOp::create(b, loc, codes, splatWord(2 * j)),
+          splatWord(3));
       // Sub-blocks g and g + 1: the vector's low and high 16 lanes.
       const int64_t g = 8 * n + 2 * j;
       SmallVector<int64_t> pair(16, g);
@@ -809,17 +815,19 @@ SmallVector<Value> GraphLowering::emitKLowBitDotVector(const DotOperands &d,
       if (threeBits) {
         Value bit = arith::AndIOp::create(
             b, loc,
-            arith::ShRUIOp::create(b, loc, hmask, splatByte(4 * n + j)),
-            splatByte(1));
+            arith::ShRUIOp::create(b, loc, hmask, splatWord(4 * n + j)),
+            splatWord(1));
         q = arith::SubIOp::create(
             b, loc,
             arith::AddIOp::create(
                 b, loc, q,
-                arith::ShLIOp::create(b, loc, bit, splatByte(2))),
-            splatByte(4));
-        w = vm.mul(perHalf(scales), vm.signedToF32(q));
+                arith::ShLIOp::create(b, loc, bit, splatWord(2))),
+            splatWord(4));
+        w = vm.mul(perHalf(scales),
+                   arith::SIToFPOp::create(b, loc, vm.f32s(), q));
       } else {
-        w = vm.sub(vm.mul(perHalf(scales), vm.unsignedToF32(q)),
+        w = vm.sub(vm.mul(perHalf(scales),
+                          arith::SIToFPOp::create(b, loc, vm.f32s(), q)),
                    perHalf(mins));
       }
       for (size_t r = 0; r < rows; ++r) {
