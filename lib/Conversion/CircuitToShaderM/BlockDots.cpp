@@ -112,8 +112,11 @@ SmallVector<Value> GraphLowering::emitHalfScaledBlockPairDotVector(
         }
         Value scale = piece == 0 ? p.scaleA : p.scaleB;
         Value values = piece == 0 ? p.valuesA : p.valuesB;
-        return {vm.mul(vm.splat(scale), vm.signedToF32(decode(values))),
-                32 * piece};
+        // `decode` gives signed bytes, or the f32 values themselves.
+        Value decoded = decode(values);
+        if (!isa<FloatType>(cast<VectorType>(decoded.getType()).getElementType()))
+          decoded = vm.signedToF32(decoded);
+        return {vm.mul(vm.splat(scale), decoded), 32 * piece};
       });
 }
 

@@ -645,7 +645,7 @@ private:
   /// One lane: pairs of such blocks of 32 values (K a multiple of 64)
   /// whose values take `valueWords` words (8: q8_0, 4: q4_0), as
   /// vector<32> operations; `decode` turns a block's value words into its
-  /// 32 unscaled values as signed bytes.
+  /// 32 unscaled values, as signed bytes or as f32.
   SmallVector<Value> emitHalfScaledBlockPairDotVector(
       const DotOperands &d, int64_t valueWords,
       llvm::function_ref<Value(Value words)> decode);

@@ -854,8 +854,35 @@ SmallVector<Value> GraphLowering::emitQ4_0DotVector(const DotOperands &d,
       return arith::SubIOp::create(b, loc, q, vm.i8Splat(8));
     return iq4nlValues(b, loc, q);
   };
-  return q8Activations ? emitQ8ActivationPairDotVector(d, 4, decode)
-                       : emitHalfScaledBlockPairDotVector(d, 4, decode);
+  // q4_0 in f32: the 16 bytes widened to 32-bit lanes once, where the low
+  // nibbles (values 0..15) and the high ones (16..31) are a mask and a
+  // shift apart, minus 8, converted: one widening shuffle per block where
+  // the byte path takes five (the shuffle port bounds this loop).
+  auto decodeFloats = [&](Value words) -> Value {
+    auto wide = VectorType::get({16}, b.getI32Type());
+    auto splat = [&](int64_t v) -> Value {
+      return arith::ConstantOp::create(
+          b, loc, DenseElementsAttr::get(wide, b.getI32IntegerAttr(v)));
+    };
+    Value bytes = arith::ExtUIOp::create(
+        b, loc, wide,
+        vector::BitCastOp::create(
+            b, loc, VectorType::get({16}, b.getI8Type()), words));
+    Value lo = arith::SubIOp::create(
+        b, loc, arith::AndIOp::create(b, loc, bytes, splat(0xf)), splat(8));
+    Value hi = arith::SubIOp::create(
+        b, loc, arith::ShRUIOp::create(b, loc, bytes, splat(4)), splat(8));
+    SmallVector<int64_t> inOrder;
+    for (int64_t i = 0; i < 32; ++i)
+      inOrder.push_back(i);
+    return arith::SIToFPOp::create(
+        b, loc, vm.f32s(), vector::ShuffleOp::create(b, loc, lo, hi, inOrder));
+  };
+  if (q8Activations)
+    return emitQ8ActivationPairDotVector(d, 4, decode);
+  if (nonLinear)
+    return emitHalfScaledBlockPairDotVector(d, 4, decode);
+  return emitHalfScaledBlockPairDotVector(d, 4, decodeFloats);
 }
 
 SmallVector<Value> GraphLowering::emitBF16DotVector(const DotOperands &d) {
