@@ -216,6 +216,8 @@ SmallVector<Value> GraphLowering::emitQ4_KDotVector(const DotOperands &d,
   // then high) and their scales d*sc and mins dmin*m.
   struct Quarter {
     Value lo, hi, dLo, dHi, mLo, mHi;
+    /// q4_k: the 32 quant bytes widened to 32-bit lanes (the f32 path).
+    Value wide;
   };
   auto quarterOf = [&](const SuperBlock &s, int64_t c) {
     auto scaleByte = [&](Value i) -> Value {
@@ -227,6 +229,9 @@ SmallVector<Value> GraphLowering::emitQ4_KDotVector(const DotOperands &d,
         vm.bytes(vm.words(d.w, im.add(s.word, im.c(quantWord + 8 * c))));
     q.lo = arith::AndIOp::create(b, loc, quants, vm.i8Splat(0xf));
     q.hi = arith::ShRUIOp::create(b, loc, quants, vm.i8Splat(4));
+    if (!fifthBits)
+      q.wide = arith::ExtUIOp::create(
+          b, loc, VectorType::get({32}, b.getI32Type()), quants);
     if (fifthBits) {
       // Bit `bit` of every qh byte, moved to bit 4.
       auto fifth = [&](int64_t bit) -> Value {
@@ -264,7 +269,25 @@ SmallVector<Value> GraphLowering::emitQ4_KDotVector(const DotOperands &d,
             quarters[t] = quarterOf(superBlocks[t], p / 2);
           const Quarter &q = quarters[t];
           bool low = p % 2 == 0;
-          Value codes = vm.unsignedToF32(low ? q.lo : q.hi);
+          // q4_k's codes from the widened bytes (a mask or a shift in
+          // 32-bit lanes): one widening shuffle per quarter rather than
+          // one per piece (measured: +3.5% decode on the demo file; q5_k,
+          // whose fifth bits would be widened too, gains nothing).
+          Value codes;
+          if (fifthBits) {
+            codes = vm.unsignedToF32(low ? q.lo : q.hi);
+          } else {
+            auto words = VectorType::get({32}, b.getI32Type());
+            auto splat = [&](int64_t v) -> Value {
+              return arith::ConstantOp::create(
+                  b, loc,
+                  DenseElementsAttr::get(words, b.getI32IntegerAttr(v)));
+            };
+            codes = arith::SIToFPOp::create(
+                b, loc, vm.f32s(),
+                low ? Value(arith::AndIOp::create(b, loc, q.wide, splat(0xf)))
+                    : Value(arith::ShRUIOp::create(b, loc, q.wide, splat(4))));
+          }
           return {vm.sub(vm.mul(vm.splat(low ? q.dLo : q.dHi), codes),
                          vm.splat(low ? q.mLo : q.mHi)),
                   32 * p};
