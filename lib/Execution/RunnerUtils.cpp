@@ -15,8 +15,9 @@
 
 #include "RunnerUtils.h"
 
+#include "hesper/base/Half.h"
+
 #include <cstdint>
-#include <cstring>
 #include <iostream>
 
 namespace {
@@ -36,35 +37,6 @@ struct Unranked {
   void *descriptor;
 };
 
-float halfToFloat(uint16_t h) {
-  uint32_t sign = uint32_t(h >> 15) << 31, exponent = (h >> 10) & 0x1f,
-           mantissa = h & 0x3ff, bits;
-  if (exponent == 0x1f) {
-    bits = sign | 0x7f800000u | (mantissa << 13);
-  } else if (exponent != 0) {
-    bits = sign | ((exponent + 112) << 23) | (mantissa << 13);
-  } else if (mantissa == 0) {
-    bits = sign;
-  } else { // subnormal: normalize it
-    int shift = 0;
-    while (!(mantissa & 0x400)) {
-      mantissa <<= 1;
-      ++shift;
-    }
-    bits = sign | ((113 - shift) << 23) | ((mantissa & 0x3ff) << 13);
-  }
-  float f;
-  std::memcpy(&f, &bits, sizeof(f));
-  return f;
-}
-
-float bfloatToFloat(uint16_t b) {
-  uint32_t bits = uint32_t(b) << 16;
-  float f;
-  std::memcpy(&f, &bits, sizeof(f));
-  return f;
-}
-
 /// One element as the stream prints it: i8 as a character (as MLIR's
 /// printMemrefI8 does), other integers as numbers, halves widened to
 /// float.
@@ -81,10 +53,10 @@ struct BFloat {
   uint16_t bits;
 };
 template <> void printElement(std::ostream &os, const Half &v) {
-  os << halfToFloat(v.bits);
+  os << hesper::halfBitsToFloat(v.bits);
 }
 template <> void printElement(std::ostream &os, const BFloat &v) {
-  os << bfloatToFloat(v.bits);
+  os << hesper::bfloat16BitsToFloat(v.bits);
 }
 
 /// The elements of dimension `dim` on from `at`, nested in brackets: the
@@ -146,21 +118,26 @@ template <typename T> void printMemrefC(void *unranked) {
   printMemref<T>(u->rank, u->descriptor);
 }
 
+// The element types MLIR's utilities print memrefs of: the suffix of
+// printMemref<suffix>, and the element's C++ type.
+#define HESPER_MEMREF_ELEMENTS(X)                                              \
+  X(F32, float)                                                                \
+  X(F64, double)                                                               \
+  X(F16, Half)                                                                 \
+  X(BF16, BFloat)                                                              \
+  X(I8, int8_t)                                                                \
+  X(I16, int16_t)                                                              \
+  X(I32, int32_t)                                                              \
+  X(I64, int64_t)                                                              \
+  X(Ind, int64_t)
+
 // The entry points, C calling convention.
 #define HESPER_PRINT_MEMREF(SUFFIX, T)                                         \
   void printMemref##SUFFIX(int64_t rank, void *descriptor) {                   \
     printMemref<T>(rank, descriptor);                                          \
   }                                                                            \
   void cifacePrintMemref##SUFFIX(void *unranked) { printMemrefC<T>(unranked); }
-HESPER_PRINT_MEMREF(F32, float)
-HESPER_PRINT_MEMREF(F64, double)
-HESPER_PRINT_MEMREF(F16, Half)
-HESPER_PRINT_MEMREF(BF16, BFloat)
-HESPER_PRINT_MEMREF(I8, int8_t)
-HESPER_PRINT_MEMREF(I16, int16_t)
-HESPER_PRINT_MEMREF(I32, int32_t)
-HESPER_PRINT_MEMREF(I64, int64_t)
-HESPER_PRINT_MEMREF(Ind, int64_t)
+HESPER_MEMREF_ELEMENTS(HESPER_PRINT_MEMREF)
 #undef HESPER_PRINT_MEMREF
 
 // vector.print's calls.
@@ -168,8 +145,8 @@ void printI64(int64_t v) { std::cout << v; }
 void printU64(uint64_t v) { std::cout << v; }
 void printF32(float v) { std::cout << v; }
 void printF64(double v) { std::cout << v; }
-void printF16(uint16_t v) { std::cout << halfToFloat(v); }
-void printBF16(uint16_t v) { std::cout << bfloatToFloat(v); }
+void printF16(uint16_t v) { std::cout << hesper::halfBitsToFloat(v); }
+void printBF16(uint16_t v) { std::cout << hesper::bfloat16BitsToFloat(v); }
 void printString(const char *s) { std::cout << s; }
 void printOpen() { std::cout << "( "; }
 void printClose() { std::cout << " )"; }
@@ -193,19 +170,11 @@ hesper::exec::runnerUtilSymbols(bool memrefs, bool scalars) {
     };
   if (!memrefs)
     return symbols;
-#define HESPER_MEMREF_SYMBOLS(SUFFIX)                                          \
+#define HESPER_MEMREF_SYMBOLS(SUFFIX, T)                                       \
   symbols.push_back({"printMemref" #SUFFIX, fn(printMemref##SUFFIX)});         \
   symbols.push_back(                                                           \
       {"_mlir_ciface_printMemref" #SUFFIX, fn(cifacePrintMemref##SUFFIX)});
-  HESPER_MEMREF_SYMBOLS(F32)
-  HESPER_MEMREF_SYMBOLS(F64)
-  HESPER_MEMREF_SYMBOLS(F16)
-  HESPER_MEMREF_SYMBOLS(BF16)
-  HESPER_MEMREF_SYMBOLS(I8)
-  HESPER_MEMREF_SYMBOLS(I16)
-  HESPER_MEMREF_SYMBOLS(I32)
-  HESPER_MEMREF_SYMBOLS(I64)
-  HESPER_MEMREF_SYMBOLS(Ind)
+  HESPER_MEMREF_ELEMENTS(HESPER_MEMREF_SYMBOLS)
 #undef HESPER_MEMREF_SYMBOLS
   return symbols;
 }
