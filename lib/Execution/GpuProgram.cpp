@@ -249,8 +249,7 @@ compileKernels(gpu::GPUModuleOp gpuModule, const Target &target,
   for (auto func : gpuModule.getOps<gpu::GPUFuncOp>()) {
     if (!func.isKernel())
       continue;
-    FailureOr<rt::GpuKernelImage> kernel =
-        describeKernel(func);
+    FailureOr<rt::GpuKernelImage> kernel = describeKernel(func);
     if (failed(kernel))
       return failure();
     image.kernels.push_back(std::move(*kernel));

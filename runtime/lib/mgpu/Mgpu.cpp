@@ -258,7 +258,6 @@ hesper::rt::formatPrintRecords(const std::vector<GpuPrintFormat> &formats,
   };
   std::vector<Record> records;
   std::map<std::pair<uint32_t, uint32_t>, uint32_t> seen;
-  uint64_t dropped = 0;
   size_t at = 1;
   while (at < words.size() && at - 1 < used) {
     uint32_t index = words[at];
@@ -273,8 +272,7 @@ hesper::rt::formatPrintRecords(const std::vector<GpuPrintFormat> &formats,
     at += size;
   }
   // What the count reserved past the buffer's end was not written.
-  if (used + 1 > words.size())
-    dropped = 1;
+  bool dropped = used + 1 > words.size();
   std::stable_sort(records.begin(), records.end(),
                    [](const Record &a, const Record &b) {
                      return std::tie(a.group, a.nth, a.thread) <
