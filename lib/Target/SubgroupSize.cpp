@@ -154,12 +154,11 @@ struct EmulateWideShufflesPass
                                    "out through workgroup memory; ";
       return diag;
     };
-    std::optional<SmallVector<int32_t>> block;
-    if (DenseI32ArrayAttr known = func.getKnownBlockSizeAttr())
-      block = SmallVector<int32_t>(known.asArrayRef());
-    if (!block)
+    DenseI32ArrayAttr known = func.getKnownBlockSizeAttr();
+    if (!known)
       return diagnose() << "that needs the kernel's block size "
                            "(known_block_size)";
+    ArrayRef<int32_t> block = known.asArrayRef();
     if (!reachedByAllThreads(op, func))
       return diagnose()
              << "its barriers need every thread to reach it, so it must not "
@@ -169,11 +168,11 @@ struct EmulateWideShufflesPass
       return diagnose() << "it takes scalars, not " << type;
     OpBuilder b(op);
     Location loc = op.getLoc();
-    Value buffer = addPerThreadBuffer(func, type, *block, loc);
+    Value buffer = addPerThreadBuffer(func, type, block, loc);
     auto index = [&](int64_t v) -> Value {
       return arith::ConstantIndexOp::create(b, loc, v);
     };
-    Value linear = linearThreadId(b, loc, *block);
+    Value linear = linearThreadId(b, loc, block);
     // Lanes of a warp of 32, or of the width where it is a larger constant.
     int64_t lanes = 32;
     APInt constantWidth;
