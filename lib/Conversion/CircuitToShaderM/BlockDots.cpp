@@ -277,16 +277,12 @@ SmallVector<Value> GraphLowering::emitQ4_KDotVector(const DotOperands &d,
           if (fifthBits) {
             codes = vm.unsignedToF32(low ? q.lo : q.hi);
           } else {
-            auto words = VectorType::get({32}, b.getI32Type());
-            auto splat = [&](int64_t v) -> Value {
-              return arith::ConstantOp::create(
-                  b, loc,
-                  DenseElementsAttr::get(words, b.getI32IntegerAttr(v)));
-            };
             codes = arith::SIToFPOp::create(
                 b, loc, vm.f32s(),
-                low ? Value(arith::AndIOp::create(b, loc, q.wide, splat(0xf)))
-                    : Value(arith::ShRUIOp::create(b, loc, q.wide, splat(4))));
+                low ? Value(arith::AndIOp::create(b, loc, q.wide,
+                                                  vm.i32Splat(0xf, 32)))
+                    : Value(arith::ShRUIOp::create(b, loc, q.wide,
+                                                   vm.i32Splat(4, 32))));
           }
           return {vm.sub(vm.mul(vm.splat(low ? q.dLo : q.dHi), codes),
                          vm.splat(low ? q.mLo : q.mHi)),

@@ -63,13 +63,14 @@ struct BlockMath {
   Value unsignedToF32(Value i8s) {
     return arith::UIToFPOp::create(b, loc, f32s(), i8s);
   }
-  Value i8Splat(int64_t v) {
-    auto type = VectorType::get({kWidth}, b.getI8Type());
+  Value i8Splat(int64_t v, int64_t width = kWidth) {
+    auto type = VectorType::get({width}, b.getI8Type());
     return arith::ConstantOp::create(
         b, loc, DenseElementsAttr::get(type, b.getI8IntegerAttr(v)));
   }
-  Value i32Splat(int64_t v) {
-    auto type = VectorType::get({8}, b.getI32Type());
+  /// `width` lanes of the i32 `v` (8 by default: eight words, 32 bytes).
+  Value i32Splat(int64_t v, int64_t width = 8) {
+    auto type = VectorType::get({width}, b.getI32Type());
     return arith::ConstantOp::create(
         b, loc, DenseElementsAttr::get(type, b.getI32IntegerAttr(v)));
   }

@@ -541,8 +541,10 @@ private:
   /// choice): emits the kernel body after createKernel; `storeOutput(i,
   /// value, x row, weight row, n)` stores output element (x row, weight
   /// row) of weight i with its epilogue, `combineOutputs(gate, up, x row,
-  /// weight row, n)` a gated matmul's. Returns the grid.
-  std::array<int64_t, 3> emitTiledMatmul(
+  /// weight row, n)` a gated matmul's. Its grid: a workgroup per tile of
+  /// kGemmTile weight rows (multi_matmul's weights one after another) by
+  /// one per tile of kGemmTile rows of x.
+  void emitTiledMatmul(
       KernelState &ks, Value x, ArrayRef<Value> weights, bool gated,
       int64_t m, Location loc,
       llvm::function_ref<void(size_t, Value, Value, Value, int64_t)>

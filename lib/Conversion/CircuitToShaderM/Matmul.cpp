@@ -679,9 +679,8 @@ static int64_t rowsOf(Value w) {
 /// workgroups of grid x: runs `body(i, weight, the workgroup's index among
 /// them, rows)` for each weight, inside the condition that workgroup
 /// `group` is one of its own (uniform over a workgroup, so barriers under
-/// it stay legal; no condition for one weight). Returns the workgroups of
-/// all.
-static int64_t
+/// it stay legal; no condition for one weight).
+static void
 forEachWeightGroup(OpBuilder &b, Location loc, Value group,
                    ArrayRef<Value> weights, int64_t tileRows,
                    llvm::function_ref<void(size_t, Value, Value, int64_t)> body) {
@@ -705,10 +704,9 @@ forEachWeightGroup(OpBuilder &b, Location loc, Value group,
     body(i, w, mine, n);
     offset += groups;
   }
-  return offset;
 }
 
-std::array<int64_t, 3> GraphLowering::emitTiledMatmul(
+void GraphLowering::emitTiledMatmul(
     KernelState &ks, Value x, ArrayRef<Value> weights, bool gated, int64_t m,
     Location loc,
     llvm::function_ref<void(size_t, Value, Value, Value, int64_t)> storeOutput,
@@ -841,7 +839,6 @@ std::array<int64_t, 3> GraphLowering::emitTiledMatmul(
       }
   };
 
-  const int64_t xBlocks = ceilDiv(m, kTile);
   if (gated) {
     int64_t n = rowsOf(weights[0]);
     Value firstW = im.mul(group, im.c(kTile));
@@ -850,9 +847,9 @@ std::array<int64_t, 3> GraphLowering::emitTiledMatmul(
     forEachOutput(firstW, n, [&](Value xRow, Value wRow, int64_t s) {
       combineOutputs(sums[s], sums[half + s], xRow, wRow, n);
     });
-    return {ceilDiv(n, kTile), xBlocks, 1};
+    return;
   }
-  int64_t groups = forEachWeightGroup(
+  forEachWeightGroup(
       b, loc, group, weights, kTile,
       [&](size_t i, Value w, Value mine, int64_t n) {
         Value firstW = im.mul(mine, im.c(kTile));
@@ -861,7 +858,6 @@ std::array<int64_t, 3> GraphLowering::emitTiledMatmul(
           storeOutput(i, sums[s], xRow, wRow, n);
         });
       });
-  return {groups, xBlocks, 1};
 }
 
 LogicalResult GraphLowering::lowerMatmul(Operation *op, Value x,
@@ -943,7 +939,7 @@ LogicalResult GraphLowering::lowerMatmul(Operation *op, Value x,
                                                          : defaultXRows)
                       : 1;
   int64_t xBlocks = ceilDiv(m, xRows);
-  if (tiled) {
+  if (tiled) { // emitTiledMatmul's grid
     xBlocks = ceilDiv(m, kGemmTile);
     totalGroups = 0;
     for (Value w : combine ? weights.take_front() : weights)
@@ -1000,8 +996,9 @@ LogicalResult GraphLowering::lowerMatmul(Operation *op, Value x,
     storeValue(value, op->getResult(0), lane);
   };
   if (tiled) {
-    finishKernel(ks, emitTiledMatmul(ks, x, weights, combine != nullptr, m,
-                                     loc, store, storeCombined));
+    emitTiledMatmul(ks, x, weights, combine != nullptr, m, loc, store,
+                    storeCombined);
+    finishKernel(ks, {totalGroups, xBlocks, 1});
     return success();
   }
   Value tid = sm::LocalIdOp::create(b, loc, b.getIndexType(), sm::Dim::x);

@@ -741,10 +741,7 @@ SmallVector<Value> GraphLowering::emitKLowBitDotVector(const DotOperands &d,
   const size_t rows = d.xRows.size();
   Value rowBlocks = im.mul(d.n, im.c(blocks));
   auto words32 = VectorType::get({32}, b.getI32Type());
-  auto splatWord = [&](int64_t v) {
-    return arith::ConstantOp::create(
-        b, loc, DenseElementsAttr::get(words32, b.getI32IntegerAttr(v)));
-  };
+  auto splatWord = [&](int64_t v) { return vm.i32Splat(v, 32); };
   auto widen = [&](Value bytes) -> Value {
     return arith::ExtUIOp::create(b, loc, words32, bytes);
   };
@@ -779,13 +776,10 @@ SmallVector<Value> GraphLowering::emitKLowBitDotVector(const DotOperands &d,
         sm::LoadOp::create(b, loc, VectorType::get({4}, b.getI32Type()), d.w,
                            word));
     auto nibbles = [&](bool high) -> Value {
-      auto type = VectorType::get({16}, b.getI8Type());
-      auto splat = [&](int64_t v) -> Value {
-        return arith::ConstantOp::create(
-            b, loc, DenseElementsAttr::get(type, b.getI8IntegerAttr(v)));
-      };
-      Value n = high ? Value(arith::ShRUIOp::create(b, loc, bytes, splat(4)))
-                     : Value(arith::AndIOp::create(b, loc, bytes, splat(0xf)));
+      Value n = high ? Value(arith::ShRUIOp::create(b, loc, bytes,
+                                                    vm.i8Splat(4, 16)))
+                     : Value(arith::AndIOp::create(b, loc, bytes,
+                                                   vm.i8Splat(0xf, 16)));
       return arith::UIToFPOp::create(b, loc, vm.f32s(16), n);
     };
     scales = vm.mul(vm.splat(scale, 16), nibbles(false));
@@ -859,13 +853,9 @@ SmallVector<Value> GraphLowering::emitQ4_0DotVector(const DotOperands &d,
   // shift apart, minus 8, converted: one widening shuffle per block where
   // the byte path takes five (the shuffle port bounds this loop).
   auto decodeFloats = [&](Value words) -> Value {
-    auto wide = VectorType::get({16}, b.getI32Type());
-    auto splat = [&](int64_t v) -> Value {
-      return arith::ConstantOp::create(
-          b, loc, DenseElementsAttr::get(wide, b.getI32IntegerAttr(v)));
-    };
+    auto splat = [&](int64_t v) { return vm.i32Splat(v, 16); };
     Value bytes = arith::ExtUIOp::create(
-        b, loc, wide,
+        b, loc, VectorType::get({16}, b.getI32Type()),
         vector::BitCastOp::create(
             b, loc, VectorType::get({16}, b.getI8Type()), words));
     Value lo = arith::SubIOp::create(
