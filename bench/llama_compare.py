@@ -84,7 +84,7 @@ def rate(pattern, text, what):
 def hesper_run(args, model, tokens, gen, extra=()):
     cmd = [os.path.join(args.bin, "hesper-run"), model,
            f"--backend={args.backend}", "--tokens", tokens, "-n", str(gen),
-           "--temp", "0", "--ignore-eos", *extra]
+           "--temp", "0", "--ignore-eos", *args.hesper_args.split(), *extra]
     return run(cmd).stderr
 
 
@@ -151,6 +151,9 @@ def main():
     ap.add_argument("--llama-bench-args", default="-ngl 99 -fa 0",
                     help="passed to llama-bench (default: all layers on "
                          "the GPU, no flash attention)")
+    ap.add_argument("--hesper-args", default="",
+                    help="passed to every hesper-run (e.g. "
+                         "--quantize-activations)")
     ap.add_argument("--no-eval", action="store_true",
                     help="skip hesper-eval --quick")
     ap.add_argument("--python", default=sys.executable,

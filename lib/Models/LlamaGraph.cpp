@@ -238,12 +238,13 @@ private:
   }
 
   /// The activations a matmul with weight `w` reads: x, or x quantized to
-  /// q8_1 with quantizedActivations, in a one-token step (a prompt chunk's
-  /// f32 kernels decode each weight block once for 8 rows, which per-row
-  /// integer products do not beat on the CPU target), for weights whose
-  /// integer kernels pay on the CPU target (q8_0, q4_0; q4_k's need an x
-  /// scale per 32 values) and rows circuit.quantize's lowering takes (it
-  /// stages a row in 32 KiB of workgroup memory: up to 7168 values). Each
+  /// q8_1 with quantizedActivations, for weights whose integer kernels pay
+  /// on the CPU target and rows circuit.quantize's lowering takes (it
+  /// stages a row in 32 KiB of workgroup memory: up to 7168 values): in a
+  /// one-token step q8_0 and q4_0 (q4_k's need an x scale per 32 values),
+  /// in a prompt chunk q4_0 with K a multiple of 64 (the CPU target's
+  /// integer register tile; per-row integer products do not beat the f32
+  /// kernels that decode each weight block once for several rows). Each
   /// x is quantized once, so the matmuls that read it still fuse (Q/K/V
   /// into a multi_matmul, gate and up into a gated_matmul); the
   /// quantization fuses into the RMSNorm before it where there is one.
@@ -251,8 +252,10 @@ private:
     constexpr int64_t kMaxQuantizedRow = 7168;
     auto wType = cast<RankedTensorType>(w.getType());
     int64_t k = wType.getShape().back();
-    if (!quantizedActivations || rows != 1 ||
-        !isa<Q8_0Type, Q4_0Type>(wType.getElementType()) || k % 32 != 0 ||
+    Type element = wType.getElementType();
+    bool integerKernel = rows == 1 ? isa<Q8_0Type, Q4_0Type>(element)
+                                   : isa<Q4_0Type>(element) && k % 64 == 0;
+    if (!quantizedActivations || !integerKernel || k % 32 != 0 ||
         k > kMaxQuantizedRow)
       return x;
     Value &q = quantized[x];

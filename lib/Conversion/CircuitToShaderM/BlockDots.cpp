@@ -164,6 +164,168 @@ SmallVector<Value> GraphLowering::emitQ8ActivationPairDotVector(
   return dots;
 }
 
+SmallVector<Value> GraphLowering::emitQ4_0ByteTileDot(const DotOperands &d) {
+  // A prompt chunk's q4_0 matmul with q8_1 activations on the CPU target,
+  // as integer products of a register tile: kByteTileRows weight rows by
+  // every x row of d.xRows. A vector<16xi32> holds four weight rows, one
+  // per 128-bit lane: a block's 16 nibble bytes (value t in the low nibble
+  // of byte t, value 16 + t in its high nibble). x's bytes 0..15 and
+  // 16..31 of the same block are repeated in every 128-bit lane, so each
+  // exp.vector_dot4_i8 (one 512-bit vpdpbusd with AVX512-VNNI) adds 64
+  // products of four weight rows, and a lane holds the partial sum of
+  // eight of its row's values. The codes q (0..15) go in unsigned, as
+  // vpdpbusd wants them; the -8 of (q - 8) is 8 * sum(x) over the same
+  // eight values, the same dot product with a vector of eights, computed
+  // once per x block and taken as the start of the weight rows' sums. The
+  // i32 sums are exact; each lane accumulates them times d_w d_x in f32
+  // across blocks, and a row's four lanes are added at the end, so the
+  // result differs from the interpreter's only in the order of float
+  // additions. The x side (broadcast halves, sums) is shared by the tile's
+  // 16 rows, the weight side (loaded, realigned, split into nibbles) by
+  // its x rows.
+  Location loc = d.loc;
+  IndexMath im(b, loc);
+  BlockMath vm{b, loc};
+  constexpr int64_t kGroups = kByteTileRows / 4;
+  constexpr int64_t kPairWords = 9; // two 18-byte blocks
+  assert(static_cast<int64_t>(d.ns.size()) == kByteTileRows &&
+         d.k % 64 == 0 && "lowerMatmul picks this tile");
+  const size_t rows = d.xRows.size();
+  auto words = [&](int64_t n) { return VectorType::get({n}, b.getI32Type()); };
+  auto bytes = VectorType::get({64}, b.getI8Type());
+  auto lanes = VectorType::get({16}, b.getI32Type());
+  auto asBytes = [&](Value v) {
+    return vector::BitCastOp::create(b, loc, bytes, v);
+  };
+  auto splat = [&](int64_t v) { return vm.i32Splat(v, 16); };
+  auto quad = [&](Value buffer, Value at) -> Value {
+    return sm::LoadOp::create(b, loc, words(4), buffer, at);
+  };
+  auto iota = [](int64_t n) {
+    SmallVector<int64_t> v;
+    for (int64_t i = 0; i < n; ++i)
+      v.push_back(i);
+    return v;
+  };
+  // Four vector<4xi32> side by side.
+  auto concat = [&](ArrayRef<Value> q) -> Value {
+    Value low = vector::ShuffleOp::create(b, loc, q[0], q[1], iota(8));
+    Value high = vector::ShuffleOp::create(b, loc, q[2], q[3], iota(8));
+    return vector::ShuffleOp::create(b, loc, low, high, iota(16));
+  };
+  // Lane `first` of every 128-bit lane, in all four of its lanes.
+  auto spread = [&](Value v, int64_t first) -> Value {
+    SmallVector<int64_t> mask;
+    for (int64_t i = 0; i < 16; ++i)
+      mask.push_back(i / 4 * 4 + first);
+    return vector::ShuffleOp::create(b, loc, v, v, mask);
+  };
+  // The f16 in the low half of each lane, as f32.
+  auto halves = [&](Value v) -> Value {
+    Value h = arith::TruncIOp::create(
+        b, loc, VectorType::get({16}, b.getI16Type()), v);
+    Value f16s = vector::BitCastOp::create(
+        b, loc, VectorType::get({16}, b.getF16Type()), h);
+    return arith::ExtFOp::create(b, loc, vm.f32s(16), f16s);
+  };
+  auto dot = [&](Value a, Value x, Value acc) -> Value {
+    return ex::VectorDot4I8Op::create(b, loc, a, x, acc);
+  };
+  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(lanes));
+  // Byte vectors of constants and masked bytes (known 0..127: vpdpbusd
+  // takes them as they are, hesper-cpu-vector-dot).
+  Value eights = vm.i8Splat(8, 64);
+  Value nibbleMask = vm.i8Splat(0x0f, 64);
+
+  OpBuilder::InsertionGuard guard(b);
+  auto loop = scf::ForOp::create(
+      b, loc, im.c(0), im.c(d.k / 64), im.c(1),
+      SmallVector<Value>(kGroups * rows, vm.zeros(16)));
+  b.setInsertionPointToStart(loop.getBody());
+  Value pair = loop.getInductionVar();
+  SmallVector<Value> acc(loop.getRegionIterArgs());
+  const int64_t rowWords = d.k / 64 * kPairWords;
+  Value pairWord = im.mul(pair, im.c(kPairWords));
+  // Block A, then block B of the pair (the x side of one block live at a
+  // time: 3 vectors per x row).
+  for (int half = 0; half < 2; ++half) {
+    // Per x row: d_x, the block's two halves repeated, -8 sum(x) per lane.
+    struct XBlock {
+      Value scale, low, high, start;
+    };
+    SmallVector<XBlock> xs;
+    for (Value xRow : d.xRows) {
+      Value at = im.add(xRow, im.add(im.mul(pair, im.c(2 * kQ8_1Words)),
+                                     im.c(half * kQ8_1Words)));
+      XBlock x;
+      x.scale = loadQ8_1Scale(b, loc, d.x, at);
+      x.low = asBytes(concat(SmallVector<Value>(4, quad(d.x, im.add(at, im.c(1))))));
+      x.high = asBytes(concat(SmallVector<Value>(4, quad(d.x, im.add(at, im.c(5))))));
+      x.start = arith::SubIOp::create(
+          b, loc, zero, dot(eights, x.high, dot(eights, x.low, zero)));
+      xs.push_back(x);
+    }
+    for (int64_t g = 0; g < kGroups; ++g) {
+      // Four words of each of the group's rows, `word` words into the
+      // pair.
+      auto rowWordsAt = [&](int64_t word) {
+        SmallVector<Value> quads;
+        for (int64_t j = 0; j < 4; ++j)
+          quads.push_back(quad(
+              d.w, im.add(im.add(im.mul(d.ns[4 * g + j], im.c(rowWords)),
+                                 pairWord),
+                          im.c(word))));
+        return concat(quads);
+      };
+      // Block A: its scale is the low half of word 0 and its codes start
+      // two bytes in (words 0..3 and 1..4 joined); block B: its scale is
+      // the high half of word 4, its codes words 5..8.
+      Value w1 = rowWordsAt(1), codes, scale;
+      if (half == 0) {
+        Value w0 = rowWordsAt(0);
+        codes = arith::OrIOp::create(
+            b, loc, arith::ShRUIOp::create(b, loc, w0, splat(16)),
+            arith::ShLIOp::create(b, loc, w1, splat(16)));
+        scale = halves(spread(w0, 0));
+      } else {
+        codes = rowWordsAt(5);
+        scale =
+            halves(arith::ShRUIOp::create(b, loc, spread(w1, 3), splat(16)));
+      }
+      Value low = arith::AndIOp::create(b, loc, asBytes(codes), nibbleMask);
+      Value high = arith::AndIOp::create(
+          b, loc, asBytes(arith::ShRUIOp::create(b, loc, codes, splat(4))),
+          nibbleMask);
+      for (size_t r = 0; r < rows; ++r) {
+        const XBlock &x = xs[r];
+        Value sums = dot(high, x.high, dot(low, x.low, x.start));
+        Value &a = acc[g * rows + r];
+        a = vm.add(a, vm.mul(arith::SIToFPOp::create(b, loc, vm.f32s(16), sums),
+                             vm.mul(scale, vm.splat(x.scale, 16))));
+      }
+    }
+  }
+  scf::YieldOp::create(b, loc, acc);
+  b.setInsertionPointAfter(loop);
+  // Each row's four lanes, added in a fixed order: (0+1) + (2+3).
+  SmallVector<int64_t> swapPairs, swapHalves;
+  for (int64_t i = 0; i < 16; ++i) {
+    swapPairs.push_back(i ^ 1);
+    swapHalves.push_back(i ^ 2);
+  }
+  SmallVector<Value> dots(kByteTileRows * rows);
+  for (int64_t g = 0; g < kGroups; ++g)
+    for (size_t r = 0; r < rows; ++r) {
+      Value v = loop.getResult(g * rows + r);
+      v = vm.add(v, vector::ShuffleOp::create(b, loc, v, v, swapPairs));
+      v = vm.add(v, vector::ShuffleOp::create(b, loc, v, v, swapHalves));
+      for (int64_t j = 0; j < 4; ++j)
+        dots[(4 * g + j) * rows + r] =
+            vector::ExtractOp::create(b, loc, v, 4 * j);
+    }
+  return dots;
+}
+
 SmallVector<Value> GraphLowering::emitQ8_0DotVector(const DotOperands &d,
                                                    bool q8Activations) {
   // q8_0: 8 words of 32 signed bytes per block.

@@ -47,6 +47,12 @@ SmallVector<Value> GraphLowering::emitPartialDot(KernelState &ks, Value x,
   for (Value m : ms)
     ops.xRows.push_back(im.mul(m, im.c(xRowStride)));
   Type element = wType.getElementType();
+  if (q8Activations && lanes == 1 &&
+      static_cast<int64_t>(ns.size()) == kByteTileRows) {
+    assert(isa<cir::Q4_0Type>(element) && "matmulTile picks this tile");
+    ops.ns.assign(ns.begin(), ns.end());
+    return emitQ4_0ByteTileDot(ops);
+  }
   if (q8Activations) {
     SmallVector<Value> all;
     for (Value n : ns) {
@@ -629,6 +635,12 @@ SmallVector<Value> GraphLowering::emitQ6_KDot(const DotOperands &d) {
   return finishUnits(loop, totals);
 }
 
+/// The rows of one weight matrix ([N, K], or an expert's of [E, N, K]).
+static int64_t rowsOf(Value w) {
+  ArrayRef<int64_t> dims = cast<RankedTensorType>(w.getType()).getShape();
+  return dims[dims.size() - 2];
+}
+
 /// The matmul tile a target takes where no knob chooses one: rows of x by
 /// weight rows per subgroup, workgroup or CPU lane. GPUs take kXRows x 1.
 /// The CPU target, for several rows of x (a prompt chunk), takes the
@@ -645,16 +657,28 @@ SmallVector<Value> GraphLowering::emitQ6_KDot(const DotOperands &d) {
 /// 880 us for q8_0, 1154 -> 983 us for iq4_nl; q4_0 gains nothing there);
 /// kXRows x 1 for shorter rows, for the rest (the k-quants' wider decoding
 /// spills with two weight rows), and for weights of several formats.
+/// With q8_1 x, q4_0 weights (K a multiple of 64) whose row counts are
+/// multiples of kByteTileRows take emitQ4_0ByteTileDot's integer tile,
+/// 4 x 16: 16 f32 accumulators of 16 lanes (a 512-token prompt of the
+/// demo model: 4 x rows 6700-6800 tok/s, 2 rows 5950, 6 or 8 rows
+/// 5300-5500, which spill).
 static std::pair<int64_t, int64_t> matmulTile(Value x,
                                               ArrayRef<Value> weights,
                                               int64_t m, int64_t lanes,
                                               bool experts, bool gated) {
-  if (lanes != 1 || experts || m == 1 ||
-      cir::isQuantized(cast<RankedTensorType>(x.getType()).getElementType()))
-    return {kXRows, 1};
   auto typeOf = [](Value w) {
     return cast<RankedTensorType>(w.getType());
   };
+  Type xElement = typeOf(x).getElementType();
+  if (lanes == 1 && !experts && m > 1 && isa<cir::Q8_1Type>(xElement) &&
+      llvm::all_of(weights, [&](Value w) {
+        return isa<cir::Q4_0Type>(typeOf(w).getElementType()) &&
+               typeOf(w).getShape().back() % 64 == 0 &&
+               rowsOf(w) % kByteTileRows == 0;
+      }))
+    return {4, kByteTileRows};
+  if (lanes != 1 || experts || m == 1 || cir::isQuantized(xElement))
+    return {kXRows, 1};
   Type element = typeOf(weights.front()).getElementType();
   int64_t k = typeOf(weights.front()).getShape().back();
   for (Value w : weights)
@@ -667,12 +691,6 @@ static std::pair<int64_t, int64_t> matmulTile(Value x,
       (k >= 2048 || (gated && !isa<cir::Q4_0Type>(element))))
     return {6, 2};
   return {kXRows, 1};
-}
-
-/// The rows of one weight matrix ([N, K], or an expert's of [E, N, K]).
-static int64_t rowsOf(Value w) {
-  ArrayRef<int64_t> dims = cast<RankedTensorType>(w.getType()).getShape();
-  return dims[dims.size() - 2];
 }
 
 /// Weight i of a (multi_)matmul owns ceil(rows_i / tileRows) consecutive

@@ -58,9 +58,12 @@ bool resolveISA(llvm::StringRef name, llvm::ArrayRef<std::string> hostFeatures,
 /// Whether `isa` has vpdpbusd on 256-bit vectors (AVX512-VNNI with
 /// AVX512-VL, or AVX-VNNI).
 bool hasByteDotInstruction(const ISA &isa);
-/// exp.vector_dot4_i8 of 8 lanes as vpdpbusd (VectorDot.cpp); only for an
-/// ISA with hasByteDotInstruction, before convert-exp-to-std.
-std::unique_ptr<mlir::Pass> createVectorDotToVNNIPass();
+/// Whether `isa` has vpdpbusd on 512-bit vectors (AVX512-VNNI).
+bool hasWideByteDotInstruction(const ISA &isa);
+/// exp.vector_dot4_i8 of 8 lanes as vpdpbusd (VectorDot.cpp), and of 16
+/// lanes with `wide` (hasWideByteDotInstruction); only for an ISA with
+/// hasByteDotInstruction, before convert-exp-to-std.
+std::unique_ptr<mlir::Pass> createVectorDotToVNNIPass(bool wide);
 
 } // namespace hesper::cpu
 

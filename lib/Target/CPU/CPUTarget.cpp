@@ -66,12 +66,13 @@ void hesper::buildHesperToCPUPipeline(OpPassManager &pm,
   std::string error;
   bool vnni = cpu::resolveISA(options.isa, options.hostFeatures, isa, error) &&
               cpu::hasByteDotInstruction(isa);
+  bool wideVnni = vnni && cpu::hasWideByteDotInstruction(isa);
   buildHesperToGPUPipeline(pm, options.fuse, /*sharedMemoryAsAlloc=*/true,
                            /*subgroupSize=*/1, /*singleLane=*/true,
                            [&](OpPassManager &kernels) {
                              if (vnni)
                                kernels.addPass(
-                                   cpu::createVectorDotToVNNIPass());
+                                   cpu::createVectorDotToVNNIPass(wideVnni));
                            });
   pm.addPass(createGpuToCPUPass());
   addCPUCodeSteps(pm, options);

@@ -6,7 +6,9 @@
 //
 // exp.vector_dot4_i8 of 32 bytes into 8 lanes (the CPU target's integer
 // dot products of quantized weights with q8_1 activations) becomes one
-// `vpdpbusd` where the ISA has AVX512-VNNI with AVX512-VL, or AVX-VNNI.
+// `vpdpbusd` where the ISA has AVX512-VNNI with AVX512-VL, or AVX-VNNI;
+// of 64 bytes into 16 lanes (the prompt chunk's integer tile), one
+// 512-bit `vpdpbusd` where it has AVX512-VNNI.
 // That instruction multiplies unsigned bytes by signed ones, so the
 // operands go in as |a| and b with a's signs (`vpabsb`, `vpsignb`): the
 // products are a[i] * b[i] whenever b[i] is not -128, which the op
@@ -65,13 +67,20 @@ struct VectorDotToVNNIPass
     : PassWrapper<VectorDotToVNNIPass, OperationPass<ModuleOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(VectorDotToVNNIPass)
 
+  explicit VectorDotToVNNIPass(bool wide) : wide(wide) {}
   StringRef getArgument() const override { return "hesper-cpu-vector-dot"; }
   void getDependentDialects(DialectRegistry &registry) const override {
     registry.insert<LLVM::LLVMDialect, math::MathDialect>();
   }
   void runOnOperation() override {
-    getOperation().walk([](hesper::exp::VectorDot4I8Op op) {
-      if (op.getAcc().getType().getNumElements() != 8)
+    getOperation().walk([&](hesper::exp::VectorDot4I8Op op) {
+      int64_t lanes = op.getAcc().getType().getNumElements();
+      StringRef dotName;
+      if (lanes == 8)
+        dotName = "llvm.x86.avx512.vpdpbusd.256";
+      else if (lanes == 16 && wide)
+        dotName = "llvm.x86.avx512.vpdpbusd.512";
+      else
         return;
       OpBuilder b(op);
       Location loc = op.getLoc();
@@ -80,6 +89,8 @@ struct VectorDotToVNNIPass
       // Bytes of `a` known to be 0..127 go in as they are (no sign to
       // move; then b may hold -128 too).
       if (!bytesNonNegative(a)) {
+        if (lanes != 8) // vpsignb has no 512-bit form
+          return;
         magnitudes = math::AbsIOp::create(b, loc, a);
         signs =
             LLVM::CallIntrinsicOp::create(
@@ -89,13 +100,16 @@ struct VectorDotToVNNIPass
       }
       Value sum = LLVM::CallIntrinsicOp::create(
                       b, loc, op.getType(),
-                      b.getStringAttr("llvm.x86.avx512.vpdpbusd.256"),
+                      b.getStringAttr(dotName),
                       ValueRange{op.getAcc(), magnitudes, signs})
                       .getResult(0);
       op.replaceAllUsesWith(sum);
       op.erase();
     });
   }
+
+  /// 512-bit vpdpbusd is available (AVX512-VNNI).
+  bool wide;
 };
 } // namespace
 
@@ -108,6 +122,12 @@ bool hesper::cpu::hasByteDotInstruction(const ISA &isa) {
   return (has("avx512vnni") && has("avx512vl")) || has("avxvnni");
 }
 
-std::unique_ptr<Pass> hesper::cpu::createVectorDotToVNNIPass() {
-  return std::make_unique<VectorDotToVNNIPass>();
+bool hesper::cpu::hasWideByteDotInstruction(const ISA &isa) {
+  SmallVector<StringRef> features;
+  StringRef(isa.features).split(features, ',');
+  return llvm::is_contained(features, "+avx512vnni");
+}
+
+std::unique_ptr<Pass> hesper::cpu::createVectorDotToVNNIPass(bool wide) {
+  return std::make_unique<VectorDotToVNNIPass>(wide);
 }

@@ -6,7 +6,10 @@
 // added in pairs (vpmaddwd). Neither converts the bytes to f32 one by one
 // (vcvtdq2ps runs once per block, on the sums). q4_k's codes (nibbles,
 // 0..15) and the ones that sum x are known to be non-negative bytes, so
-// they go into vpdpbusd as they are, with no vpabsb/vpsignb.
+// they go into vpdpbusd as they are, with no vpabsb/vpsignb. A prompt
+// chunk's q4_0 matmul (several rows of x, 16 weight rows) takes the
+// integer register tile: 512-bit vpdpbusd of the nibbles as they are
+// (no vpabsb/vpsignb) with AVX512-VNNI, vpmaddwd at x86-64-v4.
 // REQUIRES: cpu-target
 // RUN: rm -rf %t && mkdir -p %t/v4 %t/native
 // RUN: hesper-opt %s --hesper-to-cpu="isa=x86-64-v4 dump-dir=%t/v4" -o /dev/null
@@ -26,6 +29,16 @@
 // VNNI: vpdpbusd
 // VNNI-NOT: vpmaddwd
 // VNNI: .size q4_0_k1_matmul
+// V4: q4_0_tile_k1_matmul:
+// V4-NOT: vpdpbusd
+// V4: vpmaddwd
+// V4-NOT: vpdpbusd
+// V4: .size q4_0_tile_k1_matmul
+// VNNI: q4_0_tile_k1_matmul:
+// VNNI-NOT: {{vpabsb|vpsignb|vpmaddwd}}
+// VNNI: vpdpbusd %zmm
+// VNNI-NOT: {{vpabsb|vpsignb|vpmaddwd}}
+// VNNI: .size q4_0_tile_k1_matmul
 // VNNI: q4_k_k1_matmul:
 // VNNI-NOT: {{vpabsb|vpsignb}}
 // VNNI: vpdpbusd
@@ -38,6 +51,14 @@ circuit.graph @q4_0(%x: tensor<512xf32> {circuit.name = "x"},
   %y = circuit.matmul %q, %w : tensor<512x!circuit.q8_1>,
       tensor<16x512x!circuit.q4_0> -> tensor<16xf32>
   circuit.output %y : tensor<16xf32>
+}
+
+circuit.graph @q4_0_tile(%x: tensor<8x512xf32> {circuit.name = "x"},
+    %w: tensor<32x512x!circuit.q4_0> {circuit.name = "w"}) -> tensor<8x32xf32> {
+  %q = circuit.quantize %x : tensor<8x512xf32> -> tensor<8x512x!circuit.q8_1>
+  %y = circuit.matmul %q, %w : tensor<8x512x!circuit.q8_1>,
+      tensor<32x512x!circuit.q4_0> -> tensor<8x32xf32>
+  circuit.output %y : tensor<8x32xf32>
 }
 
 circuit.graph @q4_k(%x: tensor<512xf32> {circuit.name = "x"},
