@@ -242,7 +242,7 @@ private:
   /// on the CPU target and rows circuit.quantize's lowering takes (it
   /// stages a row in 32 KiB of workgroup memory: up to 7168 values): in a
   /// one-token step q8_0 and q4_0 (q4_k's need an x scale per 32 values),
-  /// in a prompt chunk q4_0 with K a multiple of 64 (the CPU target's
+  /// in a prompt chunk the same with K a multiple of 64 (the CPU target's
   /// integer register tile; per-row integer products do not beat the f32
   /// kernels that decode each weight block once for several rows). Each
   /// x is quantized once, so the matmuls that read it still fuse (Q/K/V
@@ -253,8 +253,8 @@ private:
     auto wType = cast<RankedTensorType>(w.getType());
     int64_t k = wType.getShape().back();
     Type element = wType.getElementType();
-    bool integerKernel = rows == 1 ? isa<Q8_0Type, Q4_0Type>(element)
-                                   : isa<Q4_0Type>(element) && k % 64 == 0;
+    bool integerKernel = isa<Q8_0Type, Q4_0Type>(element) &&
+                         (rows == 1 || k % 64 == 0);
     if (!quantizedActivations || !integerKernel || k % 32 != 0 ||
         k > kMaxQuantizedRow)
       return x;

@@ -164,42 +164,55 @@ SmallVector<Value> GraphLowering::emitQ8ActivationPairDotVector(
   return dots;
 }
 
-SmallVector<Value> GraphLowering::emitQ4_0ByteTileDot(const DotOperands &d) {
-  // A prompt chunk's q4_0 matmul with q8_1 activations on the CPU target,
-  // as integer products of a register tile: kByteTileRows weight rows by
-  // every x row of d.xRows. A vector<16xi32> holds four weight rows, one
-  // per 128-bit lane: a block's 16 nibble bytes (value t in the low nibble
-  // of byte t, value 16 + t in its high nibble). x's bytes 0..15 and
-  // 16..31 of the same block are repeated in every 128-bit lane, so each
-  // exp.vector_dot4_i8 (one 512-bit vpdpbusd with AVX512-VNNI) adds 64
-  // products of four weight rows, and a lane holds the partial sum of
-  // eight of its row's values. The codes q (0..15) go in unsigned, as
-  // vpdpbusd wants them; the -8 of (q - 8) is 8 * sum(x) over the same
-  // eight values, the same dot product with a vector of eights, computed
-  // once per x block and taken as the start of the weight rows' sums. The
-  // i32 sums are exact; each lane accumulates them times d_w d_x in f32
-  // across blocks, and a row's four lanes are added at the end, so the
-  // result differs from the interpreter's only in the order of float
-  // additions. The x side (broadcast halves, sums) is shared by the tile's
-  // 16 rows, the weight side (loaded, realigned, split into nibbles) by
-  // its x rows.
+SmallVector<Value> GraphLowering::emitByteTileDot(const DotOperands &d,
+                                                  Type element) {
+  // A prompt chunk's matmul of q8_1 activations with q4_0 or q8_0 weights
+  // on the CPU target, as integer products of a register tile:
+  // kByteTileRows weight rows by every x row of d.xRows.
+  //
+  // Layout: a vector<16xi32> holds four weight rows, one per 128-bit lane,
+  // 16 codes each: q4_0's 16 nibble bytes (value t in the low nibble of
+  // byte t, value 16 + t in its high nibble), q8_0's values 0..15 or
+  // 16..31. x's bytes 0..15 and 16..31 of the same block are repeated in
+  // every 128-bit lane, so each exp.vector_dot4_i8 (one 512-bit vpdpbusd
+  // with AVX512-VNNI) adds 64 products of four weight rows, and lane t of
+  // a row holds the sum over values 4t..4t+3 and 16+4t..16+4t+3.
+  //
+  // vpdpbusd multiplies unsigned bytes by signed ones, so the weight side
+  // goes in unsigned, with no vpabsb/vpsignb:
+  //   q4_0: its codes q (0..15), sum((q - 8) x) = sum(q x) - 8 sum(x);
+  //   q8_0: w + 128 (w ^ 0x80, a_unsigned), sum(w x) =
+  //         sum((w + 128) x) - 128 sum(x).
+  // 8 sum(x) per lane is the same dot product with a vector of eights,
+  // computed once per x block; -8 sum(x) (q4_0) or -128 sum(x) (q8_0) is
+  // the start of the weight rows' sums. The i32 sums are exact; each lane
+  // accumulates them
+  // times d_w d_x in f32 across blocks, and a row's four lanes are added
+  // at the end, so the result differs from the interpreter's only in the
+  // order of float additions. The x side (broadcast halves, sums) is
+  // shared by the tile's 16 rows, the weight side (loaded, realigned,
+  // split into codes) by its x rows.
   Location loc = d.loc;
   IndexMath im(b, loc);
   BlockMath vm{b, loc};
+  const bool q8 = isa<cir::Q8_0Type>(element);
   constexpr int64_t kGroups = kByteTileRows / 4;
-  constexpr int64_t kPairWords = 9; // two 18-byte blocks
+  // Words of a block's values; a pair of blocks (2 + 4V bytes each) is
+  // 2V + 1 words.
+  const int64_t valueWords = q8 ? 8 : 4;
+  const int64_t pairWords = 2 * valueWords + 1;
   assert(static_cast<int64_t>(d.ns.size()) == kByteTileRows &&
          d.k % 64 == 0 && "lowerMatmul picks this tile");
   const size_t rows = d.xRows.size();
-  auto words = [&](int64_t n) { return VectorType::get({n}, b.getI32Type()); };
   auto bytes = VectorType::get({64}, b.getI8Type());
   auto lanes = VectorType::get({16}, b.getI32Type());
-  auto asBytes = [&](Value v) {
+  auto asBytes = [&](Value v) -> Value {
     return vector::BitCastOp::create(b, loc, bytes, v);
   };
   auto splat = [&](int64_t v) { return vm.i32Splat(v, 16); };
   auto quad = [&](Value buffer, Value at) -> Value {
-    return sm::LoadOp::create(b, loc, words(4), buffer, at);
+    return sm::LoadOp::create(b, loc, VectorType::get({4}, b.getI32Type()),
+                              buffer, at);
   };
   auto iota = [](int64_t n) {
     SmallVector<int64_t> v;
@@ -231,11 +244,18 @@ SmallVector<Value> GraphLowering::emitQ4_0ByteTileDot(const DotOperands &d) {
   auto dot = [&](Value a, Value x, Value acc) -> Value {
     return ex::VectorDot4I8Op::create(b, loc, a, x, acc);
   };
-  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(lanes));
+  auto shr = [&](Value v, int64_t n) -> Value {
+    return arith::ShRUIOp::create(b, loc, v, splat(n));
+  };
   // Byte vectors of constants and masked bytes (known 0..127: vpdpbusd
   // takes them as they are, hesper-cpu-vector-dot).
+  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(lanes));
   Value eights = vm.i8Splat(8, 64);
-  Value nibbleMask = vm.i8Splat(0x0f, 64);
+  Value lowNibbles = vm.i8Splat(0x0f, 64);
+  auto nibbles = [&](Value words, int64_t shift) -> Value {
+    Value v = shift ? shr(words, shift) : words;
+    return arith::AndIOp::create(b, loc, asBytes(v), lowNibbles);
+  };
 
   OpBuilder::InsertionGuard guard(b);
   auto loop = scf::ForOp::create(
@@ -244,12 +264,12 @@ SmallVector<Value> GraphLowering::emitQ4_0ByteTileDot(const DotOperands &d) {
   b.setInsertionPointToStart(loop.getBody());
   Value pair = loop.getInductionVar();
   SmallVector<Value> acc(loop.getRegionIterArgs());
-  const int64_t rowWords = d.k / 64 * kPairWords;
-  Value pairWord = im.mul(pair, im.c(kPairWords));
+  const int64_t rowWords = d.k / 64 * pairWords;
+  Value pairWord = im.mul(pair, im.c(pairWords));
   // Block A, then block B of the pair (the x side of one block live at a
   // time: 3 vectors per x row).
   for (int half = 0; half < 2; ++half) {
-    // Per x row: d_x, the block's two halves repeated, -8 sum(x) per lane.
+    // Per x row: d_x, the block's two halves repeated, the sums' start.
     struct XBlock {
       Value scale, low, high, start;
     };
@@ -257,18 +277,24 @@ SmallVector<Value> GraphLowering::emitQ4_0ByteTileDot(const DotOperands &d) {
     for (Value xRow : d.xRows) {
       Value at = im.add(xRow, im.add(im.mul(pair, im.c(2 * kQ8_1Words)),
                                      im.c(half * kQ8_1Words)));
+      auto repeated = [&](int64_t word) {
+        return asBytes(concat(
+            SmallVector<Value>(4, quad(d.x, im.add(at, im.c(word))))));
+      };
       XBlock x;
       x.scale = loadQ8_1Scale(b, loc, d.x, at);
-      x.low = asBytes(concat(SmallVector<Value>(4, quad(d.x, im.add(at, im.c(1))))));
-      x.high = asBytes(concat(SmallVector<Value>(4, quad(d.x, im.add(at, im.c(5))))));
-      x.start = arith::SubIOp::create(
-          b, loc, zero, dot(eights, x.high, dot(eights, x.low, zero)));
+      x.low = repeated(1);
+      x.high = repeated(5);
+      Value sums8 = dot(eights, x.high, dot(eights, x.low, zero));
+      if (q8)
+        sums8 = arith::ShLIOp::create(b, loc, sums8, splat(4));
+      x.start = arith::SubIOp::create(b, loc, zero, sums8);
       xs.push_back(x);
     }
     for (int64_t g = 0; g < kGroups; ++g) {
       // Four words of each of the group's rows, `word` words into the
       // pair.
-      auto rowWordsAt = [&](int64_t word) {
+      auto wordsAt = [&](int64_t word) {
         SmallVector<Value> quads;
         for (int64_t j = 0; j < 4; ++j)
           quads.push_back(quad(
@@ -277,28 +303,35 @@ SmallVector<Value> GraphLowering::emitQ4_0ByteTileDot(const DotOperands &d) {
                           im.c(word))));
         return concat(quads);
       };
-      // Block A: its scale is the low half of word 0 and its codes start
-      // two bytes in (words 0..3 and 1..4 joined); block B: its scale is
-      // the high half of word 4, its codes words 5..8.
-      Value w1 = rowWordsAt(1), codes, scale;
-      if (half == 0) {
-        Value w0 = rowWordsAt(0);
-        codes = arith::OrIOp::create(
-            b, loc, arith::ShRUIOp::create(b, loc, w0, splat(16)),
-            arith::ShLIOp::create(b, loc, w1, splat(16)));
-        scale = halves(spread(w0, 0));
+      // Block A's scale is the low half of word 0 and its values start
+      // two bytes in (words i and i + 1 joined); block B's scale is the
+      // high half of word V, its values words V + 1 on.
+      auto valuesAt = [&](int64_t word) -> Value {
+        if (half == 1)
+          return wordsAt(valueWords + 1 + word);
+        return arith::OrIOp::create(
+            b, loc, shr(wordsAt(word), 16),
+            arith::ShLIOp::create(b, loc, wordsAt(word + 1), splat(16)));
+      };
+      Value scale = half == 0
+                        ? halves(spread(wordsAt(0), 0))
+                        : halves(shr(spread(wordsAt(valueWords - 3), 3), 16));
+      // The codes against x's bytes 0..15 and 16..31.
+      Value low, high;
+      if (q8) {
+        Value signBits = vm.i8Splat(-128, 64);
+        low = arith::XOrIOp::create(b, loc, asBytes(valuesAt(0)), signBits);
+        high = arith::XOrIOp::create(b, loc, asBytes(valuesAt(4)), signBits);
       } else {
-        codes = rowWordsAt(5);
-        scale =
-            halves(arith::ShRUIOp::create(b, loc, spread(w1, 3), splat(16)));
+        Value codes = valuesAt(0);
+        low = nibbles(codes, 0);
+        high = nibbles(codes, 4);
       }
-      Value low = arith::AndIOp::create(b, loc, asBytes(codes), nibbleMask);
-      Value high = arith::AndIOp::create(
-          b, loc, asBytes(arith::ShRUIOp::create(b, loc, codes, splat(4))),
-          nibbleMask);
       for (size_t r = 0; r < rows; ++r) {
         const XBlock &x = xs[r];
-        Value sums = dot(high, x.high, dot(low, x.low, x.start));
+        Value sums = ex::VectorDot4I8Op::create(
+            b, loc, high, x.high,
+            ex::VectorDot4I8Op::create(b, loc, low, x.low, x.start, q8), q8);
         Value &a = acc[g * rows + r];
         a = vm.add(a, vm.mul(arith::SIToFPOp::create(b, loc, vm.f32s(16), sums),
                              vm.mul(scale, vm.splat(x.scale, 16))));

@@ -76,7 +76,7 @@ inline constexpr int64_t kMaxGridDim = 65535;
 inline constexpr int64_t kQ8_1Words = 9;
 /// Rows of x (tokens) one subgroup multiplies with each weight row it reads.
 inline constexpr int64_t kXRows = 8;
-/// Weight rows of the CPU target's integer tile (emitQ4_0ByteTileDot):
+/// Weight rows of the CPU target's integer tile (emitByteTileDot):
 /// four 512-bit vectors of four rows.
 inline constexpr int64_t kByteTileRows = 16;
 /// The tiled GEMM of prompt chunks on GPU targets (emitTiledMatmul): a
@@ -666,10 +666,10 @@ private:
   };
   HalfScaledPair loadHalfScaledPair(const DotOperands &d, Value pair,
                                     int64_t valueWords);
-  /// One lane, x in q8_1 and q4_0 weights (K a multiple of 64): the
-  /// register tile of kByteTileRows consecutive weight rows (`d.ns`) by
-  /// every x row, in integers (BlockDots.cpp).
-  SmallVector<Value> emitQ4_0ByteTileDot(const DotOperands &d);
+  /// One lane, x in q8_1 and q4_0 or q8_0 weights (`element`; K a
+  /// multiple of 64): the register tile of kByteTileRows consecutive
+  /// weight rows (`d.ns`) by every x row, in integers (BlockDots.cpp).
+  SmallVector<Value> emitByteTileDot(const DotOperands &d, Type element);
   SmallVector<Value> emitQ8_0Dot(const DotOperands &d);
   /// Activations in q8_1 blocks (x is words, `xRows` their first words):
   /// q8_0 and q4_0 (`nibbles`) weight blocks per lane unit, the byte

@@ -49,9 +49,10 @@ SmallVector<Value> GraphLowering::emitPartialDot(KernelState &ks, Value x,
   Type element = wType.getElementType();
   if (q8Activations && lanes == 1 &&
       static_cast<int64_t>(ns.size()) == kByteTileRows) {
-    assert(isa<cir::Q4_0Type>(element) && "matmulTile picks this tile");
+    assert((isa<cir::Q4_0Type, cir::Q8_0Type>(element)) &&
+           "matmulTile picks this tile");
     ops.ns.assign(ns.begin(), ns.end());
-    return emitQ4_0ByteTileDot(ops);
+    return emitByteTileDot(ops, element);
   }
   if (q8Activations) {
     SmallVector<Value> all;
@@ -657,11 +658,11 @@ static int64_t rowsOf(Value w) {
 /// 880 us for q8_0, 1154 -> 983 us for iq4_nl; q4_0 gains nothing there);
 /// kXRows x 1 for shorter rows, for the rest (the k-quants' wider decoding
 /// spills with two weight rows), and for weights of several formats.
-/// With q8_1 x, q4_0 weights (K a multiple of 64) whose row counts are
-/// multiples of kByteTileRows take emitQ4_0ByteTileDot's integer tile,
-/// 4 x 16: 16 f32 accumulators of 16 lanes (a 512-token prompt of the
-/// demo model: 4 x rows 6700-6800 tok/s, 2 rows 5950, 6 or 8 rows
-/// 5300-5500, which spill).
+/// With q8_1 x, q4_0 or q8_0 weights (K a multiple of 64, one format)
+/// whose row counts are multiples of kByteTileRows take emitByteTileDot's
+/// integer tile, 4 x 16: 16 f32 accumulators of 16 lanes (a 512-token
+/// prompt of the demo model, q4_0: 4 x rows 6700-6800 tok/s, 2 rows 5950,
+/// 6 or 8 rows 5300-5500, which spill).
 static std::pair<int64_t, int64_t> matmulTile(Value x,
                                               ArrayRef<Value> weights,
                                               int64_t m, int64_t lanes,
@@ -670,9 +671,11 @@ static std::pair<int64_t, int64_t> matmulTile(Value x,
     return cast<RankedTensorType>(w.getType());
   };
   Type xElement = typeOf(x).getElementType();
+  Type wElement = typeOf(weights.front()).getElementType();
   if (lanes == 1 && !experts && m > 1 && isa<cir::Q8_1Type>(xElement) &&
+      isa<cir::Q4_0Type, cir::Q8_0Type>(wElement) &&
       llvm::all_of(weights, [&](Value w) {
-        return isa<cir::Q4_0Type>(typeOf(w).getElementType()) &&
+        return typeOf(w).getElementType() == wElement &&
                typeOf(w).getShape().back() % 64 == 0 &&
                rowsOf(w) % kByteTileRows == 0;
       }))

@@ -362,9 +362,11 @@ static Value lowerVectorDot4I8(ex::VectorDot4I8Op op, PatternRewriter &b) {
   Location loc = op.getLoc();
   int64_t bytes = op.getA().getType().getNumElements();
   auto wide = VectorType::get({bytes}, b.getI32Type());
+  Value a = op.getAUnsigned()
+                ? Value(arith::ExtUIOp::create(b, loc, wide, op.getA()))
+                : Value(arith::ExtSIOp::create(b, loc, wide, op.getA()));
   Value sums = arith::MulIOp::create(
-      b, loc, arith::ExtSIOp::create(b, loc, wide, op.getA()),
-      arith::ExtSIOp::create(b, loc, wide, op.getB()));
+      b, loc, a, arith::ExtSIOp::create(b, loc, wide, op.getB()));
   for (int64_t lanes = bytes / 2; lanes >= bytes / 4; lanes /= 2) {
     SmallVector<int64_t> even, odd;
     for (int64_t i = 0; i < lanes; ++i) {

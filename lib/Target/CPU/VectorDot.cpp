@@ -13,7 +13,8 @@
 // operands go in as |a| and b with a's signs (`vpabsb`, `vpsignb`): the
 // products are a[i] * b[i] whenever b[i] is not -128, which the op
 // requires. Where `a`'s bytes are known to be 0..127 (constants, masked
-// or shifted codes: bytesNonNegative) they go in as they are. It runs
+// or shifted codes: bytesNonNegative), or the op reads them as unsigned
+// (`a_unsigned`), they go in as they are. It runs
 // before convert-exp-to-std, which widens, multiplies and adds the ops
 // left over (other ISAs, other widths).
 //
@@ -36,8 +37,9 @@ using namespace mlir;
 namespace {
 /// Whether every byte of `v` is known to be 0..127 (its sign bit clear), so
 /// that it means the same read as unsigned: a constant of such bytes, a
-/// mask that clears the sign bits, a logical right shift, or an or of two
-/// such values (the codes of q4_k and q5_k weights are built so).
+/// mask that clears the sign bits, a logical right shift, or an or or xor
+/// of two such values (the codes of q4_k and q5_k weights, and the
+/// integer tile's nibbles of q8_0 weights, are built so).
 bool bytesNonNegative(Value v, int depth = 0) {
   if (depth > 4)
     return false;
@@ -54,6 +56,9 @@ bool bytesNonNegative(Value v, int depth = 0) {
   if (auto orOp = dyn_cast<arith::OrIOp>(def))
     return bytesNonNegative(orOp.getLhs(), depth + 1) &&
            bytesNonNegative(orOp.getRhs(), depth + 1);
+  if (auto xorOp = dyn_cast<arith::XOrIOp>(def))
+    return bytesNonNegative(xorOp.getLhs(), depth + 1) &&
+           bytesNonNegative(xorOp.getRhs(), depth + 1);
   if (auto shift = dyn_cast<arith::ShRUIOp>(def)) {
     if (!matchPattern(shift.getRhs(), m_Constant(&constant)))
       return false;
@@ -88,7 +93,7 @@ struct VectorDotToVNNIPass
       Value magnitudes = a, signs = bytes;
       // Bytes of `a` known to be 0..127 go in as they are (no sign to
       // move; then b may hold -128 too).
-      if (!bytesNonNegative(a)) {
+      if (!op.getAUnsigned() && !bytesNonNegative(a)) {
         if (lanes != 8) // vpsignb has no 512-bit form
           return;
         magnitudes = math::AbsIOp::create(b, loc, a);

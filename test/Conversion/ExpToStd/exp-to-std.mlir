@@ -180,3 +180,16 @@ func.func @vector_dot4_i8(%a: vector<16xi8>, %b: vector<16xi8>,
   %0 = exp.vector_dot4_i8 %a, %b, %acc : vector<16xi8>, vector<4xi32>
   return %0 : vector<4xi32>
 }
+
+// With a_unsigned, a's bytes are widened as unsigned (0..255), b's still
+// signed.
+// CHECK-LABEL: func.func @vector_dot4_u8i8(
+// CHECK-SAME: %[[A:.*]]: vector<16xi8>, %[[B:.*]]: vector<16xi8>, %[[C:.*]]: vector<4xi32>)
+// CHECK-DAG: %[[WA:.*]] = arith.extui %[[A]] : vector<16xi8> to vector<16xi32>
+// CHECK-DAG: %[[WB:.*]] = arith.extsi %[[B]] : vector<16xi8> to vector<16xi32>
+// CHECK: arith.muli %[[WA]], %[[WB]] : vector<16xi32>
+func.func @vector_dot4_u8i8(%a: vector<16xi8>, %b: vector<16xi8>,
+                            %acc: vector<4xi32>) -> vector<4xi32> {
+  %0 = exp.vector_dot4_i8 %a, %b, %acc {a_unsigned} : vector<16xi8>, vector<4xi32>
+  return %0 : vector<4xi32>
+}

@@ -362,6 +362,8 @@ func.func @vector_dot4_i8(%a: vector<32xi8>, %b: vector<32xi8>,
   %0 = exp.vector_dot4_i8 %a, %b, %acc : vector<32xi8>, vector<8xi32>
   // CHECK: exp.vector_dot4_i8 %[[D]], %[[D]], %{{.*}} : vector<16xi8>, vector<4xi32>{{$}}
   %1 = exp.vector_dot4_i8 %d, %d, %e : vector<16xi8>, vector<4xi32>
+  // CHECK: exp.vector_dot4_i8 %[[A]], %[[B]], %[[C]] {a_unsigned} : vector<32xi8>, vector<8xi32>{{$}}
+  %2 = exp.vector_dot4_i8 %a, %b, %acc {a_unsigned} : vector<32xi8>, vector<8xi32>
   return
 }
 

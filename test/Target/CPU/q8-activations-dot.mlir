@@ -7,9 +7,10 @@
 // (vcvtdq2ps runs once per block, on the sums). q4_k's codes (nibbles,
 // 0..15) and the ones that sum x are known to be non-negative bytes, so
 // they go into vpdpbusd as they are, with no vpabsb/vpsignb. A prompt
-// chunk's q4_0 matmul (several rows of x, 16 weight rows) takes the
-// integer register tile: 512-bit vpdpbusd of the nibbles as they are
-// (no vpabsb/vpsignb) with AVX512-VNNI, vpmaddwd at x86-64-v4.
+// chunk's q4_0 or q8_0 matmul (several rows of x, 16 weight rows) takes
+// the integer register tile: 512-bit vpdpbusd of the nibbles, or of the
+// q8_0 bytes plus 128 (a_unsigned), as they are (no vpabsb/vpsignb) with
+// AVX512-VNNI, vpmaddwd at x86-64-v4.
 // REQUIRES: cpu-target
 // RUN: rm -rf %t && mkdir -p %t/v4 %t/native
 // RUN: hesper-opt %s --hesper-to-cpu="isa=x86-64-v4 dump-dir=%t/v4" -o /dev/null
@@ -39,6 +40,16 @@
 // VNNI: vpdpbusd %zmm
 // VNNI-NOT: {{vpabsb|vpsignb|vpmaddwd}}
 // VNNI: .size q4_0_tile_k1_matmul
+// V4: q8_0_tile_k1_matmul:
+// V4-NOT: vpdpbusd
+// V4: vpmaddwd
+// V4-NOT: vpdpbusd
+// V4: .size q8_0_tile_k1_matmul
+// VNNI: q8_0_tile_k1_matmul:
+// VNNI-NOT: {{vpabsb|vpsignb|vpmaddwd}}
+// VNNI: vpdpbusd %zmm
+// VNNI-NOT: {{vpabsb|vpsignb|vpmaddwd}}
+// VNNI: .size q8_0_tile_k1_matmul
 // VNNI: q4_k_k1_matmul:
 // VNNI-NOT: {{vpabsb|vpsignb}}
 // VNNI: vpdpbusd
@@ -58,6 +69,14 @@ circuit.graph @q4_0_tile(%x: tensor<8x512xf32> {circuit.name = "x"},
   %q = circuit.quantize %x : tensor<8x512xf32> -> tensor<8x512x!circuit.q8_1>
   %y = circuit.matmul %q, %w : tensor<8x512x!circuit.q8_1>,
       tensor<32x512x!circuit.q4_0> -> tensor<8x32xf32>
+  circuit.output %y : tensor<8x32xf32>
+}
+
+circuit.graph @q8_0_tile(%x: tensor<8x512xf32> {circuit.name = "x"},
+    %w: tensor<32x512x!circuit.q8_0> {circuit.name = "w"}) -> tensor<8x32xf32> {
+  %q = circuit.quantize %x : tensor<8x512xf32> -> tensor<8x512x!circuit.q8_1>
+  %y = circuit.matmul %q, %w : tensor<8x512x!circuit.q8_1>,
+      tensor<32x512x!circuit.q8_0> -> tensor<8x32xf32>
   circuit.output %y : tensor<8x32xf32>
 }
 

@@ -558,18 +558,24 @@ def Exp_VectorDot4I8Op : Exp_Op<"vector_dot4_i8", [Pure,
     `exp.dot4_i8` on vectors, for one-lane (CPU) kernels: lane `i` of the
     result is `acc[i] + a[4i]*b[4i] + ... + a[4i+3]*b[4i+3]` (signed bytes,
     wrapping `i32`); `a` and `b` have four times as many lanes as `acc`.
-    `b` must not hold -128 (circuit.quantize's bytes never do): the CPU
-    target takes it as `vpdpbusd` of `|a|` and `b` with `a`'s signs where
-    the ISA has AVX-VNNI or AVX512-VNNI, and everywhere else it is widened,
+    With `a_unsigned`, `a`'s bytes are read as unsigned (0..255), as
+    `vpdpbusd` reads its first operand. Otherwise `b` must not hold -128
+    (circuit.quantize's bytes never do): the CPU target takes it as
+    `vpdpbusd` of `|a|` and `b` with `a`'s signs where the ISA has AVX-VNNI
+    or AVX512-VNNI (of `a` as it is where its bytes are known to be
+    0..127, or with `a_unsigned`), and everywhere else it is widened,
     multiplied and added.
 
     ```mlir
     %d = exp.vector_dot4_i8 %a, %b, %acc : vector<32xi8>, vector<8xi32>
+    %e = exp.vector_dot4_i8 %a, %b, %acc {a_unsigned}
+        : vector<64xi8>, vector<16xi32>
     ```
   }];
   let arguments = (ins VectorOfRankAndType<[1], [I8]>:$a,
                    VectorOfRankAndType<[1], [I8]>:$b,
-                   VectorOfRankAndType<[1], [I32]>:$acc);
+                   VectorOfRankAndType<[1], [I32]>:$acc,
+                   UnitAttr:$a_unsigned);
   let results = (outs VectorOfRankAndType<[1], [I32]>:$result);
   let assemblyFormat = [{
     $a `,` $b `,` $acc attr-dict `:` type($a) `,` type($acc)
