@@ -64,6 +64,9 @@ Status Session::Impl::prepare(const Model &m, rt::Device *d,
                          std::to_string(options.batchSize));
   if (options.batchSize == 0)
     options.batchSize = defaultBatchSize(d ? &d->info() : nullptr);
+  if (!options.quantizedActivations)
+    options.quantizedActivations =
+        defaultQuantizedActivations(d ? &d->info() : nullptr);
   if (options.sequences < 0 || options.sequences > 4096)
     return Status::error("the number of sequences must be between 0 and "
                          "4096, got " + std::to_string(options.sequences));
@@ -86,6 +89,11 @@ int64_t hesper::models::defaultBatchSize(const rt::DeviceInfo *device) {
   if (!device || device->type == rt::DeviceType::Cpu)
     return device && device->backend == rt::Backend::Cpu ? 64 : 32;
   return 512;
+}
+
+bool hesper::models::defaultQuantizedActivations(
+    const rt::DeviceInfo *device) {
+  return device && device->backend == rt::Backend::Cpu;
 }
 
 std::vector<int64_t> hesper::models::tailChunkRows(int64_t chunkRows) {
@@ -690,6 +698,9 @@ void Session::rewind(int64_t position) {
 }
 int64_t Session::position() const { return impl->pos; }
 int64_t Session::contextSize() const { return impl->ctx; }
+bool Session::quantizedActivations() const {
+  return impl->options.quantizedActivations.value_or(false);
+}
 const SessionStats &Session::stats() const { return impl->stats; }
 std::vector<double> Session::lastKernelTimesNs() const {
   return impl->decode.runner ? impl->decode.runner->lastKernelTimesNs()

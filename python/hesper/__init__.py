@@ -73,7 +73,7 @@ class Llama:
 
     Llama(model_path, n_ctx=512, n_batch=0, device="auto", n_threads=0,
           seed=-1, chat_format=None, program_cache=True, type_k="f16",
-          type_v="f16", quantize_activations=False)
+          type_v="f16", quantize_activations=None)
 
     `device` is "auto" (a GPU, else the CPU target), "cpu", "vulkan",
     "cuda" or "interp" (the reference interpreter). `n_ctx` 0 takes the
@@ -87,9 +87,10 @@ class Llama:
     `type_k` and `type_v` store the KV cache in "f16" (the default, as
     llama.cpp's), "f32" or "q8_0", as hesper-run's -ctk/-ctv
     (llama-cpp-python takes ggml type numbers). `quantize_activations`
-    quantizes the input of Q8_0/Q4_0 projections to q8_1 in single-token
-    evals and multiplies bytes in integers, as hesper-run's
-    --quantize-activations (and llama.cpp's CPU backend).
+    quantizes the input of Q8_0/Q4_0 projections to q8_1 and multiplies
+    bytes in integers, as hesper-run's --quantize-activations (and
+    llama.cpp's CPU backend); None (the default) does so on the CPU target
+    only, False keeps f32 activations and exact products everywhere.
 
     Raises FileNotFoundError for a missing file, ValueError for a file or
     argument Hesper refuses, RuntimeError when the device fails.
@@ -98,7 +99,7 @@ class Llama:
     def __init__(self, model_path, n_ctx=512, n_batch=0, device="auto",
                  n_threads=0, seed=-1, chat_format=None, verbose=False,
                  program_cache=True, type_k="f16", type_v="f16",
-                 quantize_activations=False):
+                 quantize_activations=None):
         self.model_path = model_path
         self._model = _hesper.Model(str(model_path))
         self._session = _hesper.Session(self._model, device, n_ctx, n_batch,

@@ -97,7 +97,7 @@ struct PySession {
   PySession(std::shared_ptr<PyModel> m, const std::string &deviceName,
             int64_t nCtx, int64_t nBatch, unsigned threads, bool cache,
             const std::string &typeK, const std::string &typeV,
-            bool quantizeActivations)
+            std::optional<bool> quantizeActivations)
       : model(std::move(m)) {
     CacheTypes cacheTypes;
     if (std::string e = parseCacheTypes(typeK, typeV, cacheTypes); !e.empty())
@@ -358,11 +358,12 @@ PYBIND11_MODULE(_hesper, m) {
       m, "Session", "A model compiled for one device, with its KV cache.")
       .def(py::init<std::shared_ptr<PyModel>, const std::string &, int64_t,
                     int64_t, unsigned, bool, const std::string &,
-                    const std::string &, bool>(),
+                    const std::string &, std::optional<bool>>(),
            py::arg("model"), py::arg("device") = "auto", py::arg("n_ctx") = 0,
            py::arg("n_batch") = 0, py::arg("n_threads") = 0,
            py::arg("program_cache") = true, py::arg("type_k") = "f16",
-           py::arg("type_v") = "f16", py::arg("quantize_activations") = false)
+           py::arg("type_v") = "f16",
+           py::arg("quantize_activations") = std::optional<bool>())
       .def("eval", &PySession::eval, py::arg("tokens"),
            "Feeds the tokens from the current position (in prompt chunks).")
       .def("logits", &PySession::lastLogits, py::arg("self_ref"))

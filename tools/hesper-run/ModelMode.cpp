@@ -89,12 +89,14 @@ static llvm::cl::opt<std::string> cacheTypeV(
 static llvm::cl::alias cacheTypeVAlias("cache-type-v",
                                        llvm::cl::aliasopt(cacheTypeV),
                                        llvm::cl::cat(modelCategory));
-static llvm::cl::opt<bool> quantizeActivations(
+static llvm::cl::opt<llvm::cl::boolOrDefault> quantizeActivations(
     "quantize-activations",
     llvm::cl::desc("Quantize the input of every q8_0/q4_0 projection to q8_1 "
                    "and multiply bytes in integers, as llama.cpp's CPU "
-                   "backend does (off: f32 input, exact products)"),
-    llvm::cl::init(false), llvm::cl::cat(modelCategory));
+                   "backend does (=false: f32 input, exact products; "
+                   "default: on for the CPU target, off elsewhere and with "
+                   "--emit-mlir)"),
+    llvm::cl::cat(modelCategory));
 static llvm::cl::opt<float>
     temperature("temp", llvm::cl::desc("Sampling temperature (0: greedy)"),
                 llvm::cl::init(0.8f), llvm::cl::cat(modelCategory));
@@ -533,7 +535,8 @@ int hesper::run::runModelMode(const std::string &path,
   if (!emitMlir.empty()) {
     int64_t ctx = ctxSize > 0 ? int64_t(ctxSize) : hp.defaultContextSize();
     GraphOptions graphOptions(cacheTypes);
-    graphOptions.quantizedActivations = quantizeActivations;
+    graphOptions.quantizedActivations =
+        quantizeActivations == llvm::cl::BOU_TRUE;
     int64_t chunk = batchSize ? int64_t(batchSize) : defaultBatchSize(nullptr);
     return hooks.emitGraphs(model, ctx, std::min<int64_t>(chunk, ctx),
                             graphOptions, emitMlir);
@@ -586,7 +589,9 @@ int hesper::run::runModelMode(const std::string &path,
   sessionOptions.allLogits = !dumpLogits.empty();
   sessionOptions.programCache = !noCache;
   sessionOptions.cacheTypes = cacheTypes;
-  sessionOptions.quantizedActivations = quantizeActivations;
+  if (quantizeActivations != llvm::cl::BOU_UNSET)
+    sessionOptions.quantizedActivations =
+        quantizeActivations == llvm::cl::BOU_TRUE;
   auto session = hooks.openSession(model, device.get(), sessionOptions);
   if (!session)
     return fail(session.status().message());
@@ -596,11 +601,19 @@ int hesper::run::runModelMode(const std::string &path,
                << hp.layers << " layers, dim " << hp.dim << ", "
                << llvm::format("%.1f", hp.parameterCount() / 1e6)
                << "M parameters, " << hp.vocab << " tokens)\n";
+  // Projections that quantize their input (q8_0 and q4_0 weights).
+  bool hasByteWeights = llvm::any_of(
+      model.file().tensors(), [](const rt::GgufTensor &t) {
+        return t.type == rt::GgmlType::Q8_0 || t.type == rt::GgmlType::Q4_0;
+      });
   llvm::errs() << "device: "
                << (device ? device->info().name + " (" +
                                 rt::backendName(device->info().backend) + ")"
                           : std::string("reference interpreter"))
                << "; context " << s.contextSize() << "; "
+               << (s.quantizedActivations() && hasByteWeights
+                       ? "q8_1 activations; "
+                       : "")
                << (stats.programCache == "hit" ? "loaded from the program "
                                                  "cache in "
                                                : "compiled in ")

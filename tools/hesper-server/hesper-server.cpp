@@ -70,12 +70,13 @@ static cl::opt<std::string> cacheTypeV(
     cl::init("f16"), cl::cat(serverCategory));
 static cl::alias cacheTypeVAlias("cache-type-v", cl::aliasopt(cacheTypeV),
                                  cl::desc("Alias for -ctv"));
-static cl::opt<bool> quantizeActivations(
+static cl::opt<cl::boolOrDefault> quantizeActivations(
     "quantize-activations",
     cl::desc("Quantize the input of every q8_0/q4_0 projection to q8_1 and "
              "multiply bytes in integers, as llama.cpp's CPU backend does "
-             "(decode steps; off: f32 input, exact products)"),
-    cl::init(false), cl::cat(serverCategory));
+             "(=false: f32 input, exact products; default: on for the CPU "
+             "target, off elsewhere)"),
+    cl::cat(serverCategory));
 static cl::opt<int> parallel("np",
                              cl::desc("Slots: sequences generated at once"),
                              cl::init(4), cl::cat(serverCategory));
@@ -241,7 +242,9 @@ int main(int argc, char **argv) {
   engineOptions.queueSize = queueSize;
   engineOptions.session.contextSize = ctxSize;
   engineOptions.session.cacheTypes = cacheTypes;
-  engineOptions.session.quantizedActivations = quantizeActivations;
+  if (quantizeActivations != cl::BOU_UNSET)
+    engineOptions.session.quantizedActivations =
+        quantizeActivations == cl::BOU_TRUE;
   engineOptions.session.batchSize = batchSize;
   engineOptions.session.batchInvariant = batchInvariant;
   engineOptions.session.programCache = !noCache;

@@ -30,6 +30,7 @@
 #include "Hesper/Models/Model.h"
 
 #include <map>
+#include <optional>
 
 namespace hesper::models {
 
@@ -72,12 +73,13 @@ struct SessionOptions {
   /// The KV cache's element types (-ctk / -ctv).
   CacheTypes cacheTypes;
   /// Quantize the activations of q8_0/q4_0 projections to q8_1 and
-  /// multiply bytes in integers (GraphOptions::quantizedActivations).
-  bool quantizedActivations = false;
+  /// multiply bytes in integers (GraphOptions::quantizedActivations);
+  /// unset: the device's default (defaultQuantizedActivations).
+  std::optional<bool> quantizedActivations;
   /// The graph options these make.
   GraphOptions graphOptions() const {
     GraphOptions g(cacheTypes);
-    g.quantizedActivations = quantizedActivations;
+    g.quantizedActivations = quantizedActivations.value_or(false);
     return g;
   }
 };
@@ -191,6 +193,9 @@ public:
   void rewind(int64_t position);
   int64_t position() const;
   int64_t contextSize() const;
+  /// Whether the projections quantize their activations (the option, or
+  /// the device's default).
+  bool quantizedActivations() const;
   const SessionStats &stats() const;
   /// Device time of each launch of the last token, in nanoseconds (empty
   /// without timing).
@@ -221,6 +226,13 @@ private:
 /// speed of 32 chunks; 128 gains no more); 32 on a CPU-type Vulkan device
 /// (lavapipe) and in the interpreter (a null `device`).
 int64_t defaultBatchSize(const rt::DeviceInfo *device);
+
+/// Whether a session quantizes the activations of q8_0 and q4_0
+/// projections when SessionOptions::quantizedActivations is unset: on the
+/// CPU target, whose integer kernels are faster (as llama.cpp's CPU
+/// backend does; docs/Models.md, "Integer activations"), not on the GPU
+/// targets nor in the interpreter (a null `device`).
+bool defaultQuantizedActivations(const rt::DeviceInfo *device);
 
 /// The row counts of the smaller chunk programs a single-sequence session
 /// compiles beside its prompt chunk of `chunkRows` tokens, for a prompt's
