@@ -400,20 +400,54 @@ private:
   /// dimensions of each head rotate by position * rope_freqs[pair]; the rest
   /// pass through. `biases` (qwen2's, optional: {bq, bk, bv}) are added to
   /// q, k and v as they are read. Returns {q rotated, K cache, V cache}.
+  /// The step's rotations for frequencies `freqs` ([F]): per row r and
+  /// pair p, cos and sin of local position * freqs[p] (times ggml's
+  /// attn_factor) at [(r F + p) 2] and [(r F + p) 2 + 1]. Computed once
+  /// per step and shared by every layer that rotates with `freqs`, so the
+  /// scatter that rotates Q and K reads them instead of evaluating cos and
+  /// sin for each element of every head (on the CPU target a libm call
+  /// each, which also kept that loop scalar).
+  Value ropeTable(Value freqs) {
+    Value &table = ropeTables[freqs];
+    if (table)
+      return table;
+    const int64_t f = cast<RankedTensorType>(freqs.getType()).getDimSize(0);
+    const double mscale = hp.ropeAttnFactor;
+    table = g.map(
+        {pos, freqs}, {seqLen > 0, true}, {rows * f * 2}, g.f32(),
+        [&](ExpBuilder &e, Value lane, ValueRange a) {
+          Value rp = e.divConst(lane, 2);
+          Value isSin = e.cmp(CmpPredicate::eq, e.remConst(lane, 2), e.i32(1));
+          Value r = e.divConst(rp, f), p = e.remConst(rp, f);
+          Value position = a[0];
+          if (rows > 1)
+            position = seqLen > 0 ? GraphBuilder::extract(e, a[0], r)
+                                  : e.add(position, r);
+          else if (seqLen > 0)
+            position = GraphBuilder::extract(e, a[0], e.i32(0));
+          Value local = seqLen > 0 ? e.remConst(position, seqLen) : position;
+          Value theta = e.mul(e.toF32(local), GraphBuilder::extract(e, a[1], p));
+          Value value = e.select(isSin, e.sin(theta), e.cos(theta));
+          return mscale != 1 ? e.mul(value, e.f32(mscale)) : value;
+        });
+    return table;
+  }
+
   SmallVector<Value> ropeAndCache(Value q, Value k, Value v, Value kCache,
                                   Value vCache, ArrayRef<Value> biases,
                                   Value freqs, const LayerShape &shape) {
     const int64_t hd = shape.headDim, nRot = shape.ropeDims, half = nRot / 2;
+    const int64_t tablePairs =
+        cast<RankedTensorType>(freqs.getType()).getDimSize(0);
     const int64_t qDim = shape.qDim(), kvDim = shape.kvDim();
     const int64_t cacheElems = ctx * kvDim;
     const bool neox = hp.ropeType == RopeType::NeoX;
-    const double mscale = hp.ropeAttnFactor;
     Value qRot = g.zeros(vec(qDim), g.f32());
     // A layer that shares another's cache (gemma4) rotates q alone.
     const bool writesCache = bool(kCache);
     if (!writesCache)
       k = v = q;
-    SmallVector<Value> inputs{q, k, v, pos, freqs};
+    SmallVector<Value> inputs{q, k, v, pos, ropeTable(freqs)};
     SmallVector<bool> whole{true, true, true, seqLen > 0, true};
     for (Value bias : biases) {
       inputs.push_back(bias);
@@ -442,8 +476,6 @@ private:
           } else if (seqLen > 0) {
             position = GraphBuilder::extract(e, a[3], e.i32(0));
           }
-          Value local =
-              seqLen > 0 ? e.remConst(position, seqLen) : position;
           // Element `i` (flat) of q, k or v (`which`), its bias added.
           auto element = [&](int which, Value i, int64_t width) {
             Value value = GraphBuilder::extract(e, a[which], i);
@@ -474,17 +506,17 @@ private:
             Value self = element(which, i, width);
             Value partner = element(
                 which, e.add(rowStart, e.select(rotated, other, d)), width);
-            Value freq = GraphBuilder::extract(
-                e, a[4], e.select(rotated, pair, e.i32(0)));
-            // Past nRot theta is 0: cos 1, sin 0, the value passes through.
-            Value theta = e.select(rotated, e.mul(e.toF32(local), freq),
-                                   e.f32(0.0));
-            Value c = e.cos(theta), sn = e.sin(theta);
-            // ggml's attn_factor scales the rotated pairs' cos and sin.
-            if (mscale != 1) {
-              c = e.select(rotated, e.mul(c, e.f32(mscale)), c);
-              sn = e.mul(sn, e.f32(mscale));
-            }
+            // This row's cos and sin of the pair (ropeTable); past nRot
+            // cos 1 and sin 0: the value passes through.
+            Value at = e.select(rotated, pair, e.i32(0));
+            if (rows > 1)
+              at = e.add(e.mul(r, e.i32(tablePairs)), at);
+            at = e.mul(at, e.i32(2));
+            Value c = e.select(rotated, GraphBuilder::extract(e, a[4], at),
+                               e.f32(1.0));
+            Value sn = e.select(
+                rotated, GraphBuilder::extract(e, a[4], e.add(at, e.i32(1))),
+                e.f32(0.0));
             // First of a pair: x cos - x' sin; second: x cos + x' sin.
             Value xc = e.mul(self, c), ps = e.mul(partner, sn);
             return e.select(first, e.sub(xc, ps), e.add(xc, ps));
@@ -814,6 +846,8 @@ private:
   int64_t seqLen = 0; ///< a batch step's positions per sequence (0: none)
   Value x, pos, freqs;
   Value freqsSwa; ///< the sliding-window layers' RoPE frequencies, if own
+  /// ropeTable's tables, by their frequencies.
+  llvm::DenseMap<Value, Value> ropeTables;
   /// gemma4's per-layer inputs, [rows, perLayerDim * layers] (null: none).
   Value perLayerInputs;
   /// Each owning layer's K and V cache after its write (shared layers read
