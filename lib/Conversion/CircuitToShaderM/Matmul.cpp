@@ -662,7 +662,12 @@ static int64_t rowsOf(Value w) {
 /// whose row counts are multiples of kByteTileRows take emitByteTileDot's
 /// integer tile, 4 x 16: 16 f32 accumulators of 16 lanes (a 512-token
 /// prompt of the demo model, q4_0: 4 x rows 6700-6800 tok/s, 2 rows 5950,
-/// 6 or 8 rows 5300-5500, which spill).
+/// 6 or 8 rows 5300-5500, which spill). A one-token step with f32 weights
+/// takes 4 weight rows per workgroup (1 x 4): the per-row work around the
+/// dot product (its horizontal sum, the epilogue, the workgroup's call)
+/// is shared by four rows (demo file decode, median of 5 alternating runs:
+/// 450 tok/s with 1 row, 496 with 2, 508 with 4, 490 with 8; f16 weights
+/// lost 13% with 4, so they keep 1).
 static std::pair<int64_t, int64_t> matmulTile(Value x,
                                               ArrayRef<Value> weights,
                                               int64_t m, int64_t lanes,
@@ -680,6 +685,11 @@ static std::pair<int64_t, int64_t> matmulTile(Value x,
                rowsOf(w) % kByteTileRows == 0;
       }))
     return {4, kByteTileRows};
+  if (lanes == 1 && m == 1 && !experts && isa<FloatType>(xElement) &&
+      llvm::all_of(weights, [&](Value w) {
+        return typeOf(w).getElementType().isF32();
+      }))
+    return {1, 4};
   if (lanes != 1 || experts || m == 1 || cir::isQuantized(xElement))
     return {kXRows, 1};
   Type element = typeOf(weights.front()).getElementType();
