@@ -390,16 +390,6 @@ private:
     return g.rmsNorm(perHead, w, hp.eps);
   }
 
-  /// RoPE of Q and K and the K/V cache writes, as one scatter_multi over
-  /// the lanes of Q: lane l of token r (at position pos + r) writes
-  /// rope(q)[l] into a fresh buffer and, for l < kvDim, rope(k)[l] and v[l]
-  /// into cache row pos + r (other lanes aim past the caches, which a
-  /// scatter skips; so do rows past the cache). A q8_0 cache is written in
-  /// whole blocks: the scatter stages its rows in f32 ([rows, kvDim]) and
-  /// circuit.write_rows quantizes them into the cache. The first ropeDims
-  /// dimensions of each head rotate by position * rope_freqs[pair]; the rest
-  /// pass through. `biases` (qwen2's, optional: {bq, bk, bv}) are added to
-  /// q, k and v as they are read. Returns {q rotated, K cache, V cache}.
   /// The step's rotations for frequencies `freqs` ([F]): per row r and
   /// pair p, cos and sin of local position * freqs[p] (times ggml's
   /// attn_factor) at [(r F + p) 2] and [(r F + p) 2 + 1]. Computed once
@@ -433,6 +423,16 @@ private:
     return table;
   }
 
+  /// RoPE of Q and K and the K/V cache writes, as one scatter_multi over
+  /// the lanes of Q: lane l of token r (at position pos + r) writes
+  /// rope(q)[l] into a fresh buffer and, for l < kvDim, rope(k)[l] and v[l]
+  /// into cache row pos + r (other lanes aim past the caches, which a
+  /// scatter skips; so do rows past the cache). A q8_0 cache is written in
+  /// whole blocks: the scatter stages its rows in f32 ([rows, kvDim]) and
+  /// circuit.write_rows quantizes them into the cache. The first ropeDims
+  /// dimensions of each head rotate by position * rope_freqs[pair]; the rest
+  /// pass through. `biases` (qwen2's, optional: {bq, bk, bv}) are added to
+  /// q, k and v as they are read. Returns {q rotated, K cache, V cache}.
   SmallVector<Value> ropeAndCache(Value q, Value k, Value v, Value kCache,
                                   Value vCache, ArrayRef<Value> biases,
                                   Value freqs, const LayerShape &shape) {
