@@ -166,9 +166,10 @@ SmallVector<Value> GraphLowering::emitQ8ActivationPairDotVector(
 
 SmallVector<Value> GraphLowering::emitByteTileDot(const DotOperands &d,
                                                   Type element) {
-  // A prompt chunk's matmul of q8_1 activations with q4_0 or q8_0 weights
-  // on the CPU target, as integer products of a register tile:
-  // kByteTileRows weight rows by every x row of d.xRows.
+  // A matmul of q8_1 activations with q4_0 or q8_0 weights on the CPU
+  // target (a prompt chunk's, or a one-token step's), as integer products
+  // of a register tile: kByteTileRows weight rows by every x row of
+  // d.xRows.
   //
   // Layout: a vector<16xi32> holds four weight rows, one per 128-bit lane,
   // 16 codes each: q4_0's 16 nibble bytes (value t in the low nibble of

@@ -662,7 +662,9 @@ static int64_t rowsOf(Value w) {
 /// whose row counts are multiples of kByteTileRows take emitByteTileDot's
 /// integer tile, 4 x 16: 16 f32 accumulators of 16 lanes (a 512-token
 /// prompt of the demo model, q4_0: 4 x rows 6700-6800 tok/s, 2 rows 5950,
-/// 6 or 8 rows 5300-5500, which spill). A one-token step with f32 weights
+/// 6 or 8 rows 5300-5500, which spill); a one-token step takes it too, as
+/// 1 x 16 (demo decode, median of 3 alternating runs: q4_0 1561 -> 3414
+/// tok/s against the per-row integer kernel, q8_0 1506 -> 1975). A one-token step with f32 weights
 /// takes 4 weight rows per workgroup (1 x 4): the per-row work around the
 /// dot product (its horizontal sum, the epilogue, the workgroup's call)
 /// is shared by four rows (demo file decode, median of 5 alternating runs:
@@ -677,7 +679,7 @@ static std::pair<int64_t, int64_t> matmulTile(Value x,
   };
   Type xElement = typeOf(x).getElementType();
   Type wElement = typeOf(weights.front()).getElementType();
-  if (lanes == 1 && !experts && m > 1 && isa<cir::Q8_1Type>(xElement) &&
+  if (lanes == 1 && !experts && isa<cir::Q8_1Type>(xElement) &&
       isa<cir::Q4_0Type, cir::Q8_0Type>(wElement) &&
       llvm::all_of(weights, [&](Value w) {
         return typeOf(w).getElementType() == wElement &&

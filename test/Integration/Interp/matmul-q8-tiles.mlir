@@ -1,5 +1,5 @@
-// Prompt chunks with q8_1 activations and q4_0 or q8_0 weights: on the
-// CPU target every weight matrix here takes the integer register tile
+// Matmuls of q8_1 activations with q4_0 or q8_0 weights: on the CPU
+// target every weight matrix here takes the integer register tile
 // (emitByteTileDot: 16 weight rows, four per 512-bit vector, by 4 x rows;
 // vpdpbusd with AVX512-VNNI), other targets their per-row kernels. The
 // CPU and Vulkan acceptance tests compare them with the interpreter (which
@@ -8,7 +8,8 @@
 // (three tiles of weight rows, a partial block of x rows) for each format,
 // gated feed-forwards of 33 rows (both weights q4_0, or both q8_0), and
 // three projections of one x (a multi_matmul of 32, 16 and 16 rows of 192
-// values: three pairs of blocks).
+// values: three pairs of blocks), and one-token matvecs (x of one row:
+// the tile of 1 x 16) of each format.
 //
 // @exact: x = -63.5 everywhere (q8_1 keeps it exactly: d = 0.5, bytes
 // -127) against weights of 63.5 quantized in the graph to q8_0 (d = 0.5,
@@ -26,6 +27,8 @@
 // CHECK: result #0 (tensor<33x32xf32>):
 // CHECK: result #0 (tensor<33x32xf32>):
 // CHECK: result #2 (tensor<9x16xf32>):
+// CHECK: result #0 (tensor<32xf32>):
+// CHECK: result #0 (tensor<32xf32>):
 //
 // RUN: hesper-opt %s --split-input-file --hesper-fuse \
 // RUN:   --circuit-count-dispatches -o /dev/null | FileCheck %s --check-prefix=COUNT
@@ -35,6 +38,8 @@
 // COUNT: graph @gated: 2 dispatches (1 gated_matmul, 1 quantize)
 // COUNT: graph @gated_q8_0: 2 dispatches (1 gated_matmul, 1 quantize)
 // COUNT: graph @projections: 2 dispatches (1 multi_matmul, 1 quantize)
+// COUNT: graph @one_row: 2 dispatches (1 matmul, 1 quantize)
+// COUNT: graph @one_row_q8_0: 2 dispatches (1 matmul, 1 quantize)
 
 circuit.graph @exact(%x: tensor<5x128xf32> {circuit.name = "x"},
     %wf: tensor<16x128xf32> {circuit.name = "wf"}) -> tensor<5x16xf32> {
@@ -123,4 +128,24 @@ circuit.graph @projections(%x: tensor<9x192xf32> {circuit.name = "x"},
       tensor<16x192x!circuit.q4_0> -> tensor<9x16xf32>
   circuit.output %a, %b, %c : tensor<9x32xf32>, tensor<9x16xf32>,
       tensor<9x16xf32>
+}
+
+// -----
+
+circuit.graph @one_row(%x: tensor<512xf32> {circuit.name = "x"},
+    %w: tensor<32x512x!circuit.q4_0> {circuit.name = "w"}) -> tensor<32xf32> {
+  %q = circuit.quantize %x : tensor<512xf32> -> tensor<512x!circuit.q8_1>
+  %y = circuit.matmul %q, %w : tensor<512x!circuit.q8_1>,
+      tensor<32x512x!circuit.q4_0> -> tensor<32xf32>
+  circuit.output %y : tensor<32xf32>
+}
+
+// -----
+
+circuit.graph @one_row_q8_0(%x: tensor<512xf32> {circuit.name = "x"},
+    %w: tensor<32x512x!circuit.q8_0> {circuit.name = "w"}) -> tensor<32xf32> {
+  %q = circuit.quantize %x : tensor<512xf32> -> tensor<512x!circuit.q8_1>
+  %y = circuit.matmul %q, %w : tensor<512x!circuit.q8_1>,
+      tensor<32x512x!circuit.q8_0> -> tensor<32xf32>
+  circuit.output %y : tensor<32xf32>
 }

@@ -6,11 +6,12 @@
 // added in pairs (vpmaddwd). Neither converts the bytes to f32 one by one
 // (vcvtdq2ps runs once per block, on the sums). q4_k's codes (nibbles,
 // 0..15) and the ones that sum x are known to be non-negative bytes, so
-// they go into vpdpbusd as they are, with no vpabsb/vpsignb. A prompt
-// chunk's q4_0 or q8_0 matmul (several rows of x, 16 weight rows) takes
-// the integer register tile: 512-bit vpdpbusd of the nibbles, or of the
-// q8_0 bytes plus 128 (a_unsigned), as they are (no vpabsb/vpsignb) with
-// AVX512-VNNI, vpmaddwd at x86-64-v4.
+// they go into vpdpbusd as they are, with no vpabsb/vpsignb. A q4_0 or
+// q8_0 matmul whose weight rows are a multiple of 16 (here: of a prompt
+// chunk, 8 rows of x) takes the integer register tile instead: 512-bit
+// vpdpbusd of the nibbles, or of the q8_0 bytes plus 128 (a_unsigned), as
+// they are (no vpabsb/vpsignb) with AVX512-VNNI, vpmaddwd at x86-64-v4;
+// @q4_0's 24 rows keep the per-row kernel.
 // REQUIRES: cpu-target
 // RUN: rm -rf %t && mkdir -p %t/v4 %t/native
 // RUN: hesper-opt %s --hesper-to-cpu="isa=x86-64-v4 dump-dir=%t/v4" -o /dev/null
@@ -57,11 +58,11 @@
 // VNNI: .size q4_k_k1_matmul
 
 circuit.graph @q4_0(%x: tensor<512xf32> {circuit.name = "x"},
-    %w: tensor<16x512x!circuit.q4_0> {circuit.name = "w"}) -> tensor<16xf32> {
+    %w: tensor<24x512x!circuit.q4_0> {circuit.name = "w"}) -> tensor<24xf32> {
   %q = circuit.quantize %x : tensor<512xf32> -> tensor<512x!circuit.q8_1>
   %y = circuit.matmul %q, %w : tensor<512x!circuit.q8_1>,
-      tensor<16x512x!circuit.q4_0> -> tensor<16xf32>
-  circuit.output %y : tensor<16xf32>
+      tensor<24x512x!circuit.q4_0> -> tensor<24xf32>
+  circuit.output %y : tensor<24xf32>
 }
 
 circuit.graph @q4_0_tile(%x: tensor<8x512xf32> {circuit.name = "x"},
