@@ -164,6 +164,70 @@ SmallVector<Value> GraphLowering::emitQ8ActivationPairDotVector(
   return dots;
 }
 
+namespace {
+/// The vector pieces of the CPU target's integer tiles (emitByteTileDot,
+/// emitQ4_KByteTileDot): vector<16xi32> values of four weight rows, one
+/// per 128-bit lane, and their bytes.
+struct ByteTileMath {
+  OpBuilder &b;
+  Location loc;
+
+  static SmallVector<int64_t> iota(int64_t n) {
+    SmallVector<int64_t> v;
+    for (int64_t i = 0; i < n; ++i)
+      v.push_back(i);
+    return v;
+  }
+  Value zeros() {
+    return arith::ConstantOp::create(
+        b, loc, b.getZeroAttr(VectorType::get({16}, b.getI32Type())));
+  }
+  /// The 64 bytes of a vector<16xi32>.
+  Value bytes(Value v) {
+    return vector::BitCastOp::create(
+        b, loc, VectorType::get({64}, b.getI8Type()), v);
+  }
+  /// Four words of `buffer` from word `at` on.
+  Value quad(Value buffer, Value at) {
+    return sm::LoadOp::create(b, loc, VectorType::get({4}, b.getI32Type()),
+                              buffer, at);
+  }
+  /// Four vector<4xi32> side by side.
+  Value concat(ArrayRef<Value> q) {
+    Value low = vector::ShuffleOp::create(b, loc, q[0], q[1], iota(8));
+    Value high = vector::ShuffleOp::create(b, loc, q[2], q[3], iota(8));
+    return vector::ShuffleOp::create(b, loc, low, high, iota(16));
+  }
+  /// Lane `first` of every 128-bit lane, in all four of its lanes.
+  Value spread(Value v, int64_t first) {
+    SmallVector<int64_t> mask;
+    for (int64_t i = 0; i < 16; ++i)
+      mask.push_back(i / 4 * 4 + first);
+    return vector::ShuffleOp::create(b, loc, v, v, mask);
+  }
+  /// The f16 in the low half of each lane, as f32.
+  Value halves(Value v) {
+    Value h = arith::TruncIOp::create(
+        b, loc, VectorType::get({16}, b.getI16Type()), v);
+    Value f16s = vector::BitCastOp::create(
+        b, loc, VectorType::get({16}, b.getF16Type()), h);
+    return arith::ExtFOp::create(
+        b, loc, VectorType::get({16}, b.getF32Type()), f16s);
+  }
+  /// Each row's four lanes added in a fixed order, (0+1) + (2+3): lane
+  /// 4j then holds row j's sum.
+  Value rowSums(Value v, BlockMath &vm) {
+    SmallVector<int64_t> swapPairs, swapHalves;
+    for (int64_t i = 0; i < 16; ++i) {
+      swapPairs.push_back(i ^ 1);
+      swapHalves.push_back(i ^ 2);
+    }
+    v = vm.add(v, vector::ShuffleOp::create(b, loc, v, v, swapPairs));
+    return vm.add(v, vector::ShuffleOp::create(b, loc, v, v, swapHalves));
+  }
+};
+} // namespace
+
 SmallVector<Value> GraphLowering::emitByteTileDot(const DotOperands &d,
                                                   Type element) {
   // A matmul of q8_1 activations with q4_0 or q8_0 weights on the CPU
@@ -196,6 +260,7 @@ SmallVector<Value> GraphLowering::emitByteTileDot(const DotOperands &d,
   Location loc = d.loc;
   IndexMath im(b, loc);
   BlockMath vm{b, loc};
+  ByteTileMath bt{b, loc};
   const bool q8 = isa<cir::Q8_0Type>(element);
   constexpr int64_t kGroups = kByteTileRows / 4;
   // Words of a block's values; a pair of blocks (2 + 4V bytes each) is
@@ -205,43 +270,12 @@ SmallVector<Value> GraphLowering::emitByteTileDot(const DotOperands &d,
   assert(static_cast<int64_t>(d.ns.size()) == kByteTileRows &&
          d.k % 64 == 0 && "lowerMatmul picks this tile");
   const size_t rows = d.xRows.size();
-  auto bytes = VectorType::get({64}, b.getI8Type());
-  auto lanes = VectorType::get({16}, b.getI32Type());
-  auto asBytes = [&](Value v) -> Value {
-    return vector::BitCastOp::create(b, loc, bytes, v);
-  };
+  auto asBytes = [&](Value v) { return bt.bytes(v); };
   auto splat = [&](int64_t v) { return vm.i32Splat(v, 16); };
-  auto quad = [&](Value buffer, Value at) -> Value {
-    return sm::LoadOp::create(b, loc, VectorType::get({4}, b.getI32Type()),
-                              buffer, at);
-  };
-  auto iota = [](int64_t n) {
-    SmallVector<int64_t> v;
-    for (int64_t i = 0; i < n; ++i)
-      v.push_back(i);
-    return v;
-  };
-  // Four vector<4xi32> side by side.
-  auto concat = [&](ArrayRef<Value> q) -> Value {
-    Value low = vector::ShuffleOp::create(b, loc, q[0], q[1], iota(8));
-    Value high = vector::ShuffleOp::create(b, loc, q[2], q[3], iota(8));
-    return vector::ShuffleOp::create(b, loc, low, high, iota(16));
-  };
-  // Lane `first` of every 128-bit lane, in all four of its lanes.
-  auto spread = [&](Value v, int64_t first) -> Value {
-    SmallVector<int64_t> mask;
-    for (int64_t i = 0; i < 16; ++i)
-      mask.push_back(i / 4 * 4 + first);
-    return vector::ShuffleOp::create(b, loc, v, v, mask);
-  };
-  // The f16 in the low half of each lane, as f32.
-  auto halves = [&](Value v) -> Value {
-    Value h = arith::TruncIOp::create(
-        b, loc, VectorType::get({16}, b.getI16Type()), v);
-    Value f16s = vector::BitCastOp::create(
-        b, loc, VectorType::get({16}, b.getF16Type()), h);
-    return arith::ExtFOp::create(b, loc, vm.f32s(16), f16s);
-  };
+  auto quad = [&](Value buffer, Value at) { return bt.quad(buffer, at); };
+  auto concat = [&](ArrayRef<Value> q) { return bt.concat(q); };
+  auto spread = [&](Value v, int64_t first) { return bt.spread(v, first); };
+  auto halves = [&](Value v) { return bt.halves(v); };
   auto dot = [&](Value a, Value x, Value acc) -> Value {
     return ex::VectorDot4I8Op::create(b, loc, a, x, acc);
   };
@@ -250,7 +284,7 @@ SmallVector<Value> GraphLowering::emitByteTileDot(const DotOperands &d,
   };
   // Byte vectors of constants and masked bytes (known 0..127: vpdpbusd
   // takes them as they are, hesper-cpu-vector-dot).
-  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(lanes));
+  Value zero = bt.zeros();
   Value eights = vm.i8Splat(8, 64);
   Value lowNibbles = vm.i8Splat(0x0f, 64);
   auto nibbles = [&](Value words, int64_t shift) -> Value {
@@ -341,18 +375,10 @@ SmallVector<Value> GraphLowering::emitByteTileDot(const DotOperands &d,
   }
   scf::YieldOp::create(b, loc, acc);
   b.setInsertionPointAfter(loop);
-  // Each row's four lanes, added in a fixed order: (0+1) + (2+3).
-  SmallVector<int64_t> swapPairs, swapHalves;
-  for (int64_t i = 0; i < 16; ++i) {
-    swapPairs.push_back(i ^ 1);
-    swapHalves.push_back(i ^ 2);
-  }
   SmallVector<Value> dots(kByteTileRows * rows);
   for (int64_t g = 0; g < kGroups; ++g)
     for (size_t r = 0; r < rows; ++r) {
-      Value v = loop.getResult(g * rows + r);
-      v = vm.add(v, vector::ShuffleOp::create(b, loc, v, v, swapPairs));
-      v = vm.add(v, vector::ShuffleOp::create(b, loc, v, v, swapHalves));
+      Value v = bt.rowSums(loop.getResult(g * rows + r), vm);
       for (int64_t j = 0; j < 4; ++j)
         dots[(4 * g + j) * rows + r] =
             vector::ExtractOp::create(b, loc, v, 4 * j);
