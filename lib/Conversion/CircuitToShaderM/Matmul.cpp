@@ -1044,7 +1044,7 @@ LogicalResult GraphLowering::lowerMatmul(Operation *op, Value x,
   // x block (measured: 1.5-2x on a 1B model's gated FFN for 32 and 128
   // rows). The narrower tiles of block formats run slower that way (their
   // x rows, reread per weight tile, outweigh the weights they save).
-  const bool blocksFirst = lanes == 1 && cols >= 4;
+  const bool blocksFirst = lanes == 1 && cols >= 4 && xBlocks > 1;
   Value group = sm::WorkgroupIdOp::create(b, loc, b.getIndexType(),
                                           blocksFirst ? sm::Dim::y : sm::Dim::x);
   Value block = sm::WorkgroupIdOp::create(b, loc, b.getIndexType(),

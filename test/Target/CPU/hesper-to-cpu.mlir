@@ -13,7 +13,7 @@
 // RUN: not hesper-opt %s --hesper-to-cpu="isa=pentium4" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
 
 // BIN: shaderm.schedule @matvec
-// BIN: shaderm.launch @matvec_k0_matmul grid [64, 1, 1]
+// BIN: shaderm.launch @matvec_k0_matmul grid [16, 1, 1]
 // BIN: gpu.binary @hesper_kernels [#gpu.object<#llvm.target<triple = "{{.*}}", chip = "x86-64-v3">, properties = {format = "elf:popcnt,sse3,sse4.1,sse4.2,ssse3,avx,avx2,bmi,bmi2,f16c,fma,lzcnt,movbe"}, bin = "\7FELF
 
 // V3: .globl matvec_k0_matmul
