@@ -240,11 +240,11 @@ private:
   /// The activations a matmul with weight `w` reads: x, or x quantized to
   /// q8_1 with quantizedActivations, for weights whose integer kernels pay
   /// on the CPU target and rows circuit.quantize's lowering takes (it
-  /// stages a row in 32 KiB of workgroup memory: up to 7168 values): in a
-  /// one-token step q8_0 and q4_0 (q4_k's need an x scale per 32 values),
-  /// in a prompt chunk the same with K a multiple of 64 (the CPU target's
+  /// stages a row in 32 KiB of workgroup memory: up to 7168 values): q8_0
+  /// and q4_0 (in a prompt chunk with K a multiple of 64: the CPU target's
   /// integer register tile; per-row integer products do not beat the f32
-  /// kernels that decode each weight block once for several rows). Each
+  /// kernels that decode each weight block once for several rows), and
+  /// q4_k with K a multiple of 256 (its integer tile). Each
   /// x is quantized once, so the matmuls that read it still fuse (Q/K/V
   /// into a multi_matmul, gate and up into a gated_matmul); the
   /// quantization fuses into the RMSNorm before it where there is one.
@@ -253,8 +253,9 @@ private:
     auto wType = cast<RankedTensorType>(w.getType());
     int64_t k = wType.getShape().back();
     Type element = wType.getElementType();
-    bool integerKernel = isa<Q8_0Type, Q4_0Type>(element) &&
-                         (rows == 1 || k % 64 == 0);
+    bool integerKernel = (isa<Q8_0Type, Q4_0Type>(element) &&
+                          (rows == 1 || k % 64 == 0)) ||
+                         (isa<Q4_KType>(element) && k % 256 == 0);
     if (!quantizedActivations || !integerKernel || k % 32 != 0 ||
         k > kMaxQuantizedRow)
       return x;

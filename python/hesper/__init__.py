@@ -87,7 +87,7 @@ class Llama:
     `type_k` and `type_v` store the KV cache in "f16" (the default, as
     llama.cpp's), "f32" or "q8_0", as hesper-run's -ctk/-ctv
     (llama-cpp-python takes ggml type numbers). `quantize_activations`
-    quantizes the input of Q8_0/Q4_0 projections to q8_1 and multiplies
+    quantizes the input of Q8_0/Q4_0/Q4_K projections to q8_1 and multiplies
     bytes in integers, as hesper-run's --quantize-activations (and
     llama.cpp's CPU backend); None (the default) does so on the CPU target
     only, False keeps f32 activations and exact products everywhere.

@@ -83,8 +83,8 @@ llama.cpp's / BitNet's CPU kernels do.  Everything else (attention, the
 f16 head) stays float64: llama.cpp's f16 head also rounds the activations
 to f16, which is not mimicked.  In the other llama-family models (not
 phi3, not the MoE FFNs) --quantize-activations rounds the input of every
-Q8_0 or Q4_0 attention, FFN and output projection (rows of at most 7168)
-to q8_1 blocks: per 32 values of the row, in f32, d = max|x| / 127 and
+Q8_0 or Q4_0 attention, FFN and output projection (rows of at most 7168;
+Q4_K too, rows of a multiple of 256) to q8_1 blocks: per 32 values of the row, in f32, d = max|x| / 127 and
 q = round-half-away(x / d) in [-127, 127], read back as q * f16(d) --
 what hesper-run --quantize-activations feeds its integer kernels.
 
@@ -761,8 +761,8 @@ def cache_round(x, cache_type):
 
 
 # The llama-family projections hesper-run --quantize-activations feeds
-# q8_1 activations when their weights are Q8_0 or Q4_0 (layer key, GGUF
-# name).
+# q8_1 activations when their weights are Q8_0, Q4_0 or Q4_K (layer key,
+# GGUF name).
 Q8_ACTIVATION_PROJ = (("wq", "attn_q"), ("wk", "attn_k"), ("wv", "attn_v"),
                       ("wo", "attn_output"), ("w_gate", "ffn_gate"),
                       ("w_up", "ffn_up"), ("w_down", "ffn_down"))
@@ -770,13 +770,16 @@ Q8_ACTIVATION_PROJ = (("wq", "attn_q"), ("wk", "attn_k"), ("wv", "attn_v"),
 
 def _q8_activations(g, name):
     """Whether the weight `name` reads q8_1 activations: Q8_0 or Q4_0, rows
-    of a multiple of 32 values, at most 7168 (what circuit.quantize's
-    lowering stages)."""
+    of a multiple of 32 values, or Q4_K, rows of a multiple of 256; at most
+    7168 (what circuit.quantize's lowering stages)."""
     info = g.tensors.get(name)
-    if info is None or info.type_name.lower() not in ("q8_0", "q4_0"):
+    if info is None:
         return False
+    kind = info.type_name.lower()
     k = info.dims[0]
-    return k % 32 == 0 and k <= 7168
+    if kind in ("q8_0", "q4_0"):
+        return k % 32 == 0 and k <= 7168
+    return kind == "q4_k" and k % 256 == 0 and k <= 7168
 
 
 def activations_q8(x):

@@ -386,6 +386,156 @@ SmallVector<Value> GraphLowering::emitByteTileDot(const DotOperands &d,
   return dots;
 }
 
+SmallVector<Value> GraphLowering::emitQ4_KByteTileDot(const DotOperands &d) {
+  // emitByteTileDot's tile for q4_k weights: per super-block (36 words:
+  // f16 d and dmin, 12 bytes of 6-bit scales and mins, then four quarters
+  // of 32 code bytes) and quarter c, a row's 32 bytes hold sub-block 2c in
+  // their low nibbles and 2c + 1 in their high ones; x block j lines up
+  // with sub-block j. Per sub-block, lane by lane,
+  //   d_x (d sc sum(q x) - dmin m sum(x)),
+  // with sum(q x) the codes' integer dot product (vpdpbusd) and sum(x) the
+  // same with a vector of ones, once per x block. sc and m are taken from
+  // the scale bytes of each 128-bit lane (its row's) by byte shuffles.
+  Location loc = d.loc;
+  IndexMath im(b, loc);
+  BlockMath vm{b, loc};
+  ByteTileMath bt{b, loc};
+  constexpr int64_t kGroups = kByteTileRows / 4;
+  constexpr int64_t kWords = 36;
+  assert(static_cast<int64_t>(d.ns.size()) == kByteTileRows &&
+         d.k % 256 == 0 && "lowerMatmul picks this tile");
+  const size_t rows = d.xRows.size();
+  auto splat = [&](int64_t v) { return vm.i32Splat(v, 16); };
+  auto shr = [&](Value v, int64_t n) -> Value {
+    return arith::ShRUIOp::create(b, loc, v, splat(n));
+  };
+  auto shl = [&](Value v, int64_t n) -> Value {
+    return arith::ShLIOp::create(b, loc, v, splat(n));
+  };
+  auto mask = [&](Value v, int64_t m) -> Value {
+    return arith::AndIOp::create(b, loc, v, splat(m));
+  };
+  auto orI = [&](Value x, Value y) -> Value {
+    return arith::OrIOp::create(b, loc, x, y);
+  };
+  auto toF32 = [&](Value v) -> Value {
+    return arith::SIToFPOp::create(b, loc, vm.f32s(16), v);
+  };
+  auto dot = [&](Value a, Value x, Value acc) -> Value {
+    return ex::VectorDot4I8Op::create(b, loc, a, x, acc);
+  };
+  Value zero = bt.zeros();
+  Value ones = vm.i8Splat(1, 64);
+  Value lowNibbles = vm.i8Splat(0x0f, 64);
+  Value zeroBytes = vm.i8Splat(0, 64);
+  auto nibbles = [&](Value words, int64_t shift) -> Value {
+    Value v = shift ? shr(words, shift) : words;
+    return arith::AndIOp::create(b, loc, bt.bytes(v), lowNibbles);
+  };
+  // Byte t of each row's 16 bytes (a 128-bit lane), zero-extended into
+  // every one of the row's four lanes.
+  auto laneByte = [&](Value rowBytes, int64_t t) -> Value {
+    SmallVector<int64_t> m;
+    for (int64_t o = 0; o < 64; ++o)
+      m.push_back(o % 4 == 0 ? o / 16 * 16 + t : 64);
+    return vector::BitCastOp::create(
+        b, loc, VectorType::get({16}, b.getI32Type()),
+        vector::ShuffleOp::create(b, loc, rowBytes, zeroBytes, m));
+  };
+
+  OpBuilder::InsertionGuard guard(b);
+  auto loop = scf::ForOp::create(
+      b, loc, im.c(0), im.c(d.k / 256), im.c(1),
+      SmallVector<Value>(kGroups * rows, vm.zeros(16)));
+  b.setInsertionPointToStart(loop.getBody());
+  Value block = loop.getInductionVar();
+  SmallVector<Value> acc(loop.getRegionIterArgs());
+  const int64_t rowWords = d.k / 256 * kWords;
+  Value blockWord = im.mul(block, im.c(kWords));
+  for (int64_t c = 0; c < 4; ++c) {
+    // x blocks 2c and 2c + 1, per x row: d_x, the two halves repeated,
+    // and d_x sum(x) per lane.
+    struct XBlock {
+      Value scale, low, high, sum;
+    };
+    SmallVector<XBlock> xs[2];
+    for (int64_t h = 0; h < 2; ++h)
+      for (Value xRow : d.xRows) {
+        Value at = im.add(
+            xRow, im.add(im.mul(block, im.c(8 * kQ8_1Words)),
+                         im.c((2 * c + h) * kQ8_1Words)));
+        auto repeated = [&](int64_t word) {
+          return bt.bytes(bt.concat(SmallVector<Value>(
+              4, bt.quad(d.x, im.add(at, im.c(word))))));
+        };
+        XBlock x;
+        x.scale = loadQ8_1Scale(b, loc, d.x, at);
+        x.low = repeated(1);
+        x.high = repeated(5);
+        x.sum = vm.mul(toF32(dot(ones, x.high, dot(ones, x.low, zero))),
+                       vm.splat(x.scale, 16));
+        xs[h].push_back(x);
+      }
+    for (int64_t g = 0; g < kGroups; ++g) {
+      auto wordsAt = [&](int64_t word) {
+        SmallVector<Value> quads;
+        for (int64_t j = 0; j < 4; ++j)
+          quads.push_back(bt.quad(
+              d.w, im.add(im.add(im.mul(d.ns[4 * g + j], im.c(rowWords)),
+                                 blockWord),
+                          im.c(word))));
+        return bt.concat(quads);
+      };
+      // Words 0..3 of each row: d and dmin, then the 12 scale bytes
+      // (bytes 4..15 of the lane).
+      Value head = wordsAt(0);
+      Value scaleWord = bt.spread(head, 0);
+      Value dRow = bt.halves(scaleWord);
+      Value dminRow = bt.halves(shr(scaleWord, 16));
+      Value headBytes = bt.bytes(head);
+      auto scaleByte = [&](int64_t i) { return laneByte(headBytes, 4 + i); };
+      // Sub-block j's d sc and dmin m per row.
+      auto scales = [&](int64_t j) -> std::pair<Value, Value> {
+        Value sc, m;
+        if (j < 4) {
+          sc = mask(scaleByte(j), 63);
+          m = mask(scaleByte(j + 4), 63);
+        } else {
+          Value packed = scaleByte(j + 4);
+          sc = orI(mask(packed, 15), shl(shr(scaleByte(j - 4), 6), 4));
+          m = orI(shr(packed, 4), shl(shr(scaleByte(j), 6), 4));
+        }
+        return {vm.mul(dRow, toF32(sc)), vm.mul(dminRow, toF32(m))};
+      };
+      // The quarter's code bytes 0..15 and 16..31 of each row.
+      Value first = wordsAt(4 + 8 * c), second = wordsAt(8 + 8 * c);
+      for (int64_t h = 0; h < 2; ++h) {
+        auto [dsc, dm] = scales(2 * c + h);
+        Value low = nibbles(first, 4 * h), high = nibbles(second, 4 * h);
+        for (size_t r = 0; r < rows; ++r) {
+          const XBlock &x = xs[h][r];
+          Value sums = dot(high, x.high, dot(low, x.low, zero));
+          Value &a = acc[g * rows + r];
+          a = vm.add(a, vm.mul(toF32(sums),
+                               vm.mul(dsc, vm.splat(x.scale, 16))));
+          a = vm.sub(a, vm.mul(x.sum, dm));
+        }
+      }
+    }
+  }
+  scf::YieldOp::create(b, loc, acc);
+  b.setInsertionPointAfter(loop);
+  SmallVector<Value> dots(kByteTileRows * rows);
+  for (int64_t g = 0; g < kGroups; ++g)
+    for (size_t r = 0; r < rows; ++r) {
+      Value v = bt.rowSums(loop.getResult(g * rows + r), vm);
+      for (int64_t j = 0; j < 4; ++j)
+        dots[(4 * g + j) * rows + r] =
+            vector::ExtractOp::create(b, loc, v, 4 * j);
+    }
+  return dots;
+}
+
 SmallVector<Value> GraphLowering::emitQ8_0DotVector(const DotOperands &d,
                                                    bool q8Activations) {
   // q8_0: 8 words of 32 signed bytes per block.

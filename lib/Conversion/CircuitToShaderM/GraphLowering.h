@@ -670,6 +670,8 @@ private:
   /// multiple of 64): the register tile of kByteTileRows consecutive
   /// weight rows (`d.ns`) by every x row, in integers (BlockDots.cpp).
   SmallVector<Value> emitByteTileDot(const DotOperands &d, Type element);
+  /// The same tile for q4_k weights (K a multiple of 256).
+  SmallVector<Value> emitQ4_KByteTileDot(const DotOperands &d);
   SmallVector<Value> emitQ8_0Dot(const DotOperands &d);
   /// Activations in q8_1 blocks (x is words, `xRows` their first words):
   /// q8_0 and q4_0 (`nibbles`) weight blocks per lane unit, the byte

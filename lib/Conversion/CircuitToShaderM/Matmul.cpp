@@ -49,10 +49,11 @@ SmallVector<Value> GraphLowering::emitPartialDot(KernelState &ks, Value x,
   Type element = wType.getElementType();
   if (q8Activations && lanes == 1 &&
       static_cast<int64_t>(ns.size()) == kByteTileRows) {
-    assert((isa<cir::Q4_0Type, cir::Q8_0Type>(element)) &&
+    assert((isa<cir::Q4_0Type, cir::Q8_0Type, cir::Q4_KType>(element)) &&
            "matmulTile picks this tile");
     ops.ns.assign(ns.begin(), ns.end());
-    return emitByteTileDot(ops, element);
+    return isa<cir::Q4_KType>(element) ? emitQ4_KByteTileDot(ops)
+                                       : emitByteTileDot(ops, element);
   }
   if (q8Activations) {
     SmallVector<Value> all;
@@ -664,7 +665,11 @@ static int64_t rowsOf(Value w) {
 /// prompt of the demo model, q4_0: 4 x rows 6700-6800 tok/s, 2 rows 5950,
 /// 6 or 8 rows 5300-5500, which spill); a one-token step takes it too, as
 /// 1 x 16 (demo decode, median of 3 alternating runs: q4_0 1561 -> 3414
-/// tok/s against the per-row integer kernel, q8_0 1506 -> 1975). A one-token step with f32 weights
+/// tok/s against the per-row integer kernel, q8_0 1506 -> 1975). q4_k
+/// weights (K a multiple of 256) take emitQ4_KByteTileDot's, 2 x 16: its
+/// x side is twice as wide (two x blocks per quarter), and 4 rows spill
+/// (64-token prompt of the demo: 2 rows 4260-4555 tok/s, 3 rows
+/// 3375-3447, 4 rows 3525-3840, f32 activations 3810-4165). A one-token step with f32 weights
 /// takes 4 weight rows per workgroup (1 x 4): the per-row work around the
 /// dot product (its horizontal sum, the epilogue, the workgroup's call)
 /// is shared by four rows (demo file decode, median of 5 alternating runs:
@@ -679,14 +684,15 @@ static std::pair<int64_t, int64_t> matmulTile(Value x,
   };
   Type xElement = typeOf(x).getElementType();
   Type wElement = typeOf(weights.front()).getElementType();
+  const int64_t tileK = isa<cir::Q4_KType>(wElement) ? 256 : 64;
   if (lanes == 1 && !experts && isa<cir::Q8_1Type>(xElement) &&
-      isa<cir::Q4_0Type, cir::Q8_0Type>(wElement) &&
+      isa<cir::Q4_0Type, cir::Q8_0Type, cir::Q4_KType>(wElement) &&
       llvm::all_of(weights, [&](Value w) {
         return typeOf(w).getElementType() == wElement &&
-               typeOf(w).getShape().back() % 64 == 0 &&
+               typeOf(w).getShape().back() % tileK == 0 &&
                rowsOf(w) % kByteTileRows == 0;
       }))
-    return {4, kByteTileRows};
+    return {isa<cir::Q4_KType>(wElement) ? 2 : 4, kByteTileRows};
   if (lanes == 1 && m == 1 && !experts && isa<FloatType>(xElement) &&
       llvm::all_of(weights, [&](Value w) {
         return typeOf(w).getElementType().isF32();

@@ -1,7 +1,8 @@
-// Matmuls of q8_1 activations with q4_0 or q8_0 weights: on the CPU
+// Matmuls of q8_1 activations with q4_0, q8_0 or q4_k weights: on the CPU
 // target every weight matrix here takes the integer register tile
 // (emitByteTileDot: 16 weight rows, four per 512-bit vector, by 4 x rows;
-// vpdpbusd with AVX512-VNNI), other targets their per-row kernels. The
+// emitQ4_KByteTileDot: by 2; vpdpbusd with AVX512-VNNI), other targets
+// their per-row kernels. The
 // CPU and Vulkan acceptance tests compare them with the interpreter (which
 // decodes the q8_1 activations and multiplies in f32) on random inputs and
 // check 5 runs bit-identical: 7 x rows by 48 weight rows of 512 values
@@ -9,7 +10,8 @@
 // gated feed-forwards of 33 rows (both weights q4_0, or both q8_0), and
 // three projections of one x (a multi_matmul of 32, 16 and 16 rows of 192
 // values: three pairs of blocks), and one-token matvecs (x of one row:
-// the tile of 1 x 16) of each format.
+// the tile of 1 x 16) of each format; q4_k rows of two super-blocks for 7
+// rows of x and for one.
 //
 // @exact: x = -63.5 everywhere (q8_1 keeps it exactly: d = 0.5, bytes
 // -127) against weights of 63.5 quantized in the graph to q8_0 (d = 0.5,
@@ -29,6 +31,8 @@
 // CHECK: result #2 (tensor<9x16xf32>):
 // CHECK: result #0 (tensor<32xf32>):
 // CHECK: result #0 (tensor<32xf32>):
+// CHECK: result #0 (tensor<7x48xf32>):
+// CHECK: result #0 (tensor<32xf32>):
 //
 // RUN: hesper-opt %s --split-input-file --hesper-fuse \
 // RUN:   --circuit-count-dispatches -o /dev/null | FileCheck %s --check-prefix=COUNT
@@ -40,6 +44,8 @@
 // COUNT: graph @projections: 2 dispatches (1 multi_matmul, 1 quantize)
 // COUNT: graph @one_row: 2 dispatches (1 matmul, 1 quantize)
 // COUNT: graph @one_row_q8_0: 2 dispatches (1 matmul, 1 quantize)
+// COUNT: graph @rows_q4_k: 2 dispatches (1 matmul, 1 quantize)
+// COUNT: graph @one_row_q4_k: 2 dispatches (1 matmul, 1 quantize)
 
 circuit.graph @exact(%x: tensor<5x128xf32> {circuit.name = "x"},
     %wf: tensor<16x128xf32> {circuit.name = "wf"}) -> tensor<5x16xf32> {
@@ -147,5 +153,25 @@ circuit.graph @one_row_q8_0(%x: tensor<512xf32> {circuit.name = "x"},
   %q = circuit.quantize %x : tensor<512xf32> -> tensor<512x!circuit.q8_1>
   %y = circuit.matmul %q, %w : tensor<512x!circuit.q8_1>,
       tensor<32x512x!circuit.q8_0> -> tensor<32xf32>
+  circuit.output %y : tensor<32xf32>
+}
+
+// -----
+
+circuit.graph @rows_q4_k(%x: tensor<7x512xf32> {circuit.name = "x"},
+    %w: tensor<48x512x!circuit.q4_k> {circuit.name = "w"}) -> tensor<7x48xf32> {
+  %q = circuit.quantize %x : tensor<7x512xf32> -> tensor<7x512x!circuit.q8_1>
+  %y = circuit.matmul %q, %w : tensor<7x512x!circuit.q8_1>,
+      tensor<48x512x!circuit.q4_k> -> tensor<7x48xf32>
+  circuit.output %y : tensor<7x48xf32>
+}
+
+// -----
+
+circuit.graph @one_row_q4_k(%x: tensor<512xf32> {circuit.name = "x"},
+    %w: tensor<32x512x!circuit.q4_k> {circuit.name = "w"}) -> tensor<32xf32> {
+  %q = circuit.quantize %x : tensor<512xf32> -> tensor<512x!circuit.q8_1>
+  %y = circuit.matmul %q, %w : tensor<512x!circuit.q8_1>,
+      tensor<32x512x!circuit.q4_k> -> tensor<32xf32>
   circuit.output %y : tensor<32xf32>
 }
