@@ -214,6 +214,40 @@ struct ByteTileMath {
     return arith::ExtFOp::create(
         b, loc, VectorType::get({16}, b.getF32Type()), f16s);
   }
+  /// Bytes 0..15 (`half` 0) or 16..31 of the q8_1 block at word `at` of
+  /// `x`, repeated in every 128-bit lane.
+  Value xBytes(Value x, Value at, int64_t half) {
+    IndexMath im(b, loc);
+    return bytes(concat(SmallVector<Value>(
+        4, quad(x, im.add(at, im.c(1 + 4 * half))))));
+  }
+  /// The tile's loop over `steps` steps, carrying a vector<16xf32> per
+  /// group of four weight rows and x row (from zero); the builder is left
+  /// inside (the caller keeps an InsertionGuard).
+  scf::ForOp begin(int64_t steps, size_t rows, BlockMath &vm) {
+    IndexMath im(b, loc);
+    auto loop = scf::ForOp::create(
+        b, loc, im.c(0), im.c(steps), im.c(1),
+        SmallVector<Value>(kByteTileRows / 4 * rows, vm.zeros(16)));
+    b.setInsertionPointToStart(loop.getBody());
+    return loop;
+  }
+  /// Yields `acc` and returns the dot products, weight row c of the tile
+  /// and x row r at c * rows + r: each row's four lanes summed.
+  SmallVector<Value> finish(scf::ForOp loop, ValueRange acc, size_t rows,
+                            BlockMath &vm) {
+    scf::YieldOp::create(b, loc, acc);
+    b.setInsertionPointAfter(loop);
+    SmallVector<Value> dots(kByteTileRows * rows);
+    for (int64_t g = 0; g < kByteTileRows / 4; ++g)
+      for (size_t r = 0; r < rows; ++r) {
+        Value v = rowSums(loop.getResult(g * rows + r), vm);
+        for (int64_t j = 0; j < 4; ++j)
+          dots[(4 * g + j) * rows + r] =
+              vector::ExtractOp::create(b, loc, v, 4 * j);
+      }
+    return dots;
+  }
   /// Each row's four lanes added in a fixed order, (0+1) + (2+3): lane
   /// 4j then holds row j's sum.
   Value rowSums(Value v, BlockMath &vm) {
@@ -293,10 +327,7 @@ SmallVector<Value> GraphLowering::emitByteTileDot(const DotOperands &d,
   };
 
   OpBuilder::InsertionGuard guard(b);
-  auto loop = scf::ForOp::create(
-      b, loc, im.c(0), im.c(d.k / 64), im.c(1),
-      SmallVector<Value>(kGroups * rows, vm.zeros(16)));
-  b.setInsertionPointToStart(loop.getBody());
+  scf::ForOp loop = bt.begin(d.k / 64, rows, vm);
   Value pair = loop.getInductionVar();
   SmallVector<Value> acc(loop.getRegionIterArgs());
   const int64_t rowWords = d.k / 64 * pairWords;
@@ -312,14 +343,10 @@ SmallVector<Value> GraphLowering::emitByteTileDot(const DotOperands &d,
     for (Value xRow : d.xRows) {
       Value at = im.add(xRow, im.add(im.mul(pair, im.c(2 * kQ8_1Words)),
                                      im.c(half * kQ8_1Words)));
-      auto repeated = [&](int64_t word) {
-        return asBytes(concat(
-            SmallVector<Value>(4, quad(d.x, im.add(at, im.c(word))))));
-      };
       XBlock x;
       x.scale = loadQ8_1Scale(b, loc, d.x, at);
-      x.low = repeated(1);
-      x.high = repeated(5);
+      x.low = bt.xBytes(d.x, at, 0);
+      x.high = bt.xBytes(d.x, at, 1);
       Value sums8 = dot(eights, x.high, dot(eights, x.low, zero));
       if (q8)
         sums8 = arith::ShLIOp::create(b, loc, sums8, splat(4));
@@ -373,17 +400,7 @@ SmallVector<Value> GraphLowering::emitByteTileDot(const DotOperands &d,
       }
     }
   }
-  scf::YieldOp::create(b, loc, acc);
-  b.setInsertionPointAfter(loop);
-  SmallVector<Value> dots(kByteTileRows * rows);
-  for (int64_t g = 0; g < kGroups; ++g)
-    for (size_t r = 0; r < rows; ++r) {
-      Value v = bt.rowSums(loop.getResult(g * rows + r), vm);
-      for (int64_t j = 0; j < 4; ++j)
-        dots[(4 * g + j) * rows + r] =
-            vector::ExtractOp::create(b, loc, v, 4 * j);
-    }
-  return dots;
+  return bt.finish(loop, acc, rows, vm);
 }
 
 SmallVector<Value> GraphLowering::emitQ4_KByteTileDot(const DotOperands &d) {
@@ -444,10 +461,7 @@ SmallVector<Value> GraphLowering::emitQ4_KByteTileDot(const DotOperands &d) {
   };
 
   OpBuilder::InsertionGuard guard(b);
-  auto loop = scf::ForOp::create(
-      b, loc, im.c(0), im.c(d.k / 256), im.c(1),
-      SmallVector<Value>(kGroups * rows, vm.zeros(16)));
-  b.setInsertionPointToStart(loop.getBody());
+  scf::ForOp loop = bt.begin(d.k / 256, rows, vm);
   Value block = loop.getInductionVar();
   SmallVector<Value> acc(loop.getRegionIterArgs());
   const int64_t rowWords = d.k / 256 * kWords;
@@ -464,14 +478,10 @@ SmallVector<Value> GraphLowering::emitQ4_KByteTileDot(const DotOperands &d) {
         Value at = im.add(
             xRow, im.add(im.mul(block, im.c(8 * kQ8_1Words)),
                          im.c((2 * c + h) * kQ8_1Words)));
-        auto repeated = [&](int64_t word) {
-          return bt.bytes(bt.concat(SmallVector<Value>(
-              4, bt.quad(d.x, im.add(at, im.c(word))))));
-        };
         XBlock x;
         x.scale = loadQ8_1Scale(b, loc, d.x, at);
-        x.low = repeated(1);
-        x.high = repeated(5);
+        x.low = bt.xBytes(d.x, at, 0);
+        x.high = bt.xBytes(d.x, at, 1);
         x.sum = vm.mul(toF32(dot(ones, x.high, dot(ones, x.low, zero))),
                        vm.splat(x.scale, 16));
         xs[h].push_back(x);
@@ -523,17 +533,7 @@ SmallVector<Value> GraphLowering::emitQ4_KByteTileDot(const DotOperands &d) {
       }
     }
   }
-  scf::YieldOp::create(b, loc, acc);
-  b.setInsertionPointAfter(loop);
-  SmallVector<Value> dots(kByteTileRows * rows);
-  for (int64_t g = 0; g < kGroups; ++g)
-    for (size_t r = 0; r < rows; ++r) {
-      Value v = bt.rowSums(loop.getResult(g * rows + r), vm);
-      for (int64_t j = 0; j < 4; ++j)
-        dots[(4 * g + j) * rows + r] =
-            vector::ExtractOp::create(b, loc, v, 4 * j);
-    }
-  return dots;
+  return bt.finish(loop, acc, rows, vm);
 }
 
 SmallVector<Value> GraphLowering::emitQ8_0DotVector(const DotOperands &d,
