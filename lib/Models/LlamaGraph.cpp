@@ -391,6 +391,16 @@ private:
     return g.rmsNorm(perHead, w, hp.eps);
   }
 
+  /// The cache position of row `r` of the step (null: a one-row step):
+  /// pos + r, or in a batch step (seqLen > 0) the row's entry of pos.
+  /// `posArg` is pos as a map or scatter body reads it (whole in a batch
+  /// step, its one element otherwise).
+  Value rowPosition(ExpBuilder &e, Value posArg, Value r) {
+    if (seqLen > 0)
+      return GraphBuilder::extract(e, posArg, r ? r : e.i32(0));
+    return r ? e.add(posArg, r) : posArg;
+  }
+
   /// The step's rotations for frequencies `freqs` ([F]): per row r and
   /// pair p, cos and sin of local position * freqs[p] (times ggml's
   /// attn_factor) at [(r F + p) 2] and [(r F + p) 2 + 1]. Computed once
@@ -410,14 +420,12 @@ private:
           Value rp = e.divConst(lane, 2);
           Value isSin = e.cmp(CmpPredicate::eq, e.remConst(lane, 2), e.i32(1));
           Value r = e.divConst(rp, f), p = e.remConst(rp, f);
-          Value position = a[0];
-          if (rows > 1)
-            position = seqLen > 0 ? GraphBuilder::extract(e, a[0], r)
-                                  : e.add(position, r);
-          else if (seqLen > 0)
-            position = GraphBuilder::extract(e, a[0], e.i32(0));
+          // In a batch step the rotation takes the row's position in its
+          // sequence.
+          Value position = rowPosition(e, a[0], rows > 1 ? r : Value());
           Value local = seqLen > 0 ? e.remConst(position, seqLen) : position;
-          Value theta = e.mul(e.toF32(local), GraphBuilder::extract(e, a[1], p));
+          Value theta =
+              e.mul(e.toF32(local), GraphBuilder::extract(e, a[1], p));
           Value value = e.select(isSin, e.sin(theta), e.cos(theta));
           return mscale != 1 ? e.mul(value, e.f32(mscale)) : value;
         });
@@ -465,18 +473,14 @@ private:
     SmallVector<Value> written = g.scatterMulti(
         destinations, rows * qDim, inputs, whole,
         [&](ExpBuilder &e, Value lane, ValueRange a) {
-          // The token of this lane, its position and its lane in the row.
-          // In a batch step `position` is the row's global cache position
-          // and `local` its position in its sequence (for the rotation).
-          Value r, l = lane, position = a[3];
+          // The token of this lane, its cache position (in a batch step
+          // the row's global one) and its lane in the row.
+          Value r, l = lane;
           if (rows > 1) {
             r = e.divConst(lane, qDim);
             l = e.remConst(lane, qDim);
-            position = seqLen > 0 ? GraphBuilder::extract(e, a[3], r)
-                                  : e.add(position, r);
-          } else if (seqLen > 0) {
-            position = GraphBuilder::extract(e, a[3], e.i32(0));
           }
+          Value position = rowPosition(e, a[3], r);
           // Element `i` (flat) of q, k or v (`which`), its bias added.
           auto element = [&](int which, Value i, int64_t width) {
             Value value = GraphBuilder::extract(e, a[which], i);

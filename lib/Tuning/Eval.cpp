@@ -64,12 +64,17 @@ Type weightType(MLIRContext *context, StringRef name) {
   return Float32Type::get(context);
 }
 
-/// x [rows, dim] ([dim] for one row) times a [ffn, dim] weight of `type`.
+/// x [rows, dim] ([dim] for one row) times a [ffn, dim] weight of `type`;
+/// with `quantized`, x is quantized to q8_1 first (circuit.quantize) and
+/// the bytes are multiplied in integers.
 std::function<void(GraphBuilder &)> matmulBuild(int64_t rows, int64_t dim,
-                                                int64_t ffn, std::string type) {
+                                                int64_t ffn, std::string type,
+                                                bool quantized = false) {
   return [=](GraphBuilder &g) {
     Value x = rows == 1 ? g.external("x", {dim}, g.f32())
                         : g.external("x", {rows, dim}, g.f32());
+    if (quantized)
+      x = g.quantize(x, cir::Q8_1Type::get(g.getContext()));
     Value w = g.external("w", {ffn, dim}, weightType(g.getContext(), type));
     g.output(g.matmul(x, w));
   };
@@ -176,13 +181,7 @@ std::vector<Workload> allWorkloads() {
           Workload q = w;
           q.name = w.name + "_q8_1";
           q.quick = false;
-          q.build = [dim, ffn, t](GraphBuilder &g) {
-            Value x = g.external("x", {dim}, g.f32());
-            Value wt = g.external("w", {ffn, dim},
-                                  weightType(g.getContext(), t));
-            g.output(g.matmul(
-                g.quantize(x, cir::Q8_1Type::get(g.getContext())), wt));
-          };
+          q.build = matmulBuild(rows, dim, ffn, t, /*quantized=*/true);
           out.push_back(std::move(w));
           out.push_back(std::move(q));
           continue;
@@ -205,15 +204,8 @@ std::vector<Workload> allWorkloads() {
       if (StringRef(type) == "q8_0" || StringRef(type) == "q4_0") {
         Workload q = w;
         q.name = w.name + "_q8_1";
-        int64_t dim = s.dim, ffn = s.ffn;
-        std::string t = type;
-        q.build = [dim, ffn, t](GraphBuilder &g) {
-          Value x = g.external("x", {kChunkRows, dim}, g.f32());
-          Value wt =
-              g.external("w", {ffn, dim}, weightType(g.getContext(), t));
-          g.output(g.matmul(
-              g.quantize(x, cir::Q8_1Type::get(g.getContext())), wt));
-        };
+        q.build = matmulBuild(kChunkRows, s.dim, s.ffn, type,
+                              /*quantized=*/true);
         out.push_back(std::move(w));
         out.push_back(std::move(q));
         continue;

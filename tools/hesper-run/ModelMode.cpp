@@ -91,9 +91,9 @@ static llvm::cl::alias cacheTypeVAlias("cache-type-v",
                                        llvm::cl::cat(modelCategory));
 static llvm::cl::opt<llvm::cl::boolOrDefault> quantizeActivations(
     "quantize-activations",
-    llvm::cl::desc("Quantize the input of every q8_0/q4_0/q4_k projection to q8_1 "
-                   "and multiply bytes in integers, as llama.cpp's CPU "
-                   "backend does (=false: f32 input, exact products; "
+    llvm::cl::desc("Quantize the input of every q8_0/q4_0/q4_k projection "
+                   "to q8_1 and multiply bytes in integers, as llama.cpp's "
+                   "CPU backend does (=false: f32 input, exact products; "
                    "default: on for the CPU target, off elsewhere and with "
                    "--emit-mlir)"),
     llvm::cl::cat(modelCategory));

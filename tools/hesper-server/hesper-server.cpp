@@ -72,10 +72,10 @@ static cl::alias cacheTypeVAlias("cache-type-v", cl::aliasopt(cacheTypeV),
                                  cl::desc("Alias for -ctv"));
 static cl::opt<cl::boolOrDefault> quantizeActivations(
     "quantize-activations",
-    cl::desc("Quantize the input of every q8_0/q4_0/q4_k projection to q8_1 and "
-             "multiply bytes in integers, as llama.cpp's CPU backend does "
-             "(=false: f32 input, exact products; default: on for the CPU "
-             "target, off elsewhere)"),
+    cl::desc("Quantize the input of every q8_0/q4_0/q4_k projection to "
+             "q8_1 and multiply bytes in integers, as llama.cpp's CPU "
+             "backend does (=false: f32 input, exact products; default: on "
+             "for the CPU target, off elsewhere)"),
     cl::cat(serverCategory));
 static cl::opt<int> parallel("np",
                              cl::desc("Slots: sequences generated at once"),

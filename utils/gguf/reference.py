@@ -84,9 +84,10 @@ f16 head) stays float64: llama.cpp's f16 head also rounds the activations
 to f16, which is not mimicked.  In the other llama-family models (not
 phi3, not the MoE FFNs) --quantize-activations rounds the input of every
 Q8_0 or Q4_0 attention, FFN and output projection (rows of at most 7168;
-Q4_K too, rows of a multiple of 256) to q8_1 blocks: per 32 values of the row, in f32, d = max|x| / 127 and
-q = round-half-away(x / d) in [-127, 127], read back as q * f16(d) --
-what hesper-run --quantize-activations feeds its integer kernels.
+Q4_K too, rows of a multiple of 256) to q8_1 blocks: per 32 values of
+the row, in f32, d = max|x| / 127 and q = round-half-away(x / d) in
+[-127, 127], read back as q * f16(d) -- what hesper-run
+--quantize-activations feeds its integer kernels.
 
 phi3 (llama.cpp's "phi3", src/models/phi3.cpp; Phi-3, Phi-3.5, Phi-4-mini):
 the llama layer with NEOX RoPE, no biases, scores / sqrt(head_dim), and

@@ -192,6 +192,38 @@ struct ByteTileMath {
     return sm::LoadOp::create(b, loc, VectorType::get({4}, b.getI32Type()),
                               buffer, at);
   }
+  /// `v` splat over 16 lanes of i32.
+  Value splat(int64_t v) {
+    auto type = VectorType::get({16}, b.getI32Type());
+    return arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(type, b.getI32IntegerAttr(v)));
+  }
+  Value shr(Value v, int64_t n) {
+    return arith::ShRUIOp::create(b, loc, v, splat(n));
+  }
+  /// The low nibble of each byte of `words` shifted right by `shift`: codes
+  /// of 0..15, known non-negative (vpdpbusd takes them as they are,
+  /// hesper-cpu-vector-dot).
+  Value nibbles(Value words, int64_t shift) {
+    Value v = shift ? shr(words, shift) : words;
+    Value low = arith::ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(VectorType::get({64}, b.getI8Type()),
+                               b.getI8IntegerAttr(0x0f)));
+    return arith::AndIOp::create(b, loc, bytes(v), low);
+  }
+  /// Four words of each of the four weight rows `rows4` (of `rowWords`
+  /// words each), `word` words after `base` within the row: a row per
+  /// 128-bit lane.
+  Value rowWords(Value w, ArrayRef<Value> rows4, int64_t rowWords, Value base,
+                 int64_t word) {
+    IndexMath im(b, loc);
+    SmallVector<Value> quads;
+    for (Value row : rows4)
+      quads.push_back(quad(
+          w, im.add(im.add(im.mul(row, im.c(rowWords)), base), im.c(word))));
+    return concat(quads);
+  }
   /// Four vector<4xi32> side by side.
   Value concat(ArrayRef<Value> q) {
     Value low = vector::ShuffleOp::create(b, loc, q[0], q[1], iota(8));
@@ -304,27 +336,12 @@ SmallVector<Value> GraphLowering::emitByteTileDot(const DotOperands &d,
   assert(static_cast<int64_t>(d.ns.size()) == kByteTileRows &&
          d.k % 64 == 0 && "lowerMatmul picks this tile");
   const size_t rows = d.xRows.size();
-  auto asBytes = [&](Value v) { return bt.bytes(v); };
-  auto splat = [&](int64_t v) { return vm.i32Splat(v, 16); };
-  auto quad = [&](Value buffer, Value at) { return bt.quad(buffer, at); };
-  auto concat = [&](ArrayRef<Value> q) { return bt.concat(q); };
-  auto spread = [&](Value v, int64_t first) { return bt.spread(v, first); };
-  auto halves = [&](Value v) { return bt.halves(v); };
   auto dot = [&](Value a, Value x, Value acc) -> Value {
     return ex::VectorDot4I8Op::create(b, loc, a, x, acc);
   };
-  auto shr = [&](Value v, int64_t n) -> Value {
-    return arith::ShRUIOp::create(b, loc, v, splat(n));
-  };
-  // Byte vectors of constants and masked bytes (known 0..127: vpdpbusd
-  // takes them as they are, hesper-cpu-vector-dot).
   Value zero = bt.zeros();
+  // A constant of bytes 0..127: vpdpbusd takes it as it is.
   Value eights = vm.i8Splat(8, 64);
-  Value lowNibbles = vm.i8Splat(0x0f, 64);
-  auto nibbles = [&](Value words, int64_t shift) -> Value {
-    Value v = shift ? shr(words, shift) : words;
-    return arith::AndIOp::create(b, loc, asBytes(v), lowNibbles);
-  };
 
   OpBuilder::InsertionGuard guard(b);
   scf::ForOp loop = bt.begin(d.k / 64, rows, vm);
@@ -349,7 +366,7 @@ SmallVector<Value> GraphLowering::emitByteTileDot(const DotOperands &d,
       x.high = bt.xBytes(d.x, at, 1);
       Value sums8 = dot(eights, x.high, dot(eights, x.low, zero));
       if (q8)
-        sums8 = arith::ShLIOp::create(b, loc, sums8, splat(4));
+        sums8 = arith::ShLIOp::create(b, loc, sums8, bt.splat(4));
       x.start = arith::SubIOp::create(b, loc, zero, sums8);
       xs.push_back(x);
     }
@@ -357,13 +374,8 @@ SmallVector<Value> GraphLowering::emitByteTileDot(const DotOperands &d,
       // Four words of each of the group's rows, `word` words into the
       // pair.
       auto wordsAt = [&](int64_t word) {
-        SmallVector<Value> quads;
-        for (int64_t j = 0; j < 4; ++j)
-          quads.push_back(quad(
-              d.w, im.add(im.add(im.mul(d.ns[4 * g + j], im.c(rowWords)),
-                                 pairWord),
-                          im.c(word))));
-        return concat(quads);
+        return bt.rowWords(d.w, ArrayRef(d.ns).slice(4 * g, 4), rowWords,
+                           pairWord, word);
       };
       // Block A's scale is the low half of word 0 and its values start
       // two bytes in (words i and i + 1 joined); block B's scale is the
@@ -372,22 +384,23 @@ SmallVector<Value> GraphLowering::emitByteTileDot(const DotOperands &d,
         if (half == 1)
           return wordsAt(valueWords + 1 + word);
         return arith::OrIOp::create(
-            b, loc, shr(wordsAt(word), 16),
-            arith::ShLIOp::create(b, loc, wordsAt(word + 1), splat(16)));
+            b, loc, bt.shr(wordsAt(word), 16),
+            arith::ShLIOp::create(b, loc, wordsAt(word + 1), bt.splat(16)));
       };
-      Value scale = half == 0
-                        ? halves(spread(wordsAt(0), 0))
-                        : halves(shr(spread(wordsAt(valueWords - 3), 3), 16));
+      Value scale =
+          half == 0
+              ? bt.halves(bt.spread(wordsAt(0), 0))
+              : bt.halves(bt.shr(bt.spread(wordsAt(valueWords - 3), 3), 16));
       // The codes against x's bytes 0..15 and 16..31.
       Value low, high;
       if (q8) {
         Value signBits = vm.i8Splat(-128, 64);
-        low = arith::XOrIOp::create(b, loc, asBytes(valuesAt(0)), signBits);
-        high = arith::XOrIOp::create(b, loc, asBytes(valuesAt(4)), signBits);
+        low = arith::XOrIOp::create(b, loc, bt.bytes(valuesAt(0)), signBits);
+        high = arith::XOrIOp::create(b, loc, bt.bytes(valuesAt(4)), signBits);
       } else {
         Value codes = valuesAt(0);
-        low = nibbles(codes, 0);
-        high = nibbles(codes, 4);
+        low = bt.nibbles(codes, 0);
+        high = bt.nibbles(codes, 4);
       }
       for (size_t r = 0; r < rows; ++r) {
         const XBlock &x = xs[r];
@@ -422,15 +435,12 @@ SmallVector<Value> GraphLowering::emitQ4_KByteTileDot(const DotOperands &d) {
   assert(static_cast<int64_t>(d.ns.size()) == kByteTileRows &&
          d.k % 256 == 0 && "lowerMatmul picks this tile");
   const size_t rows = d.xRows.size();
-  auto splat = [&](int64_t v) { return vm.i32Splat(v, 16); };
-  auto shr = [&](Value v, int64_t n) -> Value {
-    return arith::ShRUIOp::create(b, loc, v, splat(n));
-  };
+  auto shr = [&](Value v, int64_t n) { return bt.shr(v, n); };
   auto shl = [&](Value v, int64_t n) -> Value {
-    return arith::ShLIOp::create(b, loc, v, splat(n));
+    return arith::ShLIOp::create(b, loc, v, bt.splat(n));
   };
   auto mask = [&](Value v, int64_t m) -> Value {
-    return arith::AndIOp::create(b, loc, v, splat(m));
+    return arith::AndIOp::create(b, loc, v, bt.splat(m));
   };
   auto orI = [&](Value x, Value y) -> Value {
     return arith::OrIOp::create(b, loc, x, y);
@@ -443,12 +453,7 @@ SmallVector<Value> GraphLowering::emitQ4_KByteTileDot(const DotOperands &d) {
   };
   Value zero = bt.zeros();
   Value ones = vm.i8Splat(1, 64);
-  Value lowNibbles = vm.i8Splat(0x0f, 64);
   Value zeroBytes = vm.i8Splat(0, 64);
-  auto nibbles = [&](Value words, int64_t shift) -> Value {
-    Value v = shift ? shr(words, shift) : words;
-    return arith::AndIOp::create(b, loc, bt.bytes(v), lowNibbles);
-  };
   // Byte t of each row's 16 bytes (a 128-bit lane), zero-extended into
   // every one of the row's four lanes.
   auto laneByte = [&](Value rowBytes, int64_t t) -> Value {
@@ -466,6 +471,24 @@ SmallVector<Value> GraphLowering::emitQ4_KByteTileDot(const DotOperands &d) {
   SmallVector<Value> acc(loop.getRegionIterArgs());
   const int64_t rowWords = d.k / 256 * kWords;
   Value blockWord = im.mul(block, im.c(kWords));
+  // Four words of each of group g's rows, `word` words into the
+  // super-block.
+  auto wordsAt = [&](int64_t g, int64_t word) {
+    return bt.rowWords(d.w, ArrayRef(d.ns).slice(4 * g, 4), rowWords,
+                       blockWord, word);
+  };
+  // Per group, once per super-block: words 0..3 of each row, d and dmin
+  // then the 12 scale bytes (bytes 4..15 of the lane).
+  struct Head {
+    Value d, dmin, bytes;
+  };
+  SmallVector<Head> heads;
+  for (int64_t g = 0; g < kGroups; ++g) {
+    Value head = wordsAt(g, 0);
+    Value scaleWord = bt.spread(head, 0);
+    heads.push_back({bt.halves(scaleWord), bt.halves(shr(scaleWord, 16)),
+                     bt.bytes(head)});
+  }
   for (int64_t c = 0; c < 4; ++c) {
     // x blocks 2c and 2c + 1, per x row: d_x, the two halves repeated,
     // and d_x sum(x) per lane.
@@ -487,23 +510,8 @@ SmallVector<Value> GraphLowering::emitQ4_KByteTileDot(const DotOperands &d) {
         xs[h].push_back(x);
       }
     for (int64_t g = 0; g < kGroups; ++g) {
-      auto wordsAt = [&](int64_t word) {
-        SmallVector<Value> quads;
-        for (int64_t j = 0; j < 4; ++j)
-          quads.push_back(bt.quad(
-              d.w, im.add(im.add(im.mul(d.ns[4 * g + j], im.c(rowWords)),
-                                 blockWord),
-                          im.c(word))));
-        return bt.concat(quads);
-      };
-      // Words 0..3 of each row: d and dmin, then the 12 scale bytes
-      // (bytes 4..15 of the lane).
-      Value head = wordsAt(0);
-      Value scaleWord = bt.spread(head, 0);
-      Value dRow = bt.halves(scaleWord);
-      Value dminRow = bt.halves(shr(scaleWord, 16));
-      Value headBytes = bt.bytes(head);
-      auto scaleByte = [&](int64_t i) { return laneByte(headBytes, 4 + i); };
+      const Head &head = heads[g];
+      auto scaleByte = [&](int64_t i) { return laneByte(head.bytes, 4 + i); };
       // Sub-block j's d sc and dmin m per row.
       auto scales = [&](int64_t j) -> std::pair<Value, Value> {
         Value sc, m;
@@ -515,13 +523,14 @@ SmallVector<Value> GraphLowering::emitQ4_KByteTileDot(const DotOperands &d) {
           sc = orI(mask(packed, 15), shl(shr(scaleByte(j - 4), 6), 4));
           m = orI(shr(packed, 4), shl(shr(scaleByte(j), 6), 4));
         }
-        return {vm.mul(dRow, toF32(sc)), vm.mul(dminRow, toF32(m))};
+        return {vm.mul(head.d, toF32(sc)), vm.mul(head.dmin, toF32(m))};
       };
       // The quarter's code bytes 0..15 and 16..31 of each row.
-      Value first = wordsAt(4 + 8 * c), second = wordsAt(8 + 8 * c);
+      Value first = wordsAt(g, 4 + 8 * c), second = wordsAt(g, 8 + 8 * c);
       for (int64_t h = 0; h < 2; ++h) {
         auto [dsc, dm] = scales(2 * c + h);
-        Value low = nibbles(first, 4 * h), high = nibbles(second, 4 * h);
+        Value low = bt.nibbles(first, 4 * h),
+              high = bt.nibbles(second, 4 * h);
         for (size_t r = 0; r < rows; ++r) {
           const XBlock &x = xs[h][r];
           Value sums = dot(high, x.high, dot(low, x.low, zero));

@@ -669,12 +669,12 @@ static int64_t rowsOf(Value w) {
 /// weights (K a multiple of 256) take emitQ4_KByteTileDot's, 2 x 16: its
 /// x side is twice as wide (two x blocks per quarter), and 4 rows spill
 /// (64-token prompt of the demo: 2 rows 4260-4555 tok/s, 3 rows
-/// 3375-3447, 4 rows 3525-3840, f32 activations 3810-4165). A one-token step with f32 weights
-/// takes 4 weight rows per workgroup (1 x 4): the per-row work around the
-/// dot product (its horizontal sum, the epilogue, the workgroup's call)
-/// is shared by four rows (demo file decode, median of 5 alternating runs:
-/// 450 tok/s with 1 row, 496 with 2, 508 with 4, 490 with 8; f16 weights
-/// lost 13% with 4, so they keep 1).
+/// 3375-3447, 4 rows 3525-3840, f32 activations 3810-4165). A one-token
+/// step with f32 weights takes 4 weight rows per workgroup (1 x 4): the
+/// per-row work around the dot product (its horizontal sum, the epilogue,
+/// the workgroup's call) is shared by four rows (demo file decode, median
+/// of 5 alternating runs: 450 tok/s with 1 row, 496 with 2, 508 with 4,
+/// 490 with 8; f16 weights lost 13% with 4, so they keep 1).
 static std::pair<int64_t, int64_t> matmulTile(Value x,
                                               ArrayRef<Value> weights,
                                               int64_t m, int64_t lanes,
@@ -683,28 +683,25 @@ static std::pair<int64_t, int64_t> matmulTile(Value x,
     return cast<RankedTensorType>(w.getType());
   };
   Type xElement = typeOf(x).getElementType();
-  Type wElement = typeOf(weights.front()).getElementType();
-  const int64_t tileK = isa<cir::Q4_KType>(wElement) ? 256 : 64;
-  if (lanes == 1 && !experts && isa<cir::Q8_1Type>(xElement) &&
-      isa<cir::Q4_0Type, cir::Q8_0Type, cir::Q4_KType>(wElement) &&
+  Type element = typeOf(weights.front()).getElementType();
+  const bool oneFormat = llvm::all_of(weights, [&](Value w) {
+    return typeOf(w).getElementType() == element;
+  });
+  if (lanes != 1 || experts || !oneFormat)
+    return {kXRows, 1};
+  const int64_t tileK = isa<cir::Q4_KType>(element) ? 256 : 64;
+  if (isa<cir::Q8_1Type>(xElement) &&
+      isa<cir::Q4_0Type, cir::Q8_0Type, cir::Q4_KType>(element) &&
       llvm::all_of(weights, [&](Value w) {
-        return typeOf(w).getElementType() == wElement &&
-               typeOf(w).getShape().back() % tileK == 0 &&
+        return typeOf(w).getShape().back() % tileK == 0 &&
                rowsOf(w) % kByteTileRows == 0;
       }))
-    return {isa<cir::Q4_KType>(wElement) ? 2 : 4, kByteTileRows};
-  if (lanes == 1 && m == 1 && !experts && isa<FloatType>(xElement) &&
-      llvm::all_of(weights, [&](Value w) {
-        return typeOf(w).getElementType().isF32();
-      }))
+    return {isa<cir::Q4_KType>(element) ? 2 : 4, kByteTileRows};
+  if (m == 1 && isa<FloatType>(xElement) && element.isF32())
     return {1, 4};
-  if (lanes != 1 || experts || m == 1 || cir::isQuantized(xElement))
+  if (m == 1 || cir::isQuantized(xElement))
     return {kXRows, 1};
-  Type element = typeOf(weights.front()).getElementType();
   int64_t k = typeOf(weights.front()).getShape().back();
-  for (Value w : weights)
-    if (typeOf(w).getElementType() != element)
-      return {kXRows, 1};
   if (!cir::isQuantized(element) && !isa<BFloat16Type>(element))
     return {6, 4};
   if (isa<cir::Q8_0Type, cir::Q4_0Type, cir::IQ4_NLType>(element) &&
