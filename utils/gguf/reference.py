@@ -84,7 +84,8 @@ f16 head) stays float64: llama.cpp's f16 head also rounds the activations
 to f16, which is not mimicked.  In the other llama-family models (not
 phi3, not the MoE FFNs) --quantize-activations rounds the input of every
 Q8_0 or Q4_0 attention, FFN and output projection (rows of at most 7168;
-Q4_K too, rows of a multiple of 256) to q8_1 blocks: per 32 values of
+Q4_K too, rows of a multiple of 256, and Q6_K so in one-token steps) to
+q8_1 blocks: per 32 values of
 the row, in f32, d = max|x| / 127 and q = round-half-away(x / d) in
 [-127, 127], read back as q * f16(d) -- what hesper-run
 --quantize-activations feeds its integer kernels.
@@ -770,17 +771,29 @@ Q8_ACTIVATION_PROJ = (("wq", "attn_q"), ("wk", "attn_k"), ("wv", "attn_v"),
 
 
 def _q8_activations(g, name):
-    """Whether the weight `name` reads q8_1 activations: Q8_0 or Q4_0, rows
-    of a multiple of 32 values, or Q4_K, rows of a multiple of 256; at most
-    7168 (what circuit.quantize's lowering stages)."""
+    """When the weight `name` reads q8_1 activations: "any" step for Q8_0
+    or Q4_0, rows of a multiple of 32 values, or Q4_K, rows of a multiple
+    of 256; "token" (one-token steps only) for Q6_K, rows of a multiple of
+    256; None otherwise. Rows are at most 7168 values (what
+    circuit.quantize's lowering stages)."""
     info = g.tensors.get(name)
     if info is None:
-        return False
+        return None
     kind = info.type_name.lower()
     k = info.dims[0]
+    if k > 7168:
+        return None
     if kind in ("q8_0", "q4_0"):
-        return k % 32 == 0 and k <= 7168
-    return kind == "q4_k" and k % 256 == 0 and k <= 7168
+        return "any" if k % 32 == 0 else None
+    if k % 256 != 0:
+        return None
+    return {"q4_k": "any", "q6_k": "token"}.get(kind)
+
+
+def _reads_q8(mode, x):
+    """Whether activations x (rows, K) go through q8_1 for a weight whose
+    _q8_activations is `mode`."""
+    return mode == "any" or (mode == "token" and x.shape[0] == 1)
 
 
 def activations_q8(x):
@@ -1069,9 +1082,9 @@ class Model:
         if self.quantize_activations:
             for i, L in enumerate(self.layers):
                 if "wq" in L and not self.bitnet and arch != "phi3":
-                    L["act_q8"] = {key for key, stem in Q8_ACTIVATION_PROJ
-                                   if _q8_activations(g, "blk.%d.%s.weight"
-                                                      % (i, stem))}
+                    L["act_q8"] = {key: _q8_activations(
+                                       g, "blk.%d.%s.weight" % (i, stem))
+                                   for key, stem in Q8_ACTIVATION_PROJ}
         self.out_norm = W("output_norm.weight")
         # llama.cpp ties gemma, gemma2 and bitnet unconditionally (an
         # output.weight would be ignored); everything else uses output.weight
@@ -1158,7 +1171,7 @@ class Model:
         if codes is not None:
             y = ternary_matmul_quantized(x, codes)
         else:
-            if key in L.get("act_q8", ()):
+            if _reads_q8(L.get("act_q8", {}).get(key), x):
                 x = activations_q8(x)
             y = x @ L[key].T
         scale = L.get("scale", {}).get(key)
@@ -1302,7 +1315,7 @@ class Model:
             x = x + f
         self.n_past += n
         head_in = self._rmsnorm(x, self.out_norm)
-        if self.out_q8:
+        if _reads_q8(self.out_q8, head_in):
             head_in = activations_q8(head_in)
         logits = head_in @ self.w_out.T
         if self.final_softcap is not None:

@@ -204,6 +204,32 @@ Value GraphLowering::scaleScore(const AttentionFrame &f, Value dot,
   return score;
 }
 
+/// Lane `lane`'s dimensions of a head (lane, lane + lanes, ...), clamped
+/// in range for the loads (the extra lanes of a head dimension that is not
+/// a multiple of `lanes` compute a value they never store).
+static SmallVector<Value> laneDimensions(OpBuilder &b, Location loc,
+                                         Value lane, int64_t dim,
+                                         int64_t lanes) {
+  IndexMath im(b, loc);
+  SmallVector<Value> dims;
+  for (int64_t j = 0; j < ceilDiv(dim, lanes); ++j)
+    dims.push_back(arith::MinUIOp::create(
+        b, loc, im.add(lane, im.c(j * lanes)), im.c(dim - 1)));
+  return dims;
+}
+
+/// Runs `store(d)` for lane `lane`'s `j`-th dimension d where it exists.
+static void forOwnedDimension(OpBuilder &b, Location loc, Value lane,
+                              int64_t j, int64_t dim, int64_t lanes,
+                              llvm::function_ref<void(Value d)> store) {
+  IndexMath im(b, loc);
+  Value d = im.add(lane, im.c(j * lanes));
+  auto inRange = scf::IfOp::create(b, loc, im.lt(d, im.c(dim)));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(inRange.thenBlock());
+  store(d);
+}
+
 /// One workgroup per query head. Each tile of positions: every lane scores
 /// one position (a dot product over the head dimension) into shared
 /// memory; after a barrier every lane reads the tile's scores in index
@@ -279,17 +305,7 @@ LogicalResult GraphLowering::lowerAttention(cir::AttentionOp op) {
   locateAttentionRow(f, group, loc);
   Value kvBase = f.kvBase, count = f.count;
   const int64_t rowStride = f.rowStride;
-  // Lane `lane`'s dimensions, clamped in range for the loads (the extra
-  // lanes of a head dimension that is not a multiple of 64 compute a value
-  // they never store).
-  auto laneDims = [&](Value lane) {
-    SmallVector<Value> dims;
-    for (int64_t j = 0; j < owned; ++j)
-      dims.push_back(arith::MinUIOp::create(
-          b, loc, im.add(lane, im.c(j * lanes)), im.c(dim - 1)));
-    return dims;
-  };
-  SmallVector<Value> dims = laneDims(tid);
+  SmallVector<Value> dims = laneDimensions(b, loc, tid, dim, lanes);
   // The positions this workgroup takes: all of [first, count), or the part
   // of its range of them (ranges counted from the row's sequence's start).
   Value begin = f.first, end = count, split;
@@ -373,13 +389,8 @@ LogicalResult GraphLowering::lowerAttention(cir::AttentionOp op) {
     scf::YieldOp::create(b, loc, yielded);
   }
   ValueRange final = guardZeroTrip(b, tiles);
-  // Runs `store(d)` for the lane's `j`-th dimension d where it exists.
   auto storeOwned = [&](int64_t j, llvm::function_ref<void(Value d)> store) {
-    Value d = im.add(tid, im.c(j * lanes));
-    auto inRange = scf::IfOp::create(b, loc, im.lt(d, im.c(dim)));
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(inRange.thenBlock());
-    store(d);
+    forOwnedDimension(b, loc, tid, j, dim, lanes, store);
   };
   if (!partials) {
     for (int64_t j = 0; j < owned; ++j)
@@ -413,6 +424,19 @@ LogicalResult GraphLowering::lowerAttention(cir::AttentionOp op) {
     });
   finishKernel(ks, {heads, rows, splits});
 
+  emitAttentionCombine(op, partials, rows, splits, lanes);
+  return success();
+}
+
+void GraphLowering::emitAttentionCombine(cir::AttentionOp op, Value partials,
+                                         int64_t rows, int64_t splits,
+                                         int64_t lanes) {
+  Location loc = op.getLoc();
+  const int64_t heads = op.getHeads(), dim = op.getHeadDim();
+  const int64_t owned = ceilDiv(dim, lanes), partialStride = dim + 2;
+  IndexMath im(b, loc);
+  FloatMath fm{b, loc};
+  Type f32 = b.getF32Type();
   // The combine kernel: per head and row, the ranges in index order.
   KernelState combine;
   bindBuffer(combine, partials, /*written=*/false);
@@ -420,13 +444,13 @@ LogicalResult GraphLowering::lowerAttention(cir::AttentionOp op) {
   createKernel(combine, op, lanes);
   Value parts = combine.argOf.lookup(partials);
   Value out = arg(combine, op.getResult());
-  lowest = fm.c(-std::numeric_limits<float>::max());
-  tid = sm::LocalIdOp::create(b, loc, b.getIndexType(), sm::Dim::x);
-  head = sm::WorkgroupIdOp::create(b, loc, b.getIndexType(), sm::Dim::x);
-  qRow = sm::WorkgroupIdOp::create(b, loc, b.getIndexType(), sm::Dim::y);
-  rowHead = im.add(im.mul(qRow, im.c(heads)), head);
+  Value lowest = fm.c(-std::numeric_limits<float>::max());
+  Value tid = sm::LocalIdOp::create(b, loc, b.getIndexType(), sm::Dim::x);
+  Value head = sm::WorkgroupIdOp::create(b, loc, b.getIndexType(), sm::Dim::x);
+  Value qRow = sm::WorkgroupIdOp::create(b, loc, b.getIndexType(), sm::Dim::y);
+  Value rowHead = im.add(im.mul(qRow, im.c(heads)), head);
   Value rowParts = im.mul(rowHead, im.c(splits * partialStride));
-  dims = laneDims(tid);
+  SmallVector<Value> dims = laneDimensions(b, loc, tid, dim, lanes);
   auto partAt = [&](Value s, int64_t offset) {
     return im.add(rowParts, im.add(im.mul(s, im.c(partialStride)),
                                    im.c(offset)));
@@ -462,13 +486,12 @@ LogicalResult GraphLowering::lowerAttention(cir::AttentionOp op) {
   }
   Value qBase = im.mul(rowHead, im.c(dim));
   for (int64_t j = 0; j < owned; ++j)
-    storeOwned(j, [&](Value d) {
+    forOwnedDimension(b, loc, tid, j, dim, lanes, [&](Value d) {
       Value value = ex::DivOp::create(b, loc, sumLoop.getResult(1 + j),
                                       sumLoop.getResult(0));
       sm::StoreOp::create(b, loc, value, out, im.add(qBase, d));
     });
   finishKernel(combine, {heads, rows, 1});
-  return success();
 }
 
 //===----------------------------------------------------------------------===//

@@ -710,13 +710,19 @@ SmallVector<Value> GraphLowering::emitQ4_KDotVector(const DotOperands &d,
   return dots;
 }
 
-SmallVector<Value> GraphLowering::emitQ6_KDotVector(const DotOperands &d) {
+SmallVector<Value> GraphLowering::emitQ6_KDotVector(const DotOperands &d,
+                                                    bool q8Activations) {
   // Pairs of q6_k super-blocks: 420 bytes, 105 words, word-aligned when a
   // row has an even number of super-blocks (K a multiple of 512); the
   // first block of a pair starts on a word, the second two bytes past one.
   // For the 32 values 128h + 32r + l (l < 32) of a block: the low (r < 2)
   // or high nibble of the 32 bytes ql[64h + 32(r & 1) + l], bits 2r of the
   // 32 bytes qh[32h + l], minus 32, times d * scales[8h + 2r + l / 16].
+  // With q8_1 activations the 32 values of piece p (below) are x block
+  // 16 pair + p: their codes (0..63, read unsigned) multiply x's bytes in
+  // integers (exp.vector_dot4_i8, 8 lanes of four values), bytes of 32
+  // with the same x bytes give 32 sum(x) per lane, and the difference is
+  // exact; lanes 0-3 take the first scale, 4-7 the second, times d_x.
   constexpr int64_t kBytes = 210;
   Location loc = d.loc;
   IndexMath im(b, loc);
@@ -732,10 +738,13 @@ SmallVector<Value> GraphLowering::emitQ6_KDotVector(const DotOperands &d) {
                                              b.getI1Type()),
                              ArrayRef<bool>(firstHalf)));
   // Piece p: the 32 values 128h + 32r of block p / 8 of the pair, with
-  // h = p / 4 % 2 and r = p % 4. Pieces read their bytes independently;
-  // the loads they share are one after LLVM's CSE (the loop stores
-  // nothing).
-  auto decode = [&](size_t, Value n, Value pair, int64_t p) -> WeightPiece {
+  // h = p / 4 % 2 and r = p % 4: their codes q (0..63) and their two
+  // scales d * scales[..]. Pieces read their bytes independently; the
+  // loads they share are one after LLVM's CSE (the loop stores nothing).
+  struct Piece {
+    Value codes, scaleFirst, scaleSecond;
+  };
+  auto pieceOf = [&](Value n, Value pair, int64_t p) -> Piece {
     int64_t blockInPair = p / 8, h = p / 4 % 2, r = p % 4;
     Value pairWord = im.mul(im.add(im.mul(n, im.c(pairs)), pair), im.c(105));
     // Byte offsets within the block; the second block's are 2 past a word.
@@ -764,19 +773,69 @@ SmallVector<Value> GraphLowering::emitQ6_KDotVector(const DotOperands &d) {
     Value twoBits = arith::AndIOp::create(
         b, loc, arith::ShRUIOp::create(b, loc, qh, vm.i8Splat(2 * r)),
         vm.i8Splat(3));
-    Value q = arith::SubIOp::create(
-        b, loc,
-        arith::OrIOp::create(
-            b, loc, nibble,
-            arith::ShLIOp::create(b, loc, twoBits, vm.i8Splat(4))),
-        vm.i8Splat(32));
+    Value q = arith::OrIOp::create(
+        b, loc, nibble,
+        arith::ShLIOp::create(b, loc, twoBits, vm.i8Splat(4)));
     int64_t scale = 8 * h + 2 * r;
-    Value scales =
-        arith::SelectOp::create(b, loc, firstMask, vm.splat(scaleOf(scale)),
-                                vm.splat(scaleOf(scale + 1)));
-    return {vm.mul(scales, vm.signedToF32(q)), 32 * p};
+    return {q, scaleOf(scale), scaleOf(scale + 1)};
   };
-  return emitDecodedTileDot(d, pairs, 512, 16, decode);
+  if (!q8Activations) {
+    auto decode = [&](size_t, Value n, Value pair, int64_t p) -> WeightPiece {
+      Piece piece = pieceOf(n, pair, p);
+      Value scales = arith::SelectOp::create(b, loc, firstMask,
+                                             vm.splat(piece.scaleFirst),
+                                             vm.splat(piece.scaleSecond));
+      Value q = arith::SubIOp::create(b, loc, piece.codes, vm.i8Splat(32));
+      return {vm.mul(scales, vm.signedToF32(q)), 32 * p};
+    };
+    return emitDecodedTileDot(d, pairs, 512, 16, decode);
+  }
+  const size_t rows = d.xRows.size();
+  constexpr int64_t lanes = BlockMath::kByteDotLanes;
+  auto sums = VectorType::get({lanes}, b.getI32Type());
+  Value noSums = arith::ConstantOp::create(b, loc, b.getZeroAttr(sums));
+  SmallVector<bool> firstLanes(lanes, false);
+  std::fill(firstLanes.begin(), firstLanes.begin() + lanes / 2, true);
+  Value firstLaneMask = arith::ConstantOp::create(
+      b, loc,
+      DenseElementsAttr::get(VectorType::get({lanes}, b.getI1Type()),
+                             ArrayRef<bool>(firstLanes)));
+  Value thirtyTwo = vm.i8Splat(32);
+  OpBuilder::InsertionGuard guard(b);
+  auto loop = scf::ForOp::create(b, loc, im.c(0), im.c(pairs), im.c(1),
+                                 SmallVector<Value>(rows, vm.zeros(lanes)));
+  b.setInsertionPointToStart(loop.getBody());
+  Value pair = loop.getInductionVar();
+  SmallVector<Value> acc(loop.getRegionIterArgs());
+  for (int64_t p = 0; p < 16; ++p) {
+    Piece piece = pieceOf(d.n, pair, p);
+    for (size_t r = 0; r < rows; ++r) {
+      Value xBlock = im.add(
+          d.xRows[r],
+          im.mul(im.add(im.mul(pair, im.c(16)), im.c(p)), im.c(kQ8_1Words)));
+      Value dx = loadQ8_1Scale(b, loc, d.x, xBlock);
+      Value xs = vm.bytes(vm.words(d.x, im.add(xBlock, im.c(1))));
+      Value dot = ex::VectorDot4I8Op::create(b, loc, piece.codes, xs, noSums,
+                                             /*a_unsigned=*/true);
+      Value offsets =
+          ex::VectorDot4I8Op::create(b, loc, thirtyTwo, xs, noSums);
+      Value exact = arith::SubIOp::create(b, loc, dot, offsets);
+      Value scales = arith::SelectOp::create(
+          b, loc, firstLaneMask,
+          vm.splat(ex::MulOp::create(b, loc, piece.scaleFirst, dx), lanes),
+          vm.splat(ex::MulOp::create(b, loc, piece.scaleSecond, dx), lanes));
+      acc[r] = vm.add(
+          acc[r],
+          vm.mul(scales, arith::SIToFPOp::create(b, loc, vm.f32s(lanes),
+                                                  exact)));
+    }
+  }
+  scf::YieldOp::create(b, loc, acc);
+  b.setInsertionPointAfter(loop);
+  SmallVector<Value> dots;
+  for (size_t r = 0; r < rows; ++r)
+    dots.push_back(vm.sum(loop.getResult(r)));
+  return dots;
 }
 
 } // namespace hesper::lowering

@@ -467,6 +467,15 @@ private:
   LogicalResult lowerQuantize(cir::QuantizeOp op);
   LogicalResult lowerWriteRows(cir::WriteRowsOp op);
   LogicalResult lowerAttention(cir::AttentionOp op);
+  /// A prompt chunk's attention on a GPU target: a workgroup per head and
+  /// tile of query rows (flash attention; Attention.cpp).
+  void emitChunkAttention(cir::AttentionOp op, int64_t rows, int64_t lanes,
+                          int64_t splits, int64_t splitPositions,
+                          Value partials);
+  /// The kernel that combines attention's ranges (`splits` of them per
+  /// head and row, in `partials`) in index order.
+  void emitAttentionCombine(cir::AttentionOp op, Value partials, int64_t rows,
+                            int64_t splits, int64_t lanes);
   /// What both attention kernels work with: the op's sizes, the kernel's
   /// buffers, and (after locateAttentionRow) where the workgroup's query
   /// head and KV head start and how many positions it reads.
@@ -699,7 +708,10 @@ private:
   SmallVector<Value> emitBF16Dot(const DotOperands &d);
   /// iq4_xs super-blocks, a sub-block per lane unit (WeightFormats.cpp).
   SmallVector<Value> emitIQ4_XSDot(const DotOperands &d);
-  SmallVector<Value> emitQ6_KDot(const DotOperands &d);
+  /// q6_k, a 16-value scale group per lane unit; with q8_1 activations
+  /// the codes multiply x's bytes in integers (Matmul.cpp).
+  SmallVector<Value> emitQ6_KDot(const DotOperands &d,
+                                 bool q8Activations = false);
   /// Ternary weights (Ternary.cpp): tq2_0 half-blocks and tq1_0 blocks per
   /// lane unit, decoded in registers.
   SmallVector<Value> emitTQ2_0Dot(const DotOperands &d);
@@ -729,7 +741,8 @@ private:
   /// One lane: iq4_xs super-blocks, a sub-block's 32 values at a time.
   SmallVector<Value> emitIQ4_XSDotVector(const DotOperands &d);
   /// One lane: q6_k super-block pairs (K a multiple of 512).
-  SmallVector<Value> emitQ6_KDotVector(const DotOperands &d);
+  SmallVector<Value> emitQ6_KDotVector(const DotOperands &d,
+                                       bool q8Activations = false);
   /// Emits the shared-memory tree combining every lane's `value`; returns
   /// the combined value (the same in every lane).
   Value emitWorkgroupReduce(Value value, Value tid, int64_t lanes,

@@ -316,8 +316,8 @@ SmallVector<Value> GraphLowering::emitHalfScaledBlockDot(
 
 /// Weight formats with integer kernels for q8_1 activations.
 static bool hasQ8ActivationKernel(Type element) {
-  return isa<cir::Q8_0Type, cir::Q4_0Type, cir::Q4_KType, cir::Q5_KType>(
-      element);
+  return isa<cir::Q8_0Type, cir::Q4_0Type, cir::Q4_KType, cir::Q5_KType,
+             cir::Q6_KType>(element);
 }
 
 SmallVector<Value> GraphLowering::emitQ8ActivationBlockDot(const DotOperands &d,
@@ -331,6 +331,10 @@ SmallVector<Value> GraphLowering::emitQ8ActivationBlockDot(const DotOperands &d,
     return vectorBlocks ? emitQ4_0DotVector(d, /*nonLinear=*/false,
                                             /*q8Activations=*/true)
                         : emitQ8ActivationDot(d, /*nibbles=*/true);
+  if (isa<cir::Q6_KType>(element))
+    return d.lanes == 1 && d.k % 512 == 0
+               ? emitQ6_KDotVector(d, /*q8Activations=*/true)
+               : emitQ6_KDot(d, /*q8Activations=*/true);
   bool fifthBits = isa<cir::Q5_KType>(element);
   return d.lanes == 1 ? emitQ4_KDotVector(d, fifthBits, /*q8Activations=*/true)
                       : emitQ4_KDot(d, fifthBits, /*q8Activations=*/true);
@@ -562,7 +566,8 @@ SmallVector<Value> GraphLowering::emitQ4_KDot(const DotOperands &d,
   return finishUnits(loop, totals);
 }
 
-SmallVector<Value> GraphLowering::emitQ6_KDot(const DotOperands &d) {
+SmallVector<Value> GraphLowering::emitQ6_KDot(const DotOperands &d,
+                                              bool q8Activations) {
   // Super-blocks of 210 bytes for 256 values: ql[128] (low 4 bits), qh[64]
   // (high 2 bits), int8 scales[16], f16 d; v = d * scale * (q - 32). Value
   // 128h + 32r + l (h < 2, r < 4, l < 32) takes the low (r < 2) or high
@@ -570,6 +575,10 @@ SmallVector<Value> GraphLowering::emitQ6_KDot(const DotOperands &d) {
   // 8h + 2r + l/16. A lane's unit is 16 values sharing one scale (fixed h,
   // r, l/16): four words of ql and four of qh. Blocks start at even bytes,
   // so a word is read from the two aligned words around it.
+  // With q8_1 activations the unit is half of x block 8 blk + 4h + r: a
+  // word's four codes (0..63) go into exp.dot4_i8 with x's bytes, and
+  // bytes of -32 with the same x bytes take 32 sum(x) off, in one exact i32
+  // sum, scaled once by d * scale * d_x.
   constexpr int64_t kValues = 256, kBytes = 210;
   Location loc = d.loc;
   IndexMath im(b, loc);
@@ -606,8 +615,22 @@ SmallVector<Value> GraphLowering::emitQ6_KDot(const DotOperands &d) {
                             im.add(im.add(im.mul(half, im.c(128)),
                                           im.mul(r, im.c(32))),
                                    l0));
-  auto words = scf::ForOp::create(b, loc, im.c(0), im.c(4), im.c(1),
-                                  SmallVector<Value>(rows, zero));
+  // x's q8_1 block of the unit and the unit's first value word in it, per
+  // row (q8_1 activations).
+  SmallVector<Value> xBlocks, xWords;
+  if (q8Activations)
+    for (size_t row = 0; row < rows; ++row) {
+      xBlocks.push_back(im.add(
+          d.xRows[row],
+          im.mul(im.add(im.mul(blk, im.c(8)),
+                        im.add(im.mul(half, im.c(4)), r)),
+                 im.c(kQ8_1Words))));
+      xWords.push_back(im.add(xBlocks.back(),
+                              im.add(im.c(1), im.mul(sixteenth, im.c(4)))));
+    }
+  auto words = scf::ForOp::create(
+      b, loc, im.c(0), im.c(4), im.c(1),
+      SmallVector<Value>(rows, q8Activations ? wm.c(0) : zero));
   {
     OpBuilder::InsertionGuard innerGuard(b);
     b.setInsertionPointToStart(words.getBody());
@@ -616,24 +639,45 @@ SmallVector<Value> GraphLowering::emitQ6_KDot(const DotOperands &d) {
     Value lowBits = wm.shr(wordAt(im.add(qlAt, offset)), lowShift);
     Value highBits = wm.shr(wordAt(im.add(qhAt, offset)), highShift);
     SmallVector<Value> acc(words.getRegionIterArgs());
-    SmallVector<SmallVector<Value, 4>> xs;
-    for (size_t row = 0; row < rows; ++row)
-      xs.push_back(
-          loadX4(d, im.add(im.add(d.xRows[row], unitOffset), offset)));
-    for (int64_t t = 0; t < 4; ++t) {
-      Value q = wm.bitOr(wm.mask(wm.shr(lowBits, 8 * t), 0xf),
-                         wm.shl(wm.mask(wm.shr(highBits, 8 * t), 3), 4));
-      Value centered =
-          wm.toF32(arith::SubIOp::create(b, loc, q, wm.c(32)));
+    if (q8Activations) {
+      Value codes = wm.bitOr(wm.mask(lowBits, 0x0f0f0f0f),
+                             wm.shl(wm.mask(highBits, 0x03030303), 4));
+      Value minus32 = wm.c(static_cast<int32_t>(0xe0e0e0e0u));
+      for (size_t row = 0; row < rows; ++row) {
+        Value x = sm::LoadOp::create(b, loc, b.getI32Type(), d.x,
+                                     im.add(xWords[row], w));
+        acc[row] = ex::Dot4I8Op::create(
+            b, loc, minus32, x,
+            ex::Dot4I8Op::create(b, loc, codes, x, acc[row]));
+      }
+    } else {
+      SmallVector<SmallVector<Value, 4>> xs;
       for (size_t row = 0; row < rows; ++row)
-        acc[row] = ex::FmaOp::create(b, loc, centered, xs[row][t], acc[row]);
+        xs.push_back(
+            loadX4(d, im.add(im.add(d.xRows[row], unitOffset), offset)));
+      for (int64_t t = 0; t < 4; ++t) {
+        Value q = wm.bitOr(wm.mask(wm.shr(lowBits, 8 * t), 0xf),
+                           wm.shl(wm.mask(wm.shr(highBits, 8 * t), 3), 4));
+        Value centered =
+            wm.toF32(arith::SubIOp::create(b, loc, q, wm.c(32)));
+        for (size_t row = 0; row < rows; ++row)
+          acc[row] =
+              ex::FmaOp::create(b, loc, centered, xs[row][t], acc[row]);
+      }
     }
     scf::YieldOp::create(b, loc, acc);
   }
   SmallVector<Value> totals;
-  for (size_t row = 0; row < rows; ++row)
-    totals.push_back(ex::FmaOp::create(b, loc, scale, words.getResult(row),
-                                       loop.getRegionIterArgs()[row]));
+  for (size_t row = 0; row < rows; ++row) {
+    Value sum = words.getResult(row), factor = scale;
+    if (q8Activations) {
+      sum = wm.toF32(sum);
+      factor = ex::MulOp::create(b, loc, scale,
+                                 loadQ8_1Scale(b, loc, d.x, xBlocks[row]));
+    }
+    totals.push_back(
+        ex::FmaOp::create(b, loc, factor, sum, loop.getRegionIterArgs()[row]));
+  }
   return finishUnits(loop, totals);
 }
 
@@ -910,7 +954,8 @@ LogicalResult GraphLowering::lowerMatmul(Operation *op, Value x,
         return op->emitOpError("with q8_1 activations and ")
                << wElt
                << " weights is not supported by convert-circuit-to-shaderm "
-                  "(q8_1 activations need q8_0, q4_0, q4_k or q5_k weights)";
+                  "(q8_1 activations need q8_0, q4_0, q4_k, q5_k or q6_k "
+                  "weights)";
     }
   } else if (cir::isQuantized(xType.getElementType())) {
     return op->emitOpError("with ")

@@ -16,7 +16,9 @@
 // gated feed-forward with q4_0 gate and q8_0 up weights sharing one
 // quantized x; q4_k rows of 512 for 3 rows of x and q5_k rows of 256 for
 // 2 (a sub-block of 32 per x block: d sc d_x sum(q x) - dmin m d_x sum(x),
-// both sums in integers).
+// both sums in integers); q6_k rows of 512 for 3 rows of x (the CPU
+// target's super-block pairs) and of 256 for 2 (a lane unit of 16 values
+// per scale): sum((q - 32) x) in integers per scale group of 16.
 //
 // RUN: hesper-run %s --split-input-file --backend=interp \
 // RUN:   --input x=const:-127 --input wf=const:63.5 --input w=random:2 \
@@ -34,6 +36,8 @@
 // COUNT: graph @gated: 2 dispatches (1 gated_matmul, 1 quantize)
 // COUNT: graph @q4_k: 2 dispatches (1 matmul, 1 quantize)
 // COUNT: graph @q5_k: 2 dispatches (1 matmul, 1 quantize)
+// COUNT: graph @q6_k: 2 dispatches (1 matmul, 1 quantize)
+// COUNT: graph @q6_k_one: 2 dispatches (1 matmul, 1 quantize)
 
 circuit.graph @q8_0_exact(%x: tensor<2x64xf32> {circuit.name = "x"},
     %wf: tensor<3x64xf32> {circuit.name = "wf"}) -> tensor<2x3xf32> {
@@ -122,5 +126,25 @@ circuit.graph @q5_k(%x: tensor<2x256xf32> {circuit.name = "x"},
   %q = circuit.quantize %x : tensor<2x256xf32> -> tensor<2x256x!circuit.q8_1>
   %y = circuit.matmul %q, %w : tensor<2x256x!circuit.q8_1>,
       tensor<24x256x!circuit.q5_k> -> tensor<2x24xf32>
+  circuit.output %y : tensor<2x24xf32>
+}
+
+// -----
+
+circuit.graph @q6_k(%x: tensor<3x512xf32> {circuit.name = "x"},
+    %w: tensor<40x512x!circuit.q6_k> {circuit.name = "w"}) -> tensor<3x40xf32> {
+  %q = circuit.quantize %x : tensor<3x512xf32> -> tensor<3x512x!circuit.q8_1>
+  %y = circuit.matmul %q, %w : tensor<3x512x!circuit.q8_1>,
+      tensor<40x512x!circuit.q6_k> -> tensor<3x40xf32>
+  circuit.output %y : tensor<3x40xf32>
+}
+
+// -----
+
+circuit.graph @q6_k_one(%x: tensor<2x256xf32> {circuit.name = "x"},
+    %w: tensor<24x256x!circuit.q6_k> {circuit.name = "w"}) -> tensor<2x24xf32> {
+  %q = circuit.quantize %x : tensor<2x256xf32> -> tensor<2x256x!circuit.q8_1>
+  %y = circuit.matmul %q, %w : tensor<2x256x!circuit.q8_1>,
+      tensor<24x256x!circuit.q6_k> -> tensor<2x24xf32>
   circuit.output %y : tensor<2x24xf32>
 }

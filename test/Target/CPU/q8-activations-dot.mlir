@@ -11,7 +11,9 @@
 // chunk, 8 rows of x) takes the integer register tile instead: 512-bit
 // vpdpbusd of the nibbles, or of the q8_0 bytes plus 128 (a_unsigned), as
 // they are (no vpabsb/vpsignb) with AVX512-VNNI, vpmaddwd at x86-64-v4;
-// @q4_0's 24 rows keep the per-row kernel.
+// @q4_0's 24 rows keep the per-row kernel. q6_k's codes (0..63, read
+// unsigned) and the bytes of 32 that take 32 sum(x) off go in as they are
+// too.
 // REQUIRES: cpu-target
 // RUN: rm -rf %t && mkdir -p %t/v4 %t/native
 // RUN: hesper-opt %s --hesper-to-cpu="isa=x86-64-v4 dump-dir=%t/v4" -o /dev/null
@@ -56,6 +58,11 @@
 // VNNI: vpdpbusd
 // VNNI-NOT: {{vpabsb|vpsignb}}
 // VNNI: .size q4_k_k1_matmul
+// VNNI: q6_k_k1_matmul:
+// VNNI-NOT: {{vpabsb|vpsignb}}
+// VNNI: vpdpbusd
+// VNNI-NOT: {{vpabsb|vpsignb}}
+// VNNI: .size q6_k_k1_matmul
 
 circuit.graph @q4_0(%x: tensor<512xf32> {circuit.name = "x"},
     %w: tensor<24x512x!circuit.q4_0> {circuit.name = "w"}) -> tensor<24xf32> {
@@ -86,5 +93,13 @@ circuit.graph @q4_k(%x: tensor<512xf32> {circuit.name = "x"},
   %q = circuit.quantize %x : tensor<512xf32> -> tensor<512x!circuit.q8_1>
   %y = circuit.matmul %q, %w : tensor<512x!circuit.q8_1>,
       tensor<16x512x!circuit.q4_k> -> tensor<16xf32>
+  circuit.output %y : tensor<16xf32>
+}
+
+circuit.graph @q6_k(%x: tensor<512xf32> {circuit.name = "x"},
+    %w: tensor<16x512x!circuit.q6_k> {circuit.name = "w"}) -> tensor<16xf32> {
+  %q = circuit.quantize %x : tensor<512xf32> -> tensor<512x!circuit.q8_1>
+  %y = circuit.matmul %q, %w : tensor<512x!circuit.q8_1>,
+      tensor<16x512x!circuit.q6_k> -> tensor<16xf32>
   circuit.output %y : tensor<16xf32>
 }
