@@ -294,6 +294,13 @@ LogicalResult GraphLowering::lowerAttention(cir::AttentionOp op) {
   if (splits > 1)
     partials = allocScratch(rows * heads * splits * partialStride,
                             b.getF32Type(), loc);
+  // A prompt chunk of one sequence: query rows share K and V rows.
+  if (rows > 1 && !op.getSeqLen()) {
+    emitChunkAttention(op, rows, lanes, splits, splitPositions, partials);
+    if (partials)
+      emitAttentionCombine(op, partials, rows, splits, lanes);
+    return success();
+  }
   AttentionFrame f = beginAttention(op, ks, lanes, partials);
   IndexMath im(b, loc);
   FloatMath fm{b, loc};
@@ -426,6 +433,305 @@ LogicalResult GraphLowering::lowerAttention(cir::AttentionOp op) {
 
   emitAttentionCombine(op, partials, rows, splits, lanes);
   return success();
+}
+
+/// Rows of queries a chunk-attention workgroup takes: up to 16, as many as
+/// keep its staged queries and scores within 12 KiB of workgroup memory
+/// (Vulkan guarantees 16 KiB).
+static int64_t chunkAttentionRows(int64_t rows, int64_t dim, int64_t lanes) {
+  int64_t tile = std::min<int64_t>(16, rows);
+  while (tile > 1 && tile * (dim + lanes) * 4 > 12 * 1024)
+    tile /= 2;
+  return tile;
+}
+
+/// A prompt chunk's attention (flash attention): a workgroup per head and
+/// tile of up to 16 query rows (grid y) shares every K and V row it reads
+/// among the tile's rows, instead of a workgroup per row reading them
+/// again. The tile's queries are staged in workgroup memory. Per tile of
+/// `lanes` positions:
+///   1. lane t reads K row t once and scores it against every query row
+///      (the lowest float where the row may not read t: causal, or out of
+///      its window) into a [rows x lanes] score block;
+///   2. lane r (one per query row) takes its row's maximum, keeps the
+///      running maximum m_r and the correction exp(m_old - m_r);
+///   3. lane t turns its column into p = exp(s - m_r) (0 where masked);
+///   4. lane r adds its row's p in position order to the running sum, and
+///      every lane rescales its accumulators (a row's sums of the
+///      dimensions it owns) and adds p times each V row, V read once for
+///      all rows.
+/// The order of every sum is fixed, so results are the same run to run; it
+/// is not the per-row kernel's order, so a chunk equals token-by-token
+/// decode to rounding. With `partials` (a cache of more than
+/// kAttentionSplitTiles tiles) grid z takes a range of positions and
+/// stores each row's maximum, sum and weighted V sums for
+/// emitAttentionCombine, as the per-row kernel does.
+void GraphLowering::emitChunkAttention(cir::AttentionOp op, int64_t rows,
+                                       int64_t lanes, int64_t splits,
+                                       int64_t splitPositions,
+                                       Value partials) {
+  Location loc = op.getLoc();
+  const int64_t heads = op.getHeads(), dim = op.getHeadDim(),
+                group = heads / op.getKvHeads();
+  const int64_t owned = ceilDiv(dim, lanes), partialStride = dim + 2;
+  const int64_t tileRows = chunkAttentionRows(rows, dim, lanes);
+  KernelState ks;
+  AttentionFrame f = beginAttention(op, ks, lanes, partials);
+  IndexMath im(b, loc);
+  FloatMath fm{b, loc};
+  Type f32 = b.getF32Type();
+  auto shared = [&](int64_t n) {
+    return sm::SharedAllocOp::create(
+        b, loc, sm::SharedType::get(b.getContext(), n, f32));
+  };
+  Value queries = shared(tileRows * dim);
+  Value scores = shared(tileRows * lanes);
+  Value maxima = shared(tileRows), sums = shared(tileRows),
+        corrections = shared(tileRows);
+  Value tid = sm::LocalIdOp::create(b, loc, b.getIndexType(), sm::Dim::x);
+  Value head = sm::WorkgroupIdOp::create(b, loc, b.getIndexType(), sm::Dim::x);
+  Value rowTile =
+      sm::WorkgroupIdOp::create(b, loc, b.getIndexType(), sm::Dim::y);
+  Value row0 = im.mul(rowTile, im.c(tileRows));
+  Value kvBase = im.mul(im.div(head, group), im.c(dim));
+  Value lowest = fm.c(-std::numeric_limits<float>::max());
+  auto isLane = [&](int64_t n) { return im.lt(tid, im.c(n)); };
+  // Runs `body` in an scf.if on `cond`.
+  auto when = [&](Value cond, llvm::function_ref<void()> body) {
+    auto guarded = scf::IfOp::create(b, loc, cond);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(guarded.thenBlock());
+    body();
+  };
+
+  // Each tile row's query row (the last one for a partial tile's extra
+  // rows, which compute values they never store) and the positions it
+  // reads: [first_r, count_r), count_r = pos + row + 1 clamped to the
+  // cache.
+  Value pos0 = loadElement(f.pos, im.c(0), loc);
+  Value i32Zero = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0);
+  Value i32Last =
+      arith::ConstantIntOp::create(b, loc, b.getI32Type(), f.positions - 1);
+  SmallVector<Value> rowOf, firsts, counts;
+  for (int64_t r = 0; r < tileRows; ++r) {
+    Value row = arith::MinUIOp::create(b, loc, im.add(row0, im.c(r)),
+                                       im.c(rows - 1));
+    Value p = arith::AddIOp::create(b, loc, pos0, im.toI32(row));
+    p = arith::MinSIOp::create(b, loc,
+                               arith::MaxSIOp::create(b, loc, p, i32Zero),
+                               i32Last);
+    Value count = im.add(im.toIndex(p), im.c(1));
+    Value first = im.c(0);
+    if (f.window > 0)
+      first = arith::MaxSIOp::create(
+          b, loc, arith::SubIOp::create(b, loc, count, im.c(f.window)),
+          im.c(0));
+    rowOf.push_back(row);
+    firsts.push_back(first);
+    counts.push_back(count);
+  }
+  // The workgroup's positions: from its first row's first to its last
+  // row's end (the part of them in its range).
+  Value begin = firsts.front(), end = counts.back(), split;
+  if (partials) {
+    split = sm::WorkgroupIdOp::create(b, loc, b.getIndexType(), sm::Dim::z);
+    Value rangeBegin = im.mul(split, im.c(splitPositions));
+    begin = arith::MaxUIOp::create(b, loc, begin, rangeBegin);
+    end = arith::MinUIOp::create(b, loc, end,
+                                 im.add(rangeBegin, im.c(splitPositions)));
+  }
+
+  // Stage the queries; lane r < tileRows starts row r's maximum and sum.
+  {
+    auto copy = scf::ForOp::create(b, loc, tid, im.c(tileRows * dim),
+                                   im.c(lanes));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(copy.getBody());
+    Value i = copy.getInductionVar();
+    Value r = im.div(i, dim), d = im.rem(i, dim);
+    Value row = arith::MinUIOp::create(b, loc, im.add(row0, r),
+                                       im.c(rows - 1));
+    Value at = im.add(im.mul(im.add(im.mul(row, im.c(heads)), head),
+                             im.c(dim)),
+                      d);
+    sm::StoreOp::create(b, loc, loadElement(f.q, at, loc), queries, i);
+  }
+  when(isLane(tileRows), [&] {
+    sm::StoreOp::create(b, loc, lowest, maxima, tid);
+    sm::StoreOp::create(b, loc, fm.c(0.0), sums, tid);
+  });
+  sm::BarrierOp::create(b, loc);
+
+  SmallVector<Value> dims = laneDimensions(b, loc, tid, dim, lanes);
+  SmallVector<Value> init(tileRows * owned, fm.c(0.0));
+  auto tiles = scf::ForOp::create(b, loc, begin, end, im.c(lanes), init);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(tiles.getBody());
+    Value tile = tiles.getInductionVar();
+    Value t = im.add(tile, tid);
+    Value inTile = im.lt(t, end);
+    // Whether row r reads position t.
+    auto reads = [&](int64_t r) {
+      Value notBefore = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::uge, t, firsts[r]);
+      return arith::AndIOp::create(
+          b, loc, inTile,
+          arith::AndIOp::create(b, loc, notBefore, im.lt(t, counts[r])));
+    };
+    // 1. K row t against every query row.
+    auto scored = scf::IfOp::create(
+        b, loc, SmallVector<Type>(tileRows, f32), inTile,
+        /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPointToStart(scored.thenBlock());
+      Value kRow = im.add(im.mul(t, im.c(f.rowStride)), kvBase);
+      auto dot = scf::ForOp::create(b, loc, im.c(0), im.c(dim), im.c(1),
+                                    SmallVector<Value>(tileRows, fm.c(0.0)));
+      {
+        OpBuilder::InsertionGuard body(b);
+        b.setInsertionPointToStart(dot.getBody());
+        Value d = dot.getInductionVar();
+        Value k = loadCacheValue(f.kCache, f.kElement, im.add(kRow, d), loc);
+        SmallVector<Value> next;
+        for (int64_t r = 0; r < tileRows; ++r) {
+          Value q = sm::LoadOp::create(b, loc, f32, queries,
+                                       im.add(im.c(r * dim), d));
+          next.push_back(fm.add(dot.getRegionIterArgs()[r], fm.mul(q, k)));
+        }
+        scf::YieldOp::create(b, loc, next);
+      }
+      SmallVector<Value> results;
+      for (int64_t r = 0; r < tileRows; ++r)
+        results.push_back(scaleScore(f, dot.getResult(r), loc));
+      scf::YieldOp::create(b, loc, results);
+      b.setInsertionPointToStart(scored.elseBlock());
+      scf::YieldOp::create(b, loc, SmallVector<Value>(tileRows, lowest));
+    }
+    for (int64_t r = 0; r < tileRows; ++r) {
+      Value s = arith::SelectOp::create(b, loc, reads(r), scored.getResult(r),
+                                        lowest);
+      sm::StoreOp::create(b, loc, s, scores, im.add(im.c(r * lanes), tid));
+    }
+    sm::BarrierOp::create(b, loc);
+
+    // Positions in this tile: min(lanes, end - tile) >= 1.
+    Value n = arith::MinUIOp::create(b, loc, im.c(lanes),
+                                     arith::SubIOp::create(b, loc, end, tile));
+    Value rowScores = im.mul(tid, im.c(lanes));
+    // 2. Lane r: row r's new maximum and the correction of its old sums.
+    when(isLane(tileRows), [&] {
+      auto maxLoop = scf::ForOp::create(b, loc, im.c(0), n, im.c(1),
+                                        ValueRange{lowest});
+      {
+        OpBuilder::InsertionGuard body(b);
+        b.setInsertionPointToStart(maxLoop.getBody());
+        Value s = sm::LoadOp::create(
+            b, loc, f32, scores, im.add(rowScores, maxLoop.getInductionVar()));
+        scf::YieldOp::create(b, loc,
+                             fm.max(maxLoop.getRegionIterArgs()[0], s));
+      }
+      Value old = sm::LoadOp::create(b, loc, f32, maxima, tid);
+      Value mNew = fm.max(old, guardZeroTrip(b, maxLoop)[0]);
+      sm::StoreOp::create(b, loc, mNew, maxima, tid);
+      sm::StoreOp::create(b, loc, fm.exp(fm.sub(old, mNew)), corrections,
+                          tid);
+    });
+    sm::BarrierOp::create(b, loc);
+    // 3. Lane t: its column's weights.
+    for (int64_t r = 0; r < tileRows; ++r) {
+      Value at = im.add(im.c(r * lanes), tid);
+      Value s = sm::LoadOp::create(b, loc, f32, scores, at);
+      Value m = sm::LoadOp::create(b, loc, f32, maxima, im.c(r));
+      Value p = arith::SelectOp::create(b, loc, reads(r),
+                                        fm.exp(fm.sub(s, m)), fm.c(0.0));
+      sm::StoreOp::create(b, loc, p, scores, at);
+    }
+    sm::BarrierOp::create(b, loc);
+    // 4. Lane r: row r's sum; every lane: its dimensions of every row.
+    when(isLane(tileRows), [&] {
+      auto sumLoop = scf::ForOp::create(b, loc, im.c(0), n, im.c(1),
+                                        ValueRange{fm.c(0.0)});
+      {
+        OpBuilder::InsertionGuard body(b);
+        b.setInsertionPointToStart(sumLoop.getBody());
+        Value p = sm::LoadOp::create(
+            b, loc, f32, scores, im.add(rowScores, sumLoop.getInductionVar()));
+        scf::YieldOp::create(b, loc,
+                             fm.add(sumLoop.getRegionIterArgs()[0], p));
+      }
+      Value l = fm.mul(sm::LoadOp::create(b, loc, f32, sums, tid),
+                       sm::LoadOp::create(b, loc, f32, corrections, tid));
+      sm::StoreOp::create(b, loc, fm.add(l, guardZeroTrip(b, sumLoop)[0]),
+                          sums, tid);
+    });
+    SmallVector<Value> acc;
+    for (int64_t r = 0; r < tileRows; ++r) {
+      Value c = sm::LoadOp::create(b, loc, f32, corrections, im.c(r));
+      for (int64_t j = 0; j < owned; ++j)
+        acc.push_back(fm.mul(tiles.getRegionIterArgs()[r * owned + j], c));
+    }
+    auto accLoop = scf::ForOp::create(b, loc, im.c(0), n, im.c(1), acc);
+    {
+      OpBuilder::InsertionGuard body(b);
+      b.setInsertionPointToStart(accLoop.getBody());
+      Value i = accLoop.getInductionVar();
+      Value vRow = im.add(im.mul(im.add(tile, i), im.c(f.rowStride)), kvBase);
+      SmallVector<Value> v;
+      for (int64_t j = 0; j < owned; ++j)
+        v.push_back(loadCacheValue(f.vCache, f.vElement,
+                                   im.add(vRow, dims[j]), loc));
+      SmallVector<Value> next;
+      for (int64_t r = 0; r < tileRows; ++r) {
+        Value p = sm::LoadOp::create(b, loc, f32, scores,
+                                     im.add(im.c(r * lanes), i));
+        for (int64_t j = 0; j < owned; ++j)
+          next.push_back(fm.add(accLoop.getRegionIterArgs()[r * owned + j],
+                                fm.mul(p, v[j])));
+      }
+      scf::YieldOp::create(b, loc, next);
+    }
+    ValueRange accumulated = guardZeroTrip(b, accLoop);
+    // Every lane is done with the tile's weights, maxima and corrections
+    // before the next tile writes them.
+    sm::BarrierOp::create(b, loc);
+    scf::YieldOp::create(b, loc, accumulated);
+  }
+  ValueRange final = guardZeroTrip(b, tiles);
+
+  // Each real row of the tile: its output, or its range's partial results.
+  Value scratch = partials ? ks.argOf.lookup(partials) : Value();
+  for (int64_t r = 0; r < tileRows; ++r) {
+    Value row = im.add(row0, im.c(r));
+    when(im.lt(row, im.c(rows)), [&] {
+      Value rowHead = im.add(im.mul(row, im.c(heads)), head);
+      Value sum = sm::LoadOp::create(b, loc, f32, sums, im.c(r));
+      if (!partials) {
+        for (int64_t j = 0; j < owned; ++j)
+          forOwnedDimension(b, loc, tid, j, dim, lanes, [&](Value d) {
+            Value value = ex::DivOp::create(b, loc, final[r * owned + j], sum);
+            sm::StoreOp::create(b, loc, value, f.out,
+                                im.add(im.mul(rowHead, im.c(dim)), d));
+          });
+        return;
+      }
+      Value at = im.mul(im.add(im.mul(rowHead, im.c(splits)), split),
+                        im.c(partialStride));
+      when(isLane(1), [&] {
+        sm::StoreOp::create(b, loc,
+                            sm::LoadOp::create(b, loc, f32, maxima, im.c(r)),
+                            scratch, at);
+        sm::StoreOp::create(b, loc, sum, scratch, im.add(at, im.c(1)));
+      });
+      for (int64_t j = 0; j < owned; ++j)
+        forOwnedDimension(b, loc, tid, j, dim, lanes, [&](Value d) {
+          sm::StoreOp::create(b, loc, final[r * owned + j], scratch,
+                              im.add(at, im.add(im.c(2), d)));
+        });
+    });
+  }
+  finishKernel(ks, {heads, ceilDiv(rows, tileRows), splits});
 }
 
 void GraphLowering::emitAttentionCombine(cir::AttentionOp op, Value partials,
