@@ -230,6 +230,16 @@ static void forOwnedDimension(OpBuilder &b, Location loc, Value lane,
   store(d);
 }
 
+/// Rows of queries a chunk-attention workgroup takes: up to 16, as many as
+/// keep its staged queries and scores within 12 KiB of workgroup memory
+/// (Vulkan guarantees 16 KiB).
+static int64_t chunkAttentionRows(int64_t rows, int64_t dim, int64_t lanes) {
+  int64_t tile = std::min<int64_t>(16, rows);
+  while (tile > 1 && tile * (dim + lanes) * 4 > 12 * 1024)
+    tile /= 2;
+  return tile;
+}
+
 /// One workgroup per query head. Each tile of positions: every lane scores
 /// one position (a dot product over the head dimension) into shared
 /// memory; after a barrier every lane reads the tile's scores in index
@@ -273,14 +283,29 @@ LogicalResult GraphLowering::lowerAttention(cir::AttentionOp op) {
   // The `lanes` knob: lanes and positions per tile (kAttentionTile).
   const int64_t lanes = shape.attentionLanes;
   const int64_t owned = ceilDiv(dim, lanes); // dimensions per lane
-  const int64_t splitPositions = lanes * kAttentionSplitTiles;
+  int64_t splitPositions = lanes * kAttentionSplitTiles;
   // A row reads its own sequence's positions (a batch step's caches hold
   // several sequences of seq_len).
   int64_t positions =
       numElements(op.getKCache().getType()) / (op.getKvHeads() * dim);
   if (std::optional<uint64_t> seqLen = op.getSeqLen())
     positions = std::min<int64_t>(positions, int64_t(*seqLen));
-  const int64_t splits = ceilDiv(positions, splitPositions);
+  int64_t splits = ceilDiv(positions, splitPositions);
+  // A prompt chunk of one sequence (emitChunkAttention) already has a
+  // workgroup per head and tile of rows: only as many ranges as bring the
+  // grid to kChunkAttentionWorkgroups, of whole tiles of positions (512
+  // rows of 32 heads take none: 1024 workgroups, no partial sums in
+  // memory, where ranges of 128 positions of a 4096-position cache would
+  // keep 272 MB of them).
+  const bool chunk = rows > 1 && !op.getSeqLen();
+  if (chunk) {
+    int64_t workgroups =
+        heads * ceilDiv(rows, chunkAttentionRows(rows, dim, lanes));
+    splits = std::clamp<int64_t>(
+        ceilDiv(kChunkAttentionWorkgroups, workgroups), 1, splits);
+    splitPositions = ceilDiv(ceilDiv(positions, splits), lanes) * lanes;
+    splits = ceilDiv(positions, splitPositions);
+  }
   if (splits > shape.maxGridDim)
     return op.emitOpError("has a cache of ")
            << positions << " positions, more than "
@@ -295,7 +320,7 @@ LogicalResult GraphLowering::lowerAttention(cir::AttentionOp op) {
     partials = allocScratch(rows * heads * splits * partialStride,
                             b.getF32Type(), loc);
   // A prompt chunk of one sequence: query rows share K and V rows.
-  if (rows > 1 && !op.getSeqLen()) {
+  if (chunk) {
     emitChunkAttention(op, rows, lanes, splits, splitPositions, partials);
     if (partials)
       emitAttentionCombine(op, partials, rows, splits, lanes);
@@ -433,16 +458,6 @@ LogicalResult GraphLowering::lowerAttention(cir::AttentionOp op) {
 
   emitAttentionCombine(op, partials, rows, splits, lanes);
   return success();
-}
-
-/// Rows of queries a chunk-attention workgroup takes: up to 16, as many as
-/// keep its staged queries and scores within 12 KiB of workgroup memory
-/// (Vulkan guarantees 16 KiB).
-static int64_t chunkAttentionRows(int64_t rows, int64_t dim, int64_t lanes) {
-  int64_t tile = std::min<int64_t>(16, rows);
-  while (tile > 1 && tile * (dim + lanes) * 4 > 12 * 1024)
-    tile /= 2;
-  return tile;
 }
 
 /// A prompt chunk's attention (flash attention): a workgroup per head and

@@ -65,6 +65,9 @@ inline constexpr int64_t kAttentionTile = 64;
 /// of more positions is split into ranges of this many tiles, scored in
 /// parallel and combined by a second kernel (flash-decoding).
 inline constexpr int64_t kAttentionSplitTiles = 2;
+/// The workgroups a prompt chunk's attention aims at: it splits the cache
+/// into ranges only until its grid has this many (two per SM of an H100).
+inline constexpr int64_t kChunkAttentionWorkgroups = 256;
 /// The most 32-value vectors of a head's accumulators the CPU target's
 /// attention keeps in registers over a tile's positions (a head of up to
 /// 256 dimensions: 16 AVX-512 registers).

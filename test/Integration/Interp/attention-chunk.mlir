@@ -11,7 +11,10 @@
 // 7 rows of head dimension 128 over f16 caches; @window: a sliding window
 // of 16 (a tile's rows start at different positions, some tiles hold
 // nothing for some rows); @q8_cache: q8_0 caches; @odd_dim: 3 heads of 80
-// (lanes past the head dimension); @softcap: soft-capped scores.
+// (lanes past the head dimension); @softcap: soft-capped scores; @wide:
+// 64 rows of 16 heads, 64 workgroups without ranges, so the 1024-position
+// cache is split into 4 ranges of 256 (not 8 of 128): ranges only bring
+// the grid to 256 workgroups.
 // Rows past the cache's end read up to its last position.
 //
 // @uniform: every K row equal, so the softmax is uniform over 0..pos + r
@@ -32,6 +35,9 @@
 // KERNELS-LABEL: shaderm.schedule @gqa_f16
 // KERNELS: shaderm.launch @gqa_f16_k0_attention grid [4, 1, 1]
 // KERNELS-NOT: shaderm.launch @gqa_f16_k1
+// KERNELS-LABEL: shaderm.schedule @wide
+// KERNELS: shaderm.launch @wide_k0_attention grid [16, 4, 4]
+// KERNELS: shaderm.launch @wide_k1_attention grid [16, 64, 1]
 
 circuit.graph @uniform(%q: tensor<1344xf32> {circuit.name = "q"},
     %k: tensor<2048xf32> {circuit.name = "k"},
@@ -126,4 +132,18 @@ circuit.graph @softcap(%q: tensor<1152xf32> {circuit.name = "q"},
       : tensor<1152xf32>, tensor<4096xf32>, tensor<4096xf32>, tensor<1xi32>
       -> tensor<1152xf32>
   circuit.output %o : tensor<1152xf32>
+}
+
+// -----
+
+circuit.graph @wide(%q: tensor<32768xf32> {circuit.name = "q"},
+    %k: tensor<131072xf32> {circuit.name = "k"},
+    %v: tensor<131072xf32> {circuit.name = "v"},
+    %pos: tensor<1xi32> {circuit.name = "pos"}) -> tensor<32768xf32> {
+  %o = circuit.attention %q, %k, %v, %pos {heads = 16 : i64,
+      kv_heads = 4 : i64, head_dim = 32 : i64,
+      scale = 0.176776695 : f32}
+      : tensor<32768xf32>, tensor<131072xf32>, tensor<131072xf32>, tensor<1xi32>
+      -> tensor<32768xf32>
+  circuit.output %o : tensor<32768xf32>
 }
