@@ -634,21 +634,29 @@ void GraphLowering::emitChunkAttention(cir::AttentionOp op, int64_t rows,
     // Positions in this tile: min(lanes, end - tile) >= 1.
     Value n = arith::MinUIOp::create(b, loc, im.c(lanes),
                                      arith::SubIOp::create(b, loc, end, tile));
+    // Lane r: row r's n values of the score block folded by `combine`
+    // from `init`, in position order.
     Value rowScores = im.mul(tid, im.c(lanes));
-    // 2. Lane r: row r's new maximum and the correction of its old sums.
-    when(isLane(tileRows), [&] {
-      auto maxLoop = scf::ForOp::create(b, loc, im.c(0), n, im.c(1),
-                                        ValueRange{lowest});
+    auto foldRow = [&](Value init,
+                       llvm::function_ref<Value(Value, Value)> combine) {
+      auto fold = scf::ForOp::create(b, loc, im.c(0), n, im.c(1),
+                                     ValueRange{init});
       {
         OpBuilder::InsertionGuard body(b);
-        b.setInsertionPointToStart(maxLoop.getBody());
+        b.setInsertionPointToStart(fold.getBody());
         Value s = sm::LoadOp::create(
-            b, loc, f32, scores, im.add(rowScores, maxLoop.getInductionVar()));
+            b, loc, f32, scores, im.add(rowScores, fold.getInductionVar()));
         scf::YieldOp::create(b, loc,
-                             fm.max(maxLoop.getRegionIterArgs()[0], s));
+                             combine(fold.getRegionIterArgs()[0], s));
       }
+      return guardZeroTrip(b, fold)[0];
+    };
+    // 2. Lane r: row r's new maximum and the correction of its old sums.
+    when(isLane(tileRows), [&] {
       Value old = sm::LoadOp::create(b, loc, f32, maxima, tid);
-      Value mNew = fm.max(old, guardZeroTrip(b, maxLoop)[0]);
+      Value mNew = fm.max(old, foldRow(lowest, [&](Value m, Value s) {
+                            return fm.max(m, s);
+                          }));
       sm::StoreOp::create(b, loc, mNew, maxima, tid);
       sm::StoreOp::create(b, loc, fm.exp(fm.sub(old, mNew)), corrections,
                           tid);
@@ -666,20 +674,12 @@ void GraphLowering::emitChunkAttention(cir::AttentionOp op, int64_t rows,
     sm::BarrierOp::create(b, loc);
     // 4. Lane r: row r's sum; every lane: its dimensions of every row.
     when(isLane(tileRows), [&] {
-      auto sumLoop = scf::ForOp::create(b, loc, im.c(0), n, im.c(1),
-                                        ValueRange{fm.c(0.0)});
-      {
-        OpBuilder::InsertionGuard body(b);
-        b.setInsertionPointToStart(sumLoop.getBody());
-        Value p = sm::LoadOp::create(
-            b, loc, f32, scores, im.add(rowScores, sumLoop.getInductionVar()));
-        scf::YieldOp::create(b, loc,
-                             fm.add(sumLoop.getRegionIterArgs()[0], p));
-      }
+      Value added = foldRow(fm.c(0.0), [&](Value l, Value p) {
+        return fm.add(l, p);
+      });
       Value l = fm.mul(sm::LoadOp::create(b, loc, f32, sums, tid),
                        sm::LoadOp::create(b, loc, f32, corrections, tid));
-      sm::StoreOp::create(b, loc, fm.add(l, guardZeroTrip(b, sumLoop)[0]),
-                          sums, tid);
+      sm::StoreOp::create(b, loc, fm.add(l, added), sums, tid);
     });
     SmallVector<Value> acc;
     for (int64_t r = 0; r < tileRows; ++r) {
