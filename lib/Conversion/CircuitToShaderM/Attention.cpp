@@ -96,6 +96,39 @@ GraphLowering::beginAttention(cir::AttentionOp op, KernelState &ks,
   return f;
 }
 
+/// One past the last position a query at i32 position `pos` reads: pos + 1,
+/// with pos clamped to the cache's `positions`.
+static Value attentionCount(OpBuilder &b, Location loc, Value pos,
+                            int64_t positions) {
+  IndexMath im(b, loc);
+  Value i32Zero = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0);
+  Value i32Last =
+      arith::ConstantIntOp::create(b, loc, b.getI32Type(), positions - 1);
+  pos = arith::MaxSIOp::create(b, loc, pos, i32Zero);
+  pos = arith::MinSIOp::create(b, loc, pos, i32Last);
+  return im.add(im.toIndex(pos), im.c(1));
+}
+
+/// The first position a query reads that ends at `count`: `start`, or the
+/// window's first position after it.
+static Value attentionFirst(OpBuilder &b, Location loc, Value count,
+                            Value start, int64_t window) {
+  if (window <= 0)
+    return start;
+  IndexMath im(b, loc);
+  return arith::MaxSIOp::create(
+      b, loc, arith::SubIOp::create(b, loc, count, im.c(window)), start);
+}
+
+/// Runs `body` in an scf.if on `cond` (no results).
+static void emitWhen(OpBuilder &b, Location loc, Value cond,
+                     llvm::function_ref<void()> body) {
+  auto guarded = scf::IfOp::create(b, loc, cond);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(guarded.thenBlock());
+  body();
+}
+
 void GraphLowering::locateAttentionRow(AttentionFrame &f, int64_t group,
                                        Location loc, Value head) {
   IndexMath im(b, loc);
@@ -114,22 +147,16 @@ void GraphLowering::locateAttentionRow(AttentionFrame &f, int64_t group,
     pos = arith::AddIOp::create(
         b, loc, pos, arith::IndexCastOp::create(b, loc, b.getI32Type(), qRow));
   }
-  Value i32Zero = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0);
-  Value i32Last =
-      arith::ConstantIntOp::create(b, loc, b.getI32Type(), f.positions - 1);
-  pos = arith::MaxSIOp::create(b, loc, pos, i32Zero);
-  pos = arith::MinSIOp::create(b, loc, pos, i32Last);
-  f.count = im.add(im.toIndex(pos), im.c(1));
-  // The row's sequence starts at the multiple of seq_len at or below it.
+  f.count = attentionCount(b, loc, pos, f.positions);
+  // The row's sequence starts at the multiple of seq_len at or below its
+  // last position.
   Value start = im.c(0);
   if (f.seqLen > 0)
-    start = im.mul(im.div(im.toIndex(pos), f.seqLen), im.c(f.seqLen));
+    start = im.mul(im.div(arith::SubIOp::create(b, loc, f.count, im.c(1)),
+                          f.seqLen),
+                   im.c(f.seqLen));
   f.start = start;
-  f.first = start;
-  if (f.window > 0)
-    f.first = arith::MaxSIOp::create(
-        b, loc, arith::SubIOp::create(b, loc, f.count, im.c(f.window)),
-        start);
+  f.first = attentionFirst(b, loc, f.count, start, f.window);
 }
 
 Value GraphLowering::emitAttentionScore(const AttentionFrame &f,
@@ -224,10 +251,28 @@ static void forOwnedDimension(OpBuilder &b, Location loc, Value lane,
                               llvm::function_ref<void(Value d)> store) {
   IndexMath im(b, loc);
   Value d = im.add(lane, im.c(j * lanes));
-  auto inRange = scf::IfOp::create(b, loc, im.lt(d, im.c(dim)));
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(inRange.thenBlock());
-  store(d);
+  emitWhen(b, loc, im.lt(d, im.c(dim)), [&] { store(d); });
+}
+
+/// Stores one row's partial results for range `split` (emitAttentionCombine
+/// reads them): lane 0 the maximum `m` and sum `l`, every lane the
+/// weighted V sums `acc` of the dimensions it owns.
+static void storeAttentionPartials(OpBuilder &b, Location loc, Value scratch,
+                                   Value rowHead, Value split, int64_t splits,
+                                   Value m, Value l, ValueRange acc,
+                                   Value tid, int64_t dim, int64_t lanes) {
+  IndexMath im(b, loc);
+  Value at = im.mul(im.add(im.mul(rowHead, im.c(splits)), split),
+                    im.c(dim + 2));
+  emitWhen(b, loc, im.lt(tid, im.c(1)), [&] {
+    sm::StoreOp::create(b, loc, m, scratch, at);
+    sm::StoreOp::create(b, loc, l, scratch, im.add(at, im.c(1)));
+  });
+  for (int64_t j = 0; j < ceilDiv(dim, lanes); ++j)
+    forOwnedDimension(b, loc, tid, j, dim, lanes, [&](Value d) {
+      sm::StoreOp::create(b, loc, acc[j], scratch,
+                          im.add(at, im.add(im.c(2), d)));
+    });
 }
 
 /// Rows of queries a chunk-attention workgroup takes: up to 16, as many as
@@ -421,12 +466,9 @@ LogicalResult GraphLowering::lowerAttention(cir::AttentionOp op) {
     scf::YieldOp::create(b, loc, yielded);
   }
   ValueRange final = guardZeroTrip(b, tiles);
-  auto storeOwned = [&](int64_t j, llvm::function_ref<void(Value d)> store) {
-    forOwnedDimension(b, loc, tid, j, dim, lanes, store);
-  };
   if (!partials) {
     for (int64_t j = 0; j < owned; ++j)
-      storeOwned(j, [&](Value d) {
+      forOwnedDimension(b, loc, tid, j, dim, lanes, [&](Value d) {
         Value value = ex::DivOp::create(b, loc, final[2 + j], final[1]);
         sm::StoreOp::create(b, loc, value, f.out, im.add(f.qBase, d));
       });
@@ -439,21 +481,9 @@ LogicalResult GraphLowering::lowerAttention(cir::AttentionOp op) {
   Value head = sm::WorkgroupIdOp::create(b, loc, b.getIndexType(), sm::Dim::x);
   Value qRow = sm::WorkgroupIdOp::create(b, loc, b.getIndexType(), sm::Dim::y);
   Value rowHead = im.add(im.mul(qRow, im.c(heads)), head);
-  Value scratch = ks.argOf.lookup(partials);
-  Value at = im.mul(im.add(im.mul(rowHead, im.c(splits)), split),
-                    im.c(partialStride));
-  {
-    auto first = scf::IfOp::create(b, loc, im.lt(tid, im.c(1)));
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(first.thenBlock());
-    sm::StoreOp::create(b, loc, final[0], scratch, at);
-    sm::StoreOp::create(b, loc, final[1], scratch, im.add(at, im.c(1)));
-  }
-  for (int64_t j = 0; j < owned; ++j)
-    storeOwned(j, [&](Value d) {
-      sm::StoreOp::create(b, loc, final[2 + j], scratch,
-                          im.add(at, im.add(im.c(2), d)));
-    });
+  storeAttentionPartials(b, loc, ks.argOf.lookup(partials), rowHead, split,
+                         splits, final[0], final[1], final.drop_front(2), tid,
+                         dim, lanes);
   finishKernel(ks, {heads, rows, splits});
 
   emitAttentionCombine(op, partials, rows, splits, lanes);
@@ -488,7 +518,7 @@ void GraphLowering::emitChunkAttention(cir::AttentionOp op, int64_t rows,
   Location loc = op.getLoc();
   const int64_t heads = op.getHeads(), dim = op.getHeadDim(),
                 group = heads / op.getKvHeads();
-  const int64_t owned = ceilDiv(dim, lanes), partialStride = dim + 2;
+  const int64_t owned = ceilDiv(dim, lanes);
   const int64_t tileRows = chunkAttentionRows(rows, dim, lanes);
   KernelState ks;
   AttentionFrame f = beginAttention(op, ks, lanes, partials);
@@ -511,39 +541,23 @@ void GraphLowering::emitChunkAttention(cir::AttentionOp op, int64_t rows,
   Value kvBase = im.mul(im.div(head, group), im.c(dim));
   Value lowest = fm.c(-std::numeric_limits<float>::max());
   auto isLane = [&](int64_t n) { return im.lt(tid, im.c(n)); };
-  // Runs `body` in an scf.if on `cond`.
   auto when = [&](Value cond, llvm::function_ref<void()> body) {
-    auto guarded = scf::IfOp::create(b, loc, cond);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(guarded.thenBlock());
-    body();
+    emitWhen(b, loc, cond, body);
   };
 
-  // Each tile row's query row (the last one for a partial tile's extra
-  // rows, which compute values they never store) and the positions it
-  // reads: [first_r, count_r), count_r = pos + row + 1 clamped to the
-  // cache.
+  // The positions each tile row reads: [first_r, count_r), count_r =
+  // pos + row + 1 clamped to the cache (a partial tile's extra rows take
+  // the last row's, computing values they never store).
   Value pos0 = loadElement(f.pos, im.c(0), loc);
-  Value i32Zero = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0);
-  Value i32Last =
-      arith::ConstantIntOp::create(b, loc, b.getI32Type(), f.positions - 1);
-  SmallVector<Value> rowOf, firsts, counts;
+  SmallVector<Value> firsts, counts;
   for (int64_t r = 0; r < tileRows; ++r) {
     Value row = arith::MinUIOp::create(b, loc, im.add(row0, im.c(r)),
                                        im.c(rows - 1));
-    Value p = arith::AddIOp::create(b, loc, pos0, im.toI32(row));
-    p = arith::MinSIOp::create(b, loc,
-                               arith::MaxSIOp::create(b, loc, p, i32Zero),
-                               i32Last);
-    Value count = im.add(im.toIndex(p), im.c(1));
-    Value first = im.c(0);
-    if (f.window > 0)
-      first = arith::MaxSIOp::create(
-          b, loc, arith::SubIOp::create(b, loc, count, im.c(f.window)),
-          im.c(0));
-    rowOf.push_back(row);
-    firsts.push_back(first);
+    Value count = attentionCount(
+        b, loc, arith::AddIOp::create(b, loc, pos0, im.toI32(row)),
+        f.positions);
     counts.push_back(count);
+    firsts.push_back(attentionFirst(b, loc, count, im.c(0), f.window));
   }
   // The workgroup's positions: from its first row's first to its last
   // row's end (the part of them in its range).
@@ -731,19 +745,10 @@ void GraphLowering::emitChunkAttention(cir::AttentionOp op, int64_t rows,
           });
         return;
       }
-      Value at = im.mul(im.add(im.mul(rowHead, im.c(splits)), split),
-                        im.c(partialStride));
-      when(isLane(1), [&] {
-        sm::StoreOp::create(b, loc,
-                            sm::LoadOp::create(b, loc, f32, maxima, im.c(r)),
-                            scratch, at);
-        sm::StoreOp::create(b, loc, sum, scratch, im.add(at, im.c(1)));
-      });
-      for (int64_t j = 0; j < owned; ++j)
-        forOwnedDimension(b, loc, tid, j, dim, lanes, [&](Value d) {
-          sm::StoreOp::create(b, loc, final[r * owned + j], scratch,
-                              im.add(at, im.add(im.c(2), d)));
-        });
+      storeAttentionPartials(
+          b, loc, scratch, rowHead, split, splits,
+          sm::LoadOp::create(b, loc, f32, maxima, im.c(r)), sum,
+          final.slice(r * owned, owned), tid, dim, lanes);
     });
   }
   finishKernel(ks, {heads, ceilDiv(rows, tileRows), splits});

@@ -729,14 +729,19 @@ SmallVector<Value> GraphLowering::emitQ6_KDotVector(const DotOperands &d,
   WordMath wm(b, loc);
   BlockMath vm{b, loc};
   int64_t pairs = d.k / 512;
-  // The first 16 of 32 values take one scale, the last 16 the next.
-  SmallVector<bool> firstHalf(BlockMath::kWidth, false);
-  std::fill(firstHalf.begin(), firstHalf.begin() + 16, true);
-  Value firstMask = arith::ConstantOp::create(
-      b, loc,
-      DenseElementsAttr::get(VectorType::get({BlockMath::kWidth},
-                                             b.getI1Type()),
-                             ArrayRef<bool>(firstHalf)));
+  // A vector of `width` lanes: `first` in its first half, `second` in its
+  // second (the first 16 of 32 values take one scale, the last 16 the
+  // next; so do lanes 0-3 and 4-7 of their byte sums).
+  auto halves = [&](Value first, Value second, int64_t width) -> Value {
+    SmallVector<bool> firstHalf(width, false);
+    std::fill(firstHalf.begin(), firstHalf.begin() + width / 2, true);
+    Value mask = arith::ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(VectorType::get({width}, b.getI1Type()),
+                               ArrayRef<bool>(firstHalf)));
+    return arith::SelectOp::create(b, loc, mask, vm.splat(first, width),
+                                   vm.splat(second, width));
+  };
   // Piece p: the 32 values 128h + 32r of block p / 8 of the pair, with
   // h = p / 4 % 2 and r = p % 4: their codes q (0..63) and their two
   // scales d * scales[..]. Pieces read their bytes independently; the
@@ -782,9 +787,8 @@ SmallVector<Value> GraphLowering::emitQ6_KDotVector(const DotOperands &d,
   if (!q8Activations) {
     auto decode = [&](size_t, Value n, Value pair, int64_t p) -> WeightPiece {
       Piece piece = pieceOf(n, pair, p);
-      Value scales = arith::SelectOp::create(b, loc, firstMask,
-                                             vm.splat(piece.scaleFirst),
-                                             vm.splat(piece.scaleSecond));
+      Value scales =
+          halves(piece.scaleFirst, piece.scaleSecond, BlockMath::kWidth);
       Value q = arith::SubIOp::create(b, loc, piece.codes, vm.i8Splat(32));
       return {vm.mul(scales, vm.signedToF32(q)), 32 * p};
     };
@@ -794,12 +798,6 @@ SmallVector<Value> GraphLowering::emitQ6_KDotVector(const DotOperands &d,
   constexpr int64_t lanes = BlockMath::kByteDotLanes;
   auto sums = VectorType::get({lanes}, b.getI32Type());
   Value noSums = arith::ConstantOp::create(b, loc, b.getZeroAttr(sums));
-  SmallVector<bool> firstLanes(lanes, false);
-  std::fill(firstLanes.begin(), firstLanes.begin() + lanes / 2, true);
-  Value firstLaneMask = arith::ConstantOp::create(
-      b, loc,
-      DenseElementsAttr::get(VectorType::get({lanes}, b.getI1Type()),
-                             ArrayRef<bool>(firstLanes)));
   Value thirtyTwo = vm.i8Splat(32);
   OpBuilder::InsertionGuard guard(b);
   auto loop = scf::ForOp::create(b, loc, im.c(0), im.c(pairs), im.c(1),
@@ -820,10 +818,9 @@ SmallVector<Value> GraphLowering::emitQ6_KDotVector(const DotOperands &d,
       Value offsets =
           ex::VectorDot4I8Op::create(b, loc, thirtyTwo, xs, noSums);
       Value exact = arith::SubIOp::create(b, loc, dot, offsets);
-      Value scales = arith::SelectOp::create(
-          b, loc, firstLaneMask,
-          vm.splat(ex::MulOp::create(b, loc, piece.scaleFirst, dx), lanes),
-          vm.splat(ex::MulOp::create(b, loc, piece.scaleSecond, dx), lanes));
+      Value scales =
+          halves(ex::MulOp::create(b, loc, piece.scaleFirst, dx),
+                 ex::MulOp::create(b, loc, piece.scaleSecond, dx), lanes);
       acc[r] = vm.add(
           acc[r],
           vm.mul(scales, arith::SIToFPOp::create(b, loc, vm.f32s(lanes),
