@@ -11,8 +11,11 @@
 #       [--vendor-specific a.mlir,b.mlir]
 #
 # Each file runs as an MLIR user would run it with mlir-runner:
-# `hesper-run FILE --backend=B [--entry-point-result=R]` (R from its RUN
-# lines, where they run a runner), its stdout and stderr through FileCheck
+# `hesper-run FILE --backend=B [--entry-point-result=R]
+# [--shared-libs=libmlir_vulkan_runtime.so]` (R from its RUN lines, where
+# they run a runner; the library where they load upstream's Vulkan
+# runtime, which hesper-run stands in for and which prints each launch's
+# times), its stdout and stderr through FileCheck
 # with the file's own CHECK lines when its RUN lines pipe into FileCheck,
 # else a zero exit is a pass. A file that MLIR's own parser rejects
 # (`--mlir-opt`, default the one on PATH) is of another MLIR version and is
@@ -207,6 +210,8 @@ def main():
             if re.search(r"mlir-(cpu-)?runner", runs):
                 m = re.search(r"--entry-point-result=(\w+)", runs)
                 cmd_tail.append(f"--entry-point-result={m.group(1) if m else 'void'}")
+                if "%mlir_vulkan_runtime" in runs:
+                    cmd_tail.append("--shared-libs=libmlir_vulkan_runtime.so")
             checks = "FileCheck" in runs
             for backend in backends:
                 out_path = os.path.join(tmp, "out.txt")

@@ -536,7 +536,18 @@ LogicalResult exec::runGpuProgram(ModuleOp module, const Target &target,
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
 
-  std::vector<std::string> libs = options.sharedLibs;
+  // Upstream's GPU runtimes: Hesper's mgpu functions stand in for them.
+  std::vector<std::string> libs;
+  bool launchTimes = options.launchTimes;
+  for (const std::string &lib : options.sharedLibs) {
+    StringRef name = llvm::sys::path::filename(lib);
+    if (name.starts_with("libmlir_vulkan_runtime.") ||
+        name.starts_with("libvulkan-runtime-wrappers."))
+      launchTimes = true;
+    else if (!name.starts_with("libmlir_cuda_runtime.") &&
+             !name.starts_with("libmlir_rocm_runtime."))
+      libs.push_back(lib);
+  }
   auto named = [&](StringRef name) {
     return llvm::any_of(libs, [&](const std::string &given) {
       return llvm::sys::path::filename(given) == name;
@@ -582,6 +593,7 @@ LogicalResult exec::runGpuProgram(ModuleOp module, const Target &target,
   });
 
   rt::setMgpuDevice(&device);
+  rt::setMgpuLaunchTimes(launchTimes);
   MLIRContext *context = module.getContext();
   rt::setMgpuKernelCompiler([context, &target](const std::string &source,
                                                const std::string &name,
@@ -605,6 +617,7 @@ LogicalResult exec::runGpuProgram(ModuleOp module, const Target &target,
   engine->reset();
   rt::setMgpuDevice(nullptr);
   rt::setMgpuKernelCompiler({});
+  rt::setMgpuLaunchTimes(false);
   if (error)
     return fail("running '" + options.entryPoint +
                 "': " + llvm::toString(std::move(error)));

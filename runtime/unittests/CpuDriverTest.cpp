@@ -406,6 +406,25 @@ TEST(CpuDriver, Buffers) {
   EXPECT_EQ(words.back(), 0x11111111u);
 }
 
+TEST(CpuDriver, HostAddressIsTheBuffersOwnMemory) {
+  OPEN_CPU(dev, 2);
+  std::unique_ptr<Buffer> a = makeBuffer(dev, 8);
+  ASSERT_TRUE(a);
+  auto *bytes = static_cast<uint8_t *>(dev.hostAddress(*a));
+  ASSERT_NE(bytes, nullptr);
+  const uint8_t up[2] = {5, 6};
+  ASSERT_TRUE(dev.upload(*a, up, 2, 3).ok());
+  EXPECT_EQ(bytes[3], 5);
+  EXPECT_EQ(bytes[4], 6);
+  bytes[7] = 42;
+  EXPECT_EQ(download<uint8_t>(dev, *a)[7], 42);
+  // Imported memory is read-only: no address to write through.
+  alignas(16) static const float weights[4] = {1, 2, 3, 4};
+  auto imported = dev.importHostMemory(weights, sizeof(weights));
+  ASSERT_TRUE(imported.ok());
+  EXPECT_EQ(dev.hostAddress(**imported), nullptr);
+}
+
 TEST(CpuDriver, LargeCopiesAreSplitOverThreads) {
   OPEN_CPU(dev, 3);
   // Past the 1 MiB where a copy is split, and not a whole number of pages:

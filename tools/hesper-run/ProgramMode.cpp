@@ -49,6 +49,12 @@ static llvm::cl::opt<bool> builtinRunnerUtils(
                    "and vector.print functions, not MLIR's runner utilities "
                    "(what a release without MLIR does)"),
     llvm::cl::init(false), llvm::cl::cat(programCategory));
+static llvm::cl::opt<bool> launchTimes(
+    "launch-times",
+    llvm::cl::desc("After each kernel launch, print its times as upstream's "
+                   "Vulkan runtime does (also on when --shared-libs names "
+                   "libmlir_vulkan_runtime.so)"),
+    llvm::cl::init(false), llvm::cl::cat(programCategory));
 static llvm::cl::opt<bool> optO0("O0", llvm::cl::desc("Host code at -O0"),
                                  llvm::cl::cat(programCategory));
 static llvm::cl::opt<bool> optO1("O1", llvm::cl::desc("Host code at -O1"),
@@ -74,6 +80,7 @@ static FailureOr<exec::GpuProgramOptions> programOptions() {
   options.entryResult = entryPointResult;
   options.sharedLibs.assign(sharedLibs.begin(), sharedLibs.end());
   options.builtinRunnerUtils = builtinRunnerUtils;
+  options.launchTimes = launchTimes;
   int levels = int(optO0) + int(optO1) + int(optO2) + int(optO3);
   if (levels > 1) {
     llvm::errs() << "error: give at most one of -O0, -O1, -O2, -O3\n";

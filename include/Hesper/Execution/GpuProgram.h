@@ -50,8 +50,14 @@ struct GpuProgramOptions {
   unsigned optLevel = 2;
   /// Shared libraries whose symbols the host code may call (mlir-runner's
   /// --shared-libs). MLIR's runner utilities are added when they are not
-  /// named and exist where MLIR is installed.
+  /// named and exist where MLIR is installed. Upstream's GPU runtimes
+  /// (libmlir_{cuda,rocm,vulkan}_runtime.so) are not loaded, even where
+  /// they exist: Hesper's runtime stands in for them, and naming the
+  /// Vulkan one also turns on launchTimes, as that runtime prints them.
   std::vector<std::string> sharedLibs;
+  /// Print each launch's times with the lines upstream's Vulkan runtime
+  /// prints (rt::setMgpuLaunchTimes).
+  bool launchTimes = false;
   /// Print with Hesper's own printMemref* and vector.print functions
   /// instead of loading MLIR's runner utilities. Where those are not
   /// installed (a release), Hesper's are used anyway.

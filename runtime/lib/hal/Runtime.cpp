@@ -123,6 +123,8 @@ Result<std::unique_ptr<Buffer>> Device::importHostMemory(const void *,
                        " device does not read host memory in place");
 }
 
+void *Device::hostAddress(Buffer &) { return nullptr; }
+
 Status detail::rangeError(const char *op, size_t bytes, size_t offset,
                           size_t size) {
   return Status::error(std::string(op) + ": " + std::to_string(bytes) +

@@ -14,12 +14,17 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
+#include <thread>
 #include <tuple>
 
 using namespace hesper::rt;
@@ -303,10 +308,14 @@ struct Allocation {
   /// memory, host_shared allocations): uploaded before each launch that
   /// binds it, read back after.
   bool hostIsCurrent = false;
-  /// `host` was allocated here (gpu.alloc's shadow) and is freed here.
+  /// gpu.alloc's: `host` was allocated here (a shadow, or the buffer's own
+  /// memory when `shared`) and goes with it.
   bool ownsHost = false;
   /// Host registrations of this range not yet undone.
   unsigned registrations = 0;
+  /// `host` is the device buffer's own memory (Device::hostAddress): host
+  /// and kernels share the bytes, and nothing is ever copied.
+  bool shared = false;
 };
 
 struct KernelHandle {
@@ -330,6 +339,7 @@ struct State {
   std::mutex mutex;
   Device *device = nullptr;
   GpuKernelCompiler compiler;
+  bool launchTimes = false;
   /// Keyed by start address.
   std::map<uintptr_t, Allocation> allocations;
 };
@@ -398,8 +408,15 @@ void readDevice(Allocation &a, size_t offset, void *dst, size_t bytes) {
         "copying from the device");
 }
 
-/// Device memory whose device copy is the current one.
-bool onDevice(const Allocation *a) { return a && !a->hostIsCurrent; }
+/// Device memory whose device copy is the current one (and not the same
+/// bytes as the host's).
+bool onDevice(const Allocation *a) {
+  return a && !a->hostIsCurrent && !a->shared;
+}
+
+/// Host memory mirrored by a device buffer: copied there before a launch
+/// that binds it, and back after.
+bool isMirror(const Allocation *a) { return a->hostIsCurrent && !a->shared; }
 
 void registerRange(uint8_t *host, size_t bytes) {
   std::lock_guard<std::mutex> lock(state().mutex);
@@ -493,7 +510,127 @@ template <typename T> void fillMemory(void *dst, T value, size_t count) {
     std::memcpy(dst, values.data(), bytes);
 }
 
+//===----------------------------------------------------------------------===//
+// Streams and events
+//===----------------------------------------------------------------------===//
+//
+// A stream is a queue of work (launches, copies, fills, frees) carried out
+// in order. The host code's calls queue work and return; the work is done
+// when something waits for it. The thread that waits for a stream does that
+// stream's work itself, unless another thread is already doing it. Before
+// any thread blocks -- on a stream, or on an event, from the host or from a
+// stream -- every other stream with work waiting and no thread doing it
+// gets a thread of its own. So kernels on two streams run at the same time
+// (one may wait for the other, as on a GPU), and a program that only
+// launches synchronously (a stream created, used, waited for and destroyed
+// per call, as gpu-to-llvm lowers it) never starts a thread.
+
+struct Stream {
+  std::deque<std::function<void()>> work;
+  /// A thread is doing this stream's work (it stops when the queue is
+  /// empty).
+  bool busy = false;
+  /// The last thread started for this stream (joined before the next).
+  std::thread helper;
+};
+
+struct Event {
+  /// Records asked for so far, and records the streams have reached; a
+  /// wait is for the records asked for when the wait was asked for.
+  uint64_t recorded = 0;
+  uint64_t reached = 0;
+};
+
+struct Streams {
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::set<Stream *> all;
+};
+
+Streams &streams() {
+  static Streams s;
+  return s;
+}
+
+/// Queues `work` on `stream`; a null stream (none given) does it now.
+void enqueue(void *stream, std::function<void()> work) {
+  if (!stream) {
+    work();
+    return;
+  }
+  std::lock_guard<std::mutex> lock(streams().mutex);
+  static_cast<Stream *>(stream)->work.push_back(std::move(work));
+}
+
+/// Does `stream`'s work on this thread until its queue is empty; the caller
+/// has marked it busy.
+void drain(Stream *stream) {
+  std::unique_lock<std::mutex> lock(streams().mutex);
+  while (!stream->work.empty()) {
+    std::function<void()> next = std::move(stream->work.front());
+    stream->work.pop_front();
+    lock.unlock();
+    next();
+    lock.lock();
+  }
+  stream->busy = false;
+  streams().changed.notify_all();
+}
+
+/// Starts a thread for every stream but `except` that has work waiting and
+/// no thread doing it. Called with the streams' lock held.
+void startHelpers(Stream *except) {
+  for (Stream *s : streams().all) {
+    if (s == except || s->busy || s->work.empty())
+      continue;
+    s->busy = true;
+    // The previous helper has left drain (it cleared busy) and does
+    // nothing more.
+    if (s->helper.joinable())
+      s->helper.join();
+    s->helper = std::thread(drain, s);
+  }
+}
+
+/// Returns when every piece of work queued on `stream` so far is done.
+void synchronize(Stream *stream) {
+  std::unique_lock<std::mutex> lock(streams().mutex);
+  startHelpers(stream);
+  if (!stream->busy && !stream->work.empty()) {
+    stream->busy = true;
+    lock.unlock();
+    drain(stream);
+    return;
+  }
+  streams().changed.wait(
+      lock, [&] { return !stream->busy && stream->work.empty(); });
+}
+
+/// Returns when the streams have reached `event`'s record number `target`.
+void waitForEvent(Event *event, uint64_t target) {
+  std::unique_lock<std::mutex> lock(streams().mutex);
+  startHelpers(nullptr);
+  streams().changed.wait(lock, [&] { return event->reached >= target; });
+}
+
+/// Does all work queued on every stream (the program has returned, or a
+/// module is unloaded).
+void finishAllStreams() {
+  std::vector<Stream *> all;
+  {
+    std::lock_guard<std::mutex> lock(streams().mutex);
+    all.assign(streams().all.begin(), streams().all.end());
+  }
+  for (Stream *s : all)
+    synchronize(s);
+}
+
 } // namespace
+
+void hesper::rt::setMgpuLaunchTimes(bool print) {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  state().launchTimes = print;
+}
 
 void hesper::rt::setMgpuKernelCompiler(GpuKernelCompiler compiler) {
   std::lock_guard<std::mutex> lock(state().mutex);
@@ -501,6 +638,7 @@ void hesper::rt::setMgpuKernelCompiler(GpuKernelCompiler compiler) {
 }
 
 void hesper::rt::setMgpuDevice(Device *device) {
+  finishAllStreams();
   std::lock_guard<std::mutex> lock(state().mutex);
   state().device = device;
   if (device)
@@ -508,7 +646,7 @@ void hesper::rt::setMgpuDevice(Device *device) {
   // The program has ended: what it allocated and never freed goes, as a
   // driver frees a context's memory when the context is destroyed.
   for (auto &entry : state().allocations)
-    if (entry.second.ownsHost)
+    if (entry.second.ownsHost && !entry.second.shared)
       std::free(entry.second.host);
   state().allocations.clear();
 }
@@ -534,6 +672,7 @@ static void *mgpuModuleLoadJIT(void *, int, size_t) {
 }
 
 static void mgpuModuleUnload(void *module) {
+  finishAllStreams();
   delete static_cast<ModuleHandle *>(module);
 }
 
@@ -617,41 +756,32 @@ static KernelHandle *variantFor(KernelHandle *k, const intptr_t block[3]) {
   fail("compiling kernel '" + k->image.name + "' at launch gave no such kernel");
 }
 
-static void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
-                             intptr_t gridZ, intptr_t blockX, intptr_t blockY,
-                             intptr_t blockZ, int32_t sharedBytes, void *,
-                             void **params, void **, size_t paramCount) {
-  auto *k = static_cast<KernelHandle *>(function);
-  const intptr_t block[3] = {blockX, blockY, blockZ};
-  if (!k->kernel)
-    k = variantFor(k, block);
-  const GpuKernelImage &image = k->image;
-  for (int i = 0; i < 3; ++i)
-    if (block[i] != static_cast<intptr_t>(image.workgroupSize[i]))
-      fail("kernel '" + image.name + "' was compiled for a block of " +
-           std::to_string(image.workgroupSize[0]) + "x" +
-           std::to_string(image.workgroupSize[1]) + "x" +
-           std::to_string(image.workgroupSize[2]) +
-           " threads and launched with " + std::to_string(blockX) + "x" +
-           std::to_string(blockY) + "x" + std::to_string(blockZ));
-  if (sharedBytes != 0)
-    fail("kernel '" + image.name +
-         "' is launched with dynamic shared memory, which Hesper's "
-         "backends do not provide; use a workgroup memory attribution");
-  const intptr_t grid[3] = {gridX, gridY, gridZ};
-  const DeviceInfo &info = device().info();
-  for (int i = 0; i < 3; ++i)
-    if (grid[i] < 1 || static_cast<uint64_t>(grid[i]) > info.maxWorkgroupCount[i])
-      fail("kernel '" + image.name + "' is launched with " +
-           std::to_string(grid[i]) + " blocks in dimension " +
-           std::to_string(i) + ", outside 1.." +
-           std::to_string(info.maxWorkgroupCount[i]) + " on this device");
+/// A launch as the host code asked for it, with the values of its
+/// parameters copied (the host's parameter array lives only for the call;
+/// the launch may run later, on another thread).
+struct Launch {
+  KernelHandle *kernel;
+  uint32_t grid[3];
+  /// One slot of 8 bytes per memref field, `bytes` rounded up to 8 per
+  /// scalar; `params` points into it as the host's array did.
+  std::vector<uint64_t> values;
+  std::vector<void *> params;
+};
 
-  std::lock_guard<std::mutex> lock(state().mutex);
+/// Runs one launch to completion: binds its arguments (mirrored and plain
+/// host memory copied to the device), submits, copies back, and prints what
+/// the kernel printed and, when asked, the launch's times.
+static void runLaunch(Launch &launch) {
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point begin = Clock::now();
+  KernelHandle *k = launch.kernel;
+  const GpuKernelImage &image = k->image;
+  void **params = launch.params.data();
+  std::unique_lock<std::mutex> lock(state().mutex);
   Dispatch dispatch;
   dispatch.kernel = k->kernel.get();
   for (int i = 0; i < 3; ++i)
-    dispatch.grid[i] = static_cast<uint32_t>(grid[i]);
+    dispatch.grid[i] = launch.grid[i];
   std::vector<Allocation *> mirrored;
   std::vector<std::unique_ptr<Buffer>> scalars;
   // Plain host memory (never allocated or registered with the GPU) is
@@ -662,10 +792,6 @@ static void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
   for (size_t index = 0; index < image.args.size(); ++index) {
     const GpuKernelArg &arg = image.args[index];
     size_t count = arg.kind == GpuKernelArg::MemRef ? 3 + 2 * arg.rank : 1;
-    if (p + count > paramCount)
-      fail("kernel '" + image.name + "' was launched with " +
-           std::to_string(paramCount) + " parameters, fewer than its "
-           "arguments take");
     std::string what =
         "argument #" + std::to_string(index) + " of kernel '" + image.name + "'";
     if (arg.kind == GpuKernelArg::Scalar) {
@@ -711,7 +837,7 @@ static void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
     // The bytes the view reaches must lie in the allocation.
     if (bytes > a->bytes)
       fail(what + " reaches past the end of its allocation");
-    if (a->hostIsCurrent &&
+    if (isMirror(a) &&
         std::find(mirrored.begin(), mirrored.end(), a) == mirrored.end()) {
       writeDevice(*a, 0, a->host, a->bytes);
       mirrored.push_back(a);
@@ -730,10 +856,6 @@ static void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
     }
     p += count;
   }
-  if (p != paramCount)
-    fail("kernel '" + image.name + "' was launched with " +
-         std::to_string(paramCount) + " parameters, its arguments take " +
-         std::to_string(p));
   // The print buffer, its count cleared.
   std::unique_ptr<Buffer> printBuffer;
   if (!image.printFormats.empty()) {
@@ -743,13 +865,24 @@ static void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
           "clearing the print buffer");
     dispatch.bindings.push_back(printBuffer.get());
   }
-  auto list = device().createCommandList();
+  bool timing = state().launchTimes;
+  auto list = device().createCommandList(timing);
   if (!list.ok())
     fail("launching kernel '" + image.name + "': " + list.status().message());
   check((*list)->record({dispatch}), "recording a kernel launch");
+  // On the CPU device, whose driver takes submissions from several threads
+  // at once, other streams' launches may run meanwhile (one may wait for
+  // this one). The other drivers are used from one thread at a time.
+  bool overlap = device().info().backend == Backend::Cpu;
+  if (overlap)
+    lock.unlock();
+  Clock::time_point submitted = Clock::now();
   check((*list)->submit(), "running a kernel");
+  if (overlap)
+    lock.lock();
   for (Allocation *a : mirrored)
     readDevice(*a, 0, a->host, a->bytes);
+  Clock::time_point done = Clock::now();
   if (printBuffer) {
     // What the launch printed, before the next launch prints anything.
     uint32_t used = 0;
@@ -764,17 +897,147 @@ static void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
     std::fwrite(text.data(), 1, text.size(), stdout);
     std::fflush(stdout);
   }
+  if (timing) {
+    // The lines upstream's Vulkan runtime prints after each launch. The
+    // submission here waits for the kernel, so "submit" is the time to
+    // bind and record the launch, and "wait" the submission and the
+    // copies back; the kernel's own time is the device's (timestamps on
+    // Vulkan and CUDA, the clock on the CPU).
+    auto us = [](Clock::duration d) {
+      return std::chrono::duration_cast<std::chrono::microseconds>(d).count();
+    };
+    std::vector<double> kernelNs = (*list)->lastKernelTimesNs();
+    if (!kernelNs.empty())
+      std::printf("Compute shader execution time: %.1fus\n",
+                  kernelNs[0] / 1000.0);
+    std::printf("Command buffer submit time: %lldus\nWait idle time: %lldus\n",
+                static_cast<long long>(us(submitted - begin)),
+                static_cast<long long>(us(done - submitted)));
+    std::fflush(stdout);
+  }
 }
 
-// Streams and events: every call above completes before it returns.
-static void *mgpuStreamCreate() { return reinterpret_cast<void *>(1); }
-static void mgpuStreamDestroy(void *) {}
-static void mgpuStreamSynchronize(void *) {}
-static void mgpuStreamWaitEvent(void *, void *) {}
-static void *mgpuEventCreate() { return reinterpret_cast<void *>(1); }
-static void mgpuEventDestroy(void *) {}
-static void mgpuEventSynchronize(void *) {}
-static void mgpuEventRecord(void *, void *) {}
+static void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
+                             intptr_t gridZ, intptr_t blockX, intptr_t blockY,
+                             intptr_t blockZ, int32_t sharedBytes, void *stream,
+                             void **params, void **, size_t paramCount) {
+  auto *k = static_cast<KernelHandle *>(function);
+  const intptr_t block[3] = {blockX, blockY, blockZ};
+  if (!k->kernel)
+    k = variantFor(k, block);
+  const GpuKernelImage &image = k->image;
+  for (int i = 0; i < 3; ++i)
+    if (block[i] != static_cast<intptr_t>(image.workgroupSize[i]))
+      fail("kernel '" + image.name + "' was compiled for a block of " +
+           std::to_string(image.workgroupSize[0]) + "x" +
+           std::to_string(image.workgroupSize[1]) + "x" +
+           std::to_string(image.workgroupSize[2]) +
+           " threads and launched with " + std::to_string(blockX) + "x" +
+           std::to_string(blockY) + "x" + std::to_string(blockZ));
+  if (sharedBytes != 0)
+    fail("kernel '" + image.name +
+         "' is launched with dynamic shared memory, which Hesper's "
+         "backends do not provide; use a workgroup memory attribution");
+  const intptr_t grid[3] = {gridX, gridY, gridZ};
+  const DeviceInfo &info = device().info();
+  for (int i = 0; i < 3; ++i)
+    if (grid[i] < 1 || static_cast<uint64_t>(grid[i]) > info.maxWorkgroupCount[i])
+      fail("kernel '" + image.name + "' is launched with " +
+           std::to_string(grid[i]) + " blocks in dimension " +
+           std::to_string(i) + ", outside 1.." +
+           std::to_string(info.maxWorkgroupCount[i]) + " on this device");
+  // The parameters' values, copied: a memref is 3 + 2 * rank fields of 8
+  // bytes, a scalar its own size.
+  std::vector<size_t> sizes;
+  for (const GpuKernelArg &arg : image.args) {
+    if (arg.kind == GpuKernelArg::MemRef)
+      sizes.insert(sizes.end(), 3 + 2 * arg.rank, 8);
+    else
+      sizes.push_back(arg.bytes);
+  }
+  if (sizes.size() != paramCount)
+    fail("kernel '" + image.name + "' was launched with " +
+         std::to_string(paramCount) + " parameters, its arguments take " +
+         std::to_string(sizes.size()));
+  auto launch = std::make_shared<Launch>();
+  launch->kernel = k;
+  for (int i = 0; i < 3; ++i)
+    launch->grid[i] = static_cast<uint32_t>(grid[i]);
+  std::vector<size_t> slots;
+  for (size_t bytes : sizes) {
+    slots.push_back(launch->values.size());
+    launch->values.resize(launch->values.size() + (bytes + 7) / 8);
+  }
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    std::memcpy(&launch->values[slots[i]], params[i], sizes[i]);
+    launch->params.push_back(&launch->values[slots[i]]);
+  }
+  enqueue(stream, [launch] { runLaunch(*launch); });
+}
+
+static void *mgpuStreamCreate() {
+  auto *stream = new Stream;
+  std::lock_guard<std::mutex> lock(streams().mutex);
+  streams().all.insert(stream);
+  return stream;
+}
+
+static void mgpuStreamDestroy(void *stream) {
+  auto *s = static_cast<Stream *>(stream);
+  synchronize(s);
+  std::lock_guard<std::mutex> lock(streams().mutex);
+  if (s->helper.joinable())
+    s->helper.join();
+  streams().all.erase(s);
+  delete s;
+}
+
+static void mgpuStreamSynchronize(void *stream) {
+  synchronize(static_cast<Stream *>(stream));
+}
+
+// An event's handle holds it shared: work queued on a stream that records
+// it or waits for it keeps it alive past mgpuEventDestroy (which the host
+// code calls right after queuing the wait).
+using EventRef = std::shared_ptr<Event>;
+
+static void *mgpuEventCreate() { return new EventRef(new Event); }
+
+static void mgpuEventDestroy(void *event) { delete static_cast<EventRef *>(event); }
+
+static void mgpuEventRecord(void *event, void *stream) {
+  EventRef e = *static_cast<EventRef *>(event);
+  uint64_t target;
+  {
+    std::lock_guard<std::mutex> lock(streams().mutex);
+    target = ++e->recorded;
+  }
+  enqueue(stream, [e, target] {
+    std::lock_guard<std::mutex> lock(streams().mutex);
+    e->reached = std::max(e->reached, target);
+    streams().changed.notify_all();
+  });
+}
+
+static void mgpuStreamWaitEvent(void *stream, void *event) {
+  EventRef e = *static_cast<EventRef *>(event);
+  uint64_t target;
+  {
+    std::lock_guard<std::mutex> lock(streams().mutex);
+    target = e->recorded;
+  }
+  enqueue(stream, [e, target] { waitForEvent(e.get(), target); });
+}
+
+static void mgpuEventSynchronize(void *event) {
+  Event *e = static_cast<EventRef *>(event)->get();
+  uint64_t target;
+  {
+    std::lock_guard<std::mutex> lock(streams().mutex);
+    target = e->recorded;
+  }
+  waitForEvent(e, target);
+}
 static void mgpuSetDefaultDevice(int32_t) {}
 
 static void *mgpuMemAlloc(uint64_t bytes, void *, bool hostShared) {
@@ -785,7 +1048,13 @@ static void *mgpuMemAlloc(uint64_t bytes, void *, bool hostShared) {
   Allocation a;
   a.buffer = newBuffer(bytes);
   a.bytes = bytes;
-  a.host = static_cast<uint8_t *>(std::calloc(bufferBytes(bytes), 1));
+  // Where the device's buffers are host memory, the host's pointer is the
+  // buffer's: a kernel and the host (or two kernels at once) see each
+  // other's writes, as with CUDA's managed memory.
+  a.host = static_cast<uint8_t *>(device().hostAddress(*a.buffer));
+  a.shared = a.host != nullptr;
+  if (!a.shared)
+    a.host = static_cast<uint8_t *>(std::calloc(bufferBytes(bytes), 1));
   if (!a.host)
     fail("cannot allocate " + std::to_string(bytes) + " bytes of host memory");
   a.ownsHost = true;
@@ -795,16 +1064,17 @@ static void *mgpuMemAlloc(uint64_t bytes, void *, bool hostShared) {
   return host;
 }
 
-static void mgpuMemFree(void *ptr, void *) {
+static void freeMemory(void *ptr) {
   std::lock_guard<std::mutex> lock(state().mutex);
   auto it = state().allocations.find(reinterpret_cast<uintptr_t>(ptr));
   if (it == state().allocations.end() || !it->second.ownsHost)
     fail("gpu.dealloc of memory that gpu.alloc did not return");
-  std::free(it->second.host);
+  if (!it->second.shared)
+    std::free(it->second.host);
   state().allocations.erase(it);
 }
 
-static void mgpuMemcpy(void *dst, void *src, size_t bytes, void *) {
+static void copyMemory(void *dst, void *src, size_t bytes) {
   std::lock_guard<std::mutex> lock(state().mutex);
   Allocation *d = find(dst), *s = find(src);
   if ((d && static_cast<uint8_t *>(dst) + bytes > d->host + d->bytes) ||
@@ -824,13 +1094,23 @@ static void mgpuMemcpy(void *dst, void *src, size_t bytes, void *) {
   }
 }
 
-static void mgpuMemset32(void *dst, unsigned value, size_t count, void *) {
-  fillMemory<uint32_t>(dst, value, count);
+// Frees, copies and fills take their place in their stream's order.
+static void mgpuMemFree(void *ptr, void *stream) {
+  enqueue(stream, [ptr] { freeMemory(ptr); });
+}
+
+static void mgpuMemcpy(void *dst, void *src, size_t bytes, void *stream) {
+  enqueue(stream, [=] { copyMemory(dst, src, bytes); });
+}
+
+static void mgpuMemset32(void *dst, unsigned value, size_t count,
+                         void *stream) {
+  enqueue(stream, [=] { fillMemory<uint32_t>(dst, value, count); });
 }
 
 static void mgpuMemset16(void *dst, unsigned short value, size_t count,
-                         void *) {
-  fillMemory<uint16_t>(dst, value, count);
+                         void *stream) {
+  enqueue(stream, [=] { fillMemory<uint16_t>(dst, value, count); });
 }
 
 static void mgpuMemHostRegister(void *ptr, uint64_t bytes) {

@@ -4,8 +4,9 @@
 // hesper-run loads with the runner utilities: a gpu.alloc and copy in one
 // region, two launches in regions that wait on it in a chain, the copy
 // back, then the host awaits the last token and prints. The regions run
-// on the async runtime's threads; every mgpu call is serialized, so the
-// result is the chain's: (0, 1, 2, 3) * 10 * 3.
+// on the async runtime's threads; each region's gpu calls wait for their
+// own streams, and the regions wait for each other, so the result is the
+// chain's: (0, 1, 2, 3) * 10 * 3.
 //
 // RUN: %if vulkan %{ hesper-run %s --backend=vulkan --validation | FileCheck %s %}
 // RUN: %if cpu-target %{ hesper-run %s --backend=cpu | FileCheck %s %}

@@ -8,10 +8,22 @@
 // element is 1.5 * 2 + 7 - 4 = 6; a 1-D i32 buffer filled with 42 and a
 // 2-D f32 one filled with 0.25 are printed as filled.
 //
+// Naming upstream's Vulkan runtime in --shared-libs (or --launch-times)
+// prints each launch's times as that runtime does; upstream's other GPU
+// runtimes named there are not loaded (Hesper's runtime stands in), and
+// without either nothing is timed.
+//
 // REQUIRES: vulkan
-// RUN: hesper-run %s --backend=vulkan --validation | FileCheck %s
-// RUN: %if cpu-target %{ hesper-run %s --backend=cpu | FileCheck %s %}
+// RUN: hesper-run %s --backend=vulkan --validation | FileCheck %s --check-prefixes=CHECK,UNTIMED
+// RUN: hesper-run %s --backend=vulkan --shared-libs=/nowhere/libmlir_vulkan_runtime.so | FileCheck %s --check-prefixes=TIMES,CHECK
+// RUN: %if cpu-target %{ hesper-run %s --backend=cpu --shared-libs=libmlir_cuda_runtime.so | FileCheck %s --check-prefixes=CHECK,UNTIMED %}
+// RUN: %if cpu-target %{ hesper-run %s --backend=cpu --launch-times | FileCheck %s --check-prefixes=TIMES,CHECK %}
 
+// UNTIMED-NOT: time:
+// TIMES: Compute shader execution time: {{[0-9]+\.[0-9]}}us
+// TIMES-NEXT: Command buffer submit time: {{[0-9]+}}us
+// TIMES-NEXT: Wait idle time: {{[0-9]+}}us
+// TIMES-NOT: time:
 // CHECK: sizes = [2, 2, 4]
 // CHECK-NEXT: {{\[\[\[}}6, 6, 6, 6],
 // CHECK-NEXT: [6, 6, 6, 6]],

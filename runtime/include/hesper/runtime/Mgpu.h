@@ -23,13 +23,21 @@
 // Memory:
 //   gpu.alloc            a device buffer; the pointer the host gets is a
 //                        host shadow of the same size that names it (and,
-//                        for host_shared allocations, holds its contents).
+//                        for host_shared allocations, holds its contents)
+//                        -- or, on a device whose buffers are host memory
+//                        (the CPU target), the buffer's own bytes.
 //   gpu.host_register    host memory mirrored by a device buffer: uploaded
 //                        before every launch that uses it, read back after,
 //                        so the host's copy is current between launches.
 //   gpu.memcpy/memset    between any of these and plain host memory.
-// Every call runs to completion before it returns (a stream or event is a
-// token with nothing to wait for), so results are as deterministic as the
+//
+// Streams: launches, copies, fills and frees are queued on their stream and
+// done in its order when something waits for it (mgpuStreamSynchronize, an
+// event); the waiting thread does the work, and other streams with work
+// waiting get threads of their own then, so kernels of two streams run at
+// the same time. Events are record numbers a stream reaches. A program
+// that waits for each call (the lowering of synchronous gpu ops) runs every
+// call on its own thread, in order, so results are as deterministic as the
 // kernels.
 //
 // A call that cannot be carried out prints `error: ...` and exits with
@@ -124,6 +132,11 @@ void setMgpuDevice(Device *device);
 using GpuKernelCompiler = std::function<Result<GpuModuleImage>(
     const std::string &source, const std::string &kernel,
     const uint32_t block[3])>;
+
+/// Print, after each launch, the lines upstream's Vulkan runtime prints:
+/// "Compute shader execution time", "Command buffer submit time" and
+/// "Wait idle time".
+void setMgpuLaunchTimes(bool print);
 
 /// The compiler of kernels compiled at launch (empty: none, and launching
 /// one is an error). Each block size is compiled once per loaded module.

@@ -246,6 +246,12 @@ public:
   /// copy into it, a kernel binding that is not read-only -- is an error.
   virtual Result<std::unique_ptr<Buffer>> importHostMemory(const void *data,
                                                            size_t bytes);
+  /// Where a buffer's bytes are in host memory, on a device whose buffers
+  /// are host memory (the CPU device): the host may read and write them
+  /// there, with the same rules as a kernel's other threads (atomics for
+  /// what a running kernel also touches). Null on the other devices, and
+  /// for a buffer of imported (read-only) memory.
+  virtual void *hostAddress(Buffer &buffer);
   virtual Status upload(Buffer &dst, const void *src, size_t bytes,
                         size_t offset = 0) = 0;
   virtual Status download(Buffer &src, void *dst, size_t bytes,

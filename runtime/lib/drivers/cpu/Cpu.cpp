@@ -18,6 +18,10 @@
 // that worker is late (asleep or preempted); the next dispatch starts when
 // all are done. Each workgroup is computed by exactly one call whatever T
 // is, so results are the same bit for bit on any number of threads.
+// A submission that finds the pool busy with another thread's submission
+// runs its workgroups on its own thread, in order, instead of waiting: two
+// kernels submitted from two threads (a gpu dialect program's two streams)
+// run at the same time, as on a GPU, and one may wait for the other.
 //
 // Environment:
 //   HESPER_CPU_SPIN_US=N   how long idle threads spin before they sleep
@@ -82,7 +86,7 @@ struct LoadedObject {
 struct CpuContext {
   DeviceInfo info;
   std::unique_ptr<CpuThreadPool> pool;
-  std::mutex runMutex; ///< one submission at a time on the pool
+  std::mutex runMutex; ///< held by the submission running on the pool
 
   std::mutex mutex; ///< guards the members below
   std::unordered_map<const void *, uint64_t> live;
@@ -291,12 +295,15 @@ public:
     if (timing)
       result.reserve(prepared.size());
     {
-      std::lock_guard<std::mutex> lock(ctx->runMutex);
+      std::unique_lock<std::mutex> pool(ctx->runMutex, std::try_to_lock);
       for (size_t i = 0; i < prepared.size(); ++i) {
         PreparedDispatch &d = prepared[i];
         uint64_t start = timing ? steadyNs() : 0;
         failedThreads.store(0, std::memory_order_relaxed);
-        ctx->pool->run(d.workgroups, runWorkgroups, &d, d.maxThreads);
+        if (pool.owns_lock())
+          ctx->pool->run(d.workgroups, runWorkgroups, &d, d.maxThreads);
+        else
+          runWorkgroups(&d, 0, d.workgroups);
         if (timing)
           result.push_back(static_cast<double>(steadyNs() - start));
         // A failed assertion ends the list there, as a GPU's kernel error
@@ -571,6 +578,11 @@ public:
     return std::unique_ptr<Buffer>(std::move(buffer));
   }
 
+  void *hostAddress(Buffer &buffer) override {
+    CpuBuffer *b = own(buffer);
+    return b && !b->imported ? b->data : nullptr;
+  }
+
   Status upload(Buffer &dst, const void *src, size_t bytes,
                 size_t offset) override {
     CpuBuffer *b = own(dst);
@@ -641,11 +653,11 @@ public:
     } parts{static_cast<uint8_t *>(d->data),
             static_cast<const uint8_t *>(s->data), bytes};
     constexpr size_t kPage = 4096;
-    if (bytes < (size_t(1) << 20)) {
+    std::unique_lock<std::mutex> pool(ctx->runMutex, std::try_to_lock);
+    if (bytes < (size_t(1) << 20) || !pool.owns_lock()) {
       std::memcpy(parts.dst, parts.src, bytes);
       return Status();
     }
-    std::lock_guard<std::mutex> lock(ctx->runMutex);
     ctx->pool->run(
         (bytes + kPage - 1) / kPage,
         [](void *arg, uint64_t begin, uint64_t end) {
