@@ -625,6 +625,15 @@ void finishAllStreams() {
     synchronize(s);
 }
 
+/// Ends a stream whose work is done.
+void destroyStream(Stream *stream) {
+  std::lock_guard<std::mutex> lock(streams().mutex);
+  if (stream->helper.joinable())
+    stream->helper.join();
+  streams().all.erase(stream);
+  delete stream;
+}
+
 } // namespace
 
 void hesper::rt::setMgpuLaunchTimes(bool print) {
@@ -639,6 +648,16 @@ void hesper::rt::setMgpuKernelCompiler(GpuKernelCompiler compiler) {
 
 void hesper::rt::setMgpuDevice(Device *device) {
   finishAllStreams();
+  if (!device) {
+    // Streams the program never waited for: their work is done.
+    std::vector<Stream *> left;
+    {
+      std::lock_guard<std::mutex> lock(streams().mutex);
+      left.assign(streams().all.begin(), streams().all.end());
+    }
+    for (Stream *s : left)
+      destroyStream(s);
+  }
   std::lock_guard<std::mutex> lock(state().mutex);
   state().device = device;
   if (device)
@@ -985,11 +1004,7 @@ static void *mgpuStreamCreate() {
 static void mgpuStreamDestroy(void *stream) {
   auto *s = static_cast<Stream *>(stream);
   synchronize(s);
-  std::lock_guard<std::mutex> lock(streams().mutex);
-  if (s->helper.joinable())
-    s->helper.join();
-  streams().all.erase(s);
-  delete s;
+  destroyStream(s);
 }
 
 static void mgpuStreamSynchronize(void *stream) {
