@@ -613,15 +613,16 @@ void waitForEvent(Event *event, uint64_t target) {
   streams().changed.wait(lock, [&] { return event->reached >= target; });
 }
 
+/// The streams that exist now.
+std::vector<Stream *> allStreams() {
+  std::lock_guard<std::mutex> lock(streams().mutex);
+  return {streams().all.begin(), streams().all.end()};
+}
+
 /// Does all work queued on every stream (the program has returned, or a
 /// module is unloaded).
 void finishAllStreams() {
-  std::vector<Stream *> all;
-  {
-    std::lock_guard<std::mutex> lock(streams().mutex);
-    all.assign(streams().all.begin(), streams().all.end());
-  }
-  for (Stream *s : all)
+  for (Stream *s : allStreams())
     synchronize(s);
 }
 
@@ -650,12 +651,7 @@ void hesper::rt::setMgpuDevice(Device *device) {
   finishAllStreams();
   if (!device) {
     // Streams the program never waited for: their work is done.
-    std::vector<Stream *> left;
-    {
-      std::lock_guard<std::mutex> lock(streams().mutex);
-      left.assign(streams().all.begin(), streams().all.end());
-    }
-    for (Stream *s : left)
+    for (Stream *s : allStreams())
       destroyStream(s);
   }
   std::lock_guard<std::mutex> lock(state().mutex);
@@ -1020,6 +1016,12 @@ static void *mgpuEventCreate() { return new EventRef(new Event); }
 
 static void mgpuEventDestroy(void *event) { delete static_cast<EventRef *>(event); }
 
+/// The number of `event`'s latest record (0: never recorded).
+static uint64_t latestRecord(const Event &event) {
+  std::lock_guard<std::mutex> lock(streams().mutex);
+  return event.recorded;
+}
+
 static void mgpuEventRecord(void *event, void *stream) {
   EventRef e = *static_cast<EventRef *>(event);
   uint64_t target;
@@ -1036,23 +1038,15 @@ static void mgpuEventRecord(void *event, void *stream) {
 
 static void mgpuStreamWaitEvent(void *stream, void *event) {
   EventRef e = *static_cast<EventRef *>(event);
-  uint64_t target;
-  {
-    std::lock_guard<std::mutex> lock(streams().mutex);
-    target = e->recorded;
-  }
+  uint64_t target = latestRecord(*e);
   enqueue(stream, [e, target] { waitForEvent(e.get(), target); });
 }
 
 static void mgpuEventSynchronize(void *event) {
   Event *e = static_cast<EventRef *>(event)->get();
-  uint64_t target;
-  {
-    std::lock_guard<std::mutex> lock(streams().mutex);
-    target = e->recorded;
-  }
-  waitForEvent(e, target);
+  waitForEvent(e, latestRecord(*e));
 }
+
 static void mgpuSetDefaultDevice(int32_t) {}
 
 static void *mgpuMemAlloc(uint64_t bytes, void *, bool hostShared) {
