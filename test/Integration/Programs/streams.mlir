@@ -2,7 +2,7 @@
 // depends on another stream's work waits for it (an event).
 //
 // @main_meet: two kernels on two streams meet through an atomic counter in
-// host_shared memory: each adds 1, then waits (at most 2^26 reads) for the
+// host_shared memory: each adds 1, then waits (at most 2^27 reads) for the
 // other's 1 and records in its own slot whether it came. Run one after the
 // other, the first would give up and record 0, as @main_alone's kernel
 // does. Only where two streams' kernels run at the same time: the CPU
@@ -33,7 +33,7 @@ module attributes {gpu.container_module} {
       %zero = arith.constant 0 : i32
       %one = arith.constant 1 : i32
       %two = arith.constant 2 : i32
-      %limit = arith.constant 67108864 : i32
+      %limit = arith.constant 134217728 : i32
       %old = memref.atomic_rmw addi %one, %c[%c0] : (i32, memref<4xi32>) -> i32
       %n = scf.while (%i = %zero) : (i32) -> i32 {
         %v = memref.atomic_rmw addi %zero, %c[%c0] : (i32, memref<4xi32>) -> i32
