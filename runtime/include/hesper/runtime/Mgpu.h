@@ -36,9 +36,9 @@
 // event); the waiting thread does the work, and other streams with work
 // waiting get threads of their own then, so kernels of two streams run at
 // the same time. Events are record numbers a stream reaches. A program
-// that waits for each call (the lowering of synchronous gpu ops) runs every
-// call on its own thread, in order, so results are as deterministic as the
-// kernels.
+// that waits for each call (the lowering of synchronous gpu ops) does every
+// call on the host code's thread, in order, and starts no thread; results
+// are as deterministic as the kernels.
 //
 // A call that cannot be carried out prints `error: ...` and exits with
 // status 1: the generated host code has no way to receive an error.

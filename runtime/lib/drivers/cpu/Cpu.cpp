@@ -653,8 +653,10 @@ public:
     } parts{static_cast<uint8_t *>(d->data),
             static_cast<const uint8_t *>(s->data), bytes};
     constexpr size_t kPage = 4096;
-    std::unique_lock<std::mutex> pool(ctx->runMutex, std::try_to_lock);
-    if (bytes < (size_t(1) << 20) || !pool.owns_lock()) {
+    // Small copies, and copies while another submission has the pool, stay
+    // on this thread.
+    std::unique_lock<std::mutex> pool(ctx->runMutex, std::defer_lock);
+    if (bytes < (size_t(1) << 20) || !pool.try_lock()) {
       std::memcpy(parts.dst, parts.src, bytes);
       return Status();
     }
