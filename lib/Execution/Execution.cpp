@@ -171,6 +171,17 @@ hesper::compileForDevice(ModuleOp module, ArrayRef<std::string> graphNames,
   if (!target)
     return module.emitError("no compilation target for ")
            << targetBackendName(device.backend) << " devices";
+  if (options.matrixUnits) {
+    if (device.backend == TargetBackend::Vulkan)
+      return module.emitError("matrix units: the Vulkan target has none "
+                              "yet (CUDA and the CPU target do)");
+    std::string error;
+    // The device's own target (its host features on the CPU stay LLVM's
+    // view of this host, which is the same machine).
+    target = parseTarget(target->str() + ":mma", error);
+    if (!target)
+      return module.emitError("matrix units: ") << error;
+  }
   FailureOr<tune::Plan> plan = tune::Plan();
   bool fromCache = false;
   if (!options.planPath.empty()) {
@@ -355,6 +366,13 @@ FailureOr<rt::Program> hesper::extractProgram(ModuleOp lowered,
         desc.workgroupSize[d] = wg[d];
       if (auto threads = abi.getAs<IntegerAttr>("host_threads"))
         desc.hostThreads = static_cast<uint32_t>(threads.getInt());
+      // The CPU driver hands a kernel of several lanes (its fibers) a
+      // block of workgroup memory of this size; GPU kernels declare
+      // theirs statically.
+      if (backend == rt::Backend::Cpu &&
+          (wg[0] != 1 || wg[1] != 1 || wg[2] != 1))
+        if (auto bytes = abi.getAs<IntegerAttr>("shared_bytes"))
+          desc.sharedMemoryBytes = static_cast<uint32_t>(bytes.getInt());
       it->second = program.kernels.size();
       program.kernels.push_back(std::move(desc));
     }

@@ -225,6 +225,7 @@ LogicalResult hesper::exec::runGraphOnDevice(
   compileOptions.fuse = opts.fuse;
   compileOptions.dumpDir = opts.dumpDir;
   compileOptions.planPath = opts.planPath;
+  compileOptions.matrixUnits = opts.matrixUnits;
   compileOptions.events = &events;
   double compileStart = nowUs();
   FailureOr<rt::Program> program =

@@ -130,7 +130,8 @@ std::string hesper::models::programCacheKey(const Model &model,
                     int64_t(options.batchInvariant), int64_t(options.fuse),
                     int64_t(options.cacheTypes.k),
                     int64_t(options.cacheTypes.v),
-                    int64_t(options.quantizedActivations.value_or(false))})
+                    int64_t(options.quantizedActivations.value_or(false)),
+                    int64_t(options.matrixUnits)})
     k.number(v);
   const rt::GgufFile &file = model.file();
   k.number(static_cast<int64_t>(file.metadata().size()));

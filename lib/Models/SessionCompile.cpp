@@ -298,6 +298,7 @@ Status Session::Impl::compile() {
   std::vector<CompileEvent> events;
   CompileOptions compileOptions;
   compileOptions.fuse = options.fuse;
+  compileOptions.matrixUnits = options.matrixUnits;
   compileOptions.dumpDir = options.dumpDir;
   compileOptions.events = &events;
   std::vector<std::string> names;

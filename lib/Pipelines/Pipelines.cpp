@@ -26,7 +26,8 @@ using namespace mlir;
 void hesper::buildHesperToGPUPipeline(
     OpPassManager &pm, bool fuse, bool sharedMemoryAsAlloc,
     unsigned subgroupSize, bool singleLane,
-    llvm::function_ref<void(OpPassManager &)> beforeExpToStd) {
+    llvm::function_ref<void(OpPassManager &)> beforeExpToStd,
+    bool matrixUnits) {
   if (fuse)
     circuit::buildHesperFusePipeline(pm);
   // One kernel per dispatch op, then one copy of identical kernels (the
@@ -34,6 +35,7 @@ void hesper::buildHesperToGPUPipeline(
   ConvertCircuitToShaderMPassOptions toShaderM;
   toShaderM.subgroupSize = subgroupSize;
   toShaderM.singleLane = singleLane;
+  toShaderM.matrixUnits = matrixUnits;
   pm.addPass(createConvertCircuitToShaderMPass(toShaderM));
   pm.addPass(shaderm::createShaderMDedupKernelsPass());
   ConvertShaderMToGPUPassOptions toGPU;

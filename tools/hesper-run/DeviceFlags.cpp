@@ -51,6 +51,14 @@ static llvm::cl::opt<bool> validationLayer(
                    "reports is an error (also HESPER_VK_VALIDATION=1)"),
     llvm::cl::init(false), llvm::cl::cat(hesper::run::deviceCategory()));
 
+static llvm::cl::opt<bool> matrixUnits(
+    "matrix-units",
+    llvm::cl::desc("Prompt-chunk matmuls on the matrix units: CUDA's tensor "
+                   "cores (wmma, f16 tiles, f32 sums; sm_70 and up), or on "
+                   "the CPU the same kernels with the tiles emulated (a "
+                   "stand-in to test them)"),
+    llvm::cl::init(false), llvm::cl::cat(hesper::run::deviceCategory()));
+
 bool hesper::run::interpreterChosen() {
   return backendChoice == BackendChoice::Interp;
 }
@@ -74,6 +82,7 @@ exec::DeviceModeOptions hesper::run::deviceFlags() {
   opts.threads = threads;
   opts.deviceIndex = deviceIndex;
   opts.validation = validationLayer;
+  opts.matrixUnits = matrixUnits;
   if (const char *env = std::getenv("HESPER_VK_VALIDATION"))
     opts.validation |= llvm::StringRef(env) == "1";
   return opts;

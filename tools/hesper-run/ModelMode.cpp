@@ -586,6 +586,7 @@ int hesper::run::runModelMode(const std::string &path,
   sessionOptions.dumpDir = opts.dumpDir;
   sessionOptions.timing = kernelTimes;
   sessionOptions.batchSize = batchSize;
+  sessionOptions.matrixUnits = opts.matrixUnits;
   sessionOptions.allLogits = !dumpLogits.empty();
   sessionOptions.programCache = !noCache;
   sessionOptions.cacheTypes = cacheTypes;

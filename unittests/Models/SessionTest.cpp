@@ -496,6 +496,7 @@ TEST_F(SessionTest, ProgramCacheKeyCoversWhatChangesThePrograms) {
   withOption([](SessionOptions &o) { o.sequences = 4; });
   withOption([](SessionOptions &o) { o.batchInvariant = true; });
   withOption([](SessionOptions &o) { o.fuse = false; });
+  withOption([](SessionOptions &o) { o.matrixUnits = true; });
   rt::DeviceInfo v4 = cpu;
   v4.cacheId = "cpu:x86-64-v4";
   changed.push_back(key(*model, options, kCtx, v4));

@@ -84,10 +84,15 @@ def ConvertCircuitToShaderMPass
            "combine lanes through shared memory)">,
     Option<"singleLane", "single-lane", "bool", "false",
            "One lane per workgroup (the CPU target)">,
+    Option<"matrixUnits", "matrix-units", "bool", "false",
+           "Prompt-chunk matmuls multiply 16 x 16 f16 tiles on the "
+           "subgroup's matrix units (shaderm.matrix_mma: tensor cores); "
+           "not with single-lane">,
     Option<"mutant", "mutant", "std::string", /*default=*/"\"\"",
            "Test only: build one kind of kernel deliberately wrong, to "
            "check that verification catches it: drop-scale, "
-           "short-reduction, unmasked-tail, guard-off-by-one, block-size "
+           "short-reduction, unmasked-tail, guard-off-by-one, block-size, "
+           "tile-layout (matrix units: the x tile read row-major) "
            "(also taken from the module's `hesper.mutant` attribute)">,
   ];
   let dependentDialects = ["::hesper::shaderm::ShaderMDialect",

@@ -40,6 +40,7 @@ struct DeviceModeOptions {
   std::string dumpDir;
   std::string saveBundlePath;
   std::string planPath; ///< a tuning plan to compile with (CompileOptions)
+  bool matrixUnits = false; ///< CompileOptions::matrixUnits
 };
 
 /// A Chrome trace (chrome://tracing, Perfetto) of complete events: compile

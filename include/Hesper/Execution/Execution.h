@@ -56,6 +56,10 @@ struct CompileOptions {
   bool useTuneCache = true;
   /// Filled with the passes run and their times.
   std::vector<CompileEvent> *events = nullptr;
+  /// Prompt-chunk matmuls on the device's matrix units (the target's
+  /// `:mma` option: CUDA's tensor cores, or the CPU target's stand-in for
+  /// them); an error on a target without them.
+  bool matrixUnits = false;
 };
 
 /// Lowers a copy of `module` for the target of `device` (targetForDevice:

@@ -44,6 +44,8 @@ struct SessionOptions {
   std::string dumpDir;
   /// Record per-kernel device times (when the device has timestamps).
   bool timing = false;
+  /// Prompt-chunk matmuls on the matrix units (CompileOptions::matrixUnits).
+  bool matrixUnits = false;
   /// Tokens per prompt chunk (llama.cpp's -b): prompts run through a
   /// second program whose matmuls take this many tokens at once, with a
   /// causal mask inside the chunk. 1 runs prompts token by token; 0 takes

@@ -38,7 +38,8 @@ struct GPUPipelineOptions : mlir::PassPipelineOptions<GPUPipelineOptions> {
 void buildHesperToGPUPipeline(
     mlir::OpPassManager &pm, bool fuse, bool sharedMemoryAsAlloc,
     unsigned subgroupSize = 0, bool singleLane = false,
-    llvm::function_ref<void(mlir::OpPassManager &)> beforeExpToStd = nullptr);
+    llvm::function_ref<void(mlir::OpPassManager &)> beforeExpToStd = nullptr,
+    bool matrixUnits = false);
 
 /// Registers hesper-to-gpu, hesper-to-ptx and hesper-to-spirv.
 void registerHesperPipelines();

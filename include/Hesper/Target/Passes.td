@@ -165,6 +165,25 @@ def NormalizeGpuKernelsPass
                            "::mlir::scf::SCFDialect"];
 }
 
+def EmulateMatrixTilesPass
+    : Pass<"hesper-emulate-matrix-tiles", "::mlir::ModuleOp"> {
+  let summary = "Subgroup matrix tiles as loops of one lane (CPU target)";
+  let description = [{
+    The CPU target's stand-in for matrix units, to run kernels written for
+    them (convert-circuit-to-shaderm{matrix-units}) on fibers: each
+    `gpu.subgroup_mma_*` tile becomes a `vector<256xT>` that one lane holds
+    whole (element (r, c) at r * 16 + c); loads and stores become loops
+    over the tile's elements at `index + r * lead + c` (`c * lead + r`
+    transposed), and a compute a loop over K per element, in the sums'
+    type (f16 products in f32, i8 in i32). Loop-carried tiles take the
+    vector type. Memory of more than one dimension is an error.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 def GpuToCPUPass : Pass<"hesper-gpu-to-cpu", "::mlir::ModuleOp"> {
   let summary = "Turn one-lane gpu.func kernels into workgroup functions";
   let description = [{

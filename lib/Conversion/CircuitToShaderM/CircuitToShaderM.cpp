@@ -259,6 +259,12 @@ struct ConvertCircuitToShaderMPass
     SmallVector<cir::GraphOp> graphs(module.getOps<cir::GraphOp>());
     KernelShape shape = singleLane ? KernelShape::single()
                                      : KernelShape::gpu(subgroupSize);
+    if (matrixUnits && singleLane) {
+      module.emitError("convert-circuit-to-shaderm: matrix-units needs "
+                       "workgroups of many lanes (not single-lane)");
+      return signalPassFailure();
+    }
+    shape.matrixUnits = matrixUnits;
     // The mutant comes from the option or, so that a whole compile
     // pipeline can be run with one, from the module's `hesper.mutant`.
     std::string chosen = mutant;
@@ -266,7 +272,7 @@ struct ConvertCircuitToShaderMPass
       chosen = attr.str();
     static const char *const kMutants[] = {
         "", "drop-scale", "short-reduction", "unmasked-tail",
-        "guard-off-by-one", "block-size"};
+        "guard-off-by-one", "block-size", "tile-layout"};
     if (!llvm::is_contained(kMutants, StringRef(chosen))) {
       module.emitError("convert-circuit-to-shaderm: unknown mutant '")
           << chosen << "'";

@@ -135,6 +135,9 @@ struct KernelShape {
   /// Lanes per subgroup, 0 when unknown.
   int64_t subgroupSize = 0;
   bool singleLane = false;
+  /// Prompt-chunk matmuls (the tiled GEMM) multiply f16 tiles with the
+  /// subgroup's matrix ops (shaderm.matrix_mma) instead of lane FMAs.
+  bool matrixUnits = false;
   /// A deliberately wrong lowering (the pass's `mutant` option, for the
   /// verifier's mutation tests); empty in every real compile.
   std::string mutant;

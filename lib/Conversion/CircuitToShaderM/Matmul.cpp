@@ -814,6 +814,15 @@ void GraphLowering::emitTiledMatmul(
                               : Value(ex::ConvertOp::create(b, loc, f32, v,
                                                             false));
   };
+  // With matrix units (shape.matrixUnits) the staged tiles hold f16 and
+  // the products are 16 x 16 tiles of a warp (emitMatrixUnitSlices).
+  const bool matrixUnits = shape.matrixUnits;
+  Type staged = matrixUnits ? Type(b.getF16Type()) : f32;
+  auto toStaged = [&](Value v) -> Value {
+    return v.getType() == staged
+               ? v
+               : Value(ex::ConvertOp::create(b, loc, staged, v, false));
+  };
   Value tid = sm::LocalIdOp::create(b, loc, b.getIndexType(), sm::Dim::x);
   Value group = sm::WorkgroupIdOp::create(b, loc, b.getIndexType(), sm::Dim::x);
   Value block = sm::WorkgroupIdOp::create(b, loc, b.getIndexType(), sm::Dim::y);
@@ -821,12 +830,19 @@ void GraphLowering::emitTiledMatmul(
   Value firstX = im.mul(block, im.c(kTile));
   auto sharedTile = [&]() -> Value {
     return sm::SharedAllocOp::create(
-        b, loc, sm::SharedType::get(b.getContext(), kTile * kSlice, f32));
+        b, loc, sm::SharedType::get(b.getContext(), kTile * kSlice, staged));
   };
   Value xTile = sharedTile();
   SmallVector<Value> wTiles;
   for (size_t i = 0; i < (gated ? 2 : 1); ++i)
     wTiles.push_back(sharedTile());
+  // Matrix units: each weight's 64 x 64 results, row-major by x row, where
+  // the warps' tiles meet and each lane reads its own 4 x 4 back.
+  SmallVector<Value> outTiles;
+  if (matrixUnits)
+    for (size_t i = 0; i < wTiles.size(); ++i)
+      outTiles.push_back(sm::SharedAllocOp::create(
+          b, loc, sm::SharedType::get(b.getContext(), kTile * kTile, f32)));
 
   // The GEMM of the weights `ws` (one, or a gated matmul's two) whose
   // weight rows start at `firstW`, n rows each; returns, per weight, the
@@ -835,9 +851,19 @@ void GraphLowering::emitTiledMatmul(
   auto gemm = [&](ArrayRef<Value> ws, Value firstW, int64_t n) {
     const int64_t sums = kPerLane * kPerLane;
     Value zero = ex::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
+    // Matrix units: warp w (of 8) multiplies x rows 16 (w % 4).. with
+    // weight rows 32 (w / 4).. of each weight, two 16 x 16 accumulator
+    // tiles per weight, one tile product per slice of 16 values of K.
+    Type accTile = gpu::MMAMatrixType::get({16, 16}, f32, "COp");
+    Value warp = im.div(tid, 32);
+    Value warpRow = im.mul(im.rem(warp, 4), im.c(16));
+    Value warpCol = im.mul(im.div(warp, 4), im.c(32));
+    SmallVector<Value> inits(sums * ws.size(), zero);
+    if (matrixUnits)
+      inits.assign(2 * ws.size(),
+                   sm::MatrixFillOp::create(b, loc, accTile, zero));
     auto loop = scf::ForOp::create(
-        b, loc, im.c(0), im.c(ceilDiv(k, kSlice)), im.c(1),
-        SmallVector<Value>(sums * ws.size(), zero));
+        b, loc, im.c(0), im.c(ceilDiv(k, kSlice)), im.c(1), inits);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     Value first = im.mul(loop.getInductionVar(), im.c(kSlice));
@@ -862,7 +888,8 @@ void GraphLowering::emitTiledMatmul(
       Type xElement = xType.getElementType();
       Value xv = sm::LoadOp::create(b, loc, xElement, arg(ks, x),
                                     im.add(im.mul(xRow, im.c(k)), kRead));
-      sm::StoreOp::create(b, loc, zeroPastK(toF32(xv)), xTile, slot);
+      sm::StoreOp::create(b, loc, toStaged(zeroPastK(toF32(xv))), xTile,
+                          slot);
       for (auto [w, tile] : llvm::zip(ws, wTiles)) {
         Value wRow = arith::MinUIOp::create(b, loc, im.add(firstW, row),
                                             im.c(n - 1));
@@ -872,12 +899,34 @@ void GraphLowering::emitTiledMatmul(
                        ? emitDequantizeElement(arg(ks, w), element, index, loc)
                        : toF32(sm::LoadOp::create(b, loc, element, arg(ks, w),
                                                   index));
-        sm::StoreOp::create(b, loc, zeroPastK(wv), tile, slot);
+        sm::StoreOp::create(b, loc, toStaged(zeroPastK(wv)), tile, slot);
       }
     }
     sm::BarrierOp::create(b, loc);
     SmallVector<Value> acc(loop.getRegionIterArgs());
-    for (int64_t c = 0; c < kSlice; ++c) {
+    if (matrixUnits) {
+      // The slices are stored value-major (slot = value * 64 + row): the
+      // x tile read column-major is A (x rows by values of K), the
+      // weight tile read row-major is B (values of K by weight rows).
+      Type f16 = b.getF16Type();
+      // A mutant: the x tile read row-major, as if it were stored so.
+      const bool aColumns = shape.mutant != "tile-layout";
+      Value a = sm::MatrixLoadOp::create(
+          b, loc, gpu::MMAMatrixType::get({16, 16}, f16, "AOp"), xTile,
+          warpRow, kTile, /*transpose=*/aColumns);
+      for (auto [t, tile] :
+           llvm::enumerate(ArrayRef(wTiles).take_front(ws.size())))
+        for (int64_t j = 0; j < 2; ++j) {
+          Value bTile = sm::MatrixLoadOp::create(
+              b, loc, gpu::MMAMatrixType::get({16, 16}, f16, "BOp"), tile,
+              im.add(warpCol, im.c(16 * j)), kTile, /*transpose=*/false);
+          Value &sum = acc[2 * t + j];
+          sum = sm::MatrixMmaOp::create(b, loc, accTile, a, bTile, sum,
+                                        /*a_transpose=*/aColumns,
+                                        /*b_transpose=*/false);
+        }
+    }
+    for (int64_t c = 0; c < (matrixUnits ? 0 : kSlice); ++c) {
       SmallVector<Value> xs;
       for (int64_t i = 0; i < kPerLane; ++i)
         xs.push_back(sm::LoadOp::create(
@@ -898,7 +947,28 @@ void GraphLowering::emitTiledMatmul(
     sm::BarrierOp::create(b, loc);
     scf::YieldOp::create(b, loc, acc);
     b.setInsertionPointAfter(loop);
-    return SmallVector<Value>(loop.getResults());
+    if (!matrixUnits)
+      return SmallVector<Value>(loop.getResults());
+    // The warps' tiles meet in workgroup memory; each lane reads back the
+    // outputs the SIMT kernel's lane would hold (x row ty + 16i, weight
+    // row tx + 16j at i * kPerLane + j).
+    for (size_t t = 0; t < ws.size(); ++t)
+      for (int64_t j = 0; j < 2; ++j)
+        sm::MatrixStoreOp::create(
+            b, loc, loop.getResult(2 * t + j), outTiles[t],
+            im.add(im.mul(warpRow, im.c(kTile)),
+                   im.add(warpCol, im.c(16 * j))),
+            kTile);
+    sm::BarrierOp::create(b, loc);
+    SmallVector<Value> results;
+    for (size_t t = 0; t < ws.size(); ++t)
+      for (int64_t i = 0; i < kPerLane; ++i)
+        for (int64_t j = 0; j < kPerLane; ++j)
+          results.push_back(sm::LoadOp::create(
+              b, loc, f32, outTiles[t],
+              im.add(im.mul(im.add(ty, im.c(16 * i)), im.c(kTile)),
+                     im.add(tx, im.c(16 * j)))));
+    return results;
   };
   // Runs `body(x row, weight row, i * kPerLane + j)` for this lane's
   // outputs that exist.

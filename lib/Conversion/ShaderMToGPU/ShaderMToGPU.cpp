@@ -17,6 +17,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
@@ -175,6 +176,28 @@ static void convertOp(OpBuilder &b, Operation *op) {
         memref::AtomicYieldOp::create(b, loc, updated);
         replacement = generic.getResult();
       })
+      .Case([&](sm::MatrixLoadOp load) {
+        replacement = gpu::SubgroupMmaLoadMatrixOp::create(
+            b, loc, load.getType(), load.getMemory(),
+            ValueRange{load.getIndex()}, b.getIndexAttr(load.getLead()),
+            load.getTranspose() ? b.getUnitAttr() : nullptr);
+      })
+      .Case([&](sm::MatrixMmaOp mma) {
+        replacement = gpu::SubgroupMmaComputeOp::create(
+            b, loc, mma.getType(), mma.getA(), mma.getB(), mma.getAcc(),
+            mma.getATranspose() ? b.getUnitAttr() : nullptr,
+            mma.getBTranspose() ? b.getUnitAttr() : nullptr);
+      })
+      .Case([&](sm::MatrixFillOp fill) {
+        replacement = gpu::SubgroupMmaConstantMatrixOp::create(
+            b, loc, fill.getType(), fill.getValue());
+      })
+      .Case([&](sm::MatrixStoreOp store) {
+        gpu::SubgroupMmaStoreMatrixOp::create(
+            b, loc, store.getValue(), store.getMemory(),
+            ValueRange{store.getIndex()}, b.getIndexAttr(store.getLead()),
+            /*transpose=*/nullptr);
+      })
       .Case([&](sm::BarrierOp) { gpu::BarrierOp::create(b, loc); })
       .Case([&](sm::ReturnOp) { gpu::ReturnOp::create(b, loc); });
   if (replacement)
@@ -247,10 +270,20 @@ static LogicalResult convertKernel(sm::KernelOp kernel,
       alloc.erase();
     }
   } else {
-    for (auto [alloc, attribution] :
-         llvm::zip(allocs, func.getWorkgroupAttributions())) {
+    // Matrix tiles are read and written at 32-byte aligned addresses
+    // (NVIDIA's wmma): their kernels' workgroup arrays start at one.
+    bool matrixTiles = false;
+    func.walk([&](Operation *op) {
+      matrixTiles |= isa<sm::MatrixLoadOp, sm::MatrixStoreOp>(op);
+    });
+    for (auto [i, pair] : llvm::enumerate(
+             llvm::zip(allocs, func.getWorkgroupAttributions()))) {
+      auto [alloc, attribution] = pair;
       alloc.getResult().replaceAllUsesWith(attribution);
       alloc.erase();
+      if (matrixTiles)
+        func.setWorkgroupAttributionAttr(
+            i, LLVM::LLVMDialect::getAlignAttrName(), b.getI64IntegerAttr(32));
     }
   }
   SmallVector<Operation *> toConvert;

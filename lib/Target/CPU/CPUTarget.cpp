@@ -8,6 +8,9 @@
 // lowered to the llvm dialect, then native code for the host (`native`, the
 // default) or an x86-64 level, linked into a shared object that the CPU
 // driver loads and runs on its thread pool.
+// cpu[:ISA]:mma: instead the kernels of a GPU with matrix units (tensor
+// cores), their lanes run as fibers and their matrix tiles emulated
+// (EmulateMatrixTiles.cpp), to test those kernels where no such GPU is.
 //
 //===----------------------------------------------------------------------===//
 
@@ -58,8 +61,31 @@ static void addCPUCodeSteps(OpPassManager &pm, const CPUPipelineOptions &options
   pm.addPass(createSerializeCPUPass(serialize));
 }
 
+/// Kernels of several lanes per workgroup: each lane a function the CPU
+/// driver runs as a fiber, subgroups of one lane.
+static void addThreadedKernelSteps(OpPassManager &pm,
+                                   const CPUPipelineOptions &options) {
+  SpecializeSubgroupSizePassOptions oneLane;
+  oneLane.subgroupSize = 1;
+  pm.addPass(createSpecializeSubgroupSizePass(oneLane));
+  pm.addPass(createCanonicalizerPass());
+  GpuToCPUPassOptions threads;
+  threads.threads = true;
+  pm.addPass(createGpuToCPUPass(threads));
+  addCPUCodeSteps(pm, options);
+}
+
 void hesper::buildHesperToCPUPipeline(OpPassManager &pm,
                                       const CPUPipelineOptions &options) {
+  if (options.matrixUnits) {
+    buildHesperToGPUPipeline(pm, options.fuse, /*sharedMemoryAsAlloc=*/false,
+                             /*subgroupSize=*/1, /*singleLane=*/false,
+                             /*beforeExpToStd=*/nullptr,
+                             /*matrixUnits=*/true);
+    pm.addPass(createEmulateMatrixTilesPass());
+    addThreadedKernelSteps(pm, options);
+    return;
+  }
   // The byte dot products go to VNNI where this ISA has it (an unknown ISA
   // is the serializer's to report).
   cpu::ISA isa;
@@ -84,10 +110,14 @@ public:
   /// `hostFeatures`: with isa `native`, the features of the host (as the
   /// runtime names those it checks) that the code may require; empty: as
   /// LLVM detects them.
-  CPUTarget(std::string isa, std::vector<std::string> hostFeatures)
-      : isa(std::move(isa)), hostFeatures(std::move(hostFeatures)) {}
+  CPUTarget(std::string isa, std::vector<std::string> hostFeatures,
+            bool matrixUnits = false)
+      : isa(std::move(isa)), hostFeatures(std::move(hostFeatures)),
+        matrixUnits(matrixUnits) {}
 
-  std::string str() const override { return "cpu:" + isa; }
+  std::string str() const override {
+    return "cpu:" + isa + (matrixUnits ? ":mma" : "");
+  }
   TargetBackend backend() const override { return TargetBackend::Cpu; }
   void buildPipeline(OpPassManager &pm,
                      const TargetPipelineOptions &options) const override {
@@ -96,6 +126,7 @@ public:
     cpu.isa = isa;
     cpu.hostFeatures = hostFeatures;
     cpu.dumpDir = options.dumpDir;
+    cpu.matrixUnits = matrixUnits;
     buildHesperToCPUPipeline(pm, cpu);
   }
   /// Hand-written kernels keep their threads: each runs as a fiber of its
@@ -108,17 +139,10 @@ public:
     NormalizeGpuKernelsPassOptions normalize;
     normalize.sizesForDynamicShapes = true;
     pm.addPass(createNormalizeGpuKernelsPass(normalize));
-    SpecializeSubgroupSizePassOptions oneLane;
-    oneLane.subgroupSize = 1;
-    pm.addPass(createSpecializeSubgroupSizePass(oneLane));
-    pm.addPass(createCanonicalizerPass());
-    GpuToCPUPassOptions threads;
-    threads.threads = true;
-    pm.addPass(createGpuToCPUPass(threads));
     CPUPipelineOptions cpu;
     cpu.isa = isa;
     cpu.hostFeatures = hostFeatures;
-    addCPUCodeSteps(pm, cpu);
+    addThreadedKernelSteps(pm, cpu);
     return true;
   }
   std::string binaryFileName(const TargetBinary &) const override {
@@ -128,6 +152,7 @@ public:
 private:
   std::string isa;
   std::vector<std::string> hostFeatures;
+  bool matrixUnits;
 };
 } // namespace
 
@@ -137,11 +162,15 @@ TargetKind hesper::cpuTargetKind() {
   kind.backend = TargetBackend::Cpu;
   kind.parse = [](StringRef options,
                   std::string &error) -> std::unique_ptr<Target> {
+    // [ISA][:mma]
+    bool mma = options == "mma" || options.consume_back(":mma");
+    if (options == "mma")
+      options = "";
     std::string name = options.empty() ? "native" : options.str();
     cpu::ISA isa;
     if (!cpu::resolveISA(name, {}, isa, error))
       return nullptr;
-    return std::make_unique<CPUTarget>(name, std::vector<std::string>());
+    return std::make_unique<CPUTarget>(name, std::vector<std::string>(), mma);
   };
   kind.forDevice = [](const TargetDevice &device) -> std::unique_ptr<Target> {
     return std::make_unique<CPUTarget>("native", device.cpuFeatures);

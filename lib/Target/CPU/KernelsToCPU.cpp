@@ -584,8 +584,26 @@ struct GpuToCPUPass : hesper::impl::GpuToCPUPassBase<GpuToCPUPass> {
     }
     // Each hand-written kernel's workgroup memory, as Hesper's other
     // kernels state their ABI.
-    if (threads)
-      module->setAttr("hesper.kernels", abis.getDictionary(&getContext()));
+    // A Circuit kernel's ABI (its bindings) is already there: its entry
+    // keeps them and takes these two fields.
+    if (threads) {
+      NamedAttrList merged;
+      if (auto existing =
+              module->getAttrOfType<DictionaryAttr>("hesper.kernels"))
+        merged.append(existing.getValue());
+      for (NamedAttribute abi : abis) {
+        auto old = dyn_cast_or_null<DictionaryAttr>(merged.get(abi.getName()));
+        if (!old) {
+          merged.set(abi.getName(), abi.getValue());
+          continue;
+        }
+        NamedAttrList entry(old.getValue());
+        for (NamedAttribute field : cast<DictionaryAttr>(abi.getValue()))
+          entry.set(field.getName(), field.getValue());
+        merged.set(abi.getName(), entry.getDictionary(&getContext()));
+      }
+      module->setAttr("hesper.kernels", merged.getDictionary(&getContext()));
+    }
   }
 };
 } // namespace

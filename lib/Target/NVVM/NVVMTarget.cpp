@@ -96,22 +96,27 @@ void hesper::buildHesperToPTXPipeline(OpPassManager &pm,
                            [&](OpPassManager &kernels) {
                              if (dp4a)
                                kernels.addPass(nvvm::createDot4ToDp4aPass());
-                           });
+                           },
+                           options.matrixUnits);
   addPTXKernelSteps(pm, options);
 }
 
 namespace {
 class NVVMTarget : public Target {
 public:
-  explicit NVVMTarget(std::string chip) : chip(std::move(chip)) {}
+  NVVMTarget(std::string chip, bool matrixUnits = false)
+      : chip(std::move(chip)), matrixUnits(matrixUnits) {}
 
-  std::string str() const override { return "nvvm:" + chip; }
+  std::string str() const override {
+    return "nvvm:" + chip + (matrixUnits ? ":mma" : "");
+  }
   TargetBackend backend() const override { return TargetBackend::Cuda; }
   void buildPipeline(OpPassManager &pm,
                      const TargetPipelineOptions &options) const override {
     PTXPipelineOptions ptx;
     ptx.fuse = options.fuse;
     ptx.chip = chip;
+    ptx.matrixUnits = matrixUnits;
     buildHesperToPTXPipeline(pm, ptx);
   }
   bool buildGpuKernelPipeline(OpPassManager &pm,
@@ -133,6 +138,7 @@ public:
 
 private:
   std::string chip;
+  bool matrixUnits;
 };
 } // namespace
 
@@ -144,13 +150,22 @@ TargetKind hesper::nvvmTargetKind() {
                   std::string &error) -> std::unique_ptr<Target> {
     if (options.empty())
       return std::make_unique<NVVMTarget>(kDefaultChip);
+    // sm_NN, then optionally `mma`: tensor cores for prompt chunks.
+    auto [chipName, rest] = options.split(':');
+    bool mma = rest == "mma";
     unsigned sm = 0;
-    if (!options.consume_front("sm_") || !llvm::to_integer(options, sm) ||
-        sm < 50 || sm > 999) {
-      error = "bad nvvm target option (expected sm_NN, such as sm_90)";
+    if (!chipName.consume_front("sm_") || !llvm::to_integer(chipName, sm) ||
+        sm < 50 || sm > 999 || (!rest.empty() && !mma)) {
+      error = "bad nvvm target option (expected sm_NN, such as sm_90, then "
+              "optionally ':mma')";
       return nullptr;
     }
-    return std::make_unique<NVVMTarget>("sm_" + std::to_string(sm));
+    if (mma && sm < 70) {
+      error = "nvvm target option 'mma' needs tensor cores (sm_70 and up), "
+              "got sm_" + std::to_string(sm);
+      return nullptr;
+    }
+    return std::make_unique<NVVMTarget>("sm_" + std::to_string(sm), mma);
   };
   kind.forDevice = [](const TargetDevice &device) -> std::unique_ptr<Target> {
     return std::make_unique<NVVMTarget>(device.chip.empty() ? kDefaultChip

@@ -610,3 +610,100 @@ shaderm.kernel @zero_min_workgroups() workgroup_size(32, 1, 1) attributes {min_w
 shaderm.kernel @negative_subgroup() workgroup_size(32, 1, 1) attributes {subgroup_size = -32 : i32} {
   shaderm.return
 }
+
+//===----------------------------------------------------------------------===//
+// Matrix tiles
+//===----------------------------------------------------------------------===//
+
+// -----
+
+shaderm.kernel @tile_shape(%b: !shaderm.buffer<1024xf16, read_only>) workgroup_size(32, 1, 1) {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{'shaderm.matrix_load' op expects 16 x 16 tiles, got '!gpu.mma_matrix<16x8xf16, "AOp">'}}
+  %a = shaderm.matrix_load %b[%c0] {lead = 64} : !shaderm.buffer<1024xf16, read_only> -> !gpu.mma_matrix<16x8xf16, "AOp">
+  shaderm.return
+}
+
+// -----
+
+shaderm.kernel @tile_element(%b: !shaderm.buffer<1024xf32, read_only>) workgroup_size(32, 1, 1) {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{'shaderm.matrix_load' op expects a tile of the memory's element type 'f32', got '!gpu.mma_matrix<16x16xf16, "AOp">'}}
+  %a = shaderm.matrix_load %b[%c0] {lead = 64} : !shaderm.buffer<1024xf32, read_only> -> !gpu.mma_matrix<16x16xf16, "AOp">
+  shaderm.return
+}
+
+// -----
+
+shaderm.kernel @tile_lead(%b: !shaderm.buffer<1024xf16, read_only>) workgroup_size(32, 1, 1) {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{'shaderm.matrix_load' op expects a lead of at least 16 elements and a multiple of 16 bytes, got 20}}
+  %a = shaderm.matrix_load %b[%c0] {lead = 20} : !shaderm.buffer<1024xf16, read_only> -> !gpu.mma_matrix<16x16xf16, "AOp">
+  shaderm.return
+}
+
+// -----
+
+shaderm.kernel @tile_layout(%b: !shaderm.buffer<1024xf16, read_only>) workgroup_size(32, 1, 1) {
+  %c0 = arith.constant 0 : index
+  %z = arith.constant 0.0 : f32
+  %acc = shaderm.matrix_fill %z : f32 -> !gpu.mma_matrix<16x16xf32, "COp">
+  %a = shaderm.matrix_load %b[%c0] {lead = 64, transpose} : !shaderm.buffer<1024xf16, read_only> -> !gpu.mma_matrix<16x16xf16, "AOp">
+  %w = shaderm.matrix_load %b[%c0] {lead = 64} : !shaderm.buffer<1024xf16, read_only> -> !gpu.mma_matrix<16x16xf16, "BOp">
+  // expected-error @+1 {{'shaderm.matrix_mma' op expects a_transpose to match the matrix_load of a}}
+  %d = shaderm.matrix_mma %a, %w, %acc : !gpu.mma_matrix<16x16xf16, "AOp">, !gpu.mma_matrix<16x16xf16, "BOp"> -> !gpu.mma_matrix<16x16xf32, "COp">
+  shaderm.return
+}
+
+// -----
+
+shaderm.kernel @tile_kinds(%b: !shaderm.buffer<1024xf16, read_only>) workgroup_size(32, 1, 1) {
+  %c0 = arith.constant 0 : index
+  %z = arith.constant 0.0 : f32
+  %acc = shaderm.matrix_fill %z : f32 -> !gpu.mma_matrix<16x16xf32, "COp">
+  %a = shaderm.matrix_load %b[%c0] {lead = 64} : !shaderm.buffer<1024xf16, read_only> -> !gpu.mma_matrix<16x16xf16, "AOp">
+  // expected-error @+1 {{'shaderm.matrix_mma' op expects b of kind "BOp", got '!gpu.mma_matrix<16x16xf16, "AOp">'}}
+  %d = shaderm.matrix_mma %a, %a, %acc : !gpu.mma_matrix<16x16xf16, "AOp">, !gpu.mma_matrix<16x16xf16, "AOp"> -> !gpu.mma_matrix<16x16xf32, "COp">
+  shaderm.return
+}
+
+// -----
+
+shaderm.kernel @tile_sums(%b: !shaderm.buffer<1024xf16, read_only>) workgroup_size(32, 1, 1) {
+  %c0 = arith.constant 0 : index
+  %z = arith.constant 0 : i32
+  %acc = shaderm.matrix_fill %z : i32 -> !gpu.mma_matrix<16x16xi32, "COp">
+  %a = shaderm.matrix_load %b[%c0] {lead = 64} : !shaderm.buffer<1024xf16, read_only> -> !gpu.mma_matrix<16x16xf16, "AOp">
+  %w = shaderm.matrix_load %b[%c0] {lead = 64} : !shaderm.buffer<1024xf16, read_only> -> !gpu.mma_matrix<16x16xf16, "BOp">
+  // expected-error @+1 {{'shaderm.matrix_mma' op expects f16 tiles accumulated in f32 or f16, or i8 tiles in i32}}
+  %d = shaderm.matrix_mma %a, %w, %acc : !gpu.mma_matrix<16x16xf16, "AOp">, !gpu.mma_matrix<16x16xf16, "BOp"> -> !gpu.mma_matrix<16x16xi32, "COp">
+  shaderm.return
+}
+
+// -----
+
+shaderm.kernel @tile_fill() workgroup_size(32, 1, 1) {
+  %z = arith.constant 0.0 : f16
+  // expected-error @+1 {{'shaderm.matrix_fill' op expects a value of the tile's element type, got 'f16'}}
+  %acc = shaderm.matrix_fill %z : f16 -> !gpu.mma_matrix<16x16xf32, "COp">
+  shaderm.return
+}
+
+// -----
+
+shaderm.kernel @tile_store(%b: !shaderm.buffer<4096xf32, read_only>) workgroup_size(32, 1, 1) {
+  %c0 = arith.constant 0 : index
+  %z = arith.constant 0.0 : f32
+  %acc = shaderm.matrix_fill %z : f32 -> !gpu.mma_matrix<16x16xf32, "COp">
+  // expected-error @+1 {{'shaderm.matrix_store' op expects a writable buffer, got read_only '!shaderm.buffer<4096xf32, read_only>'}}
+  shaderm.matrix_store %acc, %b[%c0] {lead = 64} : !gpu.mma_matrix<16x16xf32, "COp">, !shaderm.buffer<4096xf32, read_only>
+  shaderm.return
+}
+
+// -----
+
+func.func @tile_outside(%m: !shaderm.shared<1024xf16>, %i: index) {
+  // expected-error @+1 {{'shaderm.matrix_load' op expects to be nested in a 'shaderm.kernel'}}
+  %t = shaderm.matrix_load %m[%i] {lead = 64} : !shaderm.shared<1024xf16> -> !gpu.mma_matrix<16x16xf16, "AOp">
+  return
+}

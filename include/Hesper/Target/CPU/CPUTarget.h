@@ -27,6 +27,12 @@ struct CPUPipelineOptions : mlir::PassPipelineOptions<CPUPipelineOptions> {
       *this, "host-features",
       llvm::cl::desc("With isa=native: the host features the runtime checks "
                      "(by default, LLVM's view of the host)")};
+  Option<bool> matrixUnits{
+      *this, "matrix-units",
+      llvm::cl::desc("Compile the kernels a GPU with matrix units gets "
+                     "(workgroups of many lanes, run as fibers; the "
+                     "matrix tiles emulated): a stand-in to test them"),
+      llvm::cl::init(false)};
   Option<std::string> dumpDir{
       *this, "dump-dir",
       llvm::cl::desc("Write the kernels' object code and assembly here"),

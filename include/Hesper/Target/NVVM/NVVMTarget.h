@@ -27,6 +27,11 @@ struct PTXPipelineOptions : mlir::PassPipelineOptions<PTXPipelineOptions> {
       *this, "format",
       llvm::cl::desc("isa (PTX text) or bin (cubin, runs ptxas)"),
       llvm::cl::init("isa")};
+  Option<bool> matrixUnits{
+      *this, "matrix-units",
+      llvm::cl::desc("Prompt-chunk matmuls on the tensor cores (wmma, "
+                     "f16 tiles accumulated in f32; sm_70 and up)"),
+      llvm::cl::init(false)};
   Option<std::string> libdevice{
       *this, "libdevice",
       llvm::cl::desc("CUDA libdevice bitcode (default: found under "

@@ -233,6 +233,104 @@ LogicalResult StoreOp::verify() {
                           getValue().getType());
 }
 
+//===----------------------------------------------------------------------===//
+// Matrix tiles
+//===----------------------------------------------------------------------===//
+
+/// The tiles the matrix ops take: 16 x 16, of the `operand` kind.
+static LogicalResult verifyTile(Operation *op, gpu::MMAMatrixType type,
+                                StringRef operand, StringRef what) {
+  if (type.getShape() != ArrayRef<int64_t>{16, 16})
+    return op->emitOpError("expects 16 x 16 tiles, got ") << type;
+  if (!operand.empty() && type.getOperand() != operand)
+    return op->emitOpError("expects ")
+           << what << " of kind \"" << operand << "\", got " << type;
+  return success();
+}
+
+/// A tile's row stride in memory: at least a row, in whole 16-byte units.
+static LogicalResult verifyLead(Operation *op, int64_t lead, Type element) {
+  int64_t bytes = element.getIntOrFloatBitWidth() / 8;
+  if (lead < 16 || (lead * bytes) % 16 != 0)
+    return op->emitOpError("expects a lead of at least 16 elements and a "
+                           "multiple of 16 bytes, got ")
+           << lead;
+  return success();
+}
+
+LogicalResult MatrixLoadOp::verify() {
+  if (failed(verifyInsideKernel(*this)))
+    return failure();
+  auto type = cast<gpu::MMAMatrixType>(getType());
+  Type element = getMemoryElementType(getMemory().getType());
+  if (failed(verifyTile(*this, type, "", "")))
+    return failure();
+  if (type.getElementType() != element)
+    return emitOpError("expects a tile of the memory's element type ")
+           << element << ", got " << type;
+  return verifyLead(*this, getLead(), element);
+}
+
+LogicalResult MatrixMmaOp::verify() {
+  auto a = cast<gpu::MMAMatrixType>(getA().getType());
+  auto b = cast<gpu::MMAMatrixType>(getB().getType());
+  auto acc = cast<gpu::MMAMatrixType>(getAcc().getType());
+  if (failed(verifyTile(*this, a, "AOp", "a")) ||
+      failed(verifyTile(*this, b, "BOp", "b")) ||
+      failed(verifyTile(*this, acc, "COp", "the accumulator")))
+    return failure();
+  Type in = a.getElementType(), out = acc.getElementType();
+  if (b.getElementType() != in)
+    return emitOpError("expects a and b of one element type, got ")
+           << a << " and " << b;
+  bool halves = in.isF16() && (out.isF32() || out.isF16());
+  bool bytes = in.isInteger(8) && out.isInteger(32);
+  if (!halves && !bytes)
+    return emitOpError("expects f16 tiles accumulated in f32 or f16, or i8 "
+                       "tiles in i32, got ")
+           << a << " into " << acc;
+  // The layouts named here must be those the operands were loaded with.
+  auto checkLayout = [&](Value v, bool transposed,
+                         StringRef name) -> LogicalResult {
+    auto load = v.getDefiningOp<MatrixLoadOp>();
+    if (!load || load.getTranspose() == transposed)
+      return success();
+    return emitOpError("expects ")
+           << name << "_transpose to match the matrix_load of " << name;
+  };
+  if (failed(checkLayout(getA(), getATranspose(), "a")) ||
+      failed(checkLayout(getB(), getBTranspose(), "b")))
+    return failure();
+  return success();
+}
+
+LogicalResult MatrixFillOp::verify() {
+  auto type = cast<gpu::MMAMatrixType>(getType());
+  if (failed(verifyTile(*this, type, "COp", "the result")))
+    return failure();
+  if (type.getElementType() != getValue().getType())
+    return emitOpError("expects a value of the tile's element type, got ")
+           << getValue().getType();
+  return success();
+}
+
+LogicalResult MatrixStoreOp::verify() {
+  if (failed(verifyInsideKernel(*this)))
+    return failure();
+  if (auto buffer = dyn_cast<BufferType>(getMemory().getType()))
+    if (buffer.isReadOnly())
+      return emitOpError("expects a writable buffer, got read_only ")
+             << buffer;
+  auto type = cast<gpu::MMAMatrixType>(getValue().getType());
+  if (failed(verifyTile(*this, type, "COp", "the value")))
+    return failure();
+  Type element = getMemoryElementType(getMemory().getType());
+  if (type.getElementType() != element)
+    return emitOpError("expects a tile of the memory's element type ")
+           << element << ", got " << type;
+  return verifyLead(*this, getLead(), element);
+}
+
 LogicalResult AtomicRMWOp::verify() {
   if (failed(verifyInsideKernel(*this)))
     return failure();

@@ -31,7 +31,8 @@ def ShaderM_Dialect : Dialect {
   }];
   let useDefaultTypePrinterParser = 1;
   let usePropertiesForAttributes = 1;
-  let dependentDialects = ["::mlir::scf::SCFDialect"];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::gpu::GPUDialect"];
   let extraClassDeclaration = [{
     /// Registers the dialect's types (defined in ShaderMTypes.cpp).
     void registerTypes();

@@ -241,6 +241,105 @@ def ShaderM_AtomicRMWOp : ShaderM_Op<"atomic_rmw",
 }
 
 //===----------------------------------------------------------------------===//
+// Matrix tiles of a subgroup (tensor cores, cooperative matrices)
+//===----------------------------------------------------------------------===//
+
+// upstream's !gpu.mma_matrix (GPUBase.td is not included: its enums would
+// be generated again with this dialect's).
+def ShaderM_MatrixTile : Type<
+    CPred<"::llvm::isa<::mlir::gpu::MMAMatrixType>($_self)">,
+    "a gpu.mma_matrix tile", "::mlir::gpu::MMAMatrixType">;
+
+def ShaderM_MatrixLoadOp : ShaderM_Op<"matrix_load"> {
+  let summary = "a subgroup loads a matrix tile for the matrix units";
+  let description = [{
+    Every lane of a subgroup executes it together (uniform control flow in
+    the subgroup): the subgroup reads a 16 x 16 matrix whose element (r, c)
+    is `memory[index + r * lead + c]` (row-major), or with `transpose`
+    `memory[index + c * lead + r]` (column-major), into a value spread over
+    its lanes in the target's own way. `lead` must be a multiple of 8, and
+    `index * element bytes` a multiple of 32 (the alignment NVIDIA's `wmma`
+    loads need). Lowered to `gpu.subgroup_mma_load_matrix`: `wmma` on CUDA,
+    a cooperative-matrix load on SPIR-V; the CPU target's stand-in
+    (`cpu:...:mma`) holds the whole tile in every lane.
+
+    ```mlir
+    %a = shaderm.matrix_load %xs[%i] {lead = 64, transpose}
+        : !shaderm.shared<1024xf16> -> !gpu.mma_matrix<16x16xf16, "AOp">
+    ```
+  }];
+  let arguments = (ins Arg<ShaderM_MemoryType, "memory to read",
+                           [MemRead]>:$memory,
+                       Index:$index, I64Attr:$lead, UnitAttr:$transpose);
+  let results = (outs ShaderM_MatrixTile:$result);
+  let assemblyFormat =
+      "$memory `[` $index `]` attr-dict `:` type($memory) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def ShaderM_MatrixMmaOp : ShaderM_Op<"matrix_mma", [Pure,
+    AllTypesMatch<["acc", "result"]>]> {
+  let summary = "a subgroup multiplies two matrix tiles and adds a third";
+  let description = [{
+    `result = a * b + acc` over 16 x 16 tiles, computed by the whole
+    subgroup together. `a_transpose` and `b_transpose` state how `a` and
+    `b` were loaded (NVIDIA's `wmma.mma` must name the loads' layouts); the
+    verifier checks them against a `matrix_load` that made the operand.
+    f16 tiles accumulate in f32; i8 tiles in i32.
+
+    ```mlir
+    %d = shaderm.matrix_mma %a, %b, %c {a_transpose}
+        : !gpu.mma_matrix<16x16xf16, "AOp">, !gpu.mma_matrix<16x16xf16, "BOp">
+          -> !gpu.mma_matrix<16x16xf32, "COp">
+    ```
+  }];
+  let arguments = (ins ShaderM_MatrixTile:$a, ShaderM_MatrixTile:$b, ShaderM_MatrixTile:$acc,
+                       UnitAttr:$a_transpose, UnitAttr:$b_transpose);
+  let results = (outs ShaderM_MatrixTile:$result);
+  let assemblyFormat = [{
+    $a `,` $b `,` $acc attr-dict `:` type($a) `,` type($b) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def ShaderM_MatrixFillOp : ShaderM_Op<"matrix_fill", [Pure]> {
+  let summary = "an accumulator tile with every element the same value";
+  let description = [{
+    ```mlir
+    %zero = shaderm.matrix_fill %f0 : f32 -> !gpu.mma_matrix<16x16xf32, "COp">
+    ```
+  }];
+  let arguments = (ins AnyTypeOf<[F16, F32, I32]>:$value);
+  let results = (outs ShaderM_MatrixTile:$result);
+  let assemblyFormat = "$value attr-dict `:` type($value) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def ShaderM_MatrixStoreOp : ShaderM_Op<"matrix_store"> {
+  let summary = "a subgroup stores an accumulator tile";
+  let description = [{
+    Writes element (r, c) of a 16 x 16 accumulator tile to
+    `memory[index + r * lead + c]`, the whole subgroup together; `lead`
+    and `index` obey `matrix_load`'s alignment rules (`lead` a multiple
+    of 4 for 32-bit elements).
+
+    ```mlir
+    shaderm.matrix_store %d, %out[%i] {lead = 64}
+        : !gpu.mma_matrix<16x16xf32, "COp">, !shaderm.shared<4096xf32>
+    ```
+  }];
+  let arguments = (ins ShaderM_MatrixTile:$value,
+                       Arg<ShaderM_MemoryType, "memory to write",
+                           [MemWrite]>:$memory,
+                       Index:$index, I64Attr:$lead);
+  let assemblyFormat = [{
+    $value `,` $memory `[` $index `]` attr-dict `:` type($value) `,`
+    type($memory)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Synchronization
 //===----------------------------------------------------------------------===//
 
