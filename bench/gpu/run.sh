@@ -43,7 +43,28 @@ if [[ -d .gpu-bench/upstream ]]; then
     --hesper-run "$bin/hesper-run" --filecheck builtin --mlir-opt /nonexistent \
     --other-mlir "$other" | tee "${OUT:-/tmp}/upstream-cuda.txt" || true
 fi
+# Tensor cores (--matrix-units, off by default until measured here): the
+# tiled GEMM's wmma kernels on inputs exact in f16 must equal the
+# interpreter exactly (test/Target/CPU/matrix-units.test runs the same
+# cases with the tiles emulated on the CPU).
+logs=${OUT:-/tmp}
+"$python" test/Target/CPU/Inputs/matrix_tiles.py "$bin/hesper-run" \
+  /tmp/hesper-mma --backend=cuda --matrix-units 2>&1 \
+  | tee "$logs/matrix-units-exact.txt" || true
 out=${OUT:+$OUT/compare}
-exec "$python" bench/llama_compare.py --bin "$bin" --backend cuda \
+status=0
+"$python" bench/llama_compare.py --bin "$bin" --backend cuda \
   --python "$python" --out "${out:-/tmp/hesper-compare}" \
-  --models-dir /tmp/hesper-models "${args[@]}" "$@"
+  --models-dir /tmp/hesper-models "${args[@]}" "$@" || status=$?
+# Prefill of a 512-token prompt in one chunk, without and with tensor
+# cores, on the files llama_compare.py wrote (side by side, one run each).
+prompt=$(seq 0 511 | awk '{printf "%s%d", (NR > 1 ? "," : ""), 1 + ($1 * 37) % 1000}')
+for f in /tmp/hesper-models/1b-q8_0.gguf /tmp/hesper-models/1b-f16.gguf; do
+  [[ -f $f ]] || continue
+  for mu in "" --matrix-units; do
+    echo "$f ${mu:-(SIMT tiles)}"
+    "$bin/hesper-run" "$f" --backend=cuda --tokens "$prompt" -n 1 -b 512 \
+      --no-cache $mu 2>&1 | grep -E "^prompt:|error" || true
+  done
+done | tee "$logs/matrix-units-prefill.txt"
+exit $status
