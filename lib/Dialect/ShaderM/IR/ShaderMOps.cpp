@@ -222,13 +222,21 @@ LogicalResult LoadOp::verify() {
   return verifyAccessType(*this, getMemory().getType(), getType());
 }
 
-LogicalResult StoreOp::verify() {
-  if (failed(verifyInsideKernel(*this)))
+/// An op that writes memory: inside a kernel, and not to a read_only
+/// buffer.
+static LogicalResult verifyWrite(Operation *op, Type memory) {
+  if (failed(verifyInsideKernel(op)))
     return failure();
-  if (auto buffer = dyn_cast<BufferType>(getMemory().getType()))
+  if (auto buffer = dyn_cast<BufferType>(memory))
     if (buffer.isReadOnly())
-      return emitOpError("expects a writable buffer, got read_only ")
+      return op->emitOpError("expects a writable buffer, got read_only ")
              << buffer;
+  return success();
+}
+
+LogicalResult StoreOp::verify() {
+  if (failed(verifyWrite(*this, getMemory().getType())))
+    return failure();
   return verifyAccessType(*this, getMemory().getType(),
                           getValue().getType());
 }
@@ -315,12 +323,8 @@ LogicalResult MatrixFillOp::verify() {
 }
 
 LogicalResult MatrixStoreOp::verify() {
-  if (failed(verifyInsideKernel(*this)))
+  if (failed(verifyWrite(*this, getMemory().getType())))
     return failure();
-  if (auto buffer = dyn_cast<BufferType>(getMemory().getType()))
-    if (buffer.isReadOnly())
-      return emitOpError("expects a writable buffer, got read_only ")
-             << buffer;
   auto type = cast<gpu::MMAMatrixType>(getValue().getType());
   if (failed(verifyTile(*this, type, "COp", "the value")))
     return failure();
@@ -332,12 +336,8 @@ LogicalResult MatrixStoreOp::verify() {
 }
 
 LogicalResult AtomicRMWOp::verify() {
-  if (failed(verifyInsideKernel(*this)))
+  if (failed(verifyWrite(*this, getMemory().getType())))
     return failure();
-  if (auto buffer = dyn_cast<BufferType>(getMemory().getType()))
-    if (buffer.isReadOnly())
-      return emitOpError("expects a writable buffer, got read_only ")
-             << buffer;
   Type element = getMemoryElementType(getMemory().getType());
   if (getValue().getType() != element || getType() != element)
     return emitOpError("expects value and result of the memory's element "
