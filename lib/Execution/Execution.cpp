@@ -172,15 +172,10 @@ hesper::compileForDevice(ModuleOp module, ArrayRef<std::string> graphNames,
     return module.emitError("no compilation target for ")
            << targetBackendName(device.backend) << " devices";
   if (options.matrixUnits) {
-    if (device.backend == TargetBackend::Vulkan)
-      return module.emitError("matrix units: the Vulkan target has none "
-                              "yet (CUDA and the CPU target do)");
-    std::string error;
-    // The device's own target (its host features on the CPU stay LLVM's
-    // view of this host, which is the same machine).
-    target = parseTarget(target->str() + ":mma", error);
+    std::string whyNot;
+    target = target->withMatrixUnits(whyNot);
     if (!target)
-      return module.emitError("matrix units: ") << error;
+      return module.emitError("matrix units: ") << whyNot;
   }
   FailureOr<tune::Plan> plan = tune::Plan();
   bool fromCache = false;

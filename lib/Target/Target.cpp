@@ -23,6 +23,11 @@ bool Target::buildGpuKernelPipeline(OpPassManager &, std::string &whyNot) const 
   return false;
 }
 
+std::unique_ptr<Target> Target::withMatrixUnits(std::string &whyNot) const {
+  whyNot = "the " + str() + " target has no matrix units";
+  return nullptr;
+}
+
 FailureOr<TargetBinary> Target::extractBinary(ModuleOp lowered) const {
   auto binaries = lowered.getOps<gpu::BinaryOp>();
   if (binaries.empty())

@@ -67,6 +67,10 @@ public:
   /// kernels.
   virtual bool buildGpuKernelPipeline(mlir::OpPassManager &pm,
                                       std::string &whyNot) const;
+  /// This target with prompt-chunk matmuls on the matrix units (the
+  /// `:mma` option), or null with the reason in `whyNot` where the target
+  /// has none.
+  virtual std::unique_ptr<Target> withMatrixUnits(std::string &whyNot) const;
   /// The serialized kernels of a module the pipeline lowered: the first
   /// object of its gpu.binary, in the format its `format` property names,
   /// else binaryFormat().

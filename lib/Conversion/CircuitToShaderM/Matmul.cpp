@@ -815,7 +815,7 @@ void GraphLowering::emitTiledMatmul(
                                                             false));
   };
   // With matrix units (shape.matrixUnits) the staged tiles hold f16 and
-  // the products are 16 x 16 tiles of a warp (emitMatrixUnitSlices).
+  // the products are 16 x 16 tiles of a warp (multiplyTiles below).
   const bool matrixUnits = shape.matrixUnits;
   Type staged = matrixUnits ? Type(b.getF16Type()) : f32;
   auto toStaged = [&](Value v) -> Value {
@@ -855,13 +855,15 @@ void GraphLowering::emitTiledMatmul(
     // weight rows 32 (w / 4).. of each weight, two 16 x 16 accumulator
     // tiles per weight, one tile product per slice of 16 values of K.
     Type accTile = gpu::MMAMatrixType::get({16, 16}, f32, "COp");
-    Value warp = im.div(tid, 32);
-    Value warpRow = im.mul(im.rem(warp, 4), im.c(16));
-    Value warpCol = im.mul(im.div(warp, 4), im.c(32));
+    Value warpRow, warpCol;
     SmallVector<Value> inits(sums * ws.size(), zero);
-    if (matrixUnits)
+    if (matrixUnits) {
+      Value warp = im.div(tid, 32);
+      warpRow = im.mul(im.rem(warp, 4), im.c(16));
+      warpCol = im.mul(im.div(warp, 4), im.c(32));
       inits.assign(2 * ws.size(),
                    sm::MatrixFillOp::create(b, loc, accTile, zero));
+    }
     auto loop = scf::ForOp::create(
         b, loc, im.c(0), im.c(ceilDiv(k, kSlice)), im.c(1), inits);
     OpBuilder::InsertionGuard guard(b);
@@ -904,7 +906,9 @@ void GraphLowering::emitTiledMatmul(
     }
     sm::BarrierOp::create(b, loc);
     SmallVector<Value> acc(loop.getRegionIterArgs());
-    if (matrixUnits) {
+    // The slice's products: a warp's tiles (multiplyTiles), or each
+    // lane's kPerLane x kPerLane register tile (multiplyLanes).
+    auto multiplyTiles = [&] {
       // The slices are stored value-major (slot = value * 64 + row): the
       // x tile read column-major is A (x rows by values of K), the
       // weight tile read row-major is B (values of K by weight rows).
@@ -925,24 +929,30 @@ void GraphLowering::emitTiledMatmul(
                                         /*a_transpose=*/aColumns,
                                         /*b_transpose=*/false);
         }
-    }
-    for (int64_t c = 0; c < (matrixUnits ? 0 : kSlice); ++c) {
-      SmallVector<Value> xs;
-      for (int64_t i = 0; i < kPerLane; ++i)
-        xs.push_back(sm::LoadOp::create(
-            b, loc, f32, xTile,
-            im.add(ty, im.c(c * kTile + 16 * i))));
-      for (auto [t, tile] : llvm::enumerate(ArrayRef(wTiles).take_front(ws.size()))) {
-        for (int64_t j = 0; j < kPerLane; ++j) {
-          Value wv = sm::LoadOp::create(b, loc, f32, tile,
-                                        im.add(tx, im.c(c * kTile + 16 * j)));
-          for (int64_t i = 0; i < kPerLane; ++i) {
-            Value &sum = acc[t * sums + i * kPerLane + j];
-            sum = ex::FmaOp::create(b, loc, xs[i], wv, sum);
+    };
+    auto multiplyLanes = [&] {
+      for (int64_t c = 0; c < kSlice; ++c) {
+        SmallVector<Value> xs;
+        for (int64_t i = 0; i < kPerLane; ++i)
+          xs.push_back(sm::LoadOp::create(
+              b, loc, f32, xTile, im.add(ty, im.c(c * kTile + 16 * i))));
+        for (auto [t, tile] :
+             llvm::enumerate(ArrayRef(wTiles).take_front(ws.size()))) {
+          for (int64_t j = 0; j < kPerLane; ++j) {
+            Value wv = sm::LoadOp::create(
+                b, loc, f32, tile, im.add(tx, im.c(c * kTile + 16 * j)));
+            for (int64_t i = 0; i < kPerLane; ++i) {
+              Value &sum = acc[t * sums + i * kPerLane + j];
+              sum = ex::FmaOp::create(b, loc, xs[i], wv, sum);
+            }
           }
         }
       }
-    }
+    };
+    if (matrixUnits)
+      multiplyTiles();
+    else
+      multiplyLanes();
     // Every lane is done with the slice before the next overwrites it.
     sm::BarrierOp::create(b, loc);
     scf::YieldOp::create(b, loc, acc);

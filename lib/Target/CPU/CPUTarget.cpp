@@ -119,6 +119,12 @@ public:
     return "cpu:" + isa + (matrixUnits ? ":mma" : "");
   }
   TargetBackend backend() const override { return TargetBackend::Cpu; }
+  /// The same ISA and host features, with the tensor-core kernels run as
+  /// fibers and their tiles emulated.
+  std::unique_ptr<Target> withMatrixUnits(std::string &) const override {
+    return std::make_unique<CPUTarget>(isa, hostFeatures,
+                                       /*matrixUnits=*/true);
+  }
   void buildPipeline(OpPassManager &pm,
                      const TargetPipelineOptions &options) const override {
     CPUPipelineOptions cpu;
@@ -163,9 +169,11 @@ TargetKind hesper::cpuTargetKind() {
   kind.parse = [](StringRef options,
                   std::string &error) -> std::unique_ptr<Target> {
     // [ISA][:mma]
-    bool mma = options == "mma" || options.consume_back(":mma");
-    if (options == "mma")
+    bool mma = options.consume_back(":mma");
+    if (options == "mma") {
+      mma = true;
       options = "";
+    }
     std::string name = options.empty() ? "native" : options.str();
     cpu::ISA isa;
     if (!cpu::resolveISA(name, {}, isa, error))

@@ -94,6 +94,7 @@ LogicalResult checkOneDimensional(Operation *op, Value memory) {
   return success();
 }
 
+/// Rewrites one of the four tile ops (emulatedOp) on the lanes' vectors.
 LogicalResult emulate(Operation *op) {
   OpBuilder b(op);
   Location loc = op->getLoc();
@@ -131,7 +132,8 @@ LogicalResult emulate(Operation *op) {
   } else if (auto fill = dyn_cast<gpu::SubgroupMmaConstantMatrixOp>(op)) {
     replacement =
         vector::BroadcastOp::create(b, loc, fill.getType(), fill.getValue());
-  } else if (auto mma = dyn_cast<gpu::SubgroupMmaComputeOp>(op)) {
+  } else {
+    auto mma = cast<gpu::SubgroupMmaComputeOp>(op);
     // The loads put element (r, c) at r * 16 + c whatever their layout,
     // so the transposes need no further handling here.
     Type sumType = cast<VectorType>(mma.getType()).getElementType();
@@ -168,8 +170,6 @@ LogicalResult emulate(Operation *op) {
           return vector::InsertOp::create(b, loc, ks.getResult(0), tile,
                                           OpFoldResult(at));
         });
-  } else {
-    return op->emitOpError("has no emulation on the CPU target");
   }
   if (replacement)
     op->getResult(0).replaceAllUsesWith(replacement);
@@ -177,23 +177,29 @@ LogicalResult emulate(Operation *op) {
   return success();
 }
 
+bool emulatedOp(Operation *op) {
+  return isa<gpu::SubgroupMmaLoadMatrixOp, gpu::SubgroupMmaStoreMatrixOp,
+             gpu::SubgroupMmaConstantMatrixOp, gpu::SubgroupMmaComputeOp>(op);
+}
+
 struct EmulateMatrixTilesPass
     : hesper::impl::EmulateMatrixTilesPassBase<EmulateMatrixTilesPass> {
   void runOnOperation() override {
+    // Every tile op, before anything changes: one without an emulation
+    // fails the pass.
     SmallVector<Operation *> ops;
-    getOperation()->walk([&](Operation *op) {
-      if (isa<gpu::SubgroupMmaLoadMatrixOp, gpu::SubgroupMmaStoreMatrixOp,
-              gpu::SubgroupMmaConstantMatrixOp, gpu::SubgroupMmaComputeOp>(
-              op))
+    WalkResult walk = getOperation()->walk([&](Operation *op) {
+      if (emulatedOp(op)) {
         ops.push_back(op);
-      else if (op->getName().getStringRef().starts_with(
-                   "gpu.subgroup_mma_")) {
+      } else if (op->getName().getStringRef().starts_with(
+                     "gpu.subgroup_mma_")) {
         op->emitOpError("has no emulation on the CPU target");
-        ops.clear();
         return WalkResult::interrupt();
       }
       return WalkResult::advance();
     });
+    if (walk.wasInterrupted())
+      return signalPassFailure();
     // Every value that carries a tile (the ops' results, loop arguments
     // and results) carries the lane's vector from here on; then the ops
     // are rewritten on those vectors.

@@ -37,6 +37,18 @@ static constexpr unsigned kWarpSize = 32;
 /// The chip when neither the target string nor the device names one.
 static constexpr const char *kDefaultChip = "sm_90";
 
+/// Whether chip `sm_NN` has tensor cores for wmma (sm_70 and up); sets
+/// `whyNot` when it has not.
+static bool hasTensorCores(StringRef chip, std::string &whyNot) {
+  unsigned sm = 0;
+  StringRef number = chip;
+  if (number.consume_front("sm_") && llvm::to_integer(number, sm) && sm >= 70)
+    return true;
+  whyNot = "nvvm target option 'mma' needs tensor cores (sm_70 and up), "
+           "got " + chip.str();
+  return false;
+}
+
 std::string hesper::findLibdevice() {
   SmallVector<std::string> roots;
   if (const char *home = std::getenv("CUDA_HOME"))
@@ -111,6 +123,11 @@ public:
     return "nvvm:" + chip + (matrixUnits ? ":mma" : "");
   }
   TargetBackend backend() const override { return TargetBackend::Cuda; }
+  std::unique_ptr<Target> withMatrixUnits(std::string &whyNot) const override {
+    if (!hasTensorCores(chip, whyNot))
+      return nullptr;
+    return std::make_unique<NVVMTarget>(chip, /*matrixUnits=*/true);
+  }
   void buildPipeline(OpPassManager &pm,
                      const TargetPipelineOptions &options) const override {
     PTXPipelineOptions ptx;
@@ -160,12 +177,10 @@ TargetKind hesper::nvvmTargetKind() {
               "optionally ':mma')";
       return nullptr;
     }
-    if (mma && sm < 70) {
-      error = "nvvm target option 'mma' needs tensor cores (sm_70 and up), "
-              "got sm_" + std::to_string(sm);
-      return nullptr;
-    }
-    return std::make_unique<NVVMTarget>("sm_" + std::to_string(sm), mma);
+    auto target = std::make_unique<NVVMTarget>("sm_" + std::to_string(sm));
+    if (mma)
+      return target->withMatrixUnits(error);
+    return target;
   };
   kind.forDevice = [](const TargetDevice &device) -> std::unique_ptr<Target> {
     return std::make_unique<NVVMTarget>(device.chip.empty() ? kDefaultChip

@@ -110,6 +110,10 @@ public:
            (integerDot ? ":idot" : "");
   }
   TargetBackend backend() const override { return TargetBackend::Vulkan; }
+  std::unique_ptr<Target> withMatrixUnits(std::string &whyNot) const override {
+    whyNot = "the Vulkan target has none yet (CUDA and the CPU target do)";
+    return nullptr;
+  }
   void buildPipeline(OpPassManager &pm,
                      const TargetPipelineOptions &options) const override {
     SPIRVPipelineOptions spirv;

@@ -257,9 +257,9 @@ def ShaderM_MatrixLoadOp : ShaderM_Op<"matrix_load"> {
     the subgroup): the subgroup reads a 16 x 16 matrix whose element (r, c)
     is `memory[index + r * lead + c]` (row-major), or with `transpose`
     `memory[index + c * lead + r]` (column-major), into a value spread over
-    its lanes in the target's own way. `lead` must be a multiple of 8, and
-    `index * element bytes` a multiple of 32 (the alignment NVIDIA's `wmma`
-    loads need). Lowered to `gpu.subgroup_mma_load_matrix`: `wmma` on CUDA,
+    its lanes in the target's own way. `lead` must be at least 16 and a
+    whole number of 16-byte units, and `index * element bytes` a multiple
+    of 32 (the alignment NVIDIA's `wmma` loads need). Lowered to `gpu.subgroup_mma_load_matrix`: `wmma` on CUDA,
     a cooperative-matrix load on SPIR-V; the CPU target's stand-in
     (`cpu:...:mma`) holds the whole tile in every lane.
 
@@ -320,8 +320,8 @@ def ShaderM_MatrixStoreOp : ShaderM_Op<"matrix_store"> {
   let description = [{
     Writes element (r, c) of a 16 x 16 accumulator tile to
     `memory[index + r * lead + c]`, the whole subgroup together; `lead`
-    and `index` obey `matrix_load`'s alignment rules (`lead` a multiple
-    of 4 for 32-bit elements).
+    and `index` obey `matrix_load`'s rules (for 32-bit elements, `lead` a
+    multiple of 4).
 
     ```mlir
     shaderm.matrix_store %d, %out[%i] {lead = 64}
