@@ -67,6 +67,22 @@ std::pair<int64_t, bool> weightRows(Operation *op) {
   return {w.getShape().back(), element.isF32() || element.isF16()};
 }
 
+/// The most value words per block among a matmul's weights of the formats
+/// whose GPU dot products split blocks between lanes (the `block_words`
+/// knob: q8_0 8, q4_0 and iq4_nl 4), or 0 without such weights.
+int64_t blockValueWords(Operation *op) {
+  int64_t most = 0;
+  for (Value operand : op->getOperands().drop_front()) {
+    auto type = dyn_cast<RankedTensorType>(operand.getType());
+    Type element = type ? type.getElementType() : Type();
+    if (element && isa<cir::Q8_0Type>(element))
+      most = std::max<int64_t>(most, 8);
+    else if (element && isa<cir::Q4_0Type, cir::IQ4_NLType>(element))
+      most = std::max<int64_t>(most, 4);
+  }
+  return most;
+}
+
 } // namespace
 
 std::string hesper::tune::kernelSignature(Operation *op) {
@@ -231,6 +247,28 @@ std::string hesper::tune::checkKnobs(Operation *op, DictionaryAttr knobs,
            << k;
         return error;
       }
+    } else if (name == "block_words") {
+      std::optional<int64_t> words = integer();
+      if (!words)
+        return error;
+      if (cpu) {
+        os << "knob 'block_words' applies to GPU targets only (the CPU "
+              "target's lane takes whole blocks)";
+        return error;
+      }
+      int64_t blockWords =
+          kind == KernelKind::Matmul ? blockValueWords(op) : 0;
+      if (!blockWords) {
+        os << "knob 'block_words' applies to matmuls of q8_0, q4_0 and "
+              "iq4_nl weights only, not to "
+           << op->getName();
+        return error;
+      }
+      if (*words < 1 || *words > blockWords || !llvm::isPowerOf2_64(*words)) {
+        os << "block_words = " << *words << " must be a power of two up to "
+           << blockWords << " (the words of the weights' blocks)";
+        return error;
+      }
     } else if (name == "threads") {
       std::optional<int64_t> threads = integer();
       if (!threads)
@@ -264,7 +302,7 @@ std::string hesper::tune::checkKnobs(Operation *op, DictionaryAttr knobs,
     } else {
       os << "unknown knob '" << name
          << "' (known: lanes, rows, cols, subgroup_reduce, unroll, "
-            "vector_width, threads)";
+            "vector_width, block_words, threads)";
       return error;
     }
   }

@@ -69,11 +69,15 @@ devrun::loadRunner(Operation *where, rt::Device &device,
 LogicalResult devrun::upload(rt::ProgramRunner &runner,
                              ArrayRef<interp::HostTensor> inputs,
                              Operation *where) {
-  for (auto [i, t] : llvm::enumerate(inputs))
-    if (rt::Status s =
-            runner.setArgument(i, t.bytes().data(), t.bytes().size());
-        !s)
+  // A buffer of block words may be longer than its tensor's bytes (a
+  // q8_0 tensor of an odd number of blocks ends mid-word): zero the rest.
+  std::vector<uint8_t> bytes;
+  for (auto [i, t] : llvm::enumerate(inputs)) {
+    bytes.assign(t.bytes().begin(), t.bytes().end());
+    bytes.resize(runner.program().buffers[i].bytes, 0);
+    if (rt::Status s = runner.setArgument(i, bytes.data(), bytes.size()); !s)
       return where->emitError(s.message());
+  }
   return success();
 }
 

@@ -77,6 +77,10 @@ hesper::tune::candidateKnobs(Operation *op, const TargetDevice &device) {
     if (device.backend != TargetBackend::Cpu)
       for (int64_t width : {1, 2})
         one("vector_width", width);
+    // Words of a q8_0/q4_0 block per GPU lane (others drop out).
+    if (device.backend != TargetBackend::Cpu)
+      for (int64_t words : {1, 4, 8})
+        one("block_words", words);
   }
   // A GPU map's lanes taking 2 or 4 elements each (illegal ones drop out).
   if (isa<cir::MapOp>(op) && device.backend != TargetBackend::Cpu)

@@ -162,7 +162,7 @@ TEST_F(PlanTest, EachLimitIsNamed) {
        "device's subgroups of 32"},
       {map, knobs({{"tiles", i(4)}}), &gpu,
        "unknown knob 'tiles' (known: lanes, rows, cols, subgroup_reduce, "
-       "unroll, vector_width, threads)"},
+       "unroll, vector_width, block_words, threads)"},
       {reduce, knobs({{"unroll", i(3)}}), &cpu,
        "unroll = 3 must be 1, 2, 4 or 8"},
       {map, knobs({{"unroll", i(2)}}), &gpu,
@@ -208,6 +208,27 @@ TEST_F(PlanTest, VectorWidthNeedsPlainRowsItDivides) {
             "targets (block formats are read by the word)");
   // On the CPU target it is the vectorizers' width, for any weights.
   EXPECT_EQ(checkKnobs(q, knobs({{"vector_width", i(4)}}), cpu), "");
+}
+
+TEST_F(PlanTest, BlockWordsSplitQ8_0BlocksOnGPUs) {
+  auto plain = oddMatmul(false), blocks = oddMatmul(true);
+  ASSERT_TRUE(plain && blocks);
+  Operation *p = first<MatmulOp>(*plain), *q = first<MatmulOp>(*blocks);
+  for (int64_t words : {1, 2, 4, 8})
+    EXPECT_EQ(checkKnobs(q, knobs({{"block_words", i(words)}}), gpu), "")
+        << words;
+  EXPECT_EQ(checkKnobs(q, knobs({{"block_words", i(16)}}), gpu),
+            "block_words = 16 must be a power of two up to 8 (the words of "
+            "the weights' blocks)");
+  EXPECT_EQ(checkKnobs(q, knobs({{"block_words", i(3)}}), gpu),
+            "block_words = 3 must be a power of two up to 8 (the words of "
+            "the weights' blocks)");
+  EXPECT_EQ(checkKnobs(p, knobs({{"block_words", i(2)}}), gpu),
+            "knob 'block_words' applies to matmuls of q8_0, q4_0 and iq4_nl "
+            "weights only, not to circuit.matmul");
+  EXPECT_EQ(checkKnobs(q, knobs({{"block_words", i(2)}}), cpu),
+            "knob 'block_words' applies to GPU targets only (the CPU target's "
+            "lane takes whole blocks)");
 }
 
 TEST_F(PlanTest, SignaturesTellKernelsApart) {

@@ -79,6 +79,10 @@ inline constexpr int64_t kMaxGridDim = 65535;
 inline constexpr int64_t kQ8_1Words = 9;
 /// Rows of x (tokens) one subgroup multiplies with each weight row it reads.
 inline constexpr int64_t kXRows = 8;
+/// Value words of a q8_0/q4_0/iq4_nl block each GPU lane takes at a time
+/// (the `block_words` knob's default): several lanes share a block, so
+/// that a subgroup's loads fall on few cache lines (emitHalfScaledBlockDot).
+inline constexpr int64_t kBlockWords = 2;
 /// Weight rows of the CPU target's integer tile (emitByteTileDot):
 /// four 512-bit vectors of four rows.
 inline constexpr int64_t kByteTileRows = 16;
@@ -122,6 +126,11 @@ struct KernelShape {
   /// Elements per load of a plain (f32, f16) dot product on GPU targets;
   /// 0: 4 where the row length allows.
   int64_t dotVector = 0;
+  /// Value words of a q8_0/q4_0/iq4_nl block each lane of a GPU dot
+  /// product takes at a time (1, 2, 4, 8: the `block_words` knob; a block
+  /// of fewer words is taken whole); 0: kBlockWords. The CPU target's lane
+  /// takes whole blocks.
+  int64_t blockWords = 0;
   /// Consecutive elements each lane of a GPU map kernel takes, with one
   /// vector load per input and one vector store (the `vector_width` knob;
   /// 1: an element per lane).
@@ -155,6 +164,7 @@ struct KernelShape {
   /// loop or of a dot product's loop, `cols` the weight rows per matmul
   /// lane or subgroup, `vector_width` the f32 elements of a vector (GPU:
   /// per load of a plain dot product; CPU: the vectorizer's width),
+  /// `block_words` the words of a q8_0/q4_0 block a GPU lane takes,
   /// `threads` the host threads of a CPU kernel. A single-lane target keeps
   /// one lane.
   KernelShape withKnobs(DictionaryAttr knobs) const {
@@ -181,6 +191,8 @@ struct KernelShape {
         shape.mapVector = width.getInt();
       }
     }
+    if (auto words = knobs.getAs<IntegerAttr>("block_words"))
+      shape.blockWords = words.getInt();
     if (auto threads = knobs.getAs<IntegerAttr>("threads"))
       shape.hostThreads = threads.getInt();
     if (auto sub = knobs.getAs<BoolAttr>("subgroup_reduce"))

@@ -264,18 +264,30 @@ SmallVector<Value> GraphLowering::emitHalfScaledBlockDot(
                             MutableArrayRef<Value> acc)>
         addWord,
     bool q8Activations) {
-  // Lanes stride over the blocks of the row; each block's dot product is
-  // scaled once. The values are read as words; a block starts at an even
-  // byte, so when its values are not word-aligned a word is assembled from
-  // the two aligned words around it. With q8_1 activations, xBlocks are
-  // the x blocks' first words, the sums are i32 and each is scaled by its
-  // x block's d as well.
+  // Lanes stride over units of the row's blocks: on GPU targets a unit is
+  // `block_words` consecutive value words of a block (kBlockWords: q8_0's
+  // 8 words are 4 lanes' units), so that the lanes of a subgroup read
+  // neighbouring words -- a load instruction of a subgroup then touches
+  // a few cache lines, where a lane per block (34 or 18 bytes apart) would
+  // touch one line every four lanes or so, and the L1 cache's line
+  // throughput, not memory, would bound the kernel. The CPU target's lane
+  // takes whole blocks. Each unit's partial dot product is scaled once.
+  // The values are read as words; a block starts at an even byte, so when
+  // its values are not word-aligned a word is assembled from the two
+  // aligned words around it. With q8_1 activations, xBlocks are the x
+  // blocks' first words, the sums are i32 and each is scaled by its x
+  // block's d as well.
   Location loc = d.loc;
   IndexMath im(b, loc);
   WordMath wm(b, loc);
   const size_t rows = d.xRows.size();
   OpBuilder::InsertionGuard guard(b);
-  BlockUnit u = beginBlockUnits(d, blockValues, 1, rows);
+  const int64_t blockWords = (blockBytes - 2) / 4;
+  const int64_t unitWords =
+      d.lanes == 1 ? blockWords
+                   : std::min(blockWords, shape.blockWords ? shape.blockWords
+                                                           : kBlockWords);
+  BlockUnit u = beginBlockUnits(d, blockValues, blockWords / unitWords, rows);
   scf::ForOp loop = u.loop;
   Value zero = u.zero, blk = u.block;
   Value base = im.mul(u.blockIndex, im.c(blockBytes));
@@ -289,12 +301,13 @@ SmallVector<Value> GraphLowering::emitHalfScaledBlockDot(
   for (size_t r = 0; r < rows; ++r)
     xBlocks.push_back(im.add(d.xRows[r], im.mul(blk, im.c(xBlockStride))));
   Value innerZero = q8Activations ? wm.c(0) : zero;
-  auto inner = scf::ForOp::create(b, loc, im.c(0), im.c((blockBytes - 2) / 4),
-                                  im.c(1), SmallVector<Value>(rows, innerZero));
+  Value firstWord = u.part ? im.mul(u.part, im.c(unitWords)) : im.c(0);
+  auto inner = scf::ForOp::create(b, loc, im.c(0), im.c(unitWords), im.c(1),
+                                  SmallVector<Value>(rows, innerZero));
   {
     OpBuilder::InsertionGuard innerGuard(b);
     b.setInsertionPointToStart(inner.getBody());
-    Value w = inner.getInductionVar();
+    Value w = im.add(firstWord, inner.getInductionVar());
     Value word = loadWordAtEvenByte(b, loc, d.w,
                                     im.add(values, im.mul(w, im.c(4))),
                                     misaligned);

@@ -957,26 +957,32 @@ circuit.graph @matvec_f16(%x: tensor<64xf16>, %w: tensor<16x64xf16>)
 // -----
 
 // q8_0 weights: a buffer of the blocks' 32-bit words (16 rows x 4 blocks x
-// 34 bytes = 2176 bytes = 544 words). Lanes stride over the blocks of the
-// row; a block's f16 scale is bytes 0-1, its 32 signed values bytes 2-33,
-// read as 8 words: when they are not word-aligned (every other block) a
-// word is assembled from the two aligned words around it (the second
-// clamped into the buffer); each byte is sign-extended by a shift up and an
-// arithmetic shift down.
+// 34 bytes = 2176 bytes = 544 words). Lanes stride over units of two value
+// words (block_words): four lanes share a block, unit u is block u / 4,
+// words 2 (u % 4) and the next. A block's f16 scale is bytes 0-1, its 32
+// signed values bytes 2-33, read as 8 words: when they are not word-aligned
+// (every other block) a word is assembled from the two aligned words
+// around it (the second clamped into the buffer); each byte is
+// sign-extended by a shift up and an arithmetic shift down. A unit's sum
+// is scaled by its block's d.
 
 // CHECK-LABEL: shaderm.kernel @matvec_q8_0_k0_matmul(
 // CHECK-SAME:    %[[X:.*]]: !shaderm.buffer<128xf32, read_only>, %[[W:.*]]: !shaderm.buffer<544xi32, read_only>, %[[Y:.*]]: !shaderm.buffer<16xf32>) workgroup_size(64, 1, 1) {
 // CHECK:         %[[N:.*]] = shaderm.workgroup_id x
 // CHECK:         %[[BPR:.*]] = arith.constant 4 : index
 // CHECK-NEXT:    %[[RB:.*]] = arith.muli %[[N]], %[[BPR]] : index
-// CHECK:         scf.for %[[BLK:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (f32) {
+// CHECK:         scf.for %[[UNIT:.*]] = %{{.*}} to %c16 step %c64 iter_args(%[[ACC:.*]] = %{{.*}}) -> (f32) {
+// CHECK:           %[[BLK:.*]] = arith.divui %[[UNIT]], %{{.*}} : index
+// CHECK:           %[[PART:.*]] = arith.remui %[[UNIT]], %{{.*}} : index
 // CHECK-NEXT:      %[[B:.*]] = arith.addi %[[RB]], %[[BLK]] : index
 // CHECK-NEXT:      %[[C34:.*]] = arith.constant 34 : index
 // CHECK-NEXT:      %[[BASE:.*]] = arith.muli %[[B]], %[[C34]] : index
 // CHECK:           %[[SCALE:.*]] = exp.unpack_f16x2 %{{.*}}[0] : f32
 // CHECK:           %[[VALUES:.*]] = arith.addi %[[BASE]], %{{.*}} : index
 // CHECK:           %[[MIS:.*]] = arith.cmpi ne, %{{.*}}, %{{.*}} : index
-// CHECK:           %[[INNER:.*]] = scf.for %[[WI:.*]] = %{{.*}} to %[[C8:.*]] step %{{.*}} iter_args(%[[IACC:.*]] = %{{.*}}) -> (f32) {
+// CHECK:           %[[FIRST:.*]] = arith.muli %[[PART]], %c2{{.*}} : index
+// CHECK:           %[[INNER:.*]] = scf.for %[[WI:.*]] = %{{.*}} to %c2{{.*}} step %{{.*}} iter_args(%[[IACC:.*]] = %{{.*}}) -> (f32) {
+// CHECK-NEXT:        %[[WORDI:.*]] = arith.addi %[[FIRST]], %[[WI]] : index
 // CHECK:             %[[W0:.*]] = shaderm.load %[[W]][%{{.*}}] : !shaderm.buffer<544xi32, read_only> -> i32
 // CHECK:             %[[NEXT:.*]] = arith.minui %{{.*}}, %c543 : index
 // CHECK-NEXT:        %[[W1:.*]] = shaderm.load %[[W]][%[[NEXT]]] : !shaderm.buffer<544xi32, read_only> -> i32
