@@ -69,13 +69,14 @@ std::pair<int64_t, bool> weightRows(Operation *op) {
 
 /// The most value words per block among a matmul's weights of the formats
 /// whose GPU dot products split blocks between lanes (the `block_words`
-/// knob: q8_0 8, q4_0 and iq4_nl 4), or 0 without such weights.
+/// knob: q8_0 8, q4_0 and iq4_nl 4, a q4_k/q5_k quarter super-block 8),
+/// or 0 without such weights.
 int64_t blockValueWords(Operation *op) {
   int64_t most = 0;
   for (Value operand : op->getOperands().drop_front()) {
     auto type = dyn_cast<RankedTensorType>(operand.getType());
     Type element = type ? type.getElementType() : Type();
-    if (element && isa<cir::Q8_0Type>(element))
+    if (element && isa<cir::Q8_0Type, cir::Q4_KType, cir::Q5_KType>(element))
       most = std::max<int64_t>(most, 8);
     else if (element && isa<cir::Q4_0Type, cir::IQ4_NLType>(element))
       most = std::max<int64_t>(most, 4);
@@ -259,8 +260,8 @@ std::string hesper::tune::checkKnobs(Operation *op, DictionaryAttr knobs,
       int64_t blockWords =
           kind == KernelKind::Matmul ? blockValueWords(op) : 0;
       if (!blockWords) {
-        os << "knob 'block_words' applies to matmuls of q8_0, q4_0 and "
-              "iq4_nl weights only, not to "
+        os << "knob 'block_words' applies to matmuls of q8_0, q4_0, "
+              "iq4_nl, q4_k and q5_k weights only, not to "
            << op->getName();
         return error;
       }

@@ -224,8 +224,8 @@ TEST_F(PlanTest, BlockWordsSplitQ8_0BlocksOnGPUs) {
             "block_words = 3 must be a power of two up to 8 (the words of "
             "the weights' blocks)");
   EXPECT_EQ(checkKnobs(p, knobs({{"block_words", i(2)}}), gpu),
-            "knob 'block_words' applies to matmuls of q8_0, q4_0 and iq4_nl "
-            "weights only, not to circuit.matmul");
+            "knob 'block_words' applies to matmuls of q8_0, q4_0, iq4_nl, "
+            "q4_k and q5_k weights only, not to circuit.matmul");
   EXPECT_EQ(checkKnobs(q, knobs({{"block_words", i(2)}}), cpu),
             "knob 'block_words' applies to GPU targets only (the CPU target's "
             "lane takes whole blocks)");

@@ -83,6 +83,10 @@ inline constexpr int64_t kXRows = 8;
 /// (the `block_words` knob's default): several lanes share a block, so
 /// that a subgroup's loads fall on few cache lines (emitHalfScaledBlockDot).
 inline constexpr int64_t kBlockWords = 2;
+/// The same for the 8 quant words of a q4_k/q5_k quarter super-block
+/// (eight lanes share a super-block: fewer lanes per block than q8_0's
+/// four, since each unit also reads the block's scales).
+inline constexpr int64_t kQ4_KBlockWords = 4;
 /// Weight rows of the CPU target's integer tile (emitByteTileDot):
 /// four 512-bit vectors of four rows.
 inline constexpr int64_t kByteTileRows = 16;
@@ -126,10 +130,11 @@ struct KernelShape {
   /// Elements per load of a plain (f32, f16) dot product on GPU targets;
   /// 0: 4 where the row length allows.
   int64_t dotVector = 0;
-  /// Value words of a q8_0/q4_0/iq4_nl block each lane of a GPU dot
-  /// product takes at a time (1, 2, 4, 8: the `block_words` knob; a block
-  /// of fewer words is taken whole); 0: kBlockWords. The CPU target's lane
-  /// takes whole blocks.
+  /// Value words of a q8_0/q4_0/iq4_nl block, or of a q4_k/q5_k quarter
+  /// super-block, each lane of a GPU dot product takes at a time (1, 2, 4,
+  /// 8: the `block_words` knob; a block of fewer words is taken whole); 0:
+  /// kBlockWords, kQ4_KBlockWords. The CPU target's lane takes whole
+  /// blocks.
   int64_t blockWords = 0;
   /// Consecutive elements each lane of a GPU map kernel takes, with one
   /// vector load per input and one vector store (the `vector_width` knob;

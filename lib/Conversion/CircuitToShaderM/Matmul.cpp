@@ -423,9 +423,13 @@ SmallVector<Value> GraphLowering::emitQ4_KDot(const DotOperands &d,
                                               bool q8Activations) {
   // Super-blocks of 144 bytes (36 words, so every block is word-aligned)
   // for 256 values: f16 d and dmin, 12 bytes of packed 6-bit scales and
-  // mins for eight 32-value sub-blocks, 128 bytes of 4-bit quants. A lane's
-  // unit is one quarter p of a super-block: the 32 quant bytes at 16 + 32p,
-  // whose low nibbles are sub-block 2p and high nibbles sub-block 2p + 1.
+  // mins for eight 32-value sub-blocks, 128 bytes of 4-bit quants. Quarter
+  // p of a super-block is the 32 quant bytes (8 words) at 16 + 32p, whose
+  // low nibbles are sub-block 2p and high nibbles sub-block 2p + 1. A GPU
+  // lane's unit is `block_words` of a quarter's words (kQ4_KBlockWords:
+  // eight lanes share a super-block, so that a subgroup's loads fall on
+  // few cache lines, as in emitHalfScaledBlockDot); a CPU lane's is the
+  // whole quarter.
   // Per sub-block, sum(x * (d*sc*q - dmin*m)) = d*sc*sum(q*x) - dmin*m*sum(x).
   // q5_k (`fifthBits`, 176 bytes, 44 words) puts 32 bytes qh between the
   // scales and the quants: bit 2p of qh[l] adds 16 to the low nibble of
@@ -443,9 +447,18 @@ SmallVector<Value> GraphLowering::emitQ4_KDot(const DotOperands &d,
   WordMath wm(b, loc);
   const size_t rows = d.xRows.size();
   OpBuilder::InsertionGuard guard(b);
-  BlockUnit u = beginBlockUnits(d, kValues, 4, rows);
+  const int64_t unitWords =
+      d.lanes == 1 ? 8
+                   : std::min<int64_t>(8, shape.blockWords ? shape.blockWords
+                                                           : kQ4_KBlockWords);
+  const int64_t pieces = 8 / unitWords;
+  BlockUnit u = beginBlockUnits(d, kValues, 4 * pieces, rows);
   scf::ForOp loop = u.loop;
-  Value zero = u.zero, blk = u.block, quarter = u.part;
+  Value zero = u.zero, blk = u.block;
+  Value quarter = pieces == 1 ? u.part : im.div(u.part, pieces);
+  Value firstWord = pieces == 1
+                        ? im.c(0)
+                        : im.mul(im.rem(u.part, pieces), im.c(unitWords));
   Value blockWord = im.mul(u.blockIndex, im.c(kWords));
   Value head = sm::LoadOp::create(b, loc, b.getI32Type(), d.w, blockWord);
   Value scaleD = ex::UnpackF16x2Op::create(b, loc, b.getF32Type(), head, 0);
@@ -490,12 +503,12 @@ SmallVector<Value> GraphLowering::emitQ4_KDot(const DotOperands &d,
           im.mul(im.add(im.mul(blk, im.c(8)), sub), im.c(kQ8_1Words))));
   // Per x row: sum(q*x) and sum(x) of the low and of the high nibbles.
   auto words = scf::ForOp::create(
-      b, loc, im.c(0), im.c(8), im.c(1),
+      b, loc, im.c(0), im.c(unitWords), im.c(1),
       SmallVector<Value>(4 * rows, q8Activations ? wm.c(0) : zero));
   {
     OpBuilder::InsertionGuard innerGuard(b);
     b.setInsertionPointToStart(words.getBody());
-    Value w = words.getInductionVar();
+    Value w = im.add(firstWord, words.getInductionVar());
     SmallVector<Value> acc(words.getRegionIterArgs());
     Value word = sm::LoadOp::create(b, loc, b.getI32Type(), d.w,
                                     im.add(quants, w));

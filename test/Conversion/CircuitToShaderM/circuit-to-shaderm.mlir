@@ -1083,15 +1083,16 @@ func.func @host() {
 
 // -----
 
-// q4_k weights: 144-byte (36-word) super-blocks; lanes stride over quarter
-// super-blocks (4 per block), read the f16 d and dmin from the block's
-// first word, the 6-bit scale and min of two sub-blocks, then 8 quant
-// words (x read 4 values per vector load) carrying 4 accumulators (two
-// dot products, two sums of x). The
-// sums of x times d*min are subtracted once per quarter.
+// q4_k weights: 144-byte (36-word) super-blocks; lanes stride over units
+// of half a quarter super-block (block_words 4: 8 units a block, 16 a row
+// of 512), read the f16 d and dmin from the block's first word, the 6-bit
+// scale and min of two sub-blocks, then 4 of the quarter's 8 quant words
+// (x read 4 values per vector load) carrying 4 accumulators (two dot
+// products, two sums of x). The sums of x times d*min are subtracted once
+// per unit.
 // CHECK-LABEL: shaderm.kernel @matvec_q4_k_k0_matmul(
 // CHECK-SAME:    %[[X:.*]]: !shaderm.buffer<512xf32, read_only>, %[[W:.*]]: !shaderm.buffer<576xi32, read_only>, %{{.*}}: !shaderm.buffer<8xf32>) workgroup_size(64, 1, 1)
-// CHECK:         %[[UNITS:.*]] = arith.constant 8 : index
+// CHECK:         %[[UNITS:.*]] = arith.constant 16 : index
 // CHECK:         scf.for %[[U:.*]] = %{{.*}} to %[[UNITS]] step %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (f32) {
 // CHECK:           %[[C36:.*]] = arith.constant 36 : index
 // CHECK:           %[[BW:.*]] = arith.muli %{{.*}}, %[[C36]] : index
@@ -1103,7 +1104,7 @@ func.func @host() {
 // CHECK:           %[[MLO:.*]] = exp.mul %[[DMIN]], %{{.*}} : f32
 // CHECK:           %[[DHI:.*]] = exp.mul %[[D]], %{{.*}} : f32
 // CHECK:           %[[MHI:.*]] = exp.mul %[[DMIN]], %{{.*}} : f32
-// CHECK:           %[[WORDS:.*]]:4 = scf.for {{.*}} -> (f32, f32, f32, f32) {
+// CHECK:           %[[WORDS:.*]]:4 = scf.for {{.*}} to %c4{{.*}} -> (f32, f32, f32, f32) {
 // CHECK:             shaderm.load %[[W]]
 // CHECK-COUNT-2:     shaderm.load %[[X]][%{{.*}}] : !shaderm.buffer<512xf32, read_only> -> vector<4xf32>
 // CHECK:             scf.yield {{.*}} : f32, f32, f32, f32
