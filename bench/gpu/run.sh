@@ -6,7 +6,10 @@
 # demo model and a 1B-class llama in q8_0, q4_k and f16, beside llama.cpp's
 # llama-bench when one is given or found under /tmp (built by hand on that
 # machine from a snapshot; nothing here builds it). Extra arguments go to
-# llama_compare.py. The logs go to $OUT/compare when $OUT is set (the device
+# llama_compare.py. Then tensor cores (--matrix-units) and q8_1
+# activations (--quantize-activations) side by side with the defaults
+# ($OUT/matrix-units-*.txt, $OUT/q8-activations-decode.txt). The logs go
+# to $OUT/compare when $OUT is set (the device
 # tool's output folder), else /tmp/hesper-compare; the model files to
 # /tmp/hesper-models.
 set -euo pipefail
@@ -67,4 +70,15 @@ for f in /tmp/hesper-models/1b-q8_0.gguf /tmp/hesper-models/1b-f16.gguf; do
       --no-cache $mu 2>&1 | grep -E "^prompt:|error" || true
   done
 done | tee "$logs/matrix-units-prefill.txt"
+# Decode with the activations quantized to q8_1 (integer dot products:
+# dp4a), off by default on CUDA until measured here, beside the default
+# f32 activations, on the same files (one run each, alternating).
+for f in /tmp/hesper-models/1b-q8_0.gguf /tmp/hesper-models/1b-q4_k.gguf; do
+  [[ -f $f ]] || continue
+  for qa in false true false true; do
+    echo "$f --quantize-activations=$qa"
+    "$bin/hesper-run" "$f" --backend=cuda --tokens 1 -n 128 --temp 0 \
+      --quantize-activations=$qa 2>&1 | grep -E "^prompt:|error" || true
+  done
+done | tee "$logs/q8-activations-decode.txt"
 exit $status
