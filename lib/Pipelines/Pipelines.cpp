@@ -27,7 +27,7 @@ void hesper::buildHesperToGPUPipeline(
     OpPassManager &pm, bool fuse, bool sharedMemoryAsAlloc,
     unsigned subgroupSize, bool singleLane,
     llvm::function_ref<void(OpPassManager &)> beforeExpToStd,
-    bool matrixUnits) {
+    bool matrixUnits, bool wideLoads) {
   if (fuse)
     circuit::buildHesperFusePipeline(pm);
   // One kernel per dispatch op, then one copy of identical kernels (the
@@ -36,6 +36,7 @@ void hesper::buildHesperToGPUPipeline(
   toShaderM.subgroupSize = subgroupSize;
   toShaderM.singleLane = singleLane;
   toShaderM.matrixUnits = matrixUnits;
+  toShaderM.wideLoads = wideLoads;
   pm.addPass(createConvertCircuitToShaderMPass(toShaderM));
   pm.addPass(shaderm::createShaderMDedupKernelsPass());
   ConvertShaderMToGPUPassOptions toGPU;

@@ -88,6 +88,10 @@ def ConvertCircuitToShaderMPass
            "Prompt-chunk matmuls multiply 16 x 16 f16 tiles on the "
            "subgroup's matrix units (shaderm.matrix_mma: tensor cores); "
            "not with single-lane">,
+    Option<"wideLoads", "wide-loads", "bool", "true",
+           "Read runs of elements with one vector load where only that "
+           "changes (attention's K rows; the sums keep their order): off "
+           "for SPIR-V, whose kernels load a vector one element at a time">,
     Option<"mutant", "mutant", "std::string", /*default=*/"\"\"",
            "Test only: build one kind of kernel deliberately wrong, to "
            "check that verification catches it: drop-scale, "

@@ -64,6 +64,40 @@ Value GraphLowering::loadCacheVector(Value cache, Type element, Value index,
   return arith::ExtFOp::create(b, loc, vm.f32s(), values);
 }
 
+/// Elements of an f32 or f16 K cache one GPU lane loads at once when it
+/// scores a position (16 bytes: one 128-bit load), or 1 where the head
+/// dimension and the row stride do not keep such loads aligned (and for
+/// q8_0 caches, read by the block).
+static int64_t kVectorWidth(Type element, int64_t dim, int64_t rowStride) {
+  if (!element.isF32() && !element.isF16())
+    return 1;
+  int64_t width = element.isF16() ? 8 : 4;
+  return dim % width == 0 && rowStride % width == 0 ? width : 1;
+}
+
+/// `width` values of `buffer` from element `index` on (a multiple of
+/// `width`), as f32, in vector loads of at most 16 bytes.
+static SmallVector<Value> loadF32Run(OpBuilder &b, Location loc, Value buffer,
+                                     Value index, int64_t width) {
+  IndexMath im(b, loc);
+  Type element = cast<sm::BufferType>(buffer.getType()).getElementType();
+  const int64_t perLoad = 128 / element.getIntOrFloatBitWidth();
+  SmallVector<Value> values;
+  for (int64_t at = 0; at < width; at += perLoad) {
+    int64_t n = std::min<int64_t>(perLoad, width - at);
+    Value run = sm::LoadOp::create(b, loc, VectorType::get({n}, element),
+                                   buffer, im.add(index, im.c(at)));
+    for (int64_t j = 0; j < n; ++j) {
+      Value v = vector::ExtractOp::create(b, loc, run, j);
+      values.push_back(v.getType().isF32()
+                           ? v
+                           : Value(arith::ExtFOp::create(b, loc, b.getF32Type(),
+                                                         v)));
+    }
+  }
+  return values;
+}
+
 GraphLowering::AttentionFrame
 GraphLowering::beginAttention(cir::AttentionOp op, KernelState &ks,
                               int64_t lanes, Value partials) {
@@ -213,6 +247,28 @@ Value GraphLowering::emitAttentionScore(const AttentionFrame &f,
         b, loc, fm.add(blocks.getRegionIterArgs()[0], fm.mul(scale, sum)));
     b.setInsertionPointAfter(blocks);
     raw = blocks.getResult(0);
+  } else if (int64_t width = kVectorWidth(f.kElement, f.dim, f.rowStride);
+             !shape.singleLane && shape.wideLoads && width > 1) {
+    // A GPU lane scores its own position: its K row is read 16 bytes per
+    // load (positions, and so lanes, are a row apart, so each load of a
+    // subgroup touches a cache line per lane; whole 16-byte pieces make
+    // the most of each, and a lane has several loads in flight). The
+    // products are added in the same order as one element at a time.
+    auto runs = scf::ForOp::create(b, loc, im.c(0), im.c(f.dim / width),
+                                   im.c(1), ValueRange{fm.c(0.0)});
+    OpBuilder::InsertionGuard body(b);
+    b.setInsertionPointToStart(runs.getBody());
+    Value at = im.mul(runs.getInductionVar(), im.c(width));
+    SmallVector<Value> ks =
+        loadF32Run(b, loc, f.kCache, im.add(kRow, at), width);
+    SmallVector<Value> qs =
+        loadF32Run(b, loc, f.q, im.add(f.qBase, at), width);
+    Value sum = runs.getRegionIterArgs()[0];
+    for (int64_t j = 0; j < width; ++j)
+      sum = fm.add(sum, fm.mul(qs[j], ks[j]));
+    scf::YieldOp::create(b, loc, sum);
+    b.setInsertionPointAfter(runs);
+    raw = runs.getResult(0);
   } else {
     raw = dotProduct(im.c(0), f.dim, [&](Value d) {
       return loadCacheValue(f.kCache, f.kElement, im.add(kRow, d), loc);
@@ -616,18 +672,30 @@ void GraphLowering::emitChunkAttention(cir::AttentionOp op, int64_t rows,
       OpBuilder::InsertionGuard inner(b);
       b.setInsertionPointToStart(scored.thenBlock());
       Value kRow = im.add(im.mul(t, im.c(f.rowStride)), kvBase);
-      auto dot = scf::ForOp::create(b, loc, im.c(0), im.c(dim), im.c(1),
+      // K read 16 bytes per load where the layout allows (as in
+      // emitAttentionScore), the products added in element order.
+      const int64_t width =
+          shape.wideLoads ? kVectorWidth(f.kElement, dim, f.rowStride) : 1;
+      auto dot = scf::ForOp::create(b, loc, im.c(0), im.c(dim / width),
+                                    im.c(1),
                                     SmallVector<Value>(tileRows, fm.c(0.0)));
       {
         OpBuilder::InsertionGuard body(b);
         b.setInsertionPointToStart(dot.getBody());
-        Value d = dot.getInductionVar();
-        Value k = loadCacheValue(f.kCache, f.kElement, im.add(kRow, d), loc);
-        SmallVector<Value> next;
-        for (int64_t r = 0; r < tileRows; ++r) {
-          Value q = sm::LoadOp::create(b, loc, f32, queries,
-                                       im.add(im.c(r * dim), d));
-          next.push_back(fm.add(dot.getRegionIterArgs()[r], fm.mul(q, k)));
+        Value at = im.mul(dot.getInductionVar(), im.c(width));
+        SmallVector<Value> ks =
+            width > 1
+                ? loadF32Run(b, loc, f.kCache, im.add(kRow, at), width)
+                : SmallVector<Value>{loadCacheValue(f.kCache, f.kElement,
+                                                    im.add(kRow, at), loc)};
+        SmallVector<Value> next(dot.getRegionIterArgs());
+        for (auto [j, k] : llvm::enumerate(ks)) {
+          Value d = im.add(at, im.c(j));
+          for (int64_t r = 0; r < tileRows; ++r) {
+            Value q = sm::LoadOp::create(b, loc, f32, queries,
+                                         im.add(im.c(r * dim), d));
+            next[r] = fm.add(next[r], fm.mul(q, k));
+          }
         }
         scf::YieldOp::create(b, loc, next);
       }

@@ -265,6 +265,7 @@ struct ConvertCircuitToShaderMPass
       return signalPassFailure();
     }
     shape.matrixUnits = matrixUnits;
+    shape.wideLoads = wideLoads;
     // The mutant comes from the option or, so that a whole compile
     // pipeline can be run with one, from the module's `hesper.mutant`.
     std::string chosen = mutant;

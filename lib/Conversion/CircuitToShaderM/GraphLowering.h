@@ -152,6 +152,10 @@ struct KernelShape {
   /// Prompt-chunk matmuls (the tiled GEMM) multiply f16 tiles with the
   /// subgroup's matrix ops (shaderm.matrix_mma) instead of lane FMAs.
   bool matrixUnits = false;
+  /// Runs of elements are read with one vector load where only the load
+  /// width changes (attention's K rows); off for SPIR-V, whose kernels
+  /// load a vector one element at a time (the option `wide-loads`).
+  bool wideLoads = true;
   /// A deliberately wrong lowering (the pass's `mutant` option, for the
   /// verifier's mutation tests); empty in every real compile.
   std::string mutant;

@@ -106,8 +106,16 @@ struct PrepareSPIRVKernelsPass
     });
     // Vulkan's logical addressing cannot reinterpret a pointer to a buffer
     // element as a pointer to a vector (how vector.load lowers): vector
-    // loads and stores of memrefs become one access per element.
+    // loads and stores of memrefs become one access per element. A load's
+    // vector.extract users take their element's load directly, so that no
+    // vector is rebuilt where only its elements are used (SPIR-V has no
+    // vectors of more than 4 elements).
+    SmallVector<Operation *> accesses;
     getOperation().walk([&](Operation *op) {
+      if (isa<vector::LoadOp, vector::StoreOp>(op))
+        accesses.push_back(op);
+    });
+    for (Operation *op : accesses) {
       OpBuilder b(op);
       Location loc = op->getLoc();
       auto at = [&](Value index, int64_t i) -> Value {
@@ -116,18 +124,28 @@ struct PrepareSPIRVKernelsPass
       };
       if (auto load = dyn_cast<vector::LoadOp>(op)) {
         if (load.getIndices().size() != 1)
-          return;
+          continue;
         VectorType type = load.getVectorType();
         SmallVector<Value> elements;
         for (int64_t i = 0; i < type.getNumElements(); ++i)
           elements.push_back(memref::LoadOp::create(
               b, loc, load.getBase(), ValueRange{at(load.getIndices()[0], i)}));
-        load.replaceAllUsesWith(
-            vector::FromElementsOp::create(b, loc, type, elements).getResult());
+        for (Operation *user : llvm::make_early_inc_range(load->getUsers())) {
+          auto extract = dyn_cast<vector::ExtractOp>(user);
+          if (!extract || extract.hasDynamicPosition() ||
+              extract.getStaticPosition().size() != 1)
+            continue;
+          extract.replaceAllUsesWith(elements[extract.getStaticPosition()[0]]);
+          extract.erase();
+        }
+        if (!load.use_empty())
+          load.replaceAllUsesWith(
+              vector::FromElementsOp::create(b, loc, type, elements)
+                  .getResult());
         load.erase();
       } else if (auto store = dyn_cast<vector::StoreOp>(op)) {
         if (store.getIndices().size() != 1)
-          return;
+          continue;
         VectorType type = store.getVectorType();
         for (int64_t i = 0; i < type.getNumElements(); ++i)
           memref::StoreOp::create(
@@ -135,7 +153,7 @@ struct PrepareSPIRVKernelsPass
               store.getBase(), ValueRange{at(store.getIndices()[0], i)});
         store.erase();
       }
-    });
+    }
   }
 };
 

@@ -93,7 +93,8 @@ void hesper::buildHesperToSPIRVPipeline(OpPassManager &pm,
                              if (integerDot)
                                kernels.addPass(
                                    spirv_target::createDot4ToSDotPass());
-                           });
+                           },
+                           /*matrixUnits=*/false, /*wideLoads=*/false);
   addSPIRVKernelSteps(pm, options);
 }
 
