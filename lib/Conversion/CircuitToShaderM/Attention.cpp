@@ -512,6 +512,11 @@ LogicalResult GraphLowering::lowerAttention(cir::AttentionOp op) {
       scf::YieldOp::create(b, loc, next);
     }
     ValueRange accumulated = guardZeroTrip(b, accLoop);
+    // Unrolled (the same positions in the same order), so that a lane's V
+    // loads of several positions are independent of each other's sums and
+    // can be in flight together: a workgroup per head and range leaves an
+    // SM too few warps to hide one load's latency per position.
+    (void)unrollGuarded(b, accLoop, kAttentionVUnroll);
     // Every lane has read the tile's scores before the next tile writes
     // them.
     sm::BarrierOp::create(b, loc);

@@ -65,6 +65,9 @@ inline constexpr int64_t kAttentionTile = 64;
 /// of more positions is split into ranges of this many tiles, scored in
 /// parallel and combined by a second kernel (flash-decoding).
 inline constexpr int64_t kAttentionSplitTiles = 2;
+/// Positions of a tile a GPU decode-attention lane adds V rows of per turn
+/// of its unrolled loop (the sums keep their order).
+inline constexpr int64_t kAttentionVUnroll = 8;
 /// The workgroups a prompt chunk's attention aims at: it splits the cache
 /// into ranges only until its grid has this many (two per SM of an H100).
 inline constexpr int64_t kChunkAttentionWorkgroups = 256;
