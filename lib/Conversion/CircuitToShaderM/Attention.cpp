@@ -252,23 +252,31 @@ Value GraphLowering::emitAttentionScore(const AttentionFrame &f,
     // A GPU lane scores its own position: its K row is read 16 bytes per
     // load (positions, and so lanes, are a row apart, so each load of a
     // subgroup touches a cache line per lane; whole 16-byte pieces make
-    // the most of each, and a lane has several loads in flight). The
-    // products are added in the same order as one element at a time.
-    auto runs = scf::ForOp::create(b, loc, im.c(0), im.c(f.dim / width),
-                                   im.c(1), ValueRange{fm.c(0.0)});
+    // the most of each, and a lane has several loads in flight: up to four
+    // runs a turn). The products are added in the same order as one
+    // element at a time.
+    const int64_t runCount = f.dim / width;
+    const int64_t perTurn = runCount % 4 == 0 ? 4 : runCount % 2 == 0 ? 2 : 1;
+    auto turns = scf::ForOp::create(b, loc, im.c(0),
+                                    im.c(runCount / perTurn), im.c(1),
+                                    ValueRange{fm.c(0.0)});
     OpBuilder::InsertionGuard body(b);
-    b.setInsertionPointToStart(runs.getBody());
-    Value at = im.mul(runs.getInductionVar(), im.c(width));
-    SmallVector<Value> ks =
-        loadF32Run(b, loc, f.kCache, im.add(kRow, at), width);
-    SmallVector<Value> qs =
-        loadF32Run(b, loc, f.q, im.add(f.qBase, at), width);
-    Value sum = runs.getRegionIterArgs()[0];
-    for (int64_t j = 0; j < width; ++j)
-      sum = fm.add(sum, fm.mul(qs[j], ks[j]));
+    b.setInsertionPointToStart(turns.getBody());
+    Value sum = turns.getRegionIterArgs()[0];
+    for (int64_t r = 0; r < perTurn; ++r) {
+      Value at = im.mul(im.add(im.mul(turns.getInductionVar(), im.c(perTurn)),
+                               im.c(r)),
+                        im.c(width));
+      SmallVector<Value> ks =
+          loadF32Run(b, loc, f.kCache, im.add(kRow, at), width);
+      SmallVector<Value> qs =
+          loadF32Run(b, loc, f.q, im.add(f.qBase, at), width);
+      for (int64_t j = 0; j < width; ++j)
+        sum = fm.add(sum, fm.mul(qs[j], ks[j]));
+    }
     scf::YieldOp::create(b, loc, sum);
-    b.setInsertionPointAfter(runs);
-    raw = runs.getResult(0);
+    b.setInsertionPointAfter(turns);
+    raw = turns.getResult(0);
   } else {
     raw = dotProduct(im.c(0), f.dim, [&](Value d) {
       return loadCacheValue(f.kCache, f.kElement, im.add(kRow, d), loc);

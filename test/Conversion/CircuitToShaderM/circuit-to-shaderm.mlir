@@ -1175,7 +1175,7 @@ circuit.graph @matvec_odd(%x: tensor<30xf32>, %w: tensor<2x30xf32>)
 // circuit.attention: one kernel of 64 lanes per query head; a shared tile
 // of 64 scores between two barriers per tile of positions; pos clamped to
 // the cache (100 positions); each lane scores its position reading the f32
-// K row 4 values per load (20 loads for head dim 80), q likewise, where
+// K row 4 values per load (20 loads for head dim 80, 4 a turn), q likewise, where
 // the target keeps vector loads (wide-loads); two output dimensions per lane, the second stored only below 80.
 // CHECK-LABEL: shaderm.kernel @attend_k0_attention(
 // CHECK-SAME:    workgroup_size(64, 1, 1)
@@ -1183,8 +1183,8 @@ circuit.graph @matvec_odd(%x: tensor<30xf32>, %w: tensor<2x30xf32>)
 // CHECK:         arith.maxsi
 // CHECK:         arith.minsi %{{.*}}, %c99_i32 : i32
 // CHECK:         scf.for {{.*}} step %c64
-// CHECK:           scf.for {{.*}} to %c20
-// CHECK-COUNT-2:     shaderm.load {{.*}} -> vector<4xf32>
+// CHECK:           scf.for {{.*}} to %c5
+// CHECK-COUNT-8:     shaderm.load {{.*}} -> vector<4xf32>
 // Without wide loads (SPIR-V), one value of K and of q at a time.
 // NARROW-LABEL: shaderm.kernel @attend_k0_attention(
 // NARROW:         scf.for {{.*}} step %c64
