@@ -203,8 +203,13 @@ SmallVector<Value> GraphLowering::emitPlainDot(const DotOperands &d) {
   // vector load of x and of w) where k allows; the components are
   // accumulated in order.
   // The `vector_width` knob chooses kVector; its check ensures it divides
-  // the row.
-  const int64_t kVector = shape.dotVector ? shape.dotVector : 4;
+  // the row. By default 4, and 8 for f16 weights where the target keeps
+  // vector loads (wide-loads): 16 bytes of weights per load either way.
+  Type wElement = cast<sm::BufferType>(d.w.getType()).getElementType();
+  const int64_t kVector =
+      shape.dotVector ? shape.dotVector
+      : shape.wideLoads && wElement.isF16() && d.k % 8 == 0 ? 8
+                                                             : 4;
   Location loc = d.loc;
   IndexMath im(b, loc);
   SmallVector<Value> wRows;

@@ -899,13 +899,16 @@ circuit.graph @matvec(%x: tensor<256xf32>, %w: tensor<96x256xf32>)
 
 // [M, K] x [N, K] with an f16 weight and an epilogue reading a [N] bias:
 // grid [N, M, 1]; the epilogue runs on lane 0 with the bias broadcast over
-// the rows (index mod 8).
+// the rows (index mod 8). f16 weights are read 8 per load (16 bytes), 4
+// without wide loads (SPIR-V).
 
+// NARROW-LABEL: shaderm.kernel @matmul_bias_k0_matmul(
+// NARROW:         shaderm.load {{.*}} : !shaderm.buffer<512xf16, read_only> -> vector<4xf16>
 // CHECK-LABEL: shaderm.kernel @matmul_bias_k0_matmul(
 // CHECK-SAME:    %[[X:.*]]: !shaderm.buffer<128xf32, read_only>, %[[W:.*]]: !shaderm.buffer<512xf16, read_only>, %[[B:.*]]: !shaderm.buffer<8xf32, read_only>, %[[Y:.*]]: !shaderm.buffer<16xf32>) workgroup_size(64, 1, 1) {
 // CHECK:         scf.for
-// CHECK:           %[[WH:.*]] = shaderm.load %[[W]][%{{.*}}] : !shaderm.buffer<512xf16, read_only> -> vector<4xf16>
-// CHECK:           %[[W0:.*]] = vector.extract %[[WH]][0] : f16 from vector<4xf16>
+// CHECK:           %[[WH:.*]] = shaderm.load %[[W]][%{{.*}}] : !shaderm.buffer<512xf16, read_only> -> vector<8xf16>
+// CHECK:           %[[W0:.*]] = vector.extract %[[WH]][0] : f16 from vector<8xf16>
 // CHECK-NEXT:      %[[WF:.*]] = exp.convert %[[W0]] : f16 to f32
 // CHECK-NEXT:      exp.fma %{{.*}}, %[[WF]], %{{.*}} : f32
 // CHECK:         exp.subgroup_reduce
