@@ -603,6 +603,11 @@ private:
   /// row, weight row major): each weight row is read and decoded once for
   /// all x rows. Plain weights take all of `ns` in one loop (each x load
   /// serves every weight row); block formats one loop per weight row.
+  /// `n` 32-bit words of `words` from word `at` on, in vector loads of
+  /// min(n, 4) words (n a power of two): the caller promises `at` is a
+  /// multiple of that run, so each load is aligned to its whole size.
+  SmallVector<Value> loadWordRun(Value words, Value at, int64_t n,
+                                 Location loc);
   SmallVector<Value> emitPartialDot(KernelState &ks, Value x, Value weight,
                                     ArrayRef<Value> ms, ArrayRef<Value> ns,
                                     Value tid, int64_t lanes, Location loc);

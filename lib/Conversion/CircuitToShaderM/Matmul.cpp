@@ -198,6 +198,28 @@ SmallVector<Value, 4> GraphLowering::loadX4(const DotOperands &d,
   return values;
 }
 
+SmallVector<Value> GraphLowering::loadWordRun(Value words, Value at,
+                                              int64_t n, Location loc) {
+  IndexMath im(b, loc);
+  const int64_t perLoad = std::min<int64_t>(n, 4);
+  assert(n % perLoad == 0 && llvm::isPowerOf2_64(perLoad) &&
+         "runs of 1, 2 or 4 words");
+  SmallVector<Value> values;
+  for (int64_t i = 0; i < n; i += perLoad) {
+    Value index = i ? im.add(at, im.c(i)) : at;
+    if (perLoad == 1) {
+      values.push_back(
+          sm::LoadOp::create(b, loc, b.getI32Type(), words, index));
+      continue;
+    }
+    Value run = sm::LoadOp::create(
+        b, loc, VectorType::get({perLoad}, b.getI32Type()), words, index);
+    for (int64_t j = 0; j < perLoad; ++j)
+      values.push_back(vector::ExtractOp::create(b, loc, run, j));
+  }
+  return values;
+}
+
 SmallVector<Value> GraphLowering::emitPlainDot(const DotOperands &d) {
   // Lanes stride over k, kVector consecutive elements at a time (one
   // vector load of x and of w) where k allows; the components are
@@ -465,15 +487,15 @@ SmallVector<Value> GraphLowering::emitQ4_KDot(const DotOperands &d,
                         ? im.c(0)
                         : im.mul(im.rem(u.part, pieces), im.c(unitWords));
   Value blockWord = im.mul(u.blockIndex, im.c(kWords));
-  Value head = sm::LoadOp::create(b, loc, b.getI32Type(), d.w, blockWord);
+  // Super-blocks of 144 and 176 bytes start 16-byte aligned, and so do the
+  // pieces of 4 quant (and qh) words a unit reads: whole 16-byte loads.
+  // Word 0 holds d and dmin, words 1-3 the 12 scale bytes, loaded once
+  // per unit.
+  SmallVector<Value> headWords = loadWordRun(d.w, blockWord, 4, loc);
+  Value head = headWords[0];
   Value scaleD = ex::UnpackF16x2Op::create(b, loc, b.getF32Type(), head, 0);
   Value scaleMin = ex::UnpackF16x2Op::create(b, loc, b.getF32Type(), head, 1);
-
-  // The 12 scale bytes are words 1-3 of the block, loaded once per unit.
-  Value scaleWords[3];
-  for (int64_t w = 0; w < 3; ++w)
-    scaleWords[w] = sm::LoadOp::create(b, loc, b.getI32Type(), d.w,
-                                       im.add(blockWord, im.c(1 + w)));
+  Value scaleWords[3] = {headWords[1], headWords[2], headWords[3]};
   auto scaleByte = [&](Value i) -> Value {
     Value word = wm.select(im.lt(i, im.c(4)), scaleWords[0],
                            wm.select(im.lt(i, im.c(8)), scaleWords[1],
@@ -506,22 +528,21 @@ SmallVector<Value> GraphLowering::emitQ4_KDot(const DotOperands &d,
       xBlocks.push_back(im.add(
           d.xRows[r],
           im.mul(im.add(im.mul(blk, im.c(8)), sub), im.c(kQ8_1Words))));
-  // Per x row: sum(q*x) and sum(x) of the low and of the high nibbles.
-  auto words = scf::ForOp::create(
-      b, loc, im.c(0), im.c(unitWords), im.c(1),
-      SmallVector<Value>(4 * rows, q8Activations ? wm.c(0) : zero));
-  {
-    OpBuilder::InsertionGuard innerGuard(b);
-    b.setInsertionPointToStart(words.getBody());
-    Value w = im.add(firstWord, words.getInductionVar());
-    SmallVector<Value> acc(words.getRegionIterArgs());
-    Value word = sm::LoadOp::create(b, loc, b.getI32Type(), d.w,
-                                    im.add(quants, w));
+  // Per x row: sum(q*x) and sum(x) of the low and of the high nibbles,
+  // over the unit's words in order (straight-line code).
+  SmallVector<Value> quantWords =
+      loadWordRun(d.w, im.add(quants, firstWord), unitWords, loc);
+  SmallVector<Value> qhWords;
+  if (fifthBits)
+    qhWords = loadWordRun(d.w, im.add(blockWord, im.add(im.c(4), firstWord)),
+                          unitWords, loc);
+  SmallVector<Value> acc(4 * rows, q8Activations ? wm.c(0) : zero);
+  for (int64_t i = 0; i < unitWords; ++i) {
+    Value w = im.add(firstWord, im.c(i));
+    Value word = quantWords[i];
     Value qh;
     if (fifthBits)
-      qh = wm.shr(sm::LoadOp::create(b, loc, b.getI32Type(), d.w,
-                                     im.add(blockWord, im.add(im.c(4), w))),
-                  qhShift);
+      qh = wm.shr(qhWords[i], qhShift);
     if (q8Activations) {
       Value lo = wm.mask(word, 0x0f0f0f0f);
       Value hi = wm.mask(wm.shr(word, 4), 0x0f0f0f0f);
@@ -542,7 +563,6 @@ SmallVector<Value> GraphLowering::emitQ4_KDot(const DotOperands &d,
         a[2] = ex::Dot4I8Op::create(b, loc, hi, xHi, a[2]);
         a[3] = ex::Dot4I8Op::create(b, loc, ones, xHi, a[3]);
       }
-      scf::YieldOp::create(b, loc, acc);
     } else {
       // x of the low nibbles at xWord, of the high ones 32 later (both
       // multiples of 4: K is a multiple of 256), for every row.
@@ -569,15 +589,14 @@ SmallVector<Value> GraphLowering::emitQ4_KDot(const DotOperands &d,
           a[3] = ex::AddOp::create(b, loc, a[3], xsHi[r][t]);
         }
       }
-      scf::YieldOp::create(b, loc, acc);
     }
   }
   SmallVector<Value> totals;
   for (size_t r = 0; r < rows; ++r) {
-    Value acc = loop.getRegionIterArgs()[r];
+    Value running = loop.getRegionIterArgs()[r];
     Value sums[4];
     for (int64_t i = 0; i < 4; ++i)
-      sums[i] = words.getResult(4 * r + i);
+      sums[i] = acc[4 * r + i];
     Value sLo = dLo, sHi = dHi, nLo = mLo, nHi = mHi;
     if (q8Activations) {
       // Scale each sub-block's factors by its x block's d; the sums to f32.
@@ -590,9 +609,9 @@ SmallVector<Value> GraphLowering::emitQ4_KDot(const DotOperands &d,
       for (Value &s : sums)
         s = wm.toF32(s);
     }
-    acc = fma2(b, loc, sLo, sums[0], sHi, sums[2], acc);
+    running = fma2(b, loc, sLo, sums[0], sHi, sums[2], running);
     Value mins = fma2(b, loc, nLo, sums[1], nHi, sums[3], zero);
-    totals.push_back(ex::SubOp::create(b, loc, acc, mins));
+    totals.push_back(ex::SubOp::create(b, loc, running, mins));
   }
   return finishUnits(loop, totals);
 }

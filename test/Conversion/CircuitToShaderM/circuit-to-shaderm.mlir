@@ -1089,18 +1089,21 @@ func.func @host() {
 
 // q4_k weights: 144-byte (36-word) super-blocks; lanes stride over units
 // of half a quarter super-block (block_words 4: 8 units a block, 16 a row
-// of 512), read the f16 d and dmin from the block's first word, the 6-bit
-// scale and min of two sub-blocks, then 4 of the quarter's 8 quant words
-// (x read 4 values per vector load) carrying 4 accumulators (two dot
-// products, two sums of x). The sums of x times d*min are subtracted once
-// per unit.
+// of 512), read the block's first 4 words in one vector load (the f16 d
+// and dmin, the 12 scale bytes), the 6-bit scale and min of two
+// sub-blocks, then 4 of the quarter's 8 quant words in another (x read 4
+// values per vector load), in straight-line code that carries 4 sums (two
+// dot products, two sums of x). The sums of x times d*min are subtracted
+// once per unit.
 // CHECK-LABEL: shaderm.kernel @matvec_q4_k_k0_matmul(
 // CHECK-SAME:    %[[X:.*]]: !shaderm.buffer<512xf32, read_only>, %[[W:.*]]: !shaderm.buffer<576xi32, read_only>, %{{.*}}: !shaderm.buffer<8xf32>) workgroup_size(64, 1, 1)
 // CHECK:         %[[UNITS:.*]] = arith.constant 16 : index
 // CHECK:         scf.for %[[U:.*]] = %{{.*}} to %[[UNITS]] step %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (f32) {
 // CHECK:           %[[C36:.*]] = arith.constant 36 : index
 // CHECK:           %[[BW:.*]] = arith.muli %{{.*}}, %[[C36]] : index
-// CHECK-NEXT:      %[[HEAD:.*]] = shaderm.load %[[W]][%[[BW]]]
+// CHECK-NEXT:      %[[HEADS:.*]] = shaderm.load %[[W]][%[[BW]]] : !shaderm.buffer<576xi32, read_only> -> vector<4xi32>
+// CHECK-NEXT:      %[[HEAD:.*]] = vector.extract %[[HEADS]][0] : i32 from vector<4xi32>
+// CHECK-COUNT-3:   vector.extract %[[HEADS]]
 // CHECK-NEXT:      %[[D:.*]] = exp.unpack_f16x2 %[[HEAD]][0] : f32
 // CHECK-NEXT:      %[[DMIN:.*]] = exp.unpack_f16x2 %[[HEAD]][1] : f32
 // CHECK-COUNT-2:   arith.constant 63 : i32
@@ -1108,15 +1111,14 @@ func.func @host() {
 // CHECK:           %[[MLO:.*]] = exp.mul %[[DMIN]], %{{.*}} : f32
 // CHECK:           %[[DHI:.*]] = exp.mul %[[D]], %{{.*}} : f32
 // CHECK:           %[[MHI:.*]] = exp.mul %[[DMIN]], %{{.*}} : f32
-// CHECK:           %[[WORDS:.*]]:4 = scf.for {{.*}} to %c4{{.*}} -> (f32, f32, f32, f32) {
-// CHECK:             shaderm.load %[[W]]
-// CHECK-COUNT-2:     shaderm.load %[[X]][%{{.*}}] : !shaderm.buffer<512xf32, read_only> -> vector<4xf32>
-// CHECK:             scf.yield {{.*}} : f32, f32, f32, f32
-// CHECK-NEXT:      }
-// CHECK-NEXT:      %[[HI:.*]] = exp.fma %[[DHI]], %[[WORDS]]#2, %[[ACC]] : f32
-// CHECK-NEXT:      %[[LO:.*]] = exp.fma %[[DLO]], %[[WORDS]]#0, %[[HI]] : f32
-// CHECK-NEXT:      %[[MH:.*]] = exp.fma %[[MHI]], %[[WORDS]]#3, %{{.*}} : f32
-// CHECK-NEXT:      %[[ML:.*]] = exp.fma %[[MLO]], %[[WORDS]]#1, %[[MH]] : f32
+// CHECK:           shaderm.load %[[W]][%{{.*}}] : !shaderm.buffer<576xi32, read_only> -> vector<4xi32>
+// CHECK-NOT:       scf.for
+// CHECK-COUNT-8:   shaderm.load %[[X]][%{{.*}}] : !shaderm.buffer<512xf32, read_only> -> vector<4xf32>
+// CHECK-NOT:       shaderm.load
+// CHECK:           %[[HI:.*]] = exp.fma %[[DHI]], %{{.*}}, %[[ACC]] : f32
+// CHECK-NEXT:      %[[LO:.*]] = exp.fma %[[DLO]], %{{.*}}, %[[HI]] : f32
+// CHECK-NEXT:      %[[MH:.*]] = exp.fma %[[MHI]], %{{.*}}, %{{.*}} : f32
+// CHECK-NEXT:      %[[ML:.*]] = exp.fma %[[MLO]], %{{.*}}, %[[MH]] : f32
 // CHECK-NEXT:      %[[NEXT:.*]] = exp.sub %[[LO]], %[[ML]] : f32
 // CHECK-NEXT:      scf.yield %[[NEXT]] : f32
 circuit.graph @matvec_q4_k(%x: tensor<512xf32>, %w: tensor<8x512x!circuit.q4_k>)

@@ -130,14 +130,17 @@ circuit.graph @matvec_q8_0(%x: tensor<128xf32>,
   circuit.output %y : tensor<16xf32>
 }
 
-// q4_k matvec: the f16 d and dmin of each super-block, nibbles taken out
-// of the quant words, x read with 128-bit loads, a warp reduction and no
-// barrier.
+// q4_k matvec: the super-block's head (f16 d and dmin, the 12 scale
+// bytes) in one 128-bit load, then the unit's 4 quant words in another,
+// nibbles taken out of them, x read with 128-bit loads, a warp reduction
+// and no barrier.
 // PTX-LABEL:     .visible .entry matvec_q4_k_k0_matmul(
 // PTX:           .maxntid 64, 1, 1
+// PTX:           ld.global.v4.b32
+// PTX-COUNT-2:   cvt.f32.f16
+// PTX:           ld.global.v4.b32
 // PTX-COUNT-2:   ld.global.v4.b32
 // PTX:           and.b32 {{.*}}, 15;
-// PTX-COUNT-2:   cvt.f32.f16
 // PTX:           fma.rn.f32
 // PTX-COUNT-5:   shfl.sync.bfly.b32
 // PTX-NOT:       bar.sync
