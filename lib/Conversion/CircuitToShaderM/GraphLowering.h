@@ -469,6 +469,12 @@ private:
   /// 32-bit words, dequantized to f32 (ggml's formulas).
   Value emitDequantizeElement(Value words, Type element, Value index,
                               Location loc);
+  /// Elements `index` .. `index` + 3 (`index` a multiple of 4) of the same,
+  /// each value computed as emitDequantizeElement computes it (the same
+  /// bits), with the loads and scales of their block shared: q8_0, q4_k
+  /// and q5_k read one word of values; other formats read per element.
+  SmallVector<Value, 4> emitDequantizeRun(Value words, Type element,
+                                          Value index, Location loc);
   /// The same for tq1_0 and tq2_0 (Ternary.cpp).
   Value emitDequantizeTernary(Value words, Type element, Value index,
                               Location loc);

@@ -919,9 +919,58 @@ void GraphLowering::emitTiledMatmul(
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     Value first = im.mul(loop.getInductionVar(), im.c(kSlice));
-    // Staging: value e = tid + 256 s of each tile is row e / 16, value
+    // Staging, when K is a multiple of 4: lane tid takes values
+    // 4 (tid % 4) .. + 3 of the slice of row tid / 4 of each tile, read
+    // with one vector load (x, plain weights) or decoded together
+    // (emitDequantizeRun: one block's loads and scales for all four);
+    // value c of row r goes to slot c * 64 + r. A run lies wholly inside
+    // K or wholly past it (read as 0).
+    const bool runs = k % 4 == 0;
+    if (runs) {
+      Value row = im.div(tid, 4), col = im.mul(im.rem(tid, 4), im.c(4));
+      Value at = im.add(first, col);
+      Value inK = im.lt(at, im.c(k));
+      Value kRead = k % kSlice == 0
+                        ? at
+                        : Value(arith::MinUIOp::create(b, loc, at,
+                                                       im.c(k - 4)));
+      auto stageRun = [&](ArrayRef<Value> values, Value tile) {
+        for (auto [t, v] : llvm::enumerate(values)) {
+          Value f = toF32(v);
+          if (k % kSlice != 0)
+            f = arith::SelectOp::create(b, loc, inK, f, zero);
+          sm::StoreOp::create(
+              b, loc, toStaged(f), tile,
+              im.add(im.mul(im.add(col, im.c(t)), im.c(kTile)), row));
+        }
+      };
+      auto loadRun = [&](Value buffer, Type element, Value index) {
+        Value run = sm::LoadOp::create(b, loc, VectorType::get({4}, element),
+                                       buffer, index);
+        SmallVector<Value, 4> values;
+        for (int64_t t = 0; t < 4; ++t)
+          values.push_back(vector::ExtractOp::create(b, loc, run, t));
+        return values;
+      };
+      Value xRow = arith::MinUIOp::create(b, loc, im.add(firstX, row),
+                                          im.c(m - 1));
+      stageRun(loadRun(arg(ks, x), xType.getElementType(),
+                       im.add(im.mul(xRow, im.c(k)), kRead)),
+               xTile);
+      for (auto [w, tile] : llvm::zip(ws, wTiles)) {
+        Value wRow = arith::MinUIOp::create(b, loc, im.add(firstW, row),
+                                            im.c(n - 1));
+        Value index = im.add(im.mul(wRow, im.c(k)), kRead);
+        Type element = cast<RankedTensorType>(w.getType()).getElementType();
+        stageRun(cir::isQuantized(element) || isa<BFloat16Type>(element)
+                     ? emitDequantizeRun(arg(ks, w), element, index, loc)
+                     : loadRun(arg(ks, w), element, index),
+                 tile);
+      }
+    }
+    // Otherwise value e = tid + 256 s of each tile is row e / 16, value
     // e % 16 of the slice; it goes to slot (e % 16) * 64 + e / 16.
-    for (int64_t s = 0; s < 4; ++s) {
+    for (int64_t s = 0; s < (runs ? 0 : 4); ++s) {
       Value e = im.add(tid, im.c(s * kGemmLanes));
       Value row = im.div(e, kSlice), col = im.rem(e, kSlice);
       Value at = im.add(first, col);
@@ -1380,6 +1429,75 @@ LogicalResult GraphLowering::lowerMatmul(Operation *op, Value x,
 //===----------------------------------------------------------------------===//
 // Reading one quantized element (gathers from an embedding table)
 //===----------------------------------------------------------------------===//
+
+SmallVector<Value, 4> GraphLowering::emitDequantizeRun(Value words,
+                                                       Type element,
+                                                       Value index,
+                                                       Location loc) {
+  IndexMath im(b, loc);
+  WordMath wm(b, loc);
+  SmallVector<Value, 4> values;
+  // Byte t of a word, sign-extended or not.
+  auto byteOf = [&](Value word, int64_t t) {
+    return wm.mask(wm.shr(word, 8 * t), 0xff);
+  };
+  if (isa<cir::Q8_0Type>(element) && shape.mutant != "block-size") {
+    // Values index.. of one 34-byte block: 4 bytes at an even offset.
+    Value base = im.mul(im.div(index, 32), im.c(34));
+    Value at = im.add(base, im.add(im.c(2), im.rem(index, 32)));
+    Value word = loadWordAtEvenByte(b, loc, words, at, isMisaligned(at, loc));
+    Value d = loadHalf(b, loc, words, base);
+    for (int64_t t = 0; t < 4; ++t)
+      values.push_back(ex::MulOp::create(
+          b, loc, d, wm.toF32(wm.signExtendByte(byteOf(word, t)))));
+    return values;
+  }
+  if (isa<cir::Q4_KType, cir::Q5_KType>(element)) {
+    // As emitDequantizeElement: the four values share their sub-block j
+    // (scale and min) and sit in one aligned word of quant bytes (and, for
+    // q5_k, of qh bytes).
+    bool fifthBits = isa<cir::Q5_KType>(element);
+    Value within = im.rem(index, 256);
+    Value base = im.mul(im.div(index, 256), im.c(fifthBits ? 176 : 144));
+    Value c = im.div(within, 64), p = im.rem(within, 64);
+    Value high = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, p,
+                                       im.c(32));
+    Value j = im.add(im.mul(c, im.c(2)),
+                     arith::SelectOp::create(b, loc, high, im.c(1), im.c(0)));
+    Value quantAt = im.add(base, im.add(im.add(im.c(fifthBits ? 48 : 16),
+                                               im.mul(c, im.c(32))),
+                                        im.rem(p, 32)));
+    Value quants = sm::LoadOp::create(b, loc, b.getI32Type(), words,
+                                      im.div(quantAt, 4));
+    Value qhWord;
+    if (fifthBits)
+      qhWord = sm::LoadOp::create(
+          b, loc, b.getI32Type(), words,
+          im.div(im.add(base, im.add(im.c(16), im.rem(p, 32))), 4));
+    auto [sc, mn] = unpackQ4_KScaleMin(im, wm, j, [&](Value k) {
+      return loadByte(b, loc, words, im.add(base, im.add(im.c(4), k)));
+    });
+    Value d = loadHalf(b, loc, words, base),
+          dmin = loadHalf(b, loc, words, im.add(base, im.c(2)));
+    for (int64_t t = 0; t < 4; ++t) {
+      Value byte = byteOf(quants, t);
+      Value q = wm.select(high, wm.shr(byte, 4), wm.mask(byte, 0xf));
+      if (fifthBits) {
+        Value bit = wm.mask(wm.shr(byteOf(qhWord, t), im.toI32(j)), 1);
+        q = wm.bitOr(q, wm.shl(bit, 4));
+      }
+      Value scaled = ex::MulOp::create(
+          b, loc, ex::MulOp::create(b, loc, d, wm.toF32(sc)), wm.toF32(q));
+      values.push_back(ex::SubOp::create(
+          b, loc, scaled, ex::MulOp::create(b, loc, dmin, wm.toF32(mn))));
+    }
+    return values;
+  }
+  for (int64_t t = 0; t < 4; ++t)
+    values.push_back(
+        emitDequantizeElement(words, element, im.add(index, im.c(t)), loc));
+  return values;
+}
 
 Value GraphLowering::emitDequantizeElement(Value words, Type element,
                                            Value index, Location loc) {
