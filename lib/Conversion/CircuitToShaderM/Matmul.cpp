@@ -919,22 +919,44 @@ void GraphLowering::emitTiledMatmul(
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     Value first = im.mul(loop.getInductionVar(), im.c(kSlice));
-    // Staging, when K is a multiple of 4: lane tid takes values
+    // Staging. When K is a multiple of 4, lane tid takes values
     // 4 (tid % 4) .. + 3 of the slice of row tid / 4 of each tile, read
     // with one vector load (x, plain weights) or decoded together
-    // (emitDequantizeRun: one block's loads and scales for all four);
-    // value c of row r goes to slot c * 64 + r. A run lies wholly inside
-    // K or wholly past it (read as 0).
-    const bool runs = k % 4 == 0;
-    if (runs) {
-      Value row = im.div(tid, 4), col = im.mul(im.rem(tid, 4), im.c(4));
+    // (emitDequantizeRun: one block's loads and scales for all four), a
+    // run lying wholly inside K or wholly past it. Otherwise it takes one
+    // value at a time, e = tid + 256 s for s < 4: row e / 16, value e % 16
+    // of the slice. Value c of row r goes to slot c * 64 + r; values past
+    // K are 0.
+    const int64_t width = k % 4 == 0 ? 4 : 1;
+    const int64_t perRow = kSlice / width;
+    // `width` values of `buffer` (of `element`s) from `index` on.
+    auto read = [&](Value buffer, Type element,
+                    Value index) -> SmallVector<Value, 4> {
+      if (cir::isQuantized(element) || isa<BFloat16Type>(element)) {
+        if (width == 4)
+          return emitDequantizeRun(buffer, element, index, loc);
+        return {emitDequantizeElement(buffer, element, index, loc)};
+      }
+      if (width == 1)
+        return {toF32(sm::LoadOp::create(b, loc, element, buffer, index))};
+      Value run = sm::LoadOp::create(b, loc, VectorType::get({4}, element),
+                                     buffer, index);
+      SmallVector<Value, 4> values;
+      for (int64_t t = 0; t < 4; ++t)
+        values.push_back(toF32(vector::ExtractOp::create(b, loc, run, t)));
+      return values;
+    };
+    for (int64_t s = 0; s < 4 / width; ++s) {
+      Value e = im.add(tid, im.c(s * kGemmLanes));
+      Value row = im.div(e, perRow),
+            col = im.mul(im.rem(e, perRow), im.c(width));
       Value at = im.add(first, col);
       Value inK = im.lt(at, im.c(k));
       Value kRead = k % kSlice == 0
                         ? at
                         : Value(arith::MinUIOp::create(b, loc, at,
-                                                       im.c(k - 4)));
-      auto stageRun = [&](ArrayRef<Value> values, Value tile) {
+                                                       im.c(k - width)));
+      auto stage = [&](ArrayRef<Value> values, Value tile) {
         for (auto [t, v] : llvm::enumerate(values)) {
           Value f = toF32(v);
           if (k % kSlice != 0)
@@ -944,63 +966,17 @@ void GraphLowering::emitTiledMatmul(
               im.add(im.mul(im.add(col, im.c(t)), im.c(kTile)), row));
         }
       };
-      auto loadRun = [&](Value buffer, Type element, Value index) {
-        Value run = sm::LoadOp::create(b, loc, VectorType::get({4}, element),
-                                       buffer, index);
-        SmallVector<Value, 4> values;
-        for (int64_t t = 0; t < 4; ++t)
-          values.push_back(vector::ExtractOp::create(b, loc, run, t));
-        return values;
-      };
       Value xRow = arith::MinUIOp::create(b, loc, im.add(firstX, row),
                                           im.c(m - 1));
-      stageRun(loadRun(arg(ks, x), xType.getElementType(),
-                       im.add(im.mul(xRow, im.c(k)), kRead)),
-               xTile);
+      stage(read(arg(ks, x), xType.getElementType(),
+                 im.add(im.mul(xRow, im.c(k)), kRead)),
+            xTile);
       for (auto [w, tile] : llvm::zip(ws, wTiles)) {
         Value wRow = arith::MinUIOp::create(b, loc, im.add(firstW, row),
                                             im.c(n - 1));
-        Value index = im.add(im.mul(wRow, im.c(k)), kRead);
         Type element = cast<RankedTensorType>(w.getType()).getElementType();
-        stageRun(cir::isQuantized(element) || isa<BFloat16Type>(element)
-                     ? emitDequantizeRun(arg(ks, w), element, index, loc)
-                     : loadRun(arg(ks, w), element, index),
-                 tile);
-      }
-    }
-    // Otherwise value e = tid + 256 s of each tile is row e / 16, value
-    // e % 16 of the slice; it goes to slot (e % 16) * 64 + e / 16.
-    for (int64_t s = 0; s < (runs ? 0 : 4); ++s) {
-      Value e = im.add(tid, im.c(s * kGemmLanes));
-      Value row = im.div(e, kSlice), col = im.rem(e, kSlice);
-      Value at = im.add(first, col);
-      Value inK = im.lt(at, im.c(k));
-      Value kRead = k % kSlice == 0
-                        ? at
-                        : Value(arith::MinUIOp::create(b, loc, at, im.c(k - 1)));
-      Value slot = im.add(im.mul(col, im.c(kTile)), row);
-      auto zeroPastK = [&](Value v) -> Value {
-        return k % kSlice == 0 ? v
-                               : Value(arith::SelectOp::create(b, loc, inK, v,
-                                                               zero));
-      };
-      Value xRow = arith::MinUIOp::create(b, loc, im.add(firstX, row),
-                                          im.c(m - 1));
-      Type xElement = xType.getElementType();
-      Value xv = sm::LoadOp::create(b, loc, xElement, arg(ks, x),
-                                    im.add(im.mul(xRow, im.c(k)), kRead));
-      sm::StoreOp::create(b, loc, toStaged(zeroPastK(toF32(xv))), xTile,
-                          slot);
-      for (auto [w, tile] : llvm::zip(ws, wTiles)) {
-        Value wRow = arith::MinUIOp::create(b, loc, im.add(firstW, row),
-                                            im.c(n - 1));
-        Value index = im.add(im.mul(wRow, im.c(k)), kRead);
-        Type element = cast<RankedTensorType>(w.getType()).getElementType();
-        Value wv = cir::isQuantized(element) || isa<BFloat16Type>(element)
-                       ? emitDequantizeElement(arg(ks, w), element, index, loc)
-                       : toF32(sm::LoadOp::create(b, loc, element, arg(ks, w),
-                                                  index));
-        sm::StoreOp::create(b, loc, toStaged(zeroPastK(wv)), tile, slot);
+        stage(read(arg(ks, w), element, im.add(im.mul(wRow, im.c(k)), kRead)),
+              tile);
       }
     }
     sm::BarrierOp::create(b, loc);

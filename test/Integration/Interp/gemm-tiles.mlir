@@ -2,7 +2,7 @@
 // that reach every part of the GPU targets' tiled GEMM (emitTiledMatmul:
 // tiles of 64 rows of x by 64 weight rows over slices of 16 values of K,
 // staged in workgroup memory): ragged rows of x and weights, K not a
-// multiple of the slice, weights decoded from f16, bf16, q8_0, q4_0, q2_k,
+// multiple of the slice (or of 4), weights decoded from f16, bf16, q8_0, q4_0, q2_k,
 // q4_k, q6_k and iq4_xs, an epilogue, a gated feed-forward and a
 // multi_matmul. The Vulkan and CPU acceptance tests run them against the
 // interpreter.
@@ -17,7 +17,18 @@
 // RUN:   --input w=random:2 --input s=random:3 --input wg=random:4 \
 // RUN:   --input wu=random:5 --input wq=random:6 --input wk=random:7 \
 // RUN:   --print-results | FileCheck %s
-// CHECK-COUNT-11: result #0
+// CHECK-COUNT-12: result #0
+
+// f32, K = 50 (not a multiple of 4): staged one value at a time, the last
+// slice of K past its end after 2 values
+circuit.graph @f32_k50(%x: tensor<20x50xf32> {circuit.name = "x"},
+    %w: tensor<37x50xf32> {circuit.name = "w"}) -> tensor<20x37xf32> {
+  %y = circuit.matmul %x, %w : tensor<20x50xf32>, tensor<37x50xf32>
+      -> tensor<20x37xf32>
+  circuit.output %y : tensor<20x37xf32>
+}
+
+// -----
 
 // f32, K = 100: the last slice of K half past its end
 circuit.graph @f32_k100(%x: tensor<33x100xf32> {circuit.name = "x"},
