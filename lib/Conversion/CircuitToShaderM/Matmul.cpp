@@ -1406,6 +1406,68 @@ LogicalResult GraphLowering::lowerMatmul(Operation *op, Value x,
 // Reading one quantized element (gathers from an embedding table)
 //===----------------------------------------------------------------------===//
 
+/// Values `index` .. `index` + n - 1 (n = 1, or 4 with `index` a
+/// multiple of 4) of a q4_k (or, with `fifthBits`, q5_k) buffer of words.
+/// 144-byte blocks: f16 d, f16 dmin, 12 bytes of 6-bit scales/mins, 128
+/// bytes of nibbles; value 64c + p: byte 16 + 32c + p%32, the low nibble
+/// for p < 32, sub-block j = 2c + (p >= 32). q5_k's 176-byte blocks have
+/// qh[32] at byte 16 (the nibbles at 48): bit j of qh[p % 32] adds 16.
+/// Four values share their sub-block (scale and min) and one aligned word
+/// of quant bytes (and of qh bytes); each is d*sc*q - dmin*m, computed the
+/// same way whatever n.
+static SmallVector<Value, 4> dequantizeQ4_KValues(OpBuilder &b, Location loc,
+                                                  Value words, bool fifthBits,
+                                                  Value index, int64_t n) {
+  IndexMath im(b, loc);
+  WordMath wm(b, loc);
+  Value within = im.rem(index, 256);
+  Value base = im.mul(im.div(index, 256), im.c(fifthBits ? 176 : 144));
+  Value c = im.div(within, 64), p = im.rem(within, 64);
+  Value high = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, p,
+                                     im.c(32));
+  Value j = im.add(im.mul(c, im.c(2)),
+                   arith::SelectOp::create(b, loc, high, im.c(1), im.c(0)));
+  // The n bytes from byte `at` on: one byte, or one aligned word's four.
+  auto bytesAt = [&](Value at) {
+    SmallVector<Value, 4> bytes;
+    if (n == 1) {
+      bytes.push_back(loadByte(b, loc, words, at));
+      return bytes;
+    }
+    Value word =
+        sm::LoadOp::create(b, loc, b.getI32Type(), words, im.div(at, 4));
+    for (int64_t t = 0; t < n; ++t)
+      bytes.push_back(wm.mask(wm.shr(word, 8 * t), 0xff));
+    return bytes;
+  };
+  SmallVector<Value, 4> quants = bytesAt(
+      im.add(base, im.add(im.add(im.c(fifthBits ? 48 : 16),
+                                 im.mul(c, im.c(32))),
+                          im.rem(p, 32))));
+  SmallVector<Value, 4> qhs;
+  if (fifthBits)
+    qhs = bytesAt(im.add(base, im.add(im.c(16), im.rem(p, 32))));
+  auto [sc, mn] = unpackQ4_KScaleMin(im, wm, j, [&](Value k) {
+    return loadByte(b, loc, words, im.add(base, im.add(im.c(4), k)));
+  });
+  Value d = loadHalf(b, loc, words, base),
+        dmin = loadHalf(b, loc, words, im.add(base, im.c(2)));
+  SmallVector<Value, 4> values;
+  for (int64_t t = 0; t < n; ++t) {
+    Value byte = quants[t];
+    Value q = wm.select(high, wm.shr(byte, 4), wm.mask(byte, 0xf));
+    if (fifthBits) {
+      Value bit = wm.mask(wm.shr(qhs[t], im.toI32(j)), 1);
+      q = wm.bitOr(q, wm.shl(bit, 4));
+    }
+    Value scaled = ex::MulOp::create(
+        b, loc, ex::MulOp::create(b, loc, d, wm.toF32(sc)), wm.toF32(q));
+    values.push_back(ex::SubOp::create(
+        b, loc, scaled, ex::MulOp::create(b, loc, dmin, wm.toF32(mn))));
+  }
+  return values;
+}
+
 SmallVector<Value, 4> GraphLowering::emitDequantizeRun(Value words,
                                                        Type element,
                                                        Value index,
@@ -1428,47 +1490,9 @@ SmallVector<Value, 4> GraphLowering::emitDequantizeRun(Value words,
           b, loc, d, wm.toF32(wm.signExtendByte(byteOf(word, t)))));
     return values;
   }
-  if (isa<cir::Q4_KType, cir::Q5_KType>(element)) {
-    // As emitDequantizeElement: the four values share their sub-block j
-    // (scale and min) and sit in one aligned word of quant bytes (and, for
-    // q5_k, of qh bytes).
-    bool fifthBits = isa<cir::Q5_KType>(element);
-    Value within = im.rem(index, 256);
-    Value base = im.mul(im.div(index, 256), im.c(fifthBits ? 176 : 144));
-    Value c = im.div(within, 64), p = im.rem(within, 64);
-    Value high = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, p,
-                                       im.c(32));
-    Value j = im.add(im.mul(c, im.c(2)),
-                     arith::SelectOp::create(b, loc, high, im.c(1), im.c(0)));
-    Value quantAt = im.add(base, im.add(im.add(im.c(fifthBits ? 48 : 16),
-                                               im.mul(c, im.c(32))),
-                                        im.rem(p, 32)));
-    Value quants = sm::LoadOp::create(b, loc, b.getI32Type(), words,
-                                      im.div(quantAt, 4));
-    Value qhWord;
-    if (fifthBits)
-      qhWord = sm::LoadOp::create(
-          b, loc, b.getI32Type(), words,
-          im.div(im.add(base, im.add(im.c(16), im.rem(p, 32))), 4));
-    auto [sc, mn] = unpackQ4_KScaleMin(im, wm, j, [&](Value k) {
-      return loadByte(b, loc, words, im.add(base, im.add(im.c(4), k)));
-    });
-    Value d = loadHalf(b, loc, words, base),
-          dmin = loadHalf(b, loc, words, im.add(base, im.c(2)));
-    for (int64_t t = 0; t < 4; ++t) {
-      Value byte = byteOf(quants, t);
-      Value q = wm.select(high, wm.shr(byte, 4), wm.mask(byte, 0xf));
-      if (fifthBits) {
-        Value bit = wm.mask(wm.shr(byteOf(qhWord, t), im.toI32(j)), 1);
-        q = wm.bitOr(q, wm.shl(bit, 4));
-      }
-      Value scaled = ex::MulOp::create(
-          b, loc, ex::MulOp::create(b, loc, d, wm.toF32(sc)), wm.toF32(q));
-      values.push_back(ex::SubOp::create(
-          b, loc, scaled, ex::MulOp::create(b, loc, dmin, wm.toF32(mn))));
-    }
-    return values;
-  }
+  if (isa<cir::Q4_KType, cir::Q5_KType>(element))
+    return dequantizeQ4_KValues(b, loc, words, isa<cir::Q5_KType>(element),
+                                index, 4);
   for (int64_t t = 0; t < 4; ++t)
     values.push_back(
         emitDequantizeElement(words, element, im.add(index, im.c(t)), loc));
@@ -1496,40 +1520,9 @@ Value GraphLowering::emitDequantizeElement(Value words, Type element,
     return ex::MulOp::create(b, loc, loadHalf(b, loc, words, base), wm.toF32(q));
   }
   Value within = im.rem(index, 256);
-  if (isa<cir::Q4_KType, cir::Q5_KType>(element)) {
-    // 144-byte blocks: f16 d, f16 dmin, 12 bytes of 6-bit scales/mins,
-    // 128 bytes of nibbles; value 64c + p: byte 16 + 32c + p%32, the low
-    // nibble for p < 32, sub-block j = 2c + (p >= 32). q5_k's 176-byte
-    // blocks have qh[32] at byte 16 (the nibbles at 48): bit j of
-    // qh[p % 32] adds 16.
-    bool fifthBits = isa<cir::Q5_KType>(element);
-    Value base = im.mul(im.div(index, 256), im.c(fifthBits ? 176 : 144));
-    Value c = im.div(within, 64), p = im.rem(within, 64);
-    Value high = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, p,
-                                       im.c(32));
-    Value j = im.add(im.mul(c, im.c(2)),
-                     arith::SelectOp::create(b, loc, high, im.c(1), im.c(0)));
-    Value byte = loadByte(
-        b, loc, words,
-        im.add(base, im.add(im.add(im.c(fifthBits ? 48 : 16),
-                                   im.mul(c, im.c(32))),
-                            im.rem(p, 32))));
-    Value q = wm.select(high, wm.shr(byte, 4), wm.mask(byte, 0xf));
-    if (fifthBits) {
-      Value qh = loadByte(b, loc, words,
-                          im.add(base, im.add(im.c(16), im.rem(p, 32))));
-      Value bit = wm.mask(wm.shr(qh, im.toI32(j)), 1);
-      q = wm.bitOr(q, wm.shl(bit, 4));
-    }
-    auto [sc, mn] = unpackQ4_KScaleMin(im, wm, j, [&](Value k) {
-      return loadByte(b, loc, words, im.add(base, im.add(im.c(4), k)));
-    });
-    Value d = loadHalf(b, loc, words, base), dmin = loadHalf(b, loc, words, im.add(base, im.c(2)));
-    Value scaled = ex::MulOp::create(
-        b, loc, ex::MulOp::create(b, loc, d, wm.toF32(sc)), wm.toF32(q));
-    return ex::SubOp::create(
-        b, loc, scaled, ex::MulOp::create(b, loc, dmin, wm.toF32(mn)));
-  }
+  if (isa<cir::Q4_KType, cir::Q5_KType>(element))
+    return dequantizeQ4_KValues(b, loc, words, isa<cir::Q5_KType>(element),
+                                index, 1)[0];
   // q6_k: 210-byte blocks: ql[128], qh[64], int8 scales[16], f16 d; value
   // 128h + 32r + l: the low (r < 2) or high nibble of ql[64h + 32(r&1) + l],
   // bits 2r of qh[32h + l], scale 8h + 2r + l/16; v = d * scale * (q - 32).
