@@ -71,10 +71,13 @@ LogicalResult devrun::upload(rt::ProgramRunner &runner,
                              Operation *where) {
   // A buffer of block words may be longer than its tensor's bytes (a
   // q8_0 tensor of an odd number of blocks ends mid-word): zero the rest.
+  // (A longer tensor is left as it is, for setArgument to refuse.)
   std::vector<uint8_t> bytes;
   for (auto [i, t] : llvm::enumerate(inputs)) {
     bytes.assign(t.bytes().begin(), t.bytes().end());
-    bytes.resize(runner.program().buffers[i].bytes, 0);
+    if (i < runner.program().buffers.size() &&
+        bytes.size() < runner.program().buffers[i].bytes)
+      bytes.resize(runner.program().buffers[i].bytes, 0);
     if (rt::Status s = runner.setArgument(i, bytes.data(), bytes.size()); !s)
       return where->emitError(s.message());
   }
