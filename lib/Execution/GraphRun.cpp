@@ -204,13 +204,11 @@ HostTensor toInterpreter(const HostData &data) {
 
 rt::Status hesper::exec::uploadArguments(rt::ProgramRunner &runner,
                                          const std::vector<HostData> &args) {
-  std::vector<uint8_t> bytes;
-  for (auto [i, arg] : llvm::enumerate(args)) {
-    bytes = arg.bytes;
-    bytes.resize(runner.program().buffers[i].bytes, 0);
-    if (rt::Status s = runner.setArgument(i, bytes.data(), bytes.size()); !s)
+  for (auto [i, arg] : llvm::enumerate(args))
+    if (rt::Status s =
+            runner.setArgumentPadded(i, arg.bytes.data(), arg.bytes.size());
+        !s)
       return s;
-  }
   return rt::Status();
 }
 

@@ -69,18 +69,13 @@ devrun::loadRunner(Operation *where, rt::Device &device,
 LogicalResult devrun::upload(rt::ProgramRunner &runner,
                              ArrayRef<interp::HostTensor> inputs,
                              Operation *where) {
-  // A buffer of block words may be longer than its tensor's bytes (a
-  // q8_0 tensor of an odd number of blocks ends mid-word): zero the rest.
-  // (A longer tensor is left as it is, for setArgument to refuse.)
-  std::vector<uint8_t> bytes;
-  for (auto [i, t] : llvm::enumerate(inputs)) {
-    bytes.assign(t.bytes().begin(), t.bytes().end());
-    if (i < runner.program().buffers.size() &&
-        bytes.size() < runner.program().buffers[i].bytes)
-      bytes.resize(runner.program().buffers[i].bytes, 0);
-    if (rt::Status s = runner.setArgument(i, bytes.data(), bytes.size()); !s)
+  // (A q8_0 tensor of an odd number of blocks ends mid-word, its buffer
+  // on a whole word.)
+  for (auto [i, t] : llvm::enumerate(inputs))
+    if (rt::Status s =
+            runner.setArgumentPadded(i, t.bytes().data(), t.bytes().size());
+        !s)
       return where->emitError(s.message());
-  }
   return success();
 }
 

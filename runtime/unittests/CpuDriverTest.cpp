@@ -1044,6 +1044,31 @@ TEST(CpuDriver, ProgramRunner) {
   EXPECT_TRUE(contains(runner.status().message(), "compiled for vulkan"));
 }
 
+TEST(CpuDriver, PaddedArgumentZeroesTheRestOfItsBuffer) {
+  REQUIRE_KERNELS();
+  OPEN_CPU(dev, 1);
+  Program p = twoLaunchProgram(4);
+  Result<std::unique_ptr<ProgramRunner>> runner =
+      ProgramRunner::create(dev, p, false);
+  ASSERT_TRUE(runner.ok()) << runner.status().message();
+  // Fill the buffer, then write 6 of its 16 bytes: the other 10 are zero.
+  std::vector<uint8_t> ones(16, 0xff), six{1, 2, 3, 4, 5, 6};
+  ASSERT_TRUE((*runner)->setArgument(0, ones.data(), ones.size()).ok());
+  ASSERT_TRUE((*runner)->setArgumentPadded(0, six.data(), six.size()).ok());
+  std::vector<uint8_t> back;
+  ASSERT_TRUE((*runner)->readArgument(0, back).ok());
+  std::vector<uint8_t> expected{1, 2, 3, 4, 5, 6, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  EXPECT_EQ(back, expected);
+  // A whole buffer goes in as it is; a longer input is refused.
+  ASSERT_TRUE((*runner)->setArgumentPadded(0, ones.data(), 16).ok());
+  ASSERT_TRUE((*runner)->readArgument(0, back).ok());
+  EXPECT_EQ(back, ones);
+  std::vector<uint8_t> long_(20, 7);
+  Status st = (*runner)->setArgumentPadded(0, long_.data(), long_.size());
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.message(), "argument 'x' takes 16 bytes, got 20");
+}
+
 TEST(Bundle, RoundTripKeepsFormats) {
   Program p = twoLaunchProgram(64);
   // Any bytes will do here: nothing is run.

@@ -38,7 +38,8 @@ struct HostData {
 };
 
 /// Copies host tensors into a program's arguments, in order (each padded
-/// with zeros to its buffer's size).
+/// with zeros to its buffer's size; a longer one is refused:
+/// ProgramRunner::setArgumentPadded).
 rt::Status uploadArguments(rt::ProgramRunner &runner,
                            const std::vector<HostData> &args);
 

@@ -538,6 +538,16 @@ Status ProgramRunner::setArgument(uint32_t index, const void *data,
   return device.upload(*buffers[index], data, bytes);
 }
 
+Status ProgramRunner::setArgumentPadded(uint32_t index, const void *data,
+                                        size_t bytes) {
+  if (index >= prog.numArguments || bytes >= prog.buffers[index].bytes)
+    return setArgument(index, data, bytes);
+  std::vector<uint8_t> padded(prog.buffers[index].bytes, 0);
+  if (bytes)
+    std::memcpy(padded.data(), data, bytes);
+  return setArgument(index, padded.data(), padded.size());
+}
+
 Status ProgramRunner::run() { return commands->submit(); }
 
 Status ProgramRunner::readBuffer(uint32_t buffer, std::vector<uint8_t> &out) {

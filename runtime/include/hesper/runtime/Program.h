@@ -106,6 +106,10 @@ public:
 
   /// Copies an argument's contents in (its size must match exactly).
   Status setArgument(uint32_t index, const void *data, size_t bytes);
+  /// The same for a host tensor that may be shorter than its buffer (a
+  /// block-stored tensor ends mid-word, its buffer on a whole word): the
+  /// rest of the buffer is zeroed. A longer one is refused.
+  Status setArgumentPadded(uint32_t index, const void *data, size_t bytes);
   /// Runs the recorded step once (submit and wait).
   Status run();
   Status readArgument(uint32_t index, std::vector<uint8_t> &out);
