@@ -75,29 +75,6 @@ static int64_t kVectorWidth(Type element, int64_t dim, int64_t rowStride) {
   return dim % width == 0 && rowStride % width == 0 ? width : 1;
 }
 
-/// `width` values of `buffer` from element `index` on (a multiple of
-/// `width`), as f32, in vector loads of at most 16 bytes.
-static SmallVector<Value> loadF32Run(OpBuilder &b, Location loc, Value buffer,
-                                     Value index, int64_t width) {
-  IndexMath im(b, loc);
-  Type element = cast<sm::BufferType>(buffer.getType()).getElementType();
-  const int64_t perLoad = 128 / element.getIntOrFloatBitWidth();
-  SmallVector<Value> values;
-  for (int64_t at = 0; at < width; at += perLoad) {
-    int64_t n = std::min<int64_t>(perLoad, width - at);
-    Value run = sm::LoadOp::create(b, loc, VectorType::get({n}, element),
-                                   buffer, im.add(index, im.c(at)));
-    for (int64_t j = 0; j < n; ++j) {
-      Value v = vector::ExtractOp::create(b, loc, run, j);
-      values.push_back(v.getType().isF32()
-                           ? v
-                           : Value(arith::ExtFOp::create(b, loc, b.getF32Type(),
-                                                         v)));
-    }
-  }
-  return values;
-}
-
 GraphLowering::AttentionFrame
 GraphLowering::beginAttention(cir::AttentionOp op, KernelState &ks,
                               int64_t lanes, Value partials) {
@@ -268,9 +245,9 @@ Value GraphLowering::emitAttentionScore(const AttentionFrame &f,
                                im.c(r)),
                         im.c(width));
       SmallVector<Value> ks =
-          loadF32Run(b, loc, f.kCache, im.add(kRow, at), width);
+          loadF32s(f.kCache, im.add(kRow, at), width, loc);
       SmallVector<Value> qs =
-          loadF32Run(b, loc, f.q, im.add(f.qBase, at), width);
+          loadF32s(f.q, im.add(f.qBase, at), width, loc);
       for (int64_t j = 0; j < width; ++j)
         sum = fm.add(sum, fm.mul(qs[j], ks[j]));
     }
@@ -698,7 +675,7 @@ void GraphLowering::emitChunkAttention(cir::AttentionOp op, int64_t rows,
         Value at = im.mul(dot.getInductionVar(), im.c(width));
         SmallVector<Value> ks =
             width > 1
-                ? loadF32Run(b, loc, f.kCache, im.add(kRow, at), width)
+                ? loadF32s(f.kCache, im.add(kRow, at), width, loc)
                 : SmallVector<Value>{loadCacheValue(f.kCache, f.kElement,
                                                     im.add(kRow, at), loc)};
         SmallVector<Value> next(dot.getRegionIterArgs());

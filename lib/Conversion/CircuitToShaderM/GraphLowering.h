@@ -491,6 +491,10 @@ private:
       return v;
     return ex::ConvertOp::create(b, loc, b.getF32Type(), v, false);
   }
+  /// `n` consecutive values of a float buffer from `index` on, as f32
+  /// (loadRun's loads and its alignment promise).
+  SmallVector<Value> loadF32s(Value buffer, Value index, int64_t n,
+                              Location loc);
 
   LogicalResult lowerZeros(cir::ZerosOp op);
   LogicalResult lowerElementwise(Operation *op);
@@ -609,11 +613,6 @@ private:
   /// row, weight row major): each weight row is read and decoded once for
   /// all x rows. Plain weights take all of `ns` in one loop (each x load
   /// serves every weight row); block formats one loop per weight row.
-  /// `n` 32-bit words of `words` from word `at` on, in vector loads of
-  /// min(n, 4) words (n a power of two): the caller promises `at` is a
-  /// multiple of that run, so each load is aligned to its whole size.
-  SmallVector<Value> loadWordRun(Value words, Value at, int64_t n,
-                                 Location loc);
   SmallVector<Value> emitPartialDot(KernelState &ks, Value x, Value weight,
                                     ArrayRef<Value> ms, ArrayRef<Value> ns,
                                     Value tid, int64_t lanes, Location loc);
@@ -799,6 +798,32 @@ private:
   /// Lanes per subgroup of the target, 0 when unknown.
   int64_t subgroupSize = 0;
 };
+
+/// `n` consecutive elements of `buffer` from element `index` on, in vector
+/// loads of up to 16 bytes (`n` a power of two): the caller promises that
+/// `index` is a multiple of each load's length (min(n, 16 bytes)), which
+/// the loads then promise as their alignment.
+inline SmallVector<Value> loadRun(OpBuilder &b, Location loc, Value buffer,
+                                  Value index, int64_t n) {
+  IndexMath im(b, loc);
+  Type element = cast<sm::BufferType>(buffer.getType()).getElementType();
+  const int64_t perLoad =
+      std::min<int64_t>(n, 128 / element.getIntOrFloatBitWidth());
+  assert(llvm::isPowerOf2_64(n) && "runs of a power of two");
+  SmallVector<Value> values;
+  for (int64_t i = 0; i < n; i += perLoad) {
+    Value at = i ? im.add(index, im.c(i)) : index;
+    if (perLoad == 1) {
+      values.push_back(sm::LoadOp::create(b, loc, element, buffer, at));
+      continue;
+    }
+    Value run = sm::LoadOp::create(
+        b, loc, VectorType::get({perLoad}, element), buffer, at);
+    for (int64_t j = 0; j < perLoad; ++j)
+      values.push_back(vector::ExtractOp::create(b, loc, run, j));
+  }
+  return values;
+}
 
 /// Reads byte `byteIndex` of a buffer of 32-bit words, zero-extended to i32.
 inline Value loadByte(OpBuilder &b, Location loc, Value words,

@@ -186,38 +186,17 @@ SmallVector<Value> GraphLowering::finishUnits(scf::ForOp loop,
   return totals;
 }
 
-SmallVector<Value, 4> GraphLowering::loadX4(const DotOperands &d,
-                                            Value index) {
-  Type element = cast<sm::BufferType>(d.x.getType()).getElementType();
-  Value four = sm::LoadOp::create(b, d.loc, VectorType::get({4}, element),
-                                  d.x, index);
-  SmallVector<Value, 4> values;
-  for (int64_t j = 0; j < 4; ++j)
-    values.push_back(
-        toF32(vector::ExtractOp::create(b, d.loc, four, j), d.loc));
+SmallVector<Value> GraphLowering::loadF32s(Value buffer, Value index,
+                                           int64_t n, Location loc) {
+  SmallVector<Value> values = loadRun(b, loc, buffer, index, n);
+  for (Value &v : values)
+    v = toF32(v, loc);
   return values;
 }
 
-SmallVector<Value> GraphLowering::loadWordRun(Value words, Value at,
-                                              int64_t n, Location loc) {
-  IndexMath im(b, loc);
-  const int64_t perLoad = std::min<int64_t>(n, 4);
-  assert(n % perLoad == 0 && llvm::isPowerOf2_64(perLoad) &&
-         "runs of 1, 2 or 4 words");
-  SmallVector<Value> values;
-  for (int64_t i = 0; i < n; i += perLoad) {
-    Value index = i ? im.add(at, im.c(i)) : at;
-    if (perLoad == 1) {
-      values.push_back(
-          sm::LoadOp::create(b, loc, b.getI32Type(), words, index));
-      continue;
-    }
-    Value run = sm::LoadOp::create(
-        b, loc, VectorType::get({perLoad}, b.getI32Type()), words, index);
-    for (int64_t j = 0; j < perLoad; ++j)
-      values.push_back(vector::ExtractOp::create(b, loc, run, j));
-  }
-  return values;
+SmallVector<Value, 4> GraphLowering::loadX4(const DotOperands &d,
+                                            Value index) {
+  return SmallVector<Value, 4>(loadF32s(d.x, index, 4, d.loc));
 }
 
 SmallVector<Value> GraphLowering::emitPlainDot(const DotOperands &d) {
@@ -491,7 +470,7 @@ SmallVector<Value> GraphLowering::emitQ4_KDot(const DotOperands &d,
   // pieces of 4 quant (and qh) words a unit reads: whole 16-byte loads.
   // Word 0 holds d and dmin, words 1-3 the 12 scale bytes, loaded once
   // per unit.
-  SmallVector<Value> headWords = loadWordRun(d.w, blockWord, 4, loc);
+  SmallVector<Value> headWords = loadRun(b, loc, d.w, blockWord, 4);
   Value head = headWords[0];
   Value scaleD = ex::UnpackF16x2Op::create(b, loc, b.getF32Type(), head, 0);
   Value scaleMin = ex::UnpackF16x2Op::create(b, loc, b.getF32Type(), head, 1);
@@ -531,11 +510,12 @@ SmallVector<Value> GraphLowering::emitQ4_KDot(const DotOperands &d,
   // Per x row: sum(q*x) and sum(x) of the low and of the high nibbles,
   // over the unit's words in order (straight-line code).
   SmallVector<Value> quantWords =
-      loadWordRun(d.w, im.add(quants, firstWord), unitWords, loc);
+      loadRun(b, loc, d.w, im.add(quants, firstWord), unitWords);
   SmallVector<Value> qhWords;
   if (fifthBits)
-    qhWords = loadWordRun(d.w, im.add(blockWord, im.add(im.c(4), firstWord)),
-                          unitWords, loc);
+    qhWords = loadRun(b, loc, d.w,
+                      im.add(blockWord, im.add(im.c(4), firstWord)),
+                      unitWords);
   SmallVector<Value> acc(4 * rows, q8Activations ? wm.c(0) : zero);
   for (int64_t i = 0; i < unitWords; ++i) {
     Value w = im.add(firstWord, im.c(i));
@@ -929,22 +909,15 @@ void GraphLowering::emitTiledMatmul(
     // K are 0.
     const int64_t width = k % 4 == 0 ? 4 : 1;
     const int64_t perRow = kSlice / width;
-    // `width` values of `buffer` (of `element`s) from `index` on.
+    // `width` values of `buffer` (of `element`s) from `index` on, as f32.
     auto read = [&](Value buffer, Type element,
-                    Value index) -> SmallVector<Value, 4> {
-      if (cir::isQuantized(element) || isa<BFloat16Type>(element)) {
-        if (width == 4)
-          return emitDequantizeRun(buffer, element, index, loc);
-        return {emitDequantizeElement(buffer, element, index, loc)};
-      }
-      if (width == 1)
-        return {toF32(sm::LoadOp::create(b, loc, element, buffer, index))};
-      Value run = sm::LoadOp::create(b, loc, VectorType::get({4}, element),
-                                     buffer, index);
-      SmallVector<Value, 4> values;
-      for (int64_t t = 0; t < 4; ++t)
-        values.push_back(toF32(vector::ExtractOp::create(b, loc, run, t)));
-      return values;
+                    Value index) -> SmallVector<Value> {
+      if (!cir::isQuantized(element) && !isa<BFloat16Type>(element))
+        return loadF32s(buffer, index, width, loc);
+      if (width == 4)
+        return SmallVector<Value>(
+            emitDequantizeRun(buffer, element, index, loc));
+      return {emitDequantizeElement(buffer, element, index, loc)};
     };
     for (int64_t s = 0; s < 4 / width; ++s) {
       Value e = im.add(tid, im.c(s * kGemmLanes));
