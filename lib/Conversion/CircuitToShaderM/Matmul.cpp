@@ -1285,19 +1285,22 @@ LogicalResult GraphLowering::lowerMatmul(Operation *op, Value x,
     return t;
   };
   // Runs `body` for each x row of the block and each weight row of the
-  // tile that exists.
+  // tile that exists, row by row: a row's outputs are neighbours in
+  // memory, so that a CPU lane's epilogues of one row, straight-line code
+  // ending in neighbouring stores, become vector code (LLVM's SLP
+  // vectorizer).
   auto forEachOutput = [&](const Tile &t, int64_t n,
                            llvm::function_ref<void(int64_t, int64_t)> body) {
-    for (int64_t c = 0; c < cols; ++c) {
-      OpBuilder::InsertionGuard colGuard(b);
-      if (c > 0 && n % tileRows != 0) {
-        auto exists = scf::IfOp::create(b, loc, im.lt(t.rows[c], im.c(n)));
+    for (int64_t i = 0; i < xRows; ++i) {
+      OpBuilder::InsertionGuard guard(b);
+      if (m % xRows != 0 && i >= m % xRows) {
+        auto exists = scf::IfOp::create(b, loc, im.lt(xRowIds[i], im.c(m)));
         b.setInsertionPointToStart(exists.thenBlock());
       }
-      for (int64_t i = 0; i < xRows; ++i) {
-        OpBuilder::InsertionGuard guard(b);
-        if (m % xRows != 0 && i >= m % xRows) {
-          auto exists = scf::IfOp::create(b, loc, im.lt(xRowIds[i], im.c(m)));
+      for (int64_t c = 0; c < cols; ++c) {
+        OpBuilder::InsertionGuard colGuard(b);
+        if (c > 0 && n % tileRows != 0) {
+          auto exists = scf::IfOp::create(b, loc, im.lt(t.rows[c], im.c(n)));
           b.setInsertionPointToStart(exists.thenBlock());
         }
         body(c, i);
