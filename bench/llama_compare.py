@@ -106,26 +106,36 @@ def measure_hesper(args, model, prompt):
 
 
 def measure_llama(args, model):
-    """llama-bench's tg and pp at depth 0 and args.depth, tok/s (0 at the
-    depth where the build's llama-bench has no -d, before mid-2025)."""
+    """llama-bench's tg and pp at depth 0 and its tg at args.depth, tok/s,
+    and whether that last one is derived. A build without -d (before
+    mid-2025) runs the prompt and then the generation (-pg): decode after
+    the prompt takes the time of that run less the prompt's alone (pp)."""
     cmd = [args.llama_bench, "-m", model, "-p", str(args.depth), "-n",
            str(args.gen), "-r", str(args.runs), "-o", "json",
            *args.llama_bench_args.split()]
     try:
         out = run(cmd + ["-d", f"0,{args.depth}"]).stdout
     except BenchError:
-        out = run(cmd).stdout
+        out = run(cmd + ["-pg", f"{args.depth},{args.gen}"]).stdout
     data = json.loads(out)
     found = {}
     for entry in data:
         depth = entry.get("n_depth", 0)
-        kind = "tg" if entry.get("n_gen", 0) > 0 else "pp"
+        prompt, gen = entry.get("n_prompt", 0), entry.get("n_gen", 0)
+        kind = "pg" if prompt and gen else "tg" if gen else "pp"
         found[(kind, depth)] = float(entry["avg_ts"])
     try:
-        return (found[("tg", 0)], found.get(("tg", args.depth), 0.0),
-                found[("pp", 0)])
+        tg, pp = found[("tg", 0)], found[("pp", 0)]
     except KeyError as missing:
         raise BenchError(f"llama-bench gave no {missing} result: {data}")
+    at_depth = found.get(("tg", args.depth), 0.0)
+    derived = False
+    pg = found.get(("pg", 0), 0.0)
+    if not at_depth and pg:
+        gen_seconds = (args.depth + args.gen) / pg - args.depth / pp
+        if gen_seconds > 0:
+            at_depth, derived = args.gen / gen_seconds, True
+    return tg, at_depth, pp, derived
 
 
 def ratio(a, b):
@@ -189,7 +199,7 @@ def main():
                           "w") as f:
                     f.write(times)
                 llama = (measure_llama(args, model) if args.llama_bench
-                         else (0.0, 0.0, 0.0))
+                         else (0.0, 0.0, 0.0, False))
                 rows.append((name, wtype, d0, dd, pp, llama, times))
         eval_out = ""
         if not args.no_eval:
@@ -206,12 +216,16 @@ def main():
           f"| decode @{d} | llama.cpp @{d} | ratio | prefill tok/s "
           f"({d} tokens) | llama.cpp pp{d} | ratio |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
-    for name, wtype, d0, dd, pp, (l0, ld, lp), _ in rows:
+    for name, wtype, d0, dd, pp, (l0, ld, lp, derived), _ in rows:
+        mark = "*" if derived else ""
         print(f"| {name} | {wtype} | {d0:.1f} | {l0:.1f} | {ratio(d0, l0)} "
-              f"| {dd:.1f} | {ld:.1f} | {ratio(dd, ld)} | {pp:.1f} "
+              f"| {dd:.1f} | {ld:.1f}{mark} | {ratio(dd, ld)} | {pp:.1f} "
               f"| {lp:.1f} | {ratio(pp, lp)} |")
     if not args.llama_bench:
         print("(no --llama-bench: llama.cpp columns are 0)")
+    if any(row[5][3] for row in rows):
+        print(f"* this llama-bench has no -d: its decode after {d} prompt "
+              f"tokens is derived from -pg {d},{args.gen} less pp{d}")
     for name, wtype, *_, times in rows:
         bound = re.search(r"^  bound: .*$", times, re.M)
         if bound:
