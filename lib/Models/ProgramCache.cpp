@@ -134,11 +134,19 @@ std::string hesper::models::programCacheKey(const Model &model,
                     int64_t(options.matrixUnits)})
     k.number(v);
   const rt::GgufFile &file = model.file();
-  k.number(static_cast<int64_t>(file.metadata().size()));
+  // The tokenizer's keys (its vocabulary, merges and scores: hundreds of
+  // thousands of values in a downloaded model, which took most of a warm
+  // start to hash) only set up the host's tokenizer; the graphs take the
+  // vocabulary's size from the embedding's shape.
+  int64_t graphKeys = 0;
   for (const auto &[key, value] : file.metadata()) {
+    if (llvm::StringRef(key).starts_with("tokenizer."))
+      continue;
     k.field(key);
     k.value(value);
+    ++graphKeys;
   }
+  k.number(graphKeys);
   k.number(static_cast<int64_t>(file.tensors().size()));
   for (const rt::GgufTensor &t : file.tensors()) {
     k.field(t.name);

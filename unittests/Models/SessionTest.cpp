@@ -112,7 +112,8 @@ constexpr int64_t kDim = 64, kFfn = 128, kVocab = 48, kCtx = 64;
 /// The test model; `seed` draws other weight values, `ropeBase` changes a
 /// metadata value, `suffix` names another file.
 std::string writeModel(uint64_t seed = 12345, float ropeBase = 10000.0f,
-                       const std::string &suffix = "") {
+                       const std::string &suffix = "",
+                       bool tokenizerKeys = false) {
   std::string path =
       (std::filesystem::temp_directory_path() /
        ("hesper-session-test-" + std::to_string(::getpid()) + suffix +
@@ -129,6 +130,10 @@ std::string writeModel(uint64_t seed = 12345, float ropeBase = 10000.0f,
   w.u32("llama.context_length", kCtx);
   w.f32("llama.attention.layer_norm_rms_epsilon", 1e-5f);
   w.f32("llama.rope.freq_base", ropeBase);
+  if (tokenizerKeys) {
+    w.u32("tokenizer.ggml.bos_token_id", 1);
+    w.u32("tokenizer.ggml.eos_token_id", 2);
+  }
   w.tensor("token_embd.weight", {kDim, kVocab}, 1.0f);
   w.tensor("output_norm.weight", {kDim}, 0.1f, 1.0f);
   for (int l = 0; l < 2; ++l) {
@@ -482,6 +487,14 @@ TEST_F(SessionTest, ProgramCacheKeyCoversWhatChangesThePrograms) {
   runtimeOnly.programCache = true;
   runtimeOnly.programCacheDir = "/elsewhere";
   EXPECT_EQ(base, key(*model, runtimeOnly, kCtx, cpu));
+  // Nor the tokenizer's keys, which only set up the host's tokenizer.
+  std::string tokenized = writeModel(12345, 10000.0f, "-tokenizer", true);
+  auto withTokenizer = Model::load(tokenized);
+  ASSERT_TRUE(withTokenizer.ok()) << withTokenizer.status().message();
+  ASSERT_NE((*withTokenizer)->file().find("tokenizer.ggml.eos_token_id"),
+            nullptr);
+  EXPECT_EQ(base, key(**withTokenizer, options, kCtx, cpu));
+  std::filesystem::remove(tokenized);
 
   // Every field that shapes the programs: a key of its own.
   std::vector<std::string> changed;
