@@ -542,6 +542,35 @@ TEST(CudaDriver, KernelErrors) {
   EXPECT_TRUE(contains(k.status().message(), "cuModuleGetFunction"));
 }
 
+TEST(CudaDriver, KernelsOfOneBinaryShareItsModule) {
+  // A program's kernels carry one binary: it is loaded once, and stays
+  // loaded while any of its kernels lives.
+  OPEN_CUDA_OR_SKIP(dev, DeviceOptions());
+  KernelDesc desc = addScalarDesc();
+  Result<std::unique_ptr<Kernel>> first = dev.createKernel(desc);
+  desc.workgroupSize[0] = 64; // another kernel of the same binary
+  Result<std::unique_ptr<Kernel>> second = dev.createKernel(desc);
+  ASSERT_TRUE(first.ok() && second.ok());
+  first->reset();
+  for (uint32_t add : {3u, 4u}) {
+    Result<std::unique_ptr<Buffer>> buf = dev.createBuffer(kN * 4);
+    ASSERT_TRUE(buf.ok());
+    std::vector<uint32_t> init = iota(kN);
+    ASSERT_TRUE(dev.upload(**buf, init.data(), kN * 4).ok());
+    Result<std::unique_ptr<CommandList>> list = dev.createCommandList();
+    ASSERT_TRUE(list.ok());
+    Dispatch d = addDispatch(second->get(), buf->get(), add);
+    d.grid[0] = (kN + 63) / 64;
+    ASSERT_TRUE((*list)->record({d}).ok());
+    ASSERT_TRUE((*list)->submit().ok());
+    expectShifted(dev, **buf, add);
+    // The last kernel gone, a new one loads the binary again.
+    second->reset();
+    second = dev.createKernel(desc);
+    ASSERT_TRUE(second.ok()) << second.status().message();
+  }
+}
+
 TEST(CudaDriver, CubinCache) {
   DeviceOptions opts;
   opts.cacheDir = ::testing::TempDir() + "/hesper-cubin-" +

@@ -17,7 +17,8 @@
 // transfer and launch goes to that stream and is waited for before the call
 // returns. Kernels are PTX (format "ptx": JIT-compiled by the driver, with an
 // optional disk cache of the resulting cubins) or cubins ("cubin", or an
-// empty format). A CommandList is captured into a CUDA graph on its first
+// empty format); the kernels of one binary (a program's) share one loaded
+// module. A CommandList is captured into a CUDA graph on its first
 // submission and replayed with one graph launch per submission; changing
 // push constants re-captures it.
 //
@@ -34,6 +35,8 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <functional>
+#include <string_view>
 
 namespace hesper::rt::detail::cuda {
 
@@ -192,6 +195,27 @@ static bool readFile(const std::string &path, std::vector<uint8_t> &out) {
 // Device state shared by every object of a device
 //===----------------------------------------------------------------------===//
 
+/// The modules table's key of a binary: the standard library's string
+/// hash (eight bytes a step; a program's PTX is megabytes).
+static uint64_t moduleHash(const std::vector<uint8_t> &binary) {
+  return std::hash<std::string_view>{}(std::string_view(
+      reinterpret_cast<const char *>(binary.data()), binary.size()));
+}
+
+void CudaContext::releaseModule(CUmodule module) {
+  std::lock_guard<std::mutex> lock(moduleMutex);
+  for (auto it = modules.begin(); it != modules.end(); ++it) {
+    if (it->second.module != module)
+      continue;
+    if (--it->second.kernels == 0) {
+      ContextScope scope(*this);
+      api->cuModuleUnload(module);
+      modules.erase(it);
+    }
+    return;
+  }
+}
+
 CudaContext::~CudaContext() {
   if (stream) {
     ContextScope scope(*this);
@@ -340,6 +364,12 @@ private:
   }
 
   Status checkDesc(const KernelDesc &d) const;
+  /// The module of `d`'s binary: loaded already for another kernel (one
+  /// more user), or loaded now. The caller holds the context current.
+  Result<CUmodule> moduleFor(const KernelDesc &d, const std::string &what);
+  /// Loads `d`'s binary: a cubin as it is, PTX through the cubin cache
+  /// where there is one, else by the driver's JIT.
+  Result<CUmodule> loadBinary(const KernelDesc &d, const std::string &what);
   Result<CUmodule> loadModule(const void *image, const std::string &what);
   Result<std::vector<uint8_t>> linkPtx(const std::string &ptx,
                                        const std::string &what);
@@ -432,14 +462,27 @@ Result<std::vector<uint8_t>> CudaDevice::linkPtx(const std::string &ptx,
   return cubin;
 }
 
-Result<std::unique_ptr<Kernel>> CudaDevice::createKernel(const KernelDesc &d) {
-  if (Status st = checkDesc(d); !st)
-    return st;
-  std::string what = "kernel '" + d.name + "'";
-  ContextScope scope(*ctx);
-  if (!scope.status())
-    return scope.status();
+Result<CUmodule> CudaDevice::moduleFor(const KernelDesc &d,
+                                      const std::string &what) {
+  std::lock_guard<std::mutex> lock(ctx->moduleMutex);
+  uint64_t hash = moduleHash(d.binary);
+  auto range = ctx->modules.equal_range(hash);
+  for (auto it = range.first; it != range.second; ++it) {
+    CudaContext::SharedModule &shared = it->second;
+    if (shared.format == d.format && shared.binary == d.binary) {
+      ++shared.kernels;
+      return shared.module;
+    }
+  }
+  Result<CUmodule> module = loadBinary(d, what);
+  if (module.ok())
+    ctx->modules.emplace(
+        hash, CudaContext::SharedModule{d.binary, d.format, *module, 1});
+  return module;
+}
 
+Result<CUmodule> CudaDevice::loadBinary(const KernelDesc &d,
+                                        const std::string &what) {
   // PTX must reach the driver NUL-terminated; a cubin is passed as is.
   bool isPtx = d.format == "ptx";
   std::string ptx;
@@ -476,11 +519,25 @@ Result<std::unique_ptr<Kernel>> CudaDevice::createKernel(const KernelDesc &d) {
       return m.status();
     module = *m;
   }
+  return module;
+}
+
+Result<std::unique_ptr<Kernel>> CudaDevice::createKernel(const KernelDesc &d) {
+  if (Status st = checkDesc(d); !st)
+    return st;
+  std::string what = "kernel '" + d.name + "'";
+  ContextScope scope(*ctx);
+  if (!scope.status())
+    return scope.status();
+  Result<CUmodule> loaded = moduleFor(d, what);
+  if (!loaded)
+    return loaded.status();
+  CUmodule module = *loaded;
 
   CUfunction function = nullptr;
   if (CUresult r = api().cuModuleGetFunction(&function, module, d.name.c_str());
       r != CUDA_SUCCESS) {
-    api().cuModuleUnload(module);
+    ctx->releaseModule(module);
     return api().fail(what, "cuModuleGetFunction", r);
   }
   if (d.sharedMemoryBytes > kDefaultDynamicSharedBytes) {
@@ -488,7 +545,7 @@ Result<std::unique_ptr<Kernel>> CudaDevice::createKernel(const KernelDesc &d) {
             function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
             static_cast<int>(d.sharedMemoryBytes));
         r != CUDA_SUCCESS) {
-      api().cuModuleUnload(module);
+      ctx->releaseModule(module);
       return api().fail(what, "cuFuncSetAttribute", r);
     }
   }

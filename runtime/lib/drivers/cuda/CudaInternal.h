@@ -200,6 +200,21 @@ struct CudaContext {
   std::unordered_map<const Kernel *, uint64_t> kernels;
   uint64_t nextSerial = 1;
 
+  /// A loaded module and the kernels that use it. A program's kernels
+  /// carry the same binary (their module's), so it is loaded once, not
+  /// once per kernel, and unloaded with its last kernel.
+  struct SharedModule {
+    std::vector<uint8_t> binary;
+    std::string format;
+    CUmodule module = nullptr;
+    size_t kernels = 0;
+  };
+  std::mutex moduleMutex; ///< held while a module is looked up or loaded
+  /// By a hash of the binary (equal hashes are told apart by the bytes).
+  std::unordered_multimap<uint64_t, SharedModule> modules;
+  /// One kernel less uses `module`; the last one unloads it.
+  void releaseModule(CUmodule module);
+
   ~CudaContext();
 
   template <typename T>
@@ -274,8 +289,7 @@ public:
       : ctx(std::move(c)), kernelDesc(std::move(d)), module(m), function(f) {}
   ~CudaKernel() override {
     ctx->remove<Kernel>(ctx->kernels, this);
-    ContextScope scope(*ctx);
-    ctx->api->cuModuleUnload(module);
+    ctx->releaseModule(module);
   }
   const KernelDesc &desc() const override { return kernelDesc; }
 
