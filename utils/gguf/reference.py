@@ -79,7 +79,10 @@ an exact integer sum per block times float32(d_w * d_y), blocks summed in
 float32) and those stored
 as I2_S with I8_S activations (per token: s = 127 / max|x|, q =
 round-half-even(x s) in [-128, 127], float32(sum t q) / s * scale), as
-llama.cpp's / BitNet's CPU kernels do.  Everything else (attention, the
+llama.cpp's / BitNet's CPU kernels do; --quantize-activations=q8_1 instead
+rounds the input of the I2_S projections to q8_1 blocks (below), as
+hesper-run's integer kernels read it (the CPU target's default), and
+keeps the TQ1_0 / TQ2_0 products exact.  Everything else (attention, the
 f16 head) stays float64: llama.cpp's f16 head also rounds the activations
 to f16, which is not mimicked.  In the other llama-family models (not
 phi3, not the MoE FFNs) --quantize-activations rounds the input of every
@@ -899,7 +902,9 @@ class Model:
         tests that must show the real features change the logits.
         quantize_activations: projections stored as TQ1_0 / TQ2_0 / I2_S
         (bitnet) multiply 8-bit activations as llama.cpp's CPU kernels do
-        (ternary_matmul_quantized); the attention, FFN and output
+        (ternary_matmul_quantized), or with "q8_1" the I2_S ones read
+        their input rounded as q8_1 blocks, as hesper-run's integer
+        kernels do (activations_q8); the attention, FFN and output
         projections stored as Q8_0 or Q4_0 of the dense llama-family
         layers read their input rounded as q8_1 blocks, as hesper-run
         --quantize-activations does token by token (activations_q8, for
@@ -1022,6 +1027,8 @@ class Model:
         # per-tensor .scale after each projection, FFN activation by key
         self.bitnet = arch == "bitnet"
         self.quantize_activations = bool(quantize_activations)
+        # bitnet: hesper-run's q8_1 blocks for I2_S, not llama.cpp's kinds
+        self.q8_1_ternary = quantize_activations == "q8_1"
         self.hidden_act = None
         if self.bitnet:
             act = opt_hp("hidden_activation")
@@ -1144,7 +1151,7 @@ class Model:
         g = self.gguf
         out = dict(attn_sub_norm=g.tensor(p + "attn_sub_norm.weight").astype(np.float64),
                    ffn_sub_norm=g.tensor(p + "ffn_sub_norm.weight").astype(np.float64),
-                   scale={}, codes={})
+                   scale={}, codes={}, act_q8={})
         for key, stem in BITNET_PROJ:
             sname = p + stem + ".scale"
             if sname in g.tensors:
@@ -1153,6 +1160,10 @@ class Model:
                     raise GGUFError("%s must hold one value" % sname)
                 out["scale"][key] = float(sv[0])
             info = g.tensors[p + stem + ".weight"]
+            if self.q8_1_ternary:
+                if info.type == GGML_I2_S:
+                    out["act_q8"][key] = "any"
+                continue
             if self.quantize_activations and info.type in TERNARY_TYPES:
                 n_in, n_out = info.dims[0], info.dims[1]
                 t, d = ternary_codes(g.raw(info.name), info.type, info.n_elements)
@@ -1687,12 +1698,16 @@ def main(argv=None):
                          "capped at 4096); phi3 picks its LongRoPE factors "
                          "by it")
     ap.add_argument("--quantize-activations", dest="quantize_activations",
-                    action="store_true",
+                    nargs="?", const="llama.cpp", default=None,
+                    choices=["llama.cpp", "q8_1"],
                     help="bitnet: multiply TQ1_0/TQ2_0/I2_S projections with "
                          "8-bit activations as llama.cpp's CPU kernels do "
-                         "(Q8_K blocks / I8_S per token); llama-family "
-                         "Q8_0/Q4_0 projections: input rounded as q8_1 "
-                         "blocks, as hesper-run --quantize-activations")
+                         "(Q8_K blocks / I8_S per token), or with =q8_1 "
+                         "round the input of the I2_S ones to q8_1 blocks "
+                         "as hesper-run's integer kernels do; llama-family "
+                         "Q8_0/Q4_0 projections (either value): input "
+                         "rounded as q8_1 blocks, as hesper-run "
+                         "--quantize-activations")
     args = ap.parse_args(argv)
 
     if args.info or args.dump_tensor:

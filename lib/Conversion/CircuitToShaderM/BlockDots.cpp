@@ -416,6 +416,81 @@ SmallVector<Value> GraphLowering::emitByteTileDot(const DotOperands &d,
   return bt.finish(loop, acc, rows, vm);
 }
 
+SmallVector<Value> GraphLowering::emitI2_SByteTileDot(const DotOperands &d) {
+  // emitByteTileDot's tile for i2_s weights: per 32-byte block (128
+  // values, value 32k + m in bits 6 - 2k of byte m), plane k by plane k,
+  // x block 4 blk + k's bytes 0..15 and 16..31 against each group's codes
+  // of those values: its rows' bytes 0..15 and 16..31 shifted and masked
+  // (0..2, which vpdpbusd takes as they are). sum((q - 1) x) =
+  // sum(q x) - sum(x): the sums start at -sum(x), a dot product with ones
+  // once per x block for all the tile's rows. Each lane accumulates its
+  // i32 sums times d_x; the tensor's scale multiplies the totals.
+  constexpr int64_t kValues = 128, kWords = 8;
+  constexpr int64_t kGroups = kByteTileRows / 4;
+  Location loc = d.loc;
+  IndexMath im(b, loc);
+  BlockMath vm{b, loc};
+  ByteTileMath bt{b, loc};
+  assert(static_cast<int64_t>(d.ns.size()) == kByteTileRows &&
+         d.k % kValues == 0 && "lowerMatmul picks this tile");
+  const size_t rows = d.xRows.size();
+  auto dot = [&](Value a, Value x, Value acc) -> Value {
+    return ex::VectorDot4I8Op::create(b, loc, a, x, acc);
+  };
+  Value zero = bt.zeros();
+  Value ones = vm.i8Splat(1, 64), twoBits = vm.i8Splat(3, 64);
+  const int64_t rowWords = d.k / kValues * kWords;
+  SmallVector<Value> dots = [&] {
+    OpBuilder::InsertionGuard guard(b);
+    scf::ForOp loop = bt.begin(d.k / kValues, rows, vm);
+    Value blk = loop.getInductionVar();
+    Value blockWord = im.mul(blk, im.c(kWords));
+    SmallVector<Value> acc(loop.getRegionIterArgs());
+    for (int64_t k = 0; k < 4; ++k) {
+      // Per x row: d_x, the block's two halves repeated, -sum(x).
+      struct XBlock {
+        Value scale, low, high, start;
+      };
+      SmallVector<XBlock> xs;
+      for (Value xRow : d.xRows) {
+        Value at = im.add(
+            xRow, im.mul(im.add(im.mul(blk, im.c(4)), im.c(k)),
+                         im.c(kQ8_1Words)));
+        XBlock x;
+        x.scale = loadQ8_1Scale(b, loc, d.x, at);
+        x.low = bt.xBytes(d.x, at, 0);
+        x.high = bt.xBytes(d.x, at, 1);
+        x.start = arith::SubIOp::create(
+            b, loc, zero, dot(ones, x.high, dot(ones, x.low, zero)));
+        xs.push_back(x);
+      }
+      for (int64_t g = 0; g < kGroups; ++g) {
+        // Plane k's codes of bytes `word` * 4 .. + 15 of each row.
+        auto codes = [&](int64_t word) -> Value {
+          Value words = bt.rowWords(d.w, ArrayRef(d.ns).slice(4 * g, 4),
+                                    rowWords, blockWord, word);
+          return arith::AndIOp::create(
+              b, loc, bt.bytes(bt.shr(words, 6 - 2 * k)), twoBits);
+        };
+        Value low = codes(0), high = codes(4);
+        for (size_t r = 0; r < rows; ++r) {
+          const XBlock &x = xs[r];
+          Value sums = dot(high, x.high, dot(low, x.low, x.start));
+          Value &a = acc[g * rows + r];
+          a = vm.add(a,
+                     vm.mul(arith::SIToFPOp::create(b, loc, vm.f32s(16), sums),
+                            vm.splat(x.scale, 16)));
+        }
+      }
+    }
+    return bt.finish(loop, acc, rows, vm);
+  }();
+  Value scale = i2sScale(b, loc, d.w);
+  for (Value &dot : dots)
+    dot = ex::MulOp::create(b, loc, dot, scale);
+  return dots;
+}
+
 SmallVector<Value> GraphLowering::emitQ4_KByteTileDot(const DotOperands &d) {
   // emitByteTileDot's tile for q4_k weights: per super-block (36 words:
   // f16 d and dmin, 12 bytes of 6-bit scales and mins, then four quarters

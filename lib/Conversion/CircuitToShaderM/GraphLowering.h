@@ -721,13 +721,15 @@ private:
   SmallVector<Value> emitByteTileDot(const DotOperands &d, Type element);
   /// The same tile for q4_k weights (K a multiple of 256).
   SmallVector<Value> emitQ4_KByteTileDot(const DotOperands &d);
+  /// The same tile for i2_s weights, scaled by the tensor's scale.
+  SmallVector<Value> emitI2_SByteTileDot(const DotOperands &d);
   SmallVector<Value> emitQ8_0Dot(const DotOperands &d);
   /// Activations in q8_1 blocks (x is words, `xRows` their first words):
   /// q8_0 and q4_0 (`nibbles`) weight blocks per lane unit, the byte
   /// products added with exp.dot4_i8 and scaled once per block.
   SmallVector<Value> emitQ8ActivationDot(const DotOperands &d, bool nibbles);
-  /// The dot products against q8_1 activations (q8_0, q4_0, q4_k and q5_k
-  /// weights: hasQ8ActivationKernel in Matmul.cpp).
+  /// The dot products against q8_1 activations (q8_0, q4_0, q4_k, q5_k,
+  /// q6_k and i2_s weights: hasQ8ActivationKernel in Matmul.cpp).
   SmallVector<Value> emitQ8ActivationBlockDot(const DotOperands &d,
                                               Type element);
   /// q4_k, or q5_k with `fifthBits` (q4_k's layout with a plane of fifth
@@ -759,6 +761,9 @@ private:
   /// i2_s blocks of 128 per lane unit, unscaled (the per-tensor scale is
   /// the graph's to apply).
   SmallVector<Value> emitI2_SDot(const DotOperands &d);
+  /// i2_s weights with q8_1 activations, a word of a block per lane unit
+  /// (any number of lanes), scaled by the tensor's scale.
+  SmallVector<Value> emitI2_SQ8Dot(const DotOperands &d);
   /// One lane (the CPU target): whole ternary blocks as vector operations.
   SmallVector<Value> emitTQ2_0DotVector(const DotOperands &d);
   SmallVector<Value> emitTQ1_0DotVector(const DotOperands &d);
@@ -873,7 +878,6 @@ private:
   Location loc;
 };
 
-/// The f16 at byte `byteIndex` of a buffer of 32-bit words, as f32.
 /// The scale d of the q8_1 block whose first word is `block` in `words`
 /// (the low half of that word), as f32.
 inline Value loadQ8_1Scale(OpBuilder &b, Location loc, Value words,
@@ -882,6 +886,19 @@ inline Value loadQ8_1Scale(OpBuilder &b, Location loc, Value words,
   return ex::UnpackF16x2Op::create(b, loc, b.getF32Type(), head, 0);
 }
 
+/// The f32 scale after the blocks of the i2_s weight buffer `w`: the
+/// first of its last 8 words (the blocks are whole words, and the scale
+/// and its padding are 32 bytes).
+inline Value i2sScale(OpBuilder &b, Location loc, Value w) {
+  IndexMath im(b, loc);
+  int64_t words = cast<sm::BufferType>(w.getType()).getLength();
+  Value word = sm::LoadOp::create(
+      b, loc, b.getI32Type(), w,
+      im.c(words - cir::I2_SType::kTrailerBytes / 4));
+  return arith::BitcastOp::create(b, loc, b.getF32Type(), word);
+}
+
+/// The f16 at byte `byteIndex` of a buffer of 32-bit words, as f32.
 inline Value loadHalf(OpBuilder &b, Location loc, Value words,
                       Value byteIndex) {
   IndexMath im(b, loc);

@@ -49,11 +49,15 @@ SmallVector<Value> GraphLowering::emitPartialDot(KernelState &ks, Value x,
   Type element = wType.getElementType();
   if (q8Activations && lanes == 1 &&
       static_cast<int64_t>(ns.size()) == kByteTileRows) {
-    assert((isa<cir::Q4_0Type, cir::Q8_0Type, cir::Q4_KType>(element)) &&
+    assert((isa<cir::Q4_0Type, cir::Q8_0Type, cir::Q4_KType, cir::I2_SType>(
+               element)) &&
            "matmulTile picks this tile");
     ops.ns.assign(ns.begin(), ns.end());
-    return isa<cir::Q4_KType>(element) ? emitQ4_KByteTileDot(ops)
-                                       : emitByteTileDot(ops, element);
+    if (isa<cir::Q4_KType>(element))
+      return emitQ4_KByteTileDot(ops);
+    if (isa<cir::I2_SType>(element))
+      return emitI2_SByteTileDot(ops);
+    return emitByteTileDot(ops, element);
   }
   if (q8Activations) {
     SmallVector<Value> all;
@@ -336,7 +340,7 @@ SmallVector<Value> GraphLowering::emitHalfScaledBlockDot(
 /// Weight formats with integer kernels for q8_1 activations.
 static bool hasQ8ActivationKernel(Type element) {
   return isa<cir::Q8_0Type, cir::Q4_0Type, cir::Q4_KType, cir::Q5_KType,
-             cir::Q6_KType>(element);
+             cir::Q6_KType, cir::I2_SType>(element);
 }
 
 SmallVector<Value> GraphLowering::emitQ8ActivationBlockDot(const DotOperands &d,
@@ -354,6 +358,8 @@ SmallVector<Value> GraphLowering::emitQ8ActivationBlockDot(const DotOperands &d,
     return d.lanes == 1 && d.k % 512 == 0
                ? emitQ6_KDotVector(d, /*q8Activations=*/true)
                : emitQ6_KDot(d, /*q8Activations=*/true);
+  if (isa<cir::I2_SType>(element))
+    return emitI2_SQ8Dot(d);
   bool fifthBits = isa<cir::Q5_KType>(element);
   return d.lanes == 1 ? emitQ4_KDotVector(d, fifthBits, /*q8Activations=*/true)
                       : emitQ4_KDot(d, fifthBits, /*q8Activations=*/true);
@@ -763,14 +769,18 @@ static std::pair<int64_t, int64_t> matmulTile(Value x,
   });
   if (lanes != 1 || experts || !oneFormat)
     return {kXRows, 1};
-  const int64_t tileK = isa<cir::Q4_KType>(element) ? 256 : 64;
+  const int64_t tileK = isa<cir::Q4_KType>(element)   ? 256
+                        : isa<cir::I2_SType>(element) ? 128
+                                                      : 64;
   if (isa<cir::Q8_1Type>(xElement) &&
-      isa<cir::Q4_0Type, cir::Q8_0Type, cir::Q4_KType>(element) &&
+      isa<cir::Q4_0Type, cir::Q8_0Type, cir::Q4_KType, cir::I2_SType>(
+          element) &&
       llvm::all_of(weights, [&](Value w) {
         return typeOf(w).getShape().back() % tileK == 0 &&
                rowsOf(w) % kByteTileRows == 0;
       }))
-    return {isa<cir::Q4_KType>(element) ? 2 : 4, kByteTileRows};
+    return {isa<cir::Q4_KType, cir::I2_SType>(element) ? 2 : 4,
+            kByteTileRows};
   if (m == 1 && isa<FloatType>(xElement) && element.isF32())
     return {1, 4};
   if (m == 1 || cir::isQuantized(xElement))
@@ -1082,8 +1092,8 @@ LogicalResult GraphLowering::lowerMatmul(Operation *op, Value x,
         return op->emitOpError("with q8_1 activations and ")
                << wElt
                << " weights is not supported by convert-circuit-to-shaderm "
-                  "(q8_1 activations need q8_0, q4_0, q4_k, q5_k or q6_k "
-                  "weights)";
+                  "(q8_1 activations need q8_0, q4_0, q4_k, q5_k, q6_k or "
+                  "i2_s weights)";
     }
   } else if (cir::isQuantized(xType.getElementType())) {
     return op->emitOpError("with ")

@@ -155,17 +155,6 @@ SmallVector<Value> GraphLowering::emitTQ1_0Dot(const DotOperands &d) {
   return finishUnits(loop, totals);
 }
 
-/// The f32 scale after the blocks of the i2_s weight buffer `w`: the
-/// first of its last 8 words (the blocks are whole words, and the scale
-/// and its padding are 32 bytes).
-static Value i2sScale(OpBuilder &b, Location loc, Value w) {
-  IndexMath im(b, loc);
-  int64_t words = cast<sm::BufferType>(w.getType()).getLength();
-  Value word = sm::LoadOp::create(b, loc, b.getI32Type(), w,
-                                  im.c(words - cir::I2_SType::kTrailerBytes / 4));
-  return arith::BitcastOp::create(b, loc, b.getF32Type(), word);
-}
-
 SmallVector<Value> GraphLowering::emitI2_SDot(const DotOperands &d) {
   // A lane's unit is one 32-byte block (8 words, always word-aligned) of
   // 128 values in four 2-bit planes; the lane's sum of (code - 1) * x is
@@ -211,6 +200,56 @@ SmallVector<Value> GraphLowering::emitI2_SDot(const DotOperands &d) {
     return finishUnits(loop, SmallVector<Value>(words.getResults()));
   }();
   // Scaled once, after the loop.
+  Value scale = i2sScale(b, loc, d.w);
+  for (Value &sum : sums)
+    sum = ex::MulOp::create(b, loc, sum, scale);
+  return sums;
+}
+
+SmallVector<Value> GraphLowering::emitI2_SQ8Dot(const DotOperands &d) {
+  // x in q8_1 blocks. A lane's unit is word w of a 32-byte block: bytes
+  // m = 4w .. 4w + 3, whose four planes k hold values 32k + m, against
+  // word 1 + w of x block 4 blk + k. Each plane's four codes less one
+  // (signed bytes -1, 0, 1: the codes with their high bits set, less one
+  // per byte, the high bits cleared again, so no borrow crosses a byte)
+  // go into exp.dot4_i8 with x's four bytes, an exact i32 sum scaled by
+  // the x block's d. On GPU targets the eight lanes of a block read its
+  // 32 consecutive bytes. The tensor's scale multiplies the totals.
+  constexpr int64_t kValues = 128, kWords = 8;
+  Location loc = d.loc;
+  IndexMath im(b, loc);
+  WordMath wm(b, loc);
+  const size_t rows = d.xRows.size();
+  SmallVector<Value> sums = [&] {
+    OpBuilder::InsertionGuard guard(b);
+    BlockUnit u = beginBlockUnits(d, kValues, kWords, rows);
+    Value word = sm::LoadOp::create(
+        b, loc, b.getI32Type(), d.w,
+        im.add(im.mul(u.blockIndex, im.c(kWords)), u.part));
+    Value highBits = wm.c(static_cast<int32_t>(0x80808080u));
+    SmallVector<Value> acc(u.loop.getRegionIterArgs());
+    for (int64_t k = 0; k < 4; ++k) {
+      Value codes = wm.mask(wm.shr(word, 6 - 2 * k), 0x03030303);
+      Value centered = arith::XOrIOp::create(
+          b, loc,
+          arith::SubIOp::create(b, loc, wm.bitOr(codes, highBits),
+                                wm.c(0x01010101)),
+          highBits);
+      for (size_t r = 0; r < rows; ++r) {
+        Value xBlock = im.add(
+            d.xRows[r],
+            im.mul(im.add(im.mul(u.block, im.c(4)), im.c(k)),
+                   im.c(kQ8_1Words)));
+        Value x = sm::LoadOp::create(b, loc, b.getI32Type(), d.x,
+                                     im.add(xBlock, im.add(u.part, im.c(1))));
+        Value dot = ex::Dot4I8Op::create(b, loc, centered, x, wm.c(0));
+        acc[r] = ex::FmaOp::create(b, loc,
+                                   loadQ8_1Scale(b, loc, d.x, xBlock),
+                                   wm.toF32(dot), acc[r]);
+      }
+    }
+    return finishUnits(u.loop, acc);
+  }();
   Value scale = i2sScale(b, loc, d.w);
   for (Value &sum : sums)
     sum = ex::MulOp::create(b, loc, sum, scale);
