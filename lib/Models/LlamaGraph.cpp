@@ -260,7 +260,7 @@ private:
     bool integerKernel = (isa<Q8_0Type, Q4_0Type>(element) &&
                           (rows == 1 || k % 64 == 0)) ||
                          (isa<Q4_KType>(element) && k % 256 == 0) ||
-                         isa<I2_SType>(element) ||
+                         isa<I2_SType, TQ2_0Type>(element) ||
                          (isa<Q6_KType>(element) && rows == 1 &&
                           k % 256 == 0);
     if (!quantizedActivations || !integerKernel || k % 32 != 0 ||

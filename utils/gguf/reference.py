@@ -80,9 +80,9 @@ float32) and those stored
 as I2_S with I8_S activations (per token: s = 127 / max|x|, q =
 round-half-even(x s) in [-128, 127], float32(sum t q) / s * scale), as
 llama.cpp's / BitNet's CPU kernels do; --quantize-activations=q8_1 instead
-rounds the input of the I2_S projections to q8_1 blocks (below), as
-hesper-run's integer kernels read it (the CPU target's default), and
-keeps the TQ1_0 / TQ2_0 products exact.  Everything else (attention, the
+rounds the input of the I2_S and TQ2_0 projections to q8_1 blocks (below),
+as hesper-run's integer kernels read it (the CPU target's default), and
+keeps the TQ1_0 products exact.  Everything else (attention, the
 f16 head) stays float64: llama.cpp's f16 head also rounds the activations
 to f16, which is not mimicked.  In the other llama-family models (not
 phi3, not the MoE FFNs) --quantize-activations rounds the input of every
@@ -902,7 +902,7 @@ class Model:
         tests that must show the real features change the logits.
         quantize_activations: projections stored as TQ1_0 / TQ2_0 / I2_S
         (bitnet) multiply 8-bit activations as llama.cpp's CPU kernels do
-        (ternary_matmul_quantized), or with "q8_1" the I2_S ones read
+        (ternary_matmul_quantized), or with "q8_1" the I2_S and TQ2_0 ones read
         their input rounded as q8_1 blocks, as hesper-run's integer
         kernels do (activations_q8); the attention, FFN and output
         projections stored as Q8_0 or Q4_0 of the dense llama-family
@@ -1161,7 +1161,7 @@ class Model:
                 out["scale"][key] = float(sv[0])
             info = g.tensors[p + stem + ".weight"]
             if self.q8_1_ternary:
-                if info.type == GGML_I2_S:
+                if info.type in (GGML_I2_S, GGML_TQ2_0):
                     out["act_q8"][key] = "any"
                 continue
             if self.quantize_activations and info.type in TERNARY_TYPES:
@@ -1703,8 +1703,9 @@ def main(argv=None):
                     help="bitnet: multiply TQ1_0/TQ2_0/I2_S projections with "
                          "8-bit activations as llama.cpp's CPU kernels do "
                          "(Q8_K blocks / I8_S per token), or with =q8_1 "
-                         "round the input of the I2_S ones to q8_1 blocks "
-                         "as hesper-run's integer kernels do; llama-family "
+                         "round the input of the I2_S and TQ2_0 ones to q8_1 "
+                         "blocks as hesper-run's integer kernels do; "
+                         "llama-family "
                          "Q8_0/Q4_0 projections (either value): input "
                          "rounded as q8_1 blocks, as hesper-run "
                          "--quantize-activations")

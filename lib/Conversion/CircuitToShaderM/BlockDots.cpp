@@ -491,6 +491,93 @@ SmallVector<Value> GraphLowering::emitI2_SByteTileDot(const DotOperands &d) {
   return dots;
 }
 
+SmallVector<Value> GraphLowering::emitTQ2_0ByteTileDot(const DotOperands &d) {
+  // emitByteTileDot's tile for tq2_0 weights, a pair of 66-byte
+  // super-blocks (33 words) per step: block A's 64 code bytes are words
+  // 0..15 and its f16 d the low half of word 16; block B's code bytes
+  // start two bytes into word 16 (words i and i + 1 joined) and its d is
+  // the high half of word 32. Value 128h + 32l + m of a block is bits 2l
+  // of its code byte 32h + m: per half h and plane l, x block
+  // 8 blk + 4h + l against each group's codes of those values (0..2),
+  // the sums started at -sum(x) as in emitI2_SByteTileDot, each lane's
+  // accumulated times its row's d and d_x.
+  constexpr int64_t kPairWords = 33, kGroups = kByteTileRows / 4;
+  Location loc = d.loc;
+  IndexMath im(b, loc);
+  BlockMath vm{b, loc};
+  ByteTileMath bt{b, loc};
+  assert(static_cast<int64_t>(d.ns.size()) == kByteTileRows &&
+         d.k % 512 == 0 && "lowerMatmul picks this tile");
+  const size_t rows = d.xRows.size();
+  auto dot = [&](Value a, Value x, Value acc) -> Value {
+    return ex::VectorDot4I8Op::create(b, loc, a, x, acc);
+  };
+  Value zero = bt.zeros();
+  Value ones = vm.i8Splat(1, 64), twoBits = vm.i8Splat(3, 64);
+  const int64_t rowWords = d.k / 512 * kPairWords;
+  OpBuilder::InsertionGuard guard(b);
+  scf::ForOp loop = bt.begin(d.k / 512, rows, vm);
+  Value pair = loop.getInductionVar();
+  Value pairWord = im.mul(pair, im.c(kPairWords));
+  SmallVector<Value> acc(loop.getRegionIterArgs());
+  for (int64_t block = 0; block < 2; ++block) {
+    for (int64_t h = 0; h < 2; ++h) {
+      for (int64_t l = 0; l < 4; ++l) {
+        // Per x row: d_x, the x block's two halves repeated, -sum(x).
+        struct XBlock {
+          Value scale, low, high, start;
+        };
+        SmallVector<XBlock> xs;
+        for (Value xRow : d.xRows) {
+          Value at = im.add(
+              xRow, im.mul(im.add(im.mul(pair, im.c(16)),
+                                  im.c(8 * block + 4 * h + l)),
+                           im.c(kQ8_1Words)));
+          XBlock x;
+          x.scale = loadQ8_1Scale(b, loc, d.x, at);
+          x.low = bt.xBytes(d.x, at, 0);
+          x.high = bt.xBytes(d.x, at, 1);
+          x.start = arith::SubIOp::create(
+              b, loc, zero, dot(ones, x.high, dot(ones, x.low, zero)));
+          xs.push_back(x);
+        }
+        for (int64_t g = 0; g < kGroups; ++g) {
+          auto wordsAt = [&](int64_t word) {
+            return bt.rowWords(d.w, ArrayRef(d.ns).slice(4 * g, 4), rowWords,
+                               pairWord, word);
+          };
+          // Code words i .. i + 3 of the block, of each row.
+          auto codeWords = [&](int64_t i) -> Value {
+            if (block == 0)
+              return wordsAt(i);
+            return arith::OrIOp::create(
+                b, loc, bt.shr(wordsAt(16 + i), 16),
+                arith::ShLIOp::create(b, loc, wordsAt(17 + i),
+                                      bt.splat(16)));
+          };
+          auto codes = [&](int64_t i) -> Value {
+            return arith::AndIOp::create(
+                b, loc, bt.bytes(bt.shr(codeWords(i), 2 * l)), twoBits);
+          };
+          Value low = codes(8 * h), high = codes(8 * h + 4);
+          Value scale =
+              block == 0 ? bt.halves(bt.spread(wordsAt(16), 0))
+                         : bt.halves(bt.shr(bt.spread(wordsAt(29), 3), 16));
+          for (size_t r = 0; r < rows; ++r) {
+            const XBlock &x = xs[r];
+            Value sums = dot(high, x.high, dot(low, x.low, x.start));
+            Value &a = acc[g * rows + r];
+            a = vm.add(
+                a, vm.mul(arith::SIToFPOp::create(b, loc, vm.f32s(16), sums),
+                          vm.mul(scale, vm.splat(x.scale, 16))));
+          }
+        }
+      }
+    }
+  }
+  return bt.finish(loop, acc, rows, vm);
+}
+
 SmallVector<Value> GraphLowering::emitQ4_KByteTileDot(const DotOperands &d) {
   // emitByteTileDot's tile for q4_k weights: per super-block (36 words:
   // f16 d and dmin, 12 bytes of 6-bit scales and mins, then four quarters

@@ -723,13 +723,16 @@ private:
   SmallVector<Value> emitQ4_KByteTileDot(const DotOperands &d);
   /// The same tile for i2_s weights, scaled by the tensor's scale.
   SmallVector<Value> emitI2_SByteTileDot(const DotOperands &d);
+  /// The same tile for tq2_0 weights (K a multiple of 512: pairs of
+  /// super-blocks are whole words).
+  SmallVector<Value> emitTQ2_0ByteTileDot(const DotOperands &d);
   SmallVector<Value> emitQ8_0Dot(const DotOperands &d);
   /// Activations in q8_1 blocks (x is words, `xRows` their first words):
   /// q8_0 and q4_0 (`nibbles`) weight blocks per lane unit, the byte
   /// products added with exp.dot4_i8 and scaled once per block.
   SmallVector<Value> emitQ8ActivationDot(const DotOperands &d, bool nibbles);
   /// The dot products against q8_1 activations (q8_0, q4_0, q4_k, q5_k,
-  /// q6_k and i2_s weights: hasQ8ActivationKernel in Matmul.cpp).
+  /// q6_k, i2_s and tq2_0 weights: hasQ8ActivationKernel in Matmul.cpp).
   SmallVector<Value> emitQ8ActivationBlockDot(const DotOperands &d,
                                               Type element);
   /// q4_k, or q5_k with `fifthBits` (q4_k's layout with a plane of fifth
@@ -764,6 +767,9 @@ private:
   /// i2_s weights with q8_1 activations, a word of a block per lane unit
   /// (any number of lanes), scaled by the tensor's scale.
   SmallVector<Value> emitI2_SQ8Dot(const DotOperands &d);
+  /// tq2_0 weights with q8_1 activations, a word of a super-block's codes
+  /// per lane unit (any number of lanes).
+  SmallVector<Value> emitTQ2_0Q8Dot(const DotOperands &d);
   /// One lane (the CPU target): whole ternary blocks as vector operations.
   SmallVector<Value> emitTQ2_0DotVector(const DotOperands &d);
   SmallVector<Value> emitTQ1_0DotVector(const DotOperands &d);

@@ -206,15 +206,70 @@ SmallVector<Value> GraphLowering::emitI2_SDot(const DotOperands &d) {
   return sums;
 }
 
+/// The four codes of `word` in bits `shift`, `shift` + 1 of each byte, less
+/// one, as signed bytes (-1, 0, 1): the codes with their bytes' high bits
+/// set, less one per byte, the high bits cleared again (no borrow crosses
+/// a byte).
+static Value centeredCodes(WordMath &wm, OpBuilder &b, Location loc,
+                           Value word, int64_t shift) {
+  Value codes = wm.mask(wm.shr(word, shift), 0x03030303);
+  Value highBits = wm.c(static_cast<int32_t>(0x80808080u));
+  return arith::XOrIOp::create(
+      b, loc,
+      arith::SubIOp::create(b, loc, wm.bitOr(codes, highBits),
+                            wm.c(0x01010101)),
+      highBits);
+}
+
+SmallVector<Value> GraphLowering::emitTQ2_0Q8Dot(const DotOperands &d) {
+  // x in q8_1 blocks. A lane's unit is word w of a super-block's 64 code
+  // bytes (66-byte blocks alternate between word-aligned and two bytes
+  // in: loadWordAtEvenByte): bytes 4w .. 4w + 3 of half h = w / 8, whose
+  // planes l hold values 128h + 32l + 4(w % 8) .. + 3, against word
+  // 1 + w % 8 of x block 8 blk + 4h + l. Each plane's codes less one go
+  // into exp.dot4_i8 with x's bytes (an exact i32 sum), scaled by the
+  // block's d and the x block's. On GPU targets 16 lanes share a block.
+  constexpr int64_t kValues = 256, kBytes = 66, kCodeWords = 16;
+  Location loc = d.loc;
+  IndexMath im(b, loc);
+  WordMath wm(b, loc);
+  const size_t rows = d.xRows.size();
+  OpBuilder::InsertionGuard guard(b);
+  BlockUnit u = beginBlockUnits(d, kValues, kCodeWords, rows);
+  Value base = im.mul(u.blockIndex, im.c(kBytes));
+  Value word = loadWordAtEvenByte(b, loc, d.w,
+                                  im.add(base, im.mul(u.part, im.c(4))),
+                                  isMisaligned(base, loc));
+  Value scale = loadHalf(b, loc, d.w, im.add(base, im.c(64)));
+  Value h = im.div(u.part, 8), within = im.rem(u.part, 8);
+  SmallVector<Value> acc(u.loop.getRegionIterArgs());
+  for (int64_t l = 0; l < 4; ++l) {
+    Value codes = centeredCodes(wm, b, loc, word, 2 * l);
+    for (size_t r = 0; r < rows; ++r) {
+      Value xBlock = im.add(
+          d.xRows[r],
+          im.mul(im.add(im.mul(u.block, im.c(8)),
+                        im.add(im.mul(h, im.c(4)), im.c(l))),
+                 im.c(kQ8_1Words)));
+      Value x = sm::LoadOp::create(b, loc, b.getI32Type(), d.x,
+                                   im.add(xBlock, im.add(within, im.c(1))));
+      Value dot = ex::Dot4I8Op::create(b, loc, codes, x, wm.c(0));
+      Value factor = ex::MulOp::create(b, loc, scale,
+                                       loadQ8_1Scale(b, loc, d.x, xBlock));
+      acc[r] = ex::FmaOp::create(b, loc, factor, wm.toF32(dot), acc[r]);
+    }
+  }
+  return finishUnits(u.loop, acc);
+}
+
 SmallVector<Value> GraphLowering::emitI2_SQ8Dot(const DotOperands &d) {
   // x in q8_1 blocks. A lane's unit is word w of a 32-byte block: bytes
   // m = 4w .. 4w + 3, whose four planes k hold values 32k + m, against
   // word 1 + w of x block 4 blk + k. Each plane's four codes less one
-  // (signed bytes -1, 0, 1: the codes with their high bits set, less one
-  // per byte, the high bits cleared again, so no borrow crosses a byte)
-  // go into exp.dot4_i8 with x's four bytes, an exact i32 sum scaled by
-  // the x block's d. On GPU targets the eight lanes of a block read its
-  // 32 consecutive bytes. The tensor's scale multiplies the totals.
+  // (centeredCodes) go into exp.dot4_i8 with x's four bytes, an exact i32
+  // sum scaled by the x block's d. On GPU targets the eight lanes of a
+  // block read its 32 consecutive bytes. The tensor's scale multiplies
+  // the totals.
   constexpr int64_t kValues = 128, kWords = 8;
   Location loc = d.loc;
   IndexMath im(b, loc);
@@ -226,15 +281,9 @@ SmallVector<Value> GraphLowering::emitI2_SQ8Dot(const DotOperands &d) {
     Value word = sm::LoadOp::create(
         b, loc, b.getI32Type(), d.w,
         im.add(im.mul(u.blockIndex, im.c(kWords)), u.part));
-    Value highBits = wm.c(static_cast<int32_t>(0x80808080u));
     SmallVector<Value> acc(u.loop.getRegionIterArgs());
     for (int64_t k = 0; k < 4; ++k) {
-      Value codes = wm.mask(wm.shr(word, 6 - 2 * k), 0x03030303);
-      Value centered = arith::XOrIOp::create(
-          b, loc,
-          arith::SubIOp::create(b, loc, wm.bitOr(codes, highBits),
-                                wm.c(0x01010101)),
-          highBits);
+      Value centered = centeredCodes(wm, b, loc, word, 6 - 2 * k);
       for (size_t r = 0; r < rows; ++r) {
         Value xBlock = im.add(
             d.xRows[r],
