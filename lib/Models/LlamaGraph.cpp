@@ -248,7 +248,8 @@ private:
   /// multiple of 256 in one-token steps (demo file: decode 1068 -> 1202
   /// tok/s; a prompt chunk is faster in f32, whose kernel decodes a block
   /// once for a tile of weight rows by x rows: pp64 3150 against 2270;
-  /// q5_k's integer kernels lose in both). Each
+  /// q5_k's integer kernels lose in both), and the ternary i2_s and tq2_0
+  /// (their tiles: decode and prefill 1.4-2x on BitNet files). Each
   /// x is quantized once, so the matmuls that read it still fuse (Q/K/V
   /// into a multi_matmul, gate and up into a gated_matmul); the
   /// quantization fuses into the RMSNorm before it where there is one.

@@ -54,7 +54,8 @@ std::string parseCacheTypes(const std::string &k, const std::string &v,
 struct GraphOptions {
   GraphOptions(CacheTypes caches = {}) : caches(caches) {}
   CacheTypes caches;
-  /// Projections with q8_0, q4_0 or q4_k weights quantize x to q8_1 first
+  /// Projections with q8_0, q4_0, q4_k (q6_k in one-token steps), i2_s or
+  /// tq2_0 weights quantize x to q8_1 first
   /// and multiply bytes in integers (llama.cpp's CPU and MMVQ kernels do
   /// the same); off: x stays f32 and the weights are decoded to f32.
   bool quantizedActivations = false;

@@ -74,7 +74,8 @@ struct SessionOptions {
   std::string programCacheDir;
   /// The KV cache's element types (-ctk / -ctv).
   CacheTypes cacheTypes;
-  /// Quantize the activations of q8_0/q4_0/q4_k projections to q8_1 and
+  /// Quantize the activations of q8_0/q4_0/q4_k (q6_k in one-token steps,
+  /// i2_s and tq2_0) projections to q8_1 and
   /// multiply bytes in integers (GraphOptions::quantizedActivations);
   /// unset: the device's default (defaultQuantizedActivations).
   std::optional<bool> quantizedActivations;
@@ -229,8 +230,8 @@ private:
 /// (lavapipe) and in the interpreter (a null `device`).
 int64_t defaultBatchSize(const rt::DeviceInfo *device);
 
-/// Whether a session quantizes the activations of q8_0, q4_0 and q4_k
-/// projections when SessionOptions::quantizedActivations is unset: on the
+/// Whether a session quantizes the activations of q8_0, q4_0, q4_k (q6_k,
+/// i2_s, tq2_0) projections when SessionOptions::quantizedActivations is unset: on the
 /// CPU target, whose integer kernels are faster (as llama.cpp's CPU
 /// backend does; docs/Models.md, "Integer activations"), not on the GPU
 /// targets nor in the interpreter (a null `device`).
