@@ -253,6 +253,39 @@ struct ByteTileMath {
     return bytes(concat(SmallVector<Value>(
         4, quad(x, im.add(at, im.c(1 + 4 * half))))));
   }
+  /// The x side of a tile step against ternary codes (the weights plus
+  /// one, 0..2): the q8_1 block at word `at`'s d, its two halves repeated
+  /// (xBytes), and -sum(x) per lane (a byte product with ones), where the
+  /// sums of codes times x start: sum((q - 1) x) = sum(q x) - sum(x).
+  struct TernaryX {
+    Value scale, low, high, start;
+  };
+  TernaryX ternaryX(Value x, Value at, BlockMath &vm) {
+    TernaryX t;
+    t.scale = loadQ8_1Scale(b, loc, x, at);
+    t.low = xBytes(x, at, 0);
+    t.high = xBytes(x, at, 1);
+    Value zero = zeros(), ones = vm.i8Splat(1, 64);
+    Value sum = ex::VectorDot4I8Op::create(
+        b, loc, ones, t.high,
+        ex::VectorDot4I8Op::create(b, loc, ones, t.low, zero));
+    t.start = arith::SubIOp::create(b, loc, zero, sum);
+    return t;
+  }
+  /// `codes` (0..2, bytes 0..15 and 16..31 of four rows) against `x`,
+  /// added to `acc` (per lane) times `scale` (per lane) and d_x.
+  Value ternaryStep(Value acc, Value low, Value high, const TernaryX &x,
+                    Value scale, BlockMath &vm) {
+    Value sums = ex::VectorDot4I8Op::create(
+        b, loc, high, x.high,
+        ex::VectorDot4I8Op::create(b, loc, low, x.low, x.start));
+    Value factor = vm.splat(x.scale, 16);
+    if (scale)
+      factor = vm.mul(scale, factor);
+    return vm.add(acc, vm.mul(arith::SIToFPOp::create(b, loc, vm.f32s(16),
+                                                      sums),
+                              factor));
+  }
   /// The tile's loop over `steps` steps, carrying a vector<16xf32> per
   /// group of four weight rows and x row (from zero); the builder is left
   /// inside (the caller keeps an InsertionGuard).
@@ -434,11 +467,7 @@ SmallVector<Value> GraphLowering::emitI2_SByteTileDot(const DotOperands &d) {
   assert(static_cast<int64_t>(d.ns.size()) == kByteTileRows &&
          d.k % kValues == 0 && "lowerMatmul picks this tile");
   const size_t rows = d.xRows.size();
-  auto dot = [&](Value a, Value x, Value acc) -> Value {
-    return ex::VectorDot4I8Op::create(b, loc, a, x, acc);
-  };
-  Value zero = bt.zeros();
-  Value ones = vm.i8Splat(1, 64), twoBits = vm.i8Splat(3, 64);
+  Value twoBits = vm.i8Splat(3, 64);
   const int64_t rowWords = d.k / kValues * kWords;
   SmallVector<Value> dots = [&] {
     OpBuilder::InsertionGuard guard(b);
@@ -447,23 +476,13 @@ SmallVector<Value> GraphLowering::emitI2_SByteTileDot(const DotOperands &d) {
     Value blockWord = im.mul(blk, im.c(kWords));
     SmallVector<Value> acc(loop.getRegionIterArgs());
     for (int64_t k = 0; k < 4; ++k) {
-      // Per x row: d_x, the block's two halves repeated, -sum(x).
-      struct XBlock {
-        Value scale, low, high, start;
-      };
-      SmallVector<XBlock> xs;
-      for (Value xRow : d.xRows) {
-        Value at = im.add(
-            xRow, im.mul(im.add(im.mul(blk, im.c(4)), im.c(k)),
-                         im.c(kQ8_1Words)));
-        XBlock x;
-        x.scale = loadQ8_1Scale(b, loc, d.x, at);
-        x.low = bt.xBytes(d.x, at, 0);
-        x.high = bt.xBytes(d.x, at, 1);
-        x.start = arith::SubIOp::create(
-            b, loc, zero, dot(ones, x.high, dot(ones, x.low, zero)));
-        xs.push_back(x);
-      }
+      SmallVector<ByteTileMath::TernaryX> xs;
+      for (Value xRow : d.xRows)
+        xs.push_back(bt.ternaryX(
+            d.x,
+            im.add(xRow, im.mul(im.add(im.mul(blk, im.c(4)), im.c(k)),
+                                im.c(kQ8_1Words))),
+            vm));
       for (int64_t g = 0; g < kGroups; ++g) {
         // Plane k's codes of bytes `word` * 4 .. + 15 of each row.
         auto codes = [&](int64_t word) -> Value {
@@ -473,22 +492,14 @@ SmallVector<Value> GraphLowering::emitI2_SByteTileDot(const DotOperands &d) {
               b, loc, bt.bytes(bt.shr(words, 6 - 2 * k)), twoBits);
         };
         Value low = codes(0), high = codes(4);
-        for (size_t r = 0; r < rows; ++r) {
-          const XBlock &x = xs[r];
-          Value sums = dot(high, x.high, dot(low, x.low, x.start));
-          Value &a = acc[g * rows + r];
-          a = vm.add(a,
-                     vm.mul(arith::SIToFPOp::create(b, loc, vm.f32s(16), sums),
-                            vm.splat(x.scale, 16)));
-        }
+        for (size_t r = 0; r < rows; ++r)
+          acc[g * rows + r] = bt.ternaryStep(acc[g * rows + r], low, high,
+                                             xs[r], Value(), vm);
       }
     }
     return bt.finish(loop, acc, rows, vm);
   }();
-  Value scale = i2sScale(b, loc, d.w);
-  for (Value &dot : dots)
-    dot = ex::MulOp::create(b, loc, dot, scale);
-  return dots;
+  return scaledByI2S(b, loc, d.w, std::move(dots));
 }
 
 SmallVector<Value> GraphLowering::emitTQ2_0ByteTileDot(const DotOperands &d) {
@@ -509,11 +520,7 @@ SmallVector<Value> GraphLowering::emitTQ2_0ByteTileDot(const DotOperands &d) {
   assert(static_cast<int64_t>(d.ns.size()) == kByteTileRows &&
          d.k % 512 == 0 && "lowerMatmul picks this tile");
   const size_t rows = d.xRows.size();
-  auto dot = [&](Value a, Value x, Value acc) -> Value {
-    return ex::VectorDot4I8Op::create(b, loc, a, x, acc);
-  };
-  Value zero = bt.zeros();
-  Value ones = vm.i8Splat(1, 64), twoBits = vm.i8Splat(3, 64);
+  Value twoBits = vm.i8Splat(3, 64);
   const int64_t rowWords = d.k / 512 * kPairWords;
   OpBuilder::InsertionGuard guard(b);
   scf::ForOp loop = bt.begin(d.k / 512, rows, vm);
@@ -523,24 +530,14 @@ SmallVector<Value> GraphLowering::emitTQ2_0ByteTileDot(const DotOperands &d) {
   for (int64_t block = 0; block < 2; ++block) {
     for (int64_t h = 0; h < 2; ++h) {
       for (int64_t l = 0; l < 4; ++l) {
-        // Per x row: d_x, the x block's two halves repeated, -sum(x).
-        struct XBlock {
-          Value scale, low, high, start;
-        };
-        SmallVector<XBlock> xs;
-        for (Value xRow : d.xRows) {
-          Value at = im.add(
-              xRow, im.mul(im.add(im.mul(pair, im.c(16)),
-                                  im.c(8 * block + 4 * h + l)),
-                           im.c(kQ8_1Words)));
-          XBlock x;
-          x.scale = loadQ8_1Scale(b, loc, d.x, at);
-          x.low = bt.xBytes(d.x, at, 0);
-          x.high = bt.xBytes(d.x, at, 1);
-          x.start = arith::SubIOp::create(
-              b, loc, zero, dot(ones, x.high, dot(ones, x.low, zero)));
-          xs.push_back(x);
-        }
+        SmallVector<ByteTileMath::TernaryX> xs;
+        for (Value xRow : d.xRows)
+          xs.push_back(bt.ternaryX(
+              d.x,
+              im.add(xRow, im.mul(im.add(im.mul(pair, im.c(16)),
+                                         im.c(8 * block + 4 * h + l)),
+                                  im.c(kQ8_1Words))),
+              vm));
         for (int64_t g = 0; g < kGroups; ++g) {
           auto wordsAt = [&](int64_t word) {
             return bt.rowWords(d.w, ArrayRef(d.ns).slice(4 * g, 4), rowWords,
@@ -563,14 +560,9 @@ SmallVector<Value> GraphLowering::emitTQ2_0ByteTileDot(const DotOperands &d) {
           Value scale =
               block == 0 ? bt.halves(bt.spread(wordsAt(16), 0))
                          : bt.halves(bt.shr(bt.spread(wordsAt(29), 3), 16));
-          for (size_t r = 0; r < rows; ++r) {
-            const XBlock &x = xs[r];
-            Value sums = dot(high, x.high, dot(low, x.low, x.start));
-            Value &a = acc[g * rows + r];
-            a = vm.add(
-                a, vm.mul(arith::SIToFPOp::create(b, loc, vm.f32s(16), sums),
-                          vm.mul(scale, vm.splat(x.scale, 16))));
-          }
+          for (size_t r = 0; r < rows; ++r)
+            acc[g * rows + r] = bt.ternaryStep(acc[g * rows + r], low, high,
+                                               xs[r], scale, vm);
         }
       }
     }

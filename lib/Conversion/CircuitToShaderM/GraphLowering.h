@@ -904,6 +904,16 @@ inline Value i2sScale(OpBuilder &b, Location loc, Value w) {
   return arith::BitcastOp::create(b, loc, b.getF32Type(), word);
 }
 
+/// `dots` times the tensor scale of the i2_s weight buffer `w`, once each
+/// after the dot products (which sum the codes less one times x).
+inline SmallVector<Value> scaledByI2S(OpBuilder &b, Location loc, Value w,
+                                      SmallVector<Value> dots) {
+  Value scale = i2sScale(b, loc, w);
+  for (Value &dot : dots)
+    dot = ex::MulOp::create(b, loc, dot, scale);
+  return dots;
+}
+
 /// The f16 at byte `byteIndex` of a buffer of 32-bit words, as f32.
 inline Value loadHalf(OpBuilder &b, Location loc, Value words,
                       Value byteIndex) {

@@ -200,10 +200,7 @@ SmallVector<Value> GraphLowering::emitI2_SDot(const DotOperands &d) {
     return finishUnits(loop, SmallVector<Value>(words.getResults()));
   }();
   // Scaled once, after the loop.
-  Value scale = i2sScale(b, loc, d.w);
-  for (Value &sum : sums)
-    sum = ex::MulOp::create(b, loc, sum, scale);
-  return sums;
+  return scaledByI2S(b, loc, d.w, std::move(sums));
 }
 
 /// The four codes of `word` in bits `shift`, `shift` + 1 of each byte, less
@@ -299,10 +296,7 @@ SmallVector<Value> GraphLowering::emitI2_SQ8Dot(const DotOperands &d) {
     }
     return finishUnits(u.loop, acc);
   }();
-  Value scale = i2sScale(b, loc, d.w);
-  for (Value &sum : sums)
-    sum = ex::MulOp::create(b, loc, sum, scale);
-  return sums;
+  return scaledByI2S(b, loc, d.w, std::move(sums));
 }
 
 //===----------------------------------------------------------------------===//
@@ -542,10 +536,7 @@ SmallVector<Value> GraphLowering::emitI2_SDotVector(const DotOperands &d) {
     }
   }
   SmallVector<Value> dots = vm.finishRows(loop, acc);
-  Value scale = i2sScale(b, loc, d.w);
-  for (Value &dot : dots)
-    dot = ex::MulOp::create(b, loc, dot, scale);
-  return dots;
+  return scaledByI2S(b, loc, d.w, std::move(dots));
 }
 
 Value GraphLowering::emitDequantizeTernary(Value words, Type element,
