@@ -72,8 +72,18 @@ for f in /tmp/hesper-models/1b-q8_0.gguf /tmp/hesper-models/1b-f16.gguf; do
 done | tee "$logs/matrix-units-prefill.txt"
 # Decode with the activations quantized to q8_1 (integer dot products:
 # dp4a), off by default on CUDA until measured here, beside the default
-# f32 activations, on the same files (one run each, alternating).
-for f in /tmp/hesper-models/1b-q8_0.gguf /tmp/hesper-models/1b-q4_k.gguf; do
+# f32 activations, on the same files (one run each, alternating); BitNet
+# files of the 1B shape in i2_s and tq2_0 too (their integer kernels take
+# a block's words over 8 or 16 lanes).
+for t in i2_s tq2_0; do
+  f=/tmp/hesper-models/1b-bitnet-$t.gguf
+  [[ -f $f ]] || "$python" utils/gguf/make_model.py "$f" --arch bitnet \
+    --type $t --dim 2048 --layers 16 --heads 32 --kv-heads 8 --ffn 8192 \
+    --vocab 32000 --quiet || true
+done
+for f in /tmp/hesper-models/1b-q8_0.gguf /tmp/hesper-models/1b-q4_k.gguf \
+    /tmp/hesper-models/1b-bitnet-i2_s.gguf \
+    /tmp/hesper-models/1b-bitnet-tq2_0.gguf; do
   [[ -f $f ]] || continue
   for qa in false true false true; do
     echo "$f --quantize-activations=$qa"
