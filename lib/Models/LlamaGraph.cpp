@@ -249,11 +249,11 @@ private:
   /// tok/s; a prompt chunk is faster in f32, whose kernel decodes a block
   /// once for a tile of weight rows by x rows: pp64 3150 against 2270;
   /// q5_k's integer kernels lose in both), and the ternary i2_s and tq2_0
-  /// where the CPU target's integer tile takes them: weight rows a multiple
-  /// of 16, and tq2_0 rows of a multiple of 512 values (decode and prefill
-  /// 1.4-2x on BitNet files; the per-row integer kernels, a word at a time,
-  /// lose to the f32 vector kernels: a tq2_0 FFN of 1792 took decode from
-  /// 1353 to 955 tok/s). Each
+  /// where the CPU target's integer tile takes them, weight rows a
+  /// multiple of 16 (decode and prefill 1.4-2x on BitNet files; the
+  /// per-row integer kernels, a word at a time, lose to the f32 vector
+  /// kernels: a tq2_0 FFN of 1792 took decode from 1353 to 955 tok/s on
+  /// them). Each
   /// x is quantized once, so the matmuls that read it still fuse (Q/K/V
   /// into a multi_matmul, gate and up into a gated_matmul); the
   /// quantization fuses into the RMSNorm before it where there is one.
@@ -267,7 +267,7 @@ private:
                          (isa<Q4_KType>(element) && k % 256 == 0) ||
                          (isa<I2_SType>(element) &&
                           wType.getDimSize(0) % 16 == 0) ||
-                         (isa<TQ2_0Type>(element) && k % 512 == 0 &&
+                         (isa<TQ2_0Type>(element) &&
                           wType.getDimSize(0) % 16 == 0) ||
                          (isa<Q6_KType>(element) && rows == 1 &&
                           k % 256 == 0);

@@ -81,7 +81,7 @@ as I2_S with I8_S activations (per token: s = 127 / max|x|, q =
 round-half-even(x s) in [-128, 127], float32(sum t q) / s * scale), as
 llama.cpp's / BitNet's CPU kernels do; --quantize-activations=q8_1 instead
 rounds the input of the I2_S and TQ2_0 projections (those of a multiple of
-16 rows; TQ2_0 rows of a multiple of 512 values) to q8_1 blocks (below),
+16 rows) to q8_1 blocks (below),
 as hesper-run's integer kernels read it (the CPU target's default), and
 keeps the other products exact.  Everything else (attention, the
 f16 head) stays float64: llama.cpp's f16 head also rounds the activations
@@ -1162,11 +1162,10 @@ class Model:
                 out["scale"][key] = float(sv[0])
             info = g.tensors[p + stem + ".weight"]
             if self.q8_1_ternary:
-                # where hesper-run's integer tile takes them: rows a
-                # multiple of 16, tq2_0 rows of a multiple of 512 values
-                n_in, n_out = info.dims[0], info.dims[1]
-                if n_out % 16 == 0 and (info.type == GGML_I2_S or (
-                        info.type == GGML_TQ2_0 and n_in % 512 == 0)):
+                # where hesper-run's integer tile takes them: weight rows
+                # a multiple of 16
+                if info.dims[1] % 16 == 0 and info.type in (GGML_I2_S,
+                                                            GGML_TQ2_0):
                     out["act_q8"][key] = "any"
                 continue
             if self.quantize_activations and info.type in TERNARY_TYPES:

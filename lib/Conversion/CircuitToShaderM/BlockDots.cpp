@@ -15,6 +15,8 @@
 
 #include "BlockMath.h"
 
+#include <functional>
+
 namespace hesper::lowering {
 
 
@@ -503,66 +505,136 @@ SmallVector<Value> GraphLowering::emitI2_SByteTileDot(const DotOperands &d) {
 }
 
 SmallVector<Value> GraphLowering::emitTQ2_0ByteTileDot(const DotOperands &d) {
-  // emitByteTileDot's tile for tq2_0 weights, a pair of 66-byte
-  // super-blocks (33 words) per step: block A's 64 code bytes are words
-  // 0..15 and its f16 d the low half of word 16; block B's code bytes
-  // start two bytes into word 16 (words i and i + 1 joined) and its d is
-  // the high half of word 32. Value 128h + 32l + m of a block is bits 2l
-  // of its code byte 32h + m: per half h and plane l, x block
-  // 8 blk + 4h + l against each group's codes of those values (0..2),
-  // the sums started at -sum(x) as in emitI2_SByteTileDot, each lane's
-  // accumulated times its row's d and d_x.
-  constexpr int64_t kPairWords = 33, kGroups = kByteTileRows / 4;
+  // emitByteTileDot's tile for tq2_0 weights. A row's 66-byte super-block
+  // starts at an even byte: on a word (its 64 code bytes are words 0..15
+  // from there, its f16 d the low half of word 16) or two bytes into one
+  // (code word i is the high half of word i joined with the low half of
+  // word i + 1, d the high half of word 16). With an even number of
+  // blocks a row, a step takes a pair of blocks (33 words), the first on
+  // a word and the second two bytes in, for every row alike. With an odd
+  // number the rows alternate: a step takes one block, and each row's
+  // 128-bit lane picks its own reading (a select; about 15% slower, so
+  // only then). Value 128h + 32l + m of a block is bits 2l of its code
+  // byte 32h + m: per half h and plane l, x block 8 blk + 4h + l against
+  // each group's codes of those values (0..2), the sums started at
+  // -sum(x) as in emitI2_SByteTileDot, each lane's accumulated times its
+  // row's d and d_x.
+  constexpr int64_t kBytes = 66, kPairWords = 33;
+  constexpr int64_t kGroups = kByteTileRows / 4;
   Location loc = d.loc;
   IndexMath im(b, loc);
   BlockMath vm{b, loc};
   ByteTileMath bt{b, loc};
   assert(static_cast<int64_t>(d.ns.size()) == kByteTileRows &&
-         d.k % 512 == 0 && "lowerMatmul picks this tile");
+         d.k % 256 == 0 && "lowerMatmul picks this tile");
   const size_t rows = d.xRows.size();
+  const int64_t blocks = d.k / 256;
+  const bool pairs = blocks % 2 == 0;
+  const int64_t perStep = pairs ? 2 : 1;
   Value twoBits = vm.i8Splat(3, 64);
-  const int64_t rowWords = d.k / 512 * kPairWords;
   OpBuilder::InsertionGuard guard(b);
-  scf::ForOp loop = bt.begin(d.k / 512, rows, vm);
-  Value pair = loop.getInductionVar();
-  Value pairWord = im.mul(pair, im.c(kPairWords));
+  scf::ForOp loop = bt.begin(blocks / perStep, rows, vm);
+  Value step = loop.getInductionVar();
   SmallVector<Value> acc(loop.getRegionIterArgs());
-  for (int64_t block = 0; block < 2; ++block) {
+  // Reading block `block` of the step for group g: its code words i .. i +
+  // 3 and its d, of each row.
+  struct Reader {
+    std::function<Value(int64_t)> codeWords;
+    Value scale;
+  };
+  auto join = [&](Value low, Value high) -> Value {
+    return arith::OrIOp::create(
+        b, loc, bt.shr(low, 16),
+        arith::ShLIOp::create(b, loc, high, bt.splat(16)));
+  };
+  std::function<Reader(int64_t, int64_t)> reader;
+  // Odd block counts: each row's block's first word, and which rows' blocks
+  // start mid-word (a mask over the rows' 128-bit lanes), per group.
+  SmallVector<SmallVector<Value, 4>> firstWords;
+  SmallVector<Value> midWord;
+  if (pairs) {
+    Value pairWord = im.mul(step, im.c(kPairWords));
+    reader = [&, pairWord](int64_t g, int64_t block) {
+      auto wordsAt = [&, g, pairWord](int64_t word) {
+        return bt.rowWords(d.w, ArrayRef(d.ns).slice(4 * g, 4),
+                           blocks / 2 * kPairWords, pairWord, word);
+      };
+      Reader r;
+      r.codeWords = [=](int64_t i) {
+        return block == 0 ? wordsAt(i) : join(wordsAt(16 + i), wordsAt(17 + i));
+      };
+      r.scale = block == 0
+                    ? bt.halves(bt.spread(wordsAt(16), 0))
+                    : bt.halves(bt.shr(bt.spread(wordsAt(29), 3), 16));
+      return r;
+    };
+  } else {
+    for (int64_t g = 0; g < kGroups; ++g) {
+      SmallVector<Value, 4> words;
+      SmallVector<Value> lanes;
+      for (int64_t r = 0; r < 4; ++r) {
+        Value byte =
+            im.mul(im.add(im.mul(d.ns[4 * g + r], im.c(blocks)), step),
+                   im.c(kBytes));
+        words.push_back(im.div(byte, 4));
+        lanes.append(4, isMisaligned(byte, loc));
+      }
+      firstWords.push_back(words);
+      midWord.push_back(vector::FromElementsOp::create(
+          b, loc, VectorType::get({16}, b.getI1Type()), lanes));
+    }
+    reader = [&](int64_t g, int64_t) {
+      auto quads = [&, g](int64_t i) {
+        SmallVector<Value> q;
+        for (Value word : firstWords[g])
+          q.push_back(bt.quad(d.w, im.add(word, im.c(i))));
+        return bt.concat(q);
+      };
+      Reader r;
+      Value mid = midWord[g];
+      r.codeWords = [=](int64_t i) -> Value {
+        Value here = quads(i);
+        return arith::SelectOp::create(b, loc, mid, join(here, quads(i + 1)),
+                                       here);
+      };
+      // Word 16 of each row's block (only that word: past it the last
+      // block of the buffer ends), in the row's four lanes.
+      SmallVector<Value> heads;
+      for (Value word : firstWords[g])
+        heads.append(4, sm::LoadOp::create(b, loc, b.getI32Type(), d.w,
+                                           im.add(word, im.c(16))));
+      Value head = vector::FromElementsOp::create(
+          b, loc, VectorType::get({16}, b.getI32Type()), heads);
+      r.scale = bt.halves(
+          arith::SelectOp::create(b, loc, mid, bt.shr(head, 16), head));
+      return r;
+    };
+  }
+  for (int64_t block = 0; block < perStep; ++block) {
+    SmallVector<Reader> readers;
+    for (int64_t g = 0; g < kGroups; ++g)
+      readers.push_back(reader(g, block));
     for (int64_t h = 0; h < 2; ++h) {
       for (int64_t l = 0; l < 4; ++l) {
         SmallVector<ByteTileMath::TernaryX> xs;
         for (Value xRow : d.xRows)
           xs.push_back(bt.ternaryX(
               d.x,
-              im.add(xRow, im.mul(im.add(im.mul(pair, im.c(16)),
+              im.add(xRow, im.mul(im.add(im.mul(step, im.c(8 * perStep)),
                                          im.c(8 * block + 4 * h + l)),
                                   im.c(kQ8_1Words))),
               vm));
         for (int64_t g = 0; g < kGroups; ++g) {
-          auto wordsAt = [&](int64_t word) {
-            return bt.rowWords(d.w, ArrayRef(d.ns).slice(4 * g, 4), rowWords,
-                               pairWord, word);
-          };
-          // Code words i .. i + 3 of the block, of each row.
-          auto codeWords = [&](int64_t i) -> Value {
-            if (block == 0)
-              return wordsAt(i);
-            return arith::OrIOp::create(
-                b, loc, bt.shr(wordsAt(16 + i), 16),
-                arith::ShLIOp::create(b, loc, wordsAt(17 + i),
-                                      bt.splat(16)));
-          };
           auto codes = [&](int64_t i) -> Value {
             return arith::AndIOp::create(
-                b, loc, bt.bytes(bt.shr(codeWords(i), 2 * l)), twoBits);
+                b, loc, bt.bytes(bt.shr(readers[g].codeWords(i), 2 * l)),
+                twoBits);
           };
           Value low = codes(8 * h), high = codes(8 * h + 4);
-          Value scale =
-              block == 0 ? bt.halves(bt.spread(wordsAt(16), 0))
-                         : bt.halves(bt.shr(bt.spread(wordsAt(29), 3), 16));
           for (size_t r = 0; r < rows; ++r)
-            acc[g * rows + r] = bt.ternaryStep(acc[g * rows + r], low, high,
-                                               xs[r], scale, vm);
+            acc[g * rows + r] =
+                bt.ternaryStep(acc[g * rows + r], low, high, xs[r],
+                               readers[g].scale, vm);
         }
       }
     }

@@ -723,8 +723,8 @@ private:
   SmallVector<Value> emitQ4_KByteTileDot(const DotOperands &d);
   /// The same tile for i2_s weights, scaled by the tensor's scale.
   SmallVector<Value> emitI2_SByteTileDot(const DotOperands &d);
-  /// The same tile for tq2_0 weights (K a multiple of 512: pairs of
-  /// super-blocks are whole words).
+  /// The same tile for tq2_0 weights (a row's blocks on a word or two
+  /// bytes into one, row by row).
   SmallVector<Value> emitTQ2_0ByteTileDot(const DotOperands &d);
   SmallVector<Value> emitQ8_0Dot(const DotOperands &d);
   /// Activations in q8_1 blocks (x is words, `xRows` their first words):

@@ -775,7 +775,7 @@ static std::pair<int64_t, int64_t> matmulTile(Value x,
     return {kXRows, 1};
   const int64_t tileK = isa<cir::Q4_KType>(element)    ? 256
                         : isa<cir::I2_SType>(element)  ? 128
-                        : isa<cir::TQ2_0Type>(element) ? 512
+                        : isa<cir::TQ2_0Type>(element) ? 256
                                                        : 64;
   if (isa<cir::Q8_1Type>(xElement) &&
       isa<cir::Q4_0Type, cir::Q8_0Type, cir::Q4_KType, cir::I2_SType,
