@@ -248,9 +248,9 @@ private:
   /// multiple of 256 in one-token steps (demo file: decode 1068 -> 1202
   /// tok/s; a prompt chunk is faster in f32, whose kernel decodes a block
   /// once for a tile of weight rows by x rows: pp64 3150 against 2270;
-  /// q5_k's integer kernels lose in both), and the ternary i2_s and tq2_0
-  /// where the CPU target's integer tile takes them, weight rows a
-  /// multiple of 16 (decode and prefill 1.4-2x on BitNet files; the
+  /// q5_k's integer kernels lose in both), and q2_k and the ternary i2_s
+  /// and tq2_0 where the CPU target's integer tile takes them, weight rows
+  /// a multiple of 16 (decode and prefill 1.4-2x on BitNet files; the
   /// per-row integer kernels, a word at a time, lose to the f32 vector
   /// kernels: a tq2_0 FFN of 1792 took decode from 1353 to 955 tok/s on
   /// them). Each
@@ -265,9 +265,7 @@ private:
     bool integerKernel = (isa<Q8_0Type, Q4_0Type>(element) &&
                           (rows == 1 || k % 64 == 0)) ||
                          (isa<Q4_KType>(element) && k % 256 == 0) ||
-                         (isa<I2_SType>(element) &&
-                          wType.getDimSize(0) % 16 == 0) ||
-                         (isa<TQ2_0Type>(element) &&
+                         (isa<Q2_KType, I2_SType, TQ2_0Type>(element) &&
                           wType.getDimSize(0) % 16 == 0) ||
                          (isa<Q6_KType>(element) && rows == 1 &&
                           k % 256 == 0);

@@ -92,7 +92,7 @@ static llvm::cl::alias cacheTypeVAlias("cache-type-v",
 static llvm::cl::opt<llvm::cl::boolOrDefault> quantizeActivations(
     "quantize-activations",
     llvm::cl::desc("Quantize the input of every q8_0/q4_0/q4_k projection "
-                   "(q6_k in one-token steps; ternary i2_s and tq2_0) "
+                   "(q6_k in one-token steps; q2_k, i2_s and tq2_0) "
                    "to q8_1 and multiply bytes in integers, as llama.cpp's "
                    "CPU backend does (=false: f32 input, exact products; "
                    "default: on for the CPU target, off elsewhere and with "
@@ -609,7 +609,8 @@ int hesper::run::runModelMode(const std::string &path,
       model.file().tensors(), [](const rt::GgufTensor &t) {
         return t.type == rt::GgmlType::Q8_0 || t.type == rt::GgmlType::Q4_0 ||
                t.type == rt::GgmlType::Q4_K || t.type == rt::GgmlType::Q6_K ||
-               t.type == rt::GgmlType::I2_S || t.type == rt::GgmlType::TQ2_0;
+               t.type == rt::GgmlType::Q2_K || t.type == rt::GgmlType::I2_S ||
+               t.type == rt::GgmlType::TQ2_0;
       });
   llvm::errs() << "device: "
                << (device ? device->info().name + " (" +

@@ -73,7 +73,7 @@ static cl::alias cacheTypeVAlias("cache-type-v", cl::aliasopt(cacheTypeV),
 static cl::opt<cl::boolOrDefault> quantizeActivations(
     "quantize-activations",
     cl::desc("Quantize the input of every q8_0/q4_0/q4_k projection (q6_k "
-             "in one-token steps; ternary i2_s and tq2_0) to "
+             "in one-token steps; q2_k, i2_s and tq2_0) to "
              "q8_1 and multiply bytes in integers, as llama.cpp's CPU "
              "backend does (=false: f32 input, exact products; default: on "
              "for the CPU target, off elsewhere)"),

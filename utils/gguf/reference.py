@@ -88,7 +88,8 @@ f16 head) stays float64: llama.cpp's f16 head also rounds the activations
 to f16, which is not mimicked.  In the other llama-family models (not
 phi3, not the MoE FFNs) --quantize-activations rounds the input of every
 Q8_0 or Q4_0 attention, FFN and output projection (rows of at most 7168;
-Q4_K too, rows of a multiple of 256, and Q6_K so in one-token steps) to
+Q4_K too, rows of a multiple of 256, Q2_K with rows of a multiple of 256 in
+projections of a multiple of 16 rows, and Q6_K so in one-token steps) to
 q8_1 blocks: per 32 values of
 the row, in f32, d = max|x| / 127 and q = round-half-away(x / d) in
 [-127, 127], read back as q * f16(d) -- what hesper-run
@@ -767,8 +768,8 @@ def cache_round(x, cache_type):
 
 
 # The llama-family projections hesper-run --quantize-activations feeds
-# q8_1 activations when their weights are Q8_0, Q4_0 or Q4_K (layer key,
-# GGUF name).
+# q8_1 activations when their weights are Q8_0, Q4_0, Q4_K, Q6_K or Q2_K
+# (layer key, GGUF name; _q8_activations).
 Q8_ACTIVATION_PROJ = (("wq", "attn_q"), ("wk", "attn_k"), ("wv", "attn_v"),
                       ("wo", "attn_output"), ("w_gate", "ffn_gate"),
                       ("w_up", "ffn_up"), ("w_down", "ffn_down"))
@@ -777,7 +778,8 @@ Q8_ACTIVATION_PROJ = (("wq", "attn_q"), ("wk", "attn_k"), ("wv", "attn_v"),
 def _q8_activations(g, name):
     """When the weight `name` reads q8_1 activations: "any" step for Q8_0
     or Q4_0, rows of a multiple of 32 values, or Q4_K, rows of a multiple
-    of 256; "token" (one-token steps only) for Q6_K, rows of a multiple of
+    of 256, or Q2_K, rows of a multiple of 256 and a multiple of 16 rows;
+    "token" (one-token steps only) for Q6_K, rows of a multiple of
     256; None otherwise. Rows are at most 7168 values (what
     circuit.quantize's lowering stages)."""
     info = g.tensors.get(name)
@@ -791,6 +793,8 @@ def _q8_activations(g, name):
         return "any" if k % 32 == 0 else None
     if k % 256 != 0:
         return None
+    if kind == "q2_k":  # where hesper-run's integer tile takes it
+        return "any" if info.dims[1] % 16 == 0 else None
     return {"q4_k": "any", "q6_k": "token"}.get(kind)
 
 

@@ -451,6 +451,123 @@ SmallVector<Value> GraphLowering::emitByteTileDot(const DotOperands &d,
   return bt.finish(loop, acc, rows, vm);
 }
 
+SmallVector<Value> GraphLowering::emitQ2_KByteTileDot(const DotOperands &d) {
+  // emitByteTileDot's tile for q2_k weights, a super-block (84 bytes, 21
+  // words: 16 scale bytes, 64 code bytes, f16 d and dmin) per step. Value
+  // 128n + 32j + l is bits 2j of code byte 32n + l, in sub-block
+  // 8n + 2j + (l >= 16) of 16 values, weighing d sc q - dmin m with the
+  // sub-block's 4-bit sc and m. Per half n and plane j, x block
+  // 8 blk + 4n + j: its bytes 0..15 against each group's codes of the low
+  // sub-block, bytes 16..31 against the high one's, in separate i32 sums
+  // (the two scales differ), and sum(x) of each half (a product with ones)
+  // for the min terms, once per x block for all the tile's rows. Each
+  // lane accumulates
+  //   d_x (d sc_lo S_lo + d sc_hi S_hi - dmin m_lo X_lo - dmin m_hi X_hi)
+  // with its row's scales, spread over the row's four lanes by a byte
+  // shuffle; a row's four lanes are added at the end.
+  constexpr int64_t kWords = 21, kGroups = kByteTileRows / 4;
+  Location loc = d.loc;
+  IndexMath im(b, loc);
+  BlockMath vm{b, loc};
+  ByteTileMath bt{b, loc};
+  assert(static_cast<int64_t>(d.ns.size()) == kByteTileRows &&
+         d.k % 256 == 0 && "lowerMatmul picks this tile");
+  const size_t rows = d.xRows.size();
+  const int64_t rowWords = d.k / 256 * kWords;
+  auto dot = [&](Value a, Value x, Value acc) -> Value {
+    return ex::VectorDot4I8Op::create(b, loc, a, x, acc);
+  };
+  auto toF32 = [&](Value v) -> Value {
+    return arith::SIToFPOp::create(b, loc, vm.f32s(16), v);
+  };
+  Value zero = bt.zeros(), zeroBytes = vm.i8Splat(0, 64);
+  Value ones = vm.i8Splat(1, 64), twoBits = vm.i8Splat(3, 64);
+  OpBuilder::InsertionGuard guard(b);
+  scf::ForOp loop = bt.begin(d.k / 256, rows, vm);
+  Value blk = loop.getInductionVar();
+  Value blockWord = im.mul(blk, im.c(kWords));
+  SmallVector<Value> acc(loop.getRegionIterArgs());
+  // Per group: its rows' 16 scale bytes (a row per 128-bit lane), d and
+  // dmin in each row's four lanes.
+  struct Group {
+    Value scaleBytes, d, dmin;
+  };
+  SmallVector<Group> groups;
+  for (int64_t g = 0; g < kGroups; ++g) {
+    auto wordsAt = [&](int64_t word) {
+      return bt.rowWords(d.w, ArrayRef(d.ns).slice(4 * g, 4), rowWords,
+                         blockWord, word);
+    };
+    // Words 17..20 (20: d and dmin), not 20..23: past word 20 the last
+    // block of the buffer ends.
+    Value head = bt.spread(wordsAt(17), 3);
+    groups.push_back({bt.bytes(wordsAt(0)), bt.halves(head),
+                      bt.halves(bt.shr(head, 16))});
+  }
+  // Scale byte s of each row in its four lanes, as i32.
+  auto scaleLanes = [&](Value scaleBytes, int64_t s) -> Value {
+    SmallVector<int64_t> pick;
+    for (int64_t lane = 0; lane < 16; ++lane) {
+      pick.push_back(lane / 4 * 16 + s);
+      pick.append(3, 64); // zero bytes
+    }
+    return vector::BitCastOp::create(
+        b, loc, VectorType::get({16}, b.getI32Type()),
+        vector::ShuffleOp::create(b, loc, scaleBytes, zeroBytes, pick));
+  };
+  for (int64_t n = 0; n < 2; ++n) {
+    for (int64_t j = 0; j < 4; ++j) {
+      // Per x row: d_x, the block's two halves repeated, each half's
+      // sum(x) per lane as f32.
+      struct XBlock {
+        Value scale, low, high, sumLow, sumHigh;
+      };
+      SmallVector<XBlock> xs;
+      for (Value xRow : d.xRows) {
+        Value at = im.add(xRow, im.mul(im.add(im.mul(blk, im.c(8)),
+                                              im.c(4 * n + j)),
+                                       im.c(kQ8_1Words)));
+        XBlock x;
+        x.scale = loadQ8_1Scale(b, loc, d.x, at);
+        x.low = bt.xBytes(d.x, at, 0);
+        x.high = bt.xBytes(d.x, at, 1);
+        x.sumLow = toF32(dot(ones, x.low, zero));
+        x.sumHigh = toF32(dot(ones, x.high, zero));
+        xs.push_back(x);
+      }
+      for (int64_t g = 0; g < kGroups; ++g) {
+        const Group &group = groups[g];
+        auto codes = [&](int64_t word) -> Value {
+          Value words = bt.rowWords(d.w, ArrayRef(d.ns).slice(4 * g, 4),
+                                    rowWords, blockWord, word);
+          return arith::AndIOp::create(
+              b, loc, bt.bytes(bt.shr(words, 2 * j)), twoBits);
+        };
+        Value low = codes(4 + 8 * n), high = codes(8 + 8 * n);
+        // d sc and dmin m of the low (sub-block 8n + 2j) and high halves.
+        auto factors = [&](int64_t s) -> std::pair<Value, Value> {
+          Value v = scaleLanes(group.scaleBytes, s);
+          Value sc = arith::AndIOp::create(b, loc, v, bt.splat(0xf));
+          Value m = bt.shr(v, 4);
+          return {vm.mul(group.d, toF32(sc)), vm.mul(group.dmin, toF32(m))};
+        };
+        auto [dLow, mLow] = factors(8 * n + 2 * j);
+        auto [dHigh, mHigh] = factors(8 * n + 2 * j + 1);
+        for (size_t r = 0; r < rows; ++r) {
+          const XBlock &x = xs[r];
+          Value t = vm.add(vm.mul(dLow, toF32(dot(low, x.low, zero))),
+                           vm.mul(dHigh, toF32(dot(high, x.high, zero))));
+          t = vm.sub(t, vm.add(vm.mul(mLow, x.sumLow),
+                               vm.mul(mHigh, x.sumHigh)));
+          Value &a = acc[g * rows + r];
+          a = vm.add(a, vm.mul(t, vm.splat(x.scale, 16)));
+        }
+      }
+    }
+  }
+  return bt.finish(loop, acc, rows, vm);
+}
+
 SmallVector<Value> GraphLowering::emitI2_SByteTileDot(const DotOperands &d) {
   // emitByteTileDot's tile for i2_s weights: per 32-byte block (128
   // values, value 32k + m in bits 6 - 2k of byte m), plane k by plane k,

@@ -721,6 +721,9 @@ private:
   SmallVector<Value> emitByteTileDot(const DotOperands &d, Type element);
   /// The same tile for q4_k weights (K a multiple of 256).
   SmallVector<Value> emitQ4_KByteTileDot(const DotOperands &d);
+  /// The same tile for q2_k weights (16-value sub-blocks: each x block's
+  /// halves are scaled apart).
+  SmallVector<Value> emitQ2_KByteTileDot(const DotOperands &d);
   /// The same tile for i2_s weights, scaled by the tensor's scale.
   SmallVector<Value> emitI2_SByteTileDot(const DotOperands &d);
   /// The same tile for tq2_0 weights (a row's blocks on a word or two
@@ -741,7 +744,8 @@ private:
                                  bool q8Activations = false);
   /// q2_k and q3_k (`threeBits`) super-blocks, a 16-value sub-block per
   /// lane unit (WeightFormats.cpp).
-  SmallVector<Value> emitKLowBitDot(const DotOperands &d, bool threeBits);
+  SmallVector<Value> emitKLowBitDot(const DotOperands &d, bool threeBits,
+                                    bool q8Activations = false);
   /// One lane: q2_k and q3_k super-blocks, 32 values at a time.
   SmallVector<Value> emitKLowBitDotVector(const DotOperands &d,
                                           bool threeBits);

@@ -49,8 +49,8 @@ SmallVector<Value> GraphLowering::emitPartialDot(KernelState &ks, Value x,
   Type element = wType.getElementType();
   if (q8Activations && lanes == 1 &&
       static_cast<int64_t>(ns.size()) == kByteTileRows) {
-    assert((isa<cir::Q4_0Type, cir::Q8_0Type, cir::Q4_KType, cir::I2_SType,
-                cir::TQ2_0Type>(element)) &&
+    assert((isa<cir::Q4_0Type, cir::Q8_0Type, cir::Q4_KType, cir::Q2_KType,
+                cir::I2_SType, cir::TQ2_0Type>(element)) &&
            "matmulTile picks this tile");
     ops.ns.assign(ns.begin(), ns.end());
     if (isa<cir::Q4_KType>(element))
@@ -59,6 +59,8 @@ SmallVector<Value> GraphLowering::emitPartialDot(KernelState &ks, Value x,
       return emitI2_SByteTileDot(ops);
     if (isa<cir::TQ2_0Type>(element))
       return emitTQ2_0ByteTileDot(ops);
+    if (isa<cir::Q2_KType>(element))
+      return emitQ2_KByteTileDot(ops);
     return emitByteTileDot(ops, element);
   }
   if (q8Activations) {
@@ -342,7 +344,8 @@ SmallVector<Value> GraphLowering::emitHalfScaledBlockDot(
 /// Weight formats with integer kernels for q8_1 activations.
 static bool hasQ8ActivationKernel(Type element) {
   return isa<cir::Q8_0Type, cir::Q4_0Type, cir::Q4_KType, cir::Q5_KType,
-             cir::Q6_KType, cir::I2_SType, cir::TQ2_0Type>(element);
+             cir::Q6_KType, cir::Q2_KType, cir::I2_SType, cir::TQ2_0Type>(
+      element);
 }
 
 SmallVector<Value> GraphLowering::emitQ8ActivationBlockDot(const DotOperands &d,
@@ -364,6 +367,8 @@ SmallVector<Value> GraphLowering::emitQ8ActivationBlockDot(const DotOperands &d,
     return emitI2_SQ8Dot(d);
   if (isa<cir::TQ2_0Type>(element))
     return emitTQ2_0Q8Dot(d);
+  if (isa<cir::Q2_KType>(element))
+    return emitKLowBitDot(d, /*threeBits=*/false, /*q8Activations=*/true);
   bool fifthBits = isa<cir::Q5_KType>(element);
   return d.lanes == 1 ? emitQ4_KDotVector(d, fifthBits, /*q8Activations=*/true)
                       : emitQ4_KDot(d, fifthBits, /*q8Activations=*/true);
@@ -773,19 +778,21 @@ static std::pair<int64_t, int64_t> matmulTile(Value x,
   });
   if (lanes != 1 || experts || !oneFormat)
     return {kXRows, 1};
-  const int64_t tileK = isa<cir::Q4_KType>(element)    ? 256
-                        : isa<cir::I2_SType>(element)  ? 128
-                        : isa<cir::TQ2_0Type>(element) ? 256
-                                                       : 64;
+  const int64_t tileK =
+      isa<cir::Q4_KType, cir::Q2_KType, cir::TQ2_0Type>(element) ? 256
+      : isa<cir::I2_SType>(element)                              ? 128
+                                                                 : 64;
   if (isa<cir::Q8_1Type>(xElement) &&
-      isa<cir::Q4_0Type, cir::Q8_0Type, cir::Q4_KType, cir::I2_SType,
-          cir::TQ2_0Type>(element) &&
+      isa<cir::Q4_0Type, cir::Q8_0Type, cir::Q4_KType, cir::Q2_KType,
+          cir::I2_SType, cir::TQ2_0Type>(element) &&
       llvm::all_of(weights, [&](Value w) {
         return typeOf(w).getShape().back() % tileK == 0 &&
                rowsOf(w) % kByteTileRows == 0;
       }))
-    return {isa<cir::Q4_KType, cir::I2_SType, cir::TQ2_0Type>(element) ? 2
-                                                                        : 4,
+    return {isa<cir::Q4_KType, cir::Q2_KType, cir::I2_SType,
+                cir::TQ2_0Type>(element)
+                ? 2
+                : 4,
             kByteTileRows};
   if (m == 1 && isa<FloatType>(xElement) && element.isF32())
     return {1, 4};
@@ -1099,7 +1106,7 @@ LogicalResult GraphLowering::lowerMatmul(Operation *op, Value x,
                << wElt
                << " weights is not supported by convert-circuit-to-shaderm "
                   "(q8_1 activations need q8_0, q4_0, q4_k, q5_k, q6_k, "
-                  "i2_s or tq2_0 weights)";
+                  "q2_k, i2_s or tq2_0 weights)";
     }
   } else if (cir::isQuantized(xType.getElementType())) {
     return op->emitOpError("with ")

@@ -301,11 +301,17 @@ static Value q3kScalesVector(OpBuilder &b, Location loc, Value words,
 }
 
 SmallVector<Value> GraphLowering::emitKLowBitDot(const DotOperands &d,
-                                                 bool threeBits) {
+                                                 bool threeBits,
+                                                 bool q8Activations) {
   // A lane's unit is one 16-value sub-block g = 8 n + 2 j + h: its codes
   // are bits 2 j of the 16 code bytes at 32 n + 16 h (four words), its
   // q3_k third bits bit 4 n + j of the hmask bytes at 16 h. The sums
   // sum(q x) (and for q2_k sum(x)) are scaled once per sub-block.
+  // With q8_1 activations (q2_k), the sub-block is half h of x block
+  // 8 blk + 4 n + j: a word's four codes (bytes 0..3) go into exp.dot4_i8
+  // with x's bytes, and bytes of one with the same x bytes give sum(x), in
+  // exact i32 sums, scaled by the x block's d as well.
+  assert((!q8Activations || !threeBits) && "q8_1 activations: q2_k only");
   const KLowBitLayout layout(threeBits);
   Location loc = d.loc;
   IndexMath im(b, loc);
@@ -330,10 +336,31 @@ SmallVector<Value> GraphLowering::emitKLowBitDot(const DotOperands &d,
                           im.add(im.mul(u.block, im.c(256)),
                                  im.mul(g, im.c(16)))));
   const size_t sums = threeBits ? rows : 2 * rows;
-  SmallVector<Value> acc(sums, u.zero);
+  SmallVector<Value> acc(sums, q8Activations ? wm.c(0) : u.zero);
+  // x's q8_1 block of the sub-block, per row (q8_1 activations).
+  SmallVector<Value> xBlocks;
+  if (q8Activations)
+    for (size_t r = 0; r < rows; ++r)
+      xBlocks.push_back(im.add(
+          d.xRows[r],
+          im.mul(im.add(im.mul(u.block, im.c(8)),
+                        im.add(im.mul(n, im.c(4)), j)),
+                 im.c(kQ8_1Words))));
   for (int64_t w = 0; w < 4; ++w) {
     Value word = loadWordAtEvenByte(b, loc, d.w, im.add(codes, im.c(4 * w)),
                                     misaligned);
+    if (q8Activations) {
+      Value q = wm.mask(wm.shr(word, shift), 0x03030303);
+      for (size_t r = 0; r < rows; ++r) {
+        Value x = sm::LoadOp::create(
+            b, loc, b.getI32Type(), d.x,
+            im.add(xBlocks[r], im.add(im.mul(h, im.c(4)), im.c(1 + w))));
+        acc[r] = ex::Dot4I8Op::create(b, loc, q, x, acc[r]);
+        acc[rows + r] =
+            ex::Dot4I8Op::create(b, loc, wm.c(0x01010101), x, acc[rows + r]);
+      }
+      continue;
+    }
     Value hm = threeBits ? loadWordAtEvenByte(b, loc, d.w,
                                               im.add(bits, im.c(4 * w)),
                                               misaligned)
@@ -379,10 +406,18 @@ SmallVector<Value> GraphLowering::emitKLowBitDot(const DotOperands &d,
     Value dl = ex::MulOp::create(b, loc, scale, wm.toF32(wm.mask(sm, 0xf)));
     Value ml = ex::MulOp::create(b, loc, dmin, wm.toF32(wm.shr(sm, 4)));
     for (size_t r = 0; r < rows; ++r) {
-      Value total = ex::FmaOp::create(b, loc, dl, acc[r],
+      Value qx = acc[r], x = acc[rows + r], dlx = dl, mlx = ml;
+      if (q8Activations) {
+        Value dx = loadQ8_1Scale(b, loc, d.x, xBlocks[r]);
+        qx = wm.toF32(qx);
+        x = wm.toF32(x);
+        dlx = ex::MulOp::create(b, loc, dl, dx);
+        mlx = ex::MulOp::create(b, loc, ml, dx);
+      }
+      Value total = ex::FmaOp::create(b, loc, dlx, qx,
                                       loop.getRegionIterArgs()[r]);
       next.push_back(ex::SubOp::create(
-          b, loc, total, ex::MulOp::create(b, loc, ml, acc[rows + r])));
+          b, loc, total, ex::MulOp::create(b, loc, mlx, x)));
     }
   }
   return finishUnits(loop, next);

@@ -61,12 +61,12 @@ circuit.graph @quantize_too_many_rows(%x: tensor<65536x32xf32>)
 
 // -----
 
-// Integer kernels for q8_1 activations exist for q8_0, q4_0, q4_k, q5_k and
-// q6_k weights.
+// Integer kernels for q8_1 activations exist for q8_0, q4_0, q4_k, q5_k,
+// q6_k, q2_k, i2_s and tq2_0 weights.
 circuit.graph @q8_1_activations(%x: tensor<256x!circuit.q8_1>,
-                                %w: tensor<8x256x!circuit.q2_k>) -> tensor<8xf32> {
-  // expected-error @+1 {{'circuit.matmul' op with q8_1 activations and '!circuit.q2_k' weights is not supported by convert-circuit-to-shaderm (q8_1 activations need q8_0, q4_0, q4_k, q5_k, q6_k, i2_s or tq2_0 weights)}}
-  %y = circuit.matmul %x, %w : tensor<256x!circuit.q8_1>, tensor<8x256x!circuit.q2_k>
+                                %w: tensor<8x256x!circuit.q4_1>) -> tensor<8xf32> {
+  // expected-error @+1 {{'circuit.matmul' op with q8_1 activations and '!circuit.q4_1' weights is not supported by convert-circuit-to-shaderm (q8_1 activations need q8_0, q4_0, q4_k, q5_k, q6_k, q2_k, i2_s or tq2_0 weights)}}
+  %y = circuit.matmul %x, %w : tensor<256x!circuit.q8_1>, tensor<8x256x!circuit.q4_1>
       -> tensor<8xf32>
   circuit.output %y : tensor<8xf32>
 }
@@ -81,7 +81,7 @@ circuit.graph @after_a_map(%x: tensor<256xf32>, %w: tensor<8x256x!circuit.q3_k>)
     circuit.yield %v : f32
   }
   %q = circuit.quantize %y : tensor<256xf32> -> tensor<256x!circuit.q8_1>
-  // expected-error @+1 {{'circuit.matmul' op with q8_1 activations and '!circuit.q3_k' weights is not supported by convert-circuit-to-shaderm (q8_1 activations need q8_0, q4_0, q4_k, q5_k, q6_k, i2_s or tq2_0 weights)}}
+  // expected-error @+1 {{'circuit.matmul' op with q8_1 activations and '!circuit.q3_k' weights is not supported by convert-circuit-to-shaderm (q8_1 activations need q8_0, q4_0, q4_k, q5_k, q6_k, q2_k, i2_s or tq2_0 weights)}}
   %z = circuit.matmul %q, %w : tensor<256x!circuit.q8_1>, tensor<8x256x!circuit.q3_k>
       -> tensor<8xf32>
   circuit.output %z : tensor<8xf32>
