@@ -232,6 +232,15 @@ struct ByteTileMath {
     Value high = vector::ShuffleOp::create(b, loc, q[2], q[3], iota(8));
     return vector::ShuffleOp::create(b, loc, low, high, iota(16));
   }
+  /// Byte `byte` (0..15) of each 128-bit lane of `words` (four rows' 16
+  /// bytes, as vector<16xi32>), zero-extended into all four of its lanes:
+  /// the lane holding it spread (one vpermd), shifted and masked.
+  Value rowByte(Value words, int64_t byte) {
+    Value v = spread(words, byte / 4);
+    if (byte % 4)
+      v = shr(v, 8 * (byte % 4));
+    return arith::AndIOp::create(b, loc, v, splat(0xff));
+  }
   /// Lane `first` of every 128-bit lane, in all four of its lanes.
   Value spread(Value v, int64_t first) {
     SmallVector<int64_t> mask;
@@ -463,8 +472,8 @@ SmallVector<Value> GraphLowering::emitQ2_KByteTileDot(const DotOperands &d) {
   // for the min terms, once per x block for all the tile's rows. Each
   // lane accumulates
   //   d_x (d sc_lo S_lo + d sc_hi S_hi - dmin m_lo X_lo - dmin m_hi X_hi)
-  // with its row's scales, spread over the row's four lanes by a byte
-  // shuffle; a row's four lanes are added at the end.
+  // with its row's scales (ByteTileMath::rowByte: each row's scale byte in
+  // its four lanes); a row's four lanes are added at the end.
   constexpr int64_t kWords = 21, kGroups = kByteTileRows / 4;
   Location loc = d.loc;
   IndexMath im(b, loc);
@@ -480,7 +489,7 @@ SmallVector<Value> GraphLowering::emitQ2_KByteTileDot(const DotOperands &d) {
   auto toF32 = [&](Value v) -> Value {
     return arith::SIToFPOp::create(b, loc, vm.f32s(16), v);
   };
-  Value zero = bt.zeros(), zeroBytes = vm.i8Splat(0, 64);
+  Value zero = bt.zeros();
   Value ones = vm.i8Splat(1, 64), twoBits = vm.i8Splat(3, 64);
   OpBuilder::InsertionGuard guard(b);
   scf::ForOp loop = bt.begin(d.k / 256, rows, vm);
@@ -490,7 +499,7 @@ SmallVector<Value> GraphLowering::emitQ2_KByteTileDot(const DotOperands &d) {
   // Per group: its rows' 16 scale bytes (a row per 128-bit lane), d and
   // dmin in each row's four lanes.
   struct Group {
-    Value scaleBytes, d, dmin;
+    Value scaleWords, d, dmin;
   };
   SmallVector<Group> groups;
   for (int64_t g = 0; g < kGroups; ++g) {
@@ -501,20 +510,9 @@ SmallVector<Value> GraphLowering::emitQ2_KByteTileDot(const DotOperands &d) {
     // Words 17..20 (20: d and dmin), not 20..23: past word 20 the last
     // block of the buffer ends.
     Value head = bt.spread(wordsAt(17), 3);
-    groups.push_back({bt.bytes(wordsAt(0)), bt.halves(head),
+    groups.push_back({wordsAt(0), bt.halves(head),
                       bt.halves(bt.shr(head, 16))});
   }
-  // Scale byte s of each row in its four lanes, as i32.
-  auto scaleLanes = [&](Value scaleBytes, int64_t s) -> Value {
-    SmallVector<int64_t> pick;
-    for (int64_t lane = 0; lane < 16; ++lane) {
-      pick.push_back(lane / 4 * 16 + s);
-      pick.append(3, 64); // zero bytes
-    }
-    return vector::BitCastOp::create(
-        b, loc, VectorType::get({16}, b.getI32Type()),
-        vector::ShuffleOp::create(b, loc, scaleBytes, zeroBytes, pick));
-  };
   for (int64_t n = 0; n < 2; ++n) {
     for (int64_t j = 0; j < 4; ++j) {
       // Per x row: d_x, the block's two halves repeated, each half's
@@ -546,7 +544,7 @@ SmallVector<Value> GraphLowering::emitQ2_KByteTileDot(const DotOperands &d) {
         Value low = codes(4 + 8 * n), high = codes(8 + 8 * n);
         // d sc and dmin m of the low (sub-block 8n + 2j) and high halves.
         auto factors = [&](int64_t s) -> std::pair<Value, Value> {
-          Value v = scaleLanes(group.scaleBytes, s);
+          Value v = bt.rowByte(group.scaleWords, s);
           Value sc = arith::AndIOp::create(b, loc, v, bt.splat(0xf));
           Value m = bt.shr(v, 4);
           return {vm.mul(group.d, toF32(sc)), vm.mul(group.dmin, toF32(m))};
