@@ -14,6 +14,9 @@
 
 #include "hesper/runtime/Runtime.h"
 
+#include <functional>
+#include <string_view>
+
 namespace hesper::rt::detail {
 
 Result<std::vector<DeviceInfo>> listVulkanDevices();
@@ -48,6 +51,17 @@ Status rangeError(const char *op, size_t bytes, size_t offset, size_t size);
 /// null destination").
 Status checkTransfer(const char *op, const void *host, size_t bytes,
                      size_t offset, size_t size);
+
+/// A key for a driver's in-memory table of loaded binaries (the CPU
+/// driver's shared objects, the CUDA driver's modules): the standard
+/// library's string hash, eight bytes a step. Every kernel of a program
+/// carries its program's whole binary, so a start looks it up once per
+/// kernel; hashBytes (a multiply per byte) took a sixth of a warm start.
+/// Kept in memory only: equal keys are told apart by the bytes.
+inline uint64_t loadedBinaryKey(const std::vector<uint8_t> &binary) {
+  return std::hash<std::string_view>{}(std::string_view(
+      reinterpret_cast<const char *>(binary.data()), binary.size()));
+}
 
 /// Where the CUDA driver keeps the cubin JIT-compiled from `ptx` for the
 /// device `cacheId`: "<dir>/<kernelCacheKey(ptx, cacheId)>.cubin" (a trailing

@@ -49,9 +49,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <functional>
 #include <mutex>
-#include <string_view>
 #include <unordered_map>
 
 namespace hesper::rt::detail {
@@ -93,7 +91,7 @@ struct CpuContext {
   std::mutex mutex; ///< guards the members below
   std::unordered_map<const void *, uint64_t> live;
   uint64_t nextSerial = 1;
-  std::unordered_multimap<uint64_t, LoadedObject> objects; ///< by objectHash
+  std::unordered_multimap<uint64_t, LoadedObject> objects; ///< by loadedBinaryKey
   /// Objects destroyed so far: a command list whose check is more recent
   /// than the last destruction need not check again.
   std::atomic<uint64_t> destroyed{0};
@@ -744,18 +742,8 @@ Status CpuDevice::checkDesc(const KernelDesc &d) const {
   return Status();
 }
 
-/// The loaded-object table's key of a binary (kept in memory only; equal
-/// keys are told apart by their bytes): the standard library's string hash,
-/// eight bytes a step. Every kernel of a program carries its program's
-/// whole binary, so a start hashes it once per kernel, and hashBytes (a
-/// multiply per byte) took a sixth of a warm start's time.
-static uint64_t objectHash(const std::vector<uint8_t> &binary) {
-  return std::hash<std::string_view>{}(std::string_view(
-      reinterpret_cast<const char *>(binary.data()), binary.size()));
-}
-
 Result<void *> CpuDevice::objectFor(const std::vector<uint8_t> &binary) {
-  uint64_t hash = objectHash(binary);
+  uint64_t hash = loadedBinaryKey(binary);
   std::lock_guard<std::mutex> lock(ctx->mutex);
   auto range = ctx->objects.equal_range(hash);
   for (auto it = range.first; it != range.second; ++it)

@@ -35,8 +35,6 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <functional>
-#include <string_view>
 
 namespace hesper::rt::detail::cuda {
 
@@ -194,13 +192,6 @@ static bool readFile(const std::string &path, std::vector<uint8_t> &out) {
 //===----------------------------------------------------------------------===//
 // Device state shared by every object of a device
 //===----------------------------------------------------------------------===//
-
-/// The modules table's key of a binary: the standard library's string
-/// hash (eight bytes a step; a program's PTX is megabytes).
-static uint64_t moduleHash(const std::vector<uint8_t> &binary) {
-  return std::hash<std::string_view>{}(std::string_view(
-      reinterpret_cast<const char *>(binary.data()), binary.size()));
-}
 
 void CudaContext::releaseModule(CUmodule module) {
   std::lock_guard<std::mutex> lock(moduleMutex);
@@ -465,7 +456,7 @@ Result<std::vector<uint8_t>> CudaDevice::linkPtx(const std::string &ptx,
 Result<CUmodule> CudaDevice::moduleFor(const KernelDesc &d,
                                       const std::string &what) {
   std::lock_guard<std::mutex> lock(ctx->moduleMutex);
-  uint64_t hash = moduleHash(d.binary);
+  uint64_t hash = loadedBinaryKey(d.binary);
   auto range = ctx->modules.equal_range(hash);
   for (auto it = range.first; it != range.second; ++it) {
     CudaContext::SharedModule &shared = it->second;

@@ -210,7 +210,7 @@ struct CudaContext {
     size_t kernels = 0;
   };
   std::mutex moduleMutex; ///< held while a module is looked up or loaded
-  /// By a hash of the binary (equal hashes are told apart by the bytes).
+  /// By loadedBinaryKey (equal keys are told apart by the bytes).
   std::unordered_multimap<uint64_t, SharedModule> modules;
   /// One kernel less uses `module`; the last one unloads it.
   void releaseModule(CUmodule module);
