@@ -232,6 +232,22 @@ struct ByteTileMath {
     Value high = vector::ShuffleOp::create(b, loc, q[2], q[3], iota(8));
     return vector::ShuffleOp::create(b, loc, low, high, iota(16));
   }
+  /// The words that start two bytes into `low`'s: the high halves of
+  /// `low` joined with the low halves of `high` (the words one further on).
+  Value joinHalves(Value low, Value high) {
+    return arith::OrIOp::create(
+        b, loc, shr(low, 16),
+        arith::ShLIOp::create(b, loc, high, splat(16)));
+  }
+  /// The 2-bit codes in bits `shift`, `shift` + 1 of each byte of `words`,
+  /// as bytes 0..3 (which vpdpbusd takes as they are).
+  Value twoBitCodes(Value words, int64_t shift) {
+    Value three = arith::ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(VectorType::get({64}, b.getI8Type()),
+                               b.getI8IntegerAttr(3)));
+    return arith::AndIOp::create(b, loc, bytes(shr(words, shift)), three);
+  }
   /// Byte `byte` (0..15) of each 128-bit lane of `words` (four rows' 16
   /// bytes, as vector<16xi32>), zero-extended into all four of its lanes:
   /// the lane holding it spread (one vpermd), shifted and masked.
@@ -427,9 +443,7 @@ SmallVector<Value> GraphLowering::emitByteTileDot(const DotOperands &d,
       auto valuesAt = [&](int64_t word) -> Value {
         if (half == 1)
           return wordsAt(valueWords + 1 + word);
-        return arith::OrIOp::create(
-            b, loc, bt.shr(wordsAt(word), 16),
-            arith::ShLIOp::create(b, loc, wordsAt(word + 1), bt.splat(16)));
+        return bt.joinHalves(wordsAt(word), wordsAt(word + 1));
       };
       Value scale =
           half == 0
@@ -490,7 +504,7 @@ SmallVector<Value> GraphLowering::emitQ2_KByteTileDot(const DotOperands &d) {
     return arith::SIToFPOp::create(b, loc, vm.f32s(16), v);
   };
   Value zero = bt.zeros();
-  Value ones = vm.i8Splat(1, 64), twoBits = vm.i8Splat(3, 64);
+  Value ones = vm.i8Splat(1, 64);
   OpBuilder::InsertionGuard guard(b);
   scf::ForOp loop = bt.begin(d.k / 256, rows, vm);
   Value blk = loop.getInductionVar();
@@ -536,10 +550,10 @@ SmallVector<Value> GraphLowering::emitQ2_KByteTileDot(const DotOperands &d) {
       for (int64_t g = 0; g < kGroups; ++g) {
         const Group &group = groups[g];
         auto codes = [&](int64_t word) -> Value {
-          Value words = bt.rowWords(d.w, ArrayRef(d.ns).slice(4 * g, 4),
-                                    rowWords, blockWord, word);
-          return arith::AndIOp::create(
-              b, loc, bt.bytes(bt.shr(words, 2 * j)), twoBits);
+          return bt.twoBitCodes(
+              bt.rowWords(d.w, ArrayRef(d.ns).slice(4 * g, 4), rowWords,
+                          blockWord, word),
+              2 * j);
         };
         Value low = codes(4 + 8 * n), high = codes(8 + 8 * n);
         // d sc and dmin m of the low (sub-block 8n + 2j) and high halves.
@@ -584,7 +598,6 @@ SmallVector<Value> GraphLowering::emitI2_SByteTileDot(const DotOperands &d) {
   assert(static_cast<int64_t>(d.ns.size()) == kByteTileRows &&
          d.k % kValues == 0 && "lowerMatmul picks this tile");
   const size_t rows = d.xRows.size();
-  Value twoBits = vm.i8Splat(3, 64);
   const int64_t rowWords = d.k / kValues * kWords;
   SmallVector<Value> dots = [&] {
     OpBuilder::InsertionGuard guard(b);
@@ -603,10 +616,10 @@ SmallVector<Value> GraphLowering::emitI2_SByteTileDot(const DotOperands &d) {
       for (int64_t g = 0; g < kGroups; ++g) {
         // Plane k's codes of bytes `word` * 4 .. + 15 of each row.
         auto codes = [&](int64_t word) -> Value {
-          Value words = bt.rowWords(d.w, ArrayRef(d.ns).slice(4 * g, 4),
-                                    rowWords, blockWord, word);
-          return arith::AndIOp::create(
-              b, loc, bt.bytes(bt.shr(words, 6 - 2 * k)), twoBits);
+          return bt.twoBitCodes(
+              bt.rowWords(d.w, ArrayRef(d.ns).slice(4 * g, 4), rowWords,
+                          blockWord, word),
+              6 - 2 * k);
         };
         Value low = codes(0), high = codes(4);
         for (size_t r = 0; r < rows; ++r)
@@ -646,7 +659,6 @@ SmallVector<Value> GraphLowering::emitTQ2_0ByteTileDot(const DotOperands &d) {
   const int64_t blocks = d.k / 256;
   const bool pairs = blocks % 2 == 0;
   const int64_t perStep = pairs ? 2 : 1;
-  Value twoBits = vm.i8Splat(3, 64);
   OpBuilder::InsertionGuard guard(b);
   scf::ForOp loop = bt.begin(blocks / perStep, rows, vm);
   Value step = loop.getInductionVar();
@@ -656,11 +668,6 @@ SmallVector<Value> GraphLowering::emitTQ2_0ByteTileDot(const DotOperands &d) {
   struct Reader {
     std::function<Value(int64_t)> codeWords;
     Value scale;
-  };
-  auto join = [&](Value low, Value high) -> Value {
-    return arith::OrIOp::create(
-        b, loc, bt.shr(low, 16),
-        arith::ShLIOp::create(b, loc, high, bt.splat(16)));
   };
   std::function<Reader(int64_t, int64_t)> reader;
   // Odd block counts: each row's block's first word, and which rows' blocks
@@ -675,8 +682,9 @@ SmallVector<Value> GraphLowering::emitTQ2_0ByteTileDot(const DotOperands &d) {
                            blocks / 2 * kPairWords, pairWord, word);
       };
       Reader r;
-      r.codeWords = [=](int64_t i) {
-        return block == 0 ? wordsAt(i) : join(wordsAt(16 + i), wordsAt(17 + i));
+      r.codeWords = [&, wordsAt, block](int64_t i) {
+        return block == 0 ? wordsAt(i)
+                          : bt.joinHalves(wordsAt(16 + i), wordsAt(17 + i));
       };
       r.scale = block == 0
                     ? bt.halves(bt.spread(wordsAt(16), 0))
@@ -707,10 +715,10 @@ SmallVector<Value> GraphLowering::emitTQ2_0ByteTileDot(const DotOperands &d) {
       };
       Reader r;
       Value mid = midWord[g];
-      r.codeWords = [=](int64_t i) -> Value {
+      r.codeWords = [&, quads, mid](int64_t i) -> Value {
         Value here = quads(i);
-        return arith::SelectOp::create(b, loc, mid, join(here, quads(i + 1)),
-                                       here);
+        return arith::SelectOp::create(
+            b, loc, mid, bt.joinHalves(here, quads(i + 1)), here);
       };
       // Word 16 of each row's block (only that word: past it the last
       // block of the buffer ends), in the row's four lanes.
@@ -741,9 +749,7 @@ SmallVector<Value> GraphLowering::emitTQ2_0ByteTileDot(const DotOperands &d) {
               vm));
         for (int64_t g = 0; g < kGroups; ++g) {
           auto codes = [&](int64_t i) -> Value {
-            return arith::AndIOp::create(
-                b, loc, bt.bytes(bt.shr(readers[g].codeWords(i), 2 * l)),
-                twoBits);
+            return bt.twoBitCodes(readers[g].codeWords(i), 2 * l);
           };
           Value low = codes(8 * h), high = codes(8 * h + 4);
           for (size_t r = 0; r < rows; ++r)

@@ -330,11 +330,13 @@ SmallVector<Value> GraphLowering::emitKLowBitDot(const DotOperands &d,
                                     im.add(im.mul(n, im.c(32)),
                                            im.mul(h, im.c(16)))));
   Value bits = im.add(base, im.mul(h, im.c(16)));
+  // Where the sub-block's f32 x values start, per row (f32 activations).
   SmallVector<Value> xSub;
-  for (size_t r = 0; r < rows; ++r)
-    xSub.push_back(im.add(d.xRows[r],
-                          im.add(im.mul(u.block, im.c(256)),
-                                 im.mul(g, im.c(16)))));
+  if (!q8Activations)
+    for (size_t r = 0; r < rows; ++r)
+      xSub.push_back(im.add(d.xRows[r],
+                            im.add(im.mul(u.block, im.c(256)),
+                                   im.mul(g, im.c(16)))));
   const size_t sums = threeBits ? rows : 2 * rows;
   SmallVector<Value> acc(sums, q8Activations ? wm.c(0) : u.zero);
   // x's q8_1 block of the sub-block, per row (q8_1 activations).
