@@ -351,16 +351,20 @@ void Request::end(FinishReason reason, const std::string &error,
 
 void Engine::Impl::finish(Slot &slot, FinishReason reason,
                           const std::string &error) {
+  // The slot counts as free before the request ends: a client that has its
+  // answer and then reads /metrics must not see its own slot still busy.
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    --busy;
+    counters.promptTokens += slot.fed - slot.reused;
+    counters.generatedTokens += slot.generated;
+    counters.promptSeconds += slot.promptMs / 1000;
+    counters.decodeSeconds += slot.decodeMs / 1000;
+  }
   slot.request->end(reason, error, slot.generated, slot.promptMs,
                     slot.decodeMs);
   slot.request.reset();
   slot.sampler.reset();
-  std::lock_guard<std::mutex> lock(mutex);
-  --busy;
-  counters.promptTokens += slot.fed - slot.reused;
-  counters.generatedTokens += slot.generated;
-  counters.promptSeconds += slot.promptMs / 1000;
-  counters.decodeSeconds += slot.decodeMs / 1000;
 }
 
 /// The text that can be handed out now: up to a stop string (then `stopped`)
