@@ -270,8 +270,16 @@ static LogicalResult convertKernel(sm::KernelOp kernel,
       alloc.erase();
     }
   } else {
-    // Matrix tiles are read and written at 32-byte aligned addresses
-    // (NVIDIA's wmma): their kernels' workgroup arrays start at one.
+    // Every workgroup array gets an explicit alignment. Without one, LLVM
+    // assumes a global of more than 16 bytes starts on a 16-byte boundary
+    // (its preferred alignment for large globals) and the load-store
+    // vectorizer merges four f32 reads into one 16-byte access on that
+    // assumption, while NVPTX declares the array `.align 4` (its element's
+    // alignment): ptxas may then place it 4 bytes past a boundary, after an
+    // array whose size is not a multiple of 16 (a chunk of 5 rows), and the
+    // vector access faults (CUDA_ERROR_MISALIGNED_ADDRESS). Matrix tiles
+    // are read and written at 32-byte aligned addresses (NVIDIA's wmma):
+    // their kernels' arrays start at one.
     bool matrixTiles = false;
     func.walk([&](Operation *op) {
       matrixTiles |= isa<sm::MatrixLoadOp, sm::MatrixStoreOp>(op);
@@ -281,9 +289,9 @@ static LogicalResult convertKernel(sm::KernelOp kernel,
       auto [alloc, attribution] = pair;
       alloc.getResult().replaceAllUsesWith(attribution);
       alloc.erase();
-      if (matrixTiles)
-        func.setWorkgroupAttributionAttr(
-            i, LLVM::LLVMDialect::getAlignAttrName(), b.getI64IntegerAttr(32));
+      func.setWorkgroupAttributionAttr(i, LLVM::LLVMDialect::getAlignAttrName(),
+                                       b.getI64IntegerAttr(matrixTiles ? 32
+                                                                       : 16));
     }
   }
   SmallVector<Operation *> toConvert;

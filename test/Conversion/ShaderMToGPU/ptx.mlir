@@ -1,7 +1,9 @@
 // A ShaderM kernel (shared memory, a barrier, an expanded GELU) lowered
 // through convert-shaderm-to-gpu, convert-exp-to-std and the NVVM pipeline
 // to PTX, which ptxas accepts for sm_90 and sm_80. math.tanh becomes a
-// libdevice call, so the NVVM target links CUDA's libdevice.
+// libdevice call, so the NVVM target links CUDA's libdevice. The shared
+// array is declared 16-byte aligned: LLVM vectorizes its accesses on that
+// assumption (a `.align 4` array after one of 5 floats faulted on an H200).
 //
 // REQUIRES: ptxas, libdevice
 // RUN: hesper-opt %s --pass-pipeline="builtin.module(convert-shaderm-to-gpu,convert-exp-to-std,nvvm-attach-target{chip=sm_90 features=+ptx80 l=%libdevice},gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm),reconcile-unrealized-casts,gpu-module-to-binary{format=isa})" -o %t.sm90.mlir
@@ -10,6 +12,8 @@
 // CHECK: gpu.binary @hesper_kernels
 // PTX: .target sm_90
 // PTX: .visible .entry tree(
+// PTX-NOT: .shared .align 4
+// PTX: .shared .align 16 .b8 __wg_tree_0[1024];
 // PTX: bar.sync
 // PTX: ld.shared
 //
