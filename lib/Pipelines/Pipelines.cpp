@@ -27,7 +27,7 @@ void hesper::buildHesperToGPUPipeline(
     OpPassManager &pm, bool fuse, bool sharedMemoryAsAlloc,
     unsigned subgroupSize, bool singleLane,
     llvm::function_ref<void(OpPassManager &)> beforeExpToStd,
-    bool matrixUnits, bool wideLoads) {
+    bool matrixUnits, bool wideLoads, bool doubleBuffer) {
   if (fuse)
     circuit::buildHesperFusePipeline(pm);
   // One kernel per dispatch op, then one copy of identical kernels (the
@@ -37,6 +37,7 @@ void hesper::buildHesperToGPUPipeline(
   toShaderM.singleLane = singleLane;
   toShaderM.matrixUnits = matrixUnits;
   toShaderM.wideLoads = wideLoads;
+  toShaderM.doubleBuffer = doubleBuffer;
   pm.addPass(createConvertCircuitToShaderMPass(toShaderM));
   pm.addPass(shaderm::createShaderMDedupKernelsPass());
   ConvertShaderMToGPUPassOptions toGPU;

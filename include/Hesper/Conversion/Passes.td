@@ -92,6 +92,12 @@ def ConvertCircuitToShaderMPass
            "Read runs of elements with one vector load where only that "
            "changes (attention's K rows; the sums keep their order): off "
            "for SPIR-V, whose kernels load a vector one element at a time">,
+    Option<"doubleBuffer", "double-buffer", "bool", "true",
+           "The tiled GEMM keeps two copies of its workgroup tiles, so that "
+           "one slice's loads overlap the previous slice's products: off "
+           "for SPIR-V (lavapipe allows 32 KiB of workgroup memory, and "
+           "its validation layer counts every kernel's arrays of a module "
+           "against that)">,
     Option<"mutant", "mutant", "std::string", /*default=*/"\"\"",
            "Test only: build one kind of kernel deliberately wrong, to "
            "check that verification catches it: drop-scale, "

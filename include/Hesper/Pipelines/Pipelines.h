@@ -35,12 +35,13 @@ struct GPUPipelineOptions : mlir::PassPipelineOptions<GPUPipelineOptions> {
 /// allocations when `sharedMemoryAsAlloc`), convert-exp-to-std,
 /// canonicalize, cse, loop-invariant-code-motion. `beforeExpToStd` adds a
 /// target's own lowering of Exp ops ahead of the portable one.
-/// `matrixUnits` and `wideLoads` are convert-circuit-to-shaderm's options.
+/// `matrixUnits`, `wideLoads` and `doubleBuffer` are
+/// convert-circuit-to-shaderm's options.
 void buildHesperToGPUPipeline(
     mlir::OpPassManager &pm, bool fuse, bool sharedMemoryAsAlloc,
     unsigned subgroupSize = 0, bool singleLane = false,
     llvm::function_ref<void(mlir::OpPassManager &)> beforeExpToStd = nullptr,
-    bool matrixUnits = false, bool wideLoads = true);
+    bool matrixUnits = false, bool wideLoads = true, bool doubleBuffer = true);
 
 /// Registers hesper-to-gpu, hesper-to-ptx and hesper-to-spirv.
 void registerHesperPipelines();

@@ -266,6 +266,7 @@ struct ConvertCircuitToShaderMPass
     }
     shape.matrixUnits = matrixUnits;
     shape.wideLoads = wideLoads;
+    shape.doubleBuffer = doubleBuffer;
     // The mutant comes from the option or, so that a whole compile
     // pipeline can be run with one, from the module's `hesper.mutant`.
     std::string chosen = mutant;

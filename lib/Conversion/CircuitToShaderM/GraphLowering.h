@@ -159,6 +159,10 @@ struct KernelShape {
   /// width changes (attention's K rows); off for SPIR-V, whose kernels
   /// load a vector one element at a time (the option `wide-loads`).
   bool wideLoads = true;
+  /// The tiled GEMM keeps two copies of its workgroup tiles (one slice's
+  /// loads overlap the previous slice's products); off for SPIR-V (the
+  /// option `double-buffer`).
+  bool doubleBuffer = true;
   /// A deliberately wrong lowering (the pass's `mutant` option, for the
   /// verifier's mutation tests); empty in every real compile.
   std::string mutant;

@@ -849,12 +849,13 @@ void GraphLowering::emitTiledMatmul(
   // weight that owns group g (a gated matmul: of both weights at once).
   // Per slice of 16 values of K, its 256 lanes stage the x tile (64 x 16,
   // four values each) and each weight's tile, decoded to f32 from its
-  // format (emitDequantizeElement), in workgroup memory, slice-major; after
-  // a barrier, lane (tx, ty) = (tid % 16, tid / 16) multiplies x rows
-  // ty + 16i with weight rows tx + 16j (i, j < 4) out of it: 16 products
-  // per value of K from 8 workgroup loads, in K order (a fixed order of
-  // sums). Rows past the end are read clamped and never stored; values of
-  // K past its end read as 0.
+  // format (emitDequantizeElement), in workgroup memory, slice-major, two
+  // copies deep (the next slice's loads overlap this slice's products);
+  // lane (tx, ty) = (tid % 16, tid / 16) multiplies x rows 4 ty + i with
+  // weight rows 4 tx + j (i, j < 4) out of it: 16 products per value of K
+  // from two 16-byte workgroup reads (four values each), in K order (a
+  // fixed order of sums). Rows past the end are read clamped and never
+  // stored; values of K past its end read as 0.
   constexpr int64_t kTile = kGemmTile, kSlice = kGemmSlice;
   constexpr int64_t kPerLane = kTile / 16; // register tile side
   static_assert(kTile * kSlice == 4 * kGemmLanes, "four staged values a lane");
@@ -880,10 +881,15 @@ void GraphLowering::emitTiledMatmul(
   Value group = sm::WorkgroupIdOp::create(b, loc, b.getIndexType(), sm::Dim::x);
   Value block = sm::WorkgroupIdOp::create(b, loc, b.getIndexType(), sm::Dim::y);
   Value tx = im.rem(tid, 16), ty = im.div(tid, 16);
+  Value xLane = im.mul(ty, im.c(kPerLane)), wLane = im.mul(tx, im.c(kPerLane));
   Value firstX = im.mul(block, im.c(kTile));
+  // Two copies of each tile with double buffering (below).
   auto sharedTile = [&]() -> Value {
     return sm::SharedAllocOp::create(
-        b, loc, sm::SharedType::get(b.getContext(), kTile * kSlice, staged));
+        b, loc,
+        sm::SharedType::get(b.getContext(),
+                            (shape.doubleBuffer ? 2 : 1) * kTile * kSlice,
+                            staged));
   };
   Value xTile = sharedTile();
   SmallVector<Value> wTiles;
@@ -917,11 +923,6 @@ void GraphLowering::emitTiledMatmul(
       inits.assign(2 * ws.size(),
                    sm::MatrixFillOp::create(b, loc, accTile, zero));
     }
-    auto loop = scf::ForOp::create(
-        b, loc, im.c(0), im.c(ceilDiv(k, kSlice)), im.c(1), inits);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(loop.getBody());
-    Value first = im.mul(loop.getInductionVar(), im.c(kSlice));
     // Staging. When K is a multiple of 4, lane tid takes values
     // 4 (tid % 4) .. + 3 of the slice of row tid / 4 of each tile, read
     // with one vector load (x, plain weights) or decoded together
@@ -932,6 +933,7 @@ void GraphLowering::emitTiledMatmul(
     // K are 0.
     const int64_t width = k % 4 == 0 ? 4 : 1;
     const int64_t perRow = kSlice / width;
+    const int64_t slices = ceilDiv(k, kSlice);
     // `width` values of `buffer` (of `element`s) from `index` on, as f32.
     auto read = [&](Value buffer, Type element,
                     Value index) -> SmallVector<Value> {
@@ -942,40 +944,76 @@ void GraphLowering::emitTiledMatmul(
             emitDequantizeRun(buffer, element, index, loc));
       return {emitDequantizeElement(buffer, element, index, loc)};
     };
-    for (int64_t s = 0; s < 4 / width; ++s) {
-      Value e = im.add(tid, im.c(s * kGemmLanes));
-      Value row = im.div(e, perRow),
-            col = im.mul(im.rem(e, perRow), im.c(width));
-      Value at = im.add(first, col);
-      Value inK = im.lt(at, im.c(k));
-      Value kRead = k % kSlice == 0
-                        ? at
-                        : Value(arith::MinUIOp::create(b, loc, at,
-                                                       im.c(k - width)));
-      auto stage = [&](ArrayRef<Value> values, Value tile) {
-        for (auto [t, v] : llvm::enumerate(values)) {
-          Value f = toF32(v);
-          if (k % kSlice != 0)
-            f = arith::SelectOp::create(b, loc, inK, f, zero);
-          sm::StoreOp::create(
-              b, loc, toStaged(f), tile,
-              im.add(im.mul(im.add(col, im.c(t)), im.c(kTile)), row));
+    // The lane's values of the slice that starts at K index `first`, per
+    // tile (x, then each weight): (slot, value) pairs, the values already
+    // of the staged type.
+    using Staging = SmallVector<SmallVector<std::pair<Value, Value>>>;
+    auto readSlice = [&](Value first) {
+      Staging perTile(1 + ws.size());
+      for (int64_t s = 0; s < 4 / width; ++s) {
+        Value e = im.add(tid, im.c(s * kGemmLanes));
+        Value row = im.div(e, perRow),
+              col = im.mul(im.rem(e, perRow), im.c(width));
+        Value at = im.add(first, col);
+        Value inK = im.lt(at, im.c(k));
+        Value kRead = k % kSlice == 0
+                          ? at
+                          : Value(arith::MinUIOp::create(b, loc, at,
+                                                         im.c(k - width)));
+        auto collect = [&](ArrayRef<Value> values, size_t t) {
+          for (auto [c, v] : llvm::enumerate(values)) {
+            Value f = toF32(v);
+            if (k % kSlice != 0)
+              f = arith::SelectOp::create(b, loc, inK, f, zero);
+            perTile[t].push_back(
+                {im.add(im.mul(im.add(col, im.c(c)), im.c(kTile)), row),
+                 toStaged(f)});
+          }
+        };
+        Value xRow = arith::MinUIOp::create(b, loc, im.add(firstX, row),
+                                            im.c(m - 1));
+        collect(read(arg(ks, x), xType.getElementType(),
+                     im.add(im.mul(xRow, im.c(k)), kRead)),
+                0);
+        for (auto [t, w] : llvm::enumerate(ws)) {
+          Value wRow = arith::MinUIOp::create(b, loc, im.add(firstW, row),
+                                              im.c(n - 1));
+          Type element = cast<RankedTensorType>(w.getType()).getElementType();
+          collect(read(arg(ks, w), element,
+                       im.add(im.mul(wRow, im.c(k)), kRead)),
+                  1 + t);
         }
-      };
-      Value xRow = arith::MinUIOp::create(b, loc, im.add(firstX, row),
-                                          im.c(m - 1));
-      stage(read(arg(ks, x), xType.getElementType(),
-                 im.add(im.mul(xRow, im.c(k)), kRead)),
-            xTile);
-      for (auto [w, tile] : llvm::zip(ws, wTiles)) {
-        Value wRow = arith::MinUIOp::create(b, loc, im.add(firstW, row),
-                                            im.c(n - 1));
-        Type element = cast<RankedTensorType>(w.getType()).getElementType();
-        stage(read(arg(ks, w), element, im.add(im.mul(wRow, im.c(k)), kRead)),
-              tile);
       }
-    }
+      return perTile;
+    };
+    // Stores a slice's values into copy `copy` (0 or 1) of the tiles.
+    auto storeSlice = [&](const Staging &perTile, Value copy) {
+      Value base = im.mul(copy, im.c(kTile * kSlice));
+      for (auto [t, pairs] : llvm::enumerate(perTile))
+        for (auto [slot, value] : pairs)
+          sm::StoreOp::create(b, loc, value, t == 0 ? xTile : wTiles[t - 1],
+                              im.add(base, slot));
+    };
+    // The lanes' loads of slice s + 1 are issued before slice s's
+    // products and stored after them. Double buffering: slice s is
+    // multiplied out of copy s % 2 of the tiles and slice s + 1 goes to the
+    // other, so one barrier a slice separates a copy's stores from its
+    // reads (the barrier after slice s - 1's products has every lane done
+    // with the copy slice s + 1 overwrites). With one copy, a second
+    // barrier comes before the stores. The last slice re-reads itself.
+    const int64_t copies = shape.doubleBuffer ? 2 : 1;
+    storeSlice(readSlice(im.c(0)), im.c(0));
     sm::BarrierOp::create(b, loc);
+    auto loop = scf::ForOp::create(b, loc, im.c(0), im.c(slices), im.c(1),
+                                   inits);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value slice = loop.getInductionVar();
+    Value copy = copies == 2 ? im.rem(slice, 2) : im.c(0);
+    Value base = im.mul(copy, im.c(kTile * kSlice));
+    Value nextSlice = arith::MinUIOp::create(b, loc, im.add(slice, im.c(1)),
+                                             im.c(slices - 1));
+    Staging next = readSlice(im.mul(nextSlice, im.c(kSlice)));
     SmallVector<Value> acc(loop.getRegionIterArgs());
     // The slice's products: a warp's tiles (multiplyTiles), or each
     // lane's kPerLane x kPerLane register tile (multiplyLanes).
@@ -988,30 +1026,35 @@ void GraphLowering::emitTiledMatmul(
       const bool aColumns = shape.mutant != "tile-layout";
       Value a = sm::MatrixLoadOp::create(
           b, loc, gpu::MMAMatrixType::get({16, 16}, f16, "AOp"), xTile,
-          warpRow, kTile, /*transpose=*/aColumns);
+          im.add(base, warpRow), kTile, /*transpose=*/aColumns);
       for (auto [t, tile] :
            llvm::enumerate(ArrayRef(wTiles).take_front(ws.size())))
         for (int64_t j = 0; j < 2; ++j) {
           Value bTile = sm::MatrixLoadOp::create(
               b, loc, gpu::MMAMatrixType::get({16, 16}, f16, "BOp"), tile,
-              im.add(warpCol, im.c(16 * j)), kTile, /*transpose=*/false);
+              im.add(base, im.add(warpCol, im.c(16 * j))), kTile,
+              /*transpose=*/false);
           Value &sum = acc[2 * t + j];
           sum = sm::MatrixMmaOp::create(b, loc, accTile, a, bTile, sum,
                                         /*a_transpose=*/aColumns,
                                         /*b_transpose=*/false);
         }
     };
+    // Lane (tx, ty) holds x rows 4 ty + i and weight rows 4 tx + j: each
+    // value of K is one 16-byte read of the x tile and one of each weight
+    // tile (consecutive slots) for 16 products a weight.
     auto multiplyLanes = [&] {
       for (int64_t c = 0; c < kSlice; ++c) {
+        Value column = im.add(base, im.c(c * kTile));
         SmallVector<Value> xs;
         for (int64_t i = 0; i < kPerLane; ++i)
           xs.push_back(sm::LoadOp::create(
-              b, loc, f32, xTile, im.add(ty, im.c(c * kTile + 16 * i))));
+              b, loc, f32, xTile, im.add(column, im.add(xLane, im.c(i)))));
         for (auto [t, tile] :
              llvm::enumerate(ArrayRef(wTiles).take_front(ws.size()))) {
           for (int64_t j = 0; j < kPerLane; ++j) {
             Value wv = sm::LoadOp::create(
-                b, loc, f32, tile, im.add(tx, im.c(c * kTile + 16 * j)));
+                b, loc, f32, tile, im.add(column, im.add(wLane, im.c(j))));
             for (int64_t i = 0; i < kPerLane; ++i) {
               Value &sum = acc[t * sums + i * kPerLane + j];
               sum = ex::FmaOp::create(b, loc, xs[i], wv, sum);
@@ -1024,15 +1067,19 @@ void GraphLowering::emitTiledMatmul(
       multiplyTiles();
     else
       multiplyLanes();
-    // Every lane is done with the slice before the next overwrites it.
+    if (copies == 1)
+      sm::BarrierOp::create(b, loc);
+    storeSlice(next, copies == 2 ? Value(arith::SubIOp::create(
+                                       b, loc, im.c(1), copy))
+                                 : im.c(0));
     sm::BarrierOp::create(b, loc);
     scf::YieldOp::create(b, loc, acc);
     b.setInsertionPointAfter(loop);
     if (!matrixUnits)
       return SmallVector<Value>(loop.getResults());
     // The warps' tiles meet in workgroup memory; each lane reads back the
-    // outputs the SIMT kernel's lane would hold (x row ty + 16i, weight
-    // row tx + 16j at i * kPerLane + j).
+    // outputs the SIMT kernel's lane would hold (x row 4 ty + i, weight
+    // row 4 tx + j at i * kPerLane + j).
     for (size_t t = 0; t < ws.size(); ++t)
       for (int64_t j = 0; j < 2; ++j)
         sm::MatrixStoreOp::create(
@@ -1047,8 +1094,8 @@ void GraphLowering::emitTiledMatmul(
         for (int64_t j = 0; j < kPerLane; ++j)
           results.push_back(sm::LoadOp::create(
               b, loc, f32, outTiles[t],
-              im.add(im.mul(im.add(ty, im.c(16 * i)), im.c(kTile)),
-                     im.add(tx, im.c(16 * j)))));
+              im.add(im.mul(im.add(xLane, im.c(i)), im.c(kTile)),
+                     im.add(wLane, im.c(j)))));
     return results;
   };
   // Runs `body(x row, weight row, i * kPerLane + j)` for this lane's
@@ -1059,8 +1106,8 @@ void GraphLowering::emitTiledMatmul(
     for (int64_t i = 0; i < kPerLane; ++i)
       for (int64_t j = 0; j < kPerLane; ++j) {
         OpBuilder::InsertionGuard guard(b);
-        Value xRow = im.add(firstX, im.add(ty, im.c(16 * i)));
-        Value wRow = im.add(firstW, im.add(tx, im.c(16 * j)));
+        Value xRow = im.add(firstX, im.add(xLane, im.c(i)));
+        Value wRow = im.add(firstW, im.add(wLane, im.c(j)));
         auto exists = scf::IfOp::create(
             b, loc,
             arith::AndIOp::create(b, loc, im.lt(xRow, im.c(m)),

@@ -94,7 +94,8 @@ void hesper::buildHesperToSPIRVPipeline(OpPassManager &pm,
                                kernels.addPass(
                                    spirv_target::createDot4ToSDotPass());
                            },
-                           /*matrixUnits=*/false, /*wideLoads=*/false);
+                           /*matrixUnits=*/false, /*wideLoads=*/false,
+                           /*doubleBuffer=*/false);
   addSPIRVKernelSteps(pm, options);
 }
 

@@ -11,7 +11,7 @@
 // RUN: spirv-val --target-env vulkan1.1 %t.spv
 
 // PTX: .entry attend_k0_attention(
-// PTX: .shared .align 4 .b8 {{.*}}[256];
+// PTX: .shared .align 16 .b8 {{.*}}[256];
 // PTX: bar.sync 0;
 // PTX: bar.sync 0;
 circuit.graph @attend(%q: tensor<160xf32>, %k: tensor<8000xf32>,

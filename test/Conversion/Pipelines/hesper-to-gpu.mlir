@@ -30,7 +30,7 @@
 // CHECK-NEXT:      %[[M:.*]] = arith.mulf %[[V]], %{{.*}} : f32
 // CHECK-NEXT:      %[[E:.*]] = math.exp %[[M]] : f32
 // CHECK-NEXT:      memref.store %[[E]], %[[OUT]][%[[G]]] : memref<128xf32>
-// CHECK:         gpu.func @sum_k0_reduce(%{{.*}}: memref<64xf32>, %{{.*}}: memref<1xf32>) workgroup(%[[TILE:.*]] : memref<64xf32, #gpu.address_space<workgroup>>) kernel
+// CHECK:         gpu.func @sum_k0_reduce(%{{.*}}: memref<64xf32>, %{{.*}}: memref<1xf32>) workgroup(%[[TILE:.*]] : memref<64xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
 // CHECK:           gpu.subgroup_reduce add
 // CHECK:           gpu.lane_id
 // CHECK:           gpu.subgroup_id

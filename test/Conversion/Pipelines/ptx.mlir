@@ -39,7 +39,7 @@
 // one barrier, then every thread adds the 8 totals in order; an rsqrt.
 // PTX-LABEL:     .visible .entry rmsnorm_k0_reduce_epilogue(
 // PTX:           .maxntid 256, 1, 1
-// PTX:           .shared .align 4 .b8 __wg_rmsnorm_k0_reduce_epilogue_0[1024];
+// PTX:           .shared .align 16 .b8 __wg_rmsnorm_k0_reduce_epilogue_0[1024];
 // PTX-COUNT-5:   shfl.sync.bfly.b32
 // PTX-NOT:       bar.sync
 // PTX:           st.shared.b32

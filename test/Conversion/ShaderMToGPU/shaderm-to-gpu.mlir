@@ -30,7 +30,7 @@ shaderm.kernel @scale(%x: !shaderm.buffer<1024xf32, read_only>, %y: !shaderm.buf
 // Shared memory becomes a workgroup attribution and counts in the ABI;
 // ids, barriers, vector loads and atomics map to gpu, vector and memref.
 // CHECK-LABEL: gpu.func @tree(
-// CHECK-SAME:    workgroup(%[[TILE:.*]] : memref<256xf32, #gpu.address_space<workgroup>>)
+// CHECK-SAME:    workgroup(%[[TILE:.*]] : memref<256xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
 // CHECK-SAME:    shared_bytes = 1024 : i64
 // CHECK-SAME:    subgroup_size = 32 : i32
 // CHECK:         %[[L:.*]] = gpu.thread_id x

@@ -20,7 +20,7 @@
 // CHECK:         memref.store %{{.*}}, %[[A]]
 // CHECK:         memref.store %{{.*}}, %[[D]]
 // ATTR-LABEL: gpu.func @four
-// ATTR-SAME:    workgroup(%{{.*}} : memref<256xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<64xf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<16xi64, #gpu.address_space<workgroup>>, %{{.*}} : memref<1xi8, #gpu.address_space<workgroup>>)
+// ATTR-SAME:    workgroup(%{{.*}} : memref<256xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<64xf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<16xi64, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<1xi8, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
 // ATTR-NOT:     memref.alloc
 shaderm.kernel @four(%out: !shaderm.buffer<4xf32>) workgroup_size(4, 1, 1) {
   %a = shaderm.shared_alloc : !shaderm.shared<256xf32>
