@@ -194,7 +194,8 @@ std::string Session::Impl::cacheMetadata() {
   }
   llvm::json::Object meta{
       {"steps", std::move(stepsJson)},
-      {"dispatchOpsUnfused", stats.dispatchOpsUnfused}};
+      {"dispatchOpsUnfused", stats.dispatchOpsUnfused},
+      {"quantizedInputs", stats.quantizedInputs}};
   return llvm::formatv("{0}", llvm::json::Value(std::move(meta)));
 }
 
@@ -258,6 +259,7 @@ Status Session::Impl::restore(const rt::ProgramSet &set) {
   }
   stats.dispatchOpsUnfused =
       meta->getInteger("dispatchOpsUnfused").value_or(0);
+  stats.quantizedInputs = meta->getInteger("quantizedInputs").value_or(0);
   return Status();
 }
 

@@ -241,6 +241,11 @@ Status Session::Impl::compile() {
     return Status::error("the model's graphs do not verify: " + diagnostics);
   g.describe(steps());
   stats.dispatchOpsUnfused = circuit::countDispatches(g.graphs[0]);
+  stats.quantizedInputs = 0;
+  g.graphs[0]->walk([&](circuit::QuantizeOp q) {
+    auto type = cast<RankedTensorType>(q.getType());
+    stats.quantizedInputs += isa<circuit::Q8_1Type>(type.getElementType());
+  });
 
   if (!device) {
     // The interpreter runs the fused graphs (fusion is translation-

@@ -603,23 +603,12 @@ int hesper::run::runModelMode(const std::string &path,
                << hp.layers << " layers, dim " << hp.dim << ", "
                << llvm::format("%.1f", hp.parameterCount() / 1e6)
                << "M parameters, " << hp.vocab << " tokens)\n";
-  // Projections that may quantize their input (q8_0, q4_0, q4_k, q6_k,
-  // i2_s and tq2_0 weights; q6_k in one-token steps only).
-  bool hasByteWeights = llvm::any_of(
-      model.file().tensors(), [](const rt::GgufTensor &t) {
-        return t.type == rt::GgmlType::Q8_0 || t.type == rt::GgmlType::Q4_0 ||
-               t.type == rt::GgmlType::Q4_K || t.type == rt::GgmlType::Q6_K ||
-               t.type == rt::GgmlType::Q2_K || t.type == rt::GgmlType::I2_S ||
-               t.type == rt::GgmlType::TQ2_0;
-      });
   llvm::errs() << "device: "
                << (device ? device->info().name + " (" +
                                 rt::backendName(device->info().backend) + ")"
                           : std::string("reference interpreter"))
                << "; context " << s.contextSize() << "; "
-               << (s.quantizedActivations() && hasByteWeights
-                       ? "q8_1 activations; "
-                       : "")
+               << (stats.quantizedInputs > 0 ? "q8_1 activations; " : "")
                << (stats.programCache == "hit" ? "loaded from the program "
                                                  "cache in "
                                                : "compiled in ")

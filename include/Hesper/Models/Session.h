@@ -104,6 +104,10 @@ struct BatchRow {
 /// What a session compiled and holds.
 struct SessionStats {
   int64_t dispatchOpsUnfused = 0; ///< primitives of the decode graph
+  /// Matmul inputs of the decode graph rounded to q8_1 (integer dot
+  /// products): 0 unless quantized activations are on and some projection's
+  /// weights take them (GraphOptions::quantizedActivations).
+  int64_t quantizedInputs = 0;
   int64_t kernelsPerToken = 0;    ///< launches replayed per token
   int64_t kernelsPerChunk = 0;    ///< launches per prompt chunk (0: none)
   /// Prompt chunks run since the session was created, by the rows of
