@@ -270,6 +270,25 @@ std::string hesper::tune::checkKnobs(Operation *op, DictionaryAttr knobs,
            << blockWords << " (the words of the weights' blocks)";
         return error;
       }
+    } else if (name == "gemm_rows") {
+      std::optional<int64_t> rows = integer();
+      if (!rows)
+        return error;
+      if (cpu) {
+        os << "knob 'gemm_rows' applies to GPU targets only (the CPU "
+              "target has no tiled GEMM)";
+        return error;
+      }
+      if (kind != KernelKind::Matmul || isa<cir::ExpertMatmulOp>(op)) {
+        os << "knob 'gemm_rows' applies to matmul, multi_matmul and "
+              "gated_matmul only, not to "
+           << op->getName();
+        return error;
+      }
+      if (*rows != 64 && *rows != 128) {
+        os << "gemm_rows = " << *rows << " must be 64 or 128";
+        return error;
+      }
     } else if (name == "threads") {
       std::optional<int64_t> threads = integer();
       if (!threads)
@@ -303,7 +322,7 @@ std::string hesper::tune::checkKnobs(Operation *op, DictionaryAttr knobs,
     } else {
       os << "unknown knob '" << name
          << "' (known: lanes, rows, cols, subgroup_reduce, unroll, "
-            "vector_width, block_words, threads)";
+            "vector_width, block_words, gemm_rows, threads)";
       return error;
     }
   }

@@ -81,6 +81,11 @@ hesper::tune::candidateKnobs(Operation *op, const TargetDevice &device) {
     if (device.backend != TargetBackend::Cpu)
       for (int64_t words : {1, 4, 8})
         one("block_words", words);
+    // A GPU GEMM's tile of 128 rows of x, where a chunk has more than 64
+    // (fewer would leave lanes idle).
+    if (device.backend != TargetBackend::Cpu && x.getRank() == 2 &&
+        x.getDimSize(0) > 64 && !isa<cir::ExpertMatmulOp>(op))
+      one("gemm_rows", 128);
   }
   // A GPU map's lanes taking 2 or 4 elements each (illegal ones drop out).
   if (isa<cir::MapOp>(op) && device.backend != TargetBackend::Cpu)

@@ -159,6 +159,10 @@ struct KernelShape {
   /// width changes (attention's K rows); off for SPIR-V, whose kernels
   /// load a vector one element at a time (the option `wide-loads`).
   bool wideLoads = true;
+  /// Rows of x of a tiled GEMM's workgroup (the `gemm_rows` knob: 64 or
+  /// 128; 0: kGemmTile). With 128 a lane holds 8 x rows by 4 weight rows.
+  /// Matrix units keep kGemmTile.
+  int64_t gemmRows = 0;
   /// The tiled GEMM keeps two copies of its workgroup tiles (one slice's
   /// loads overlap the previous slice's products); off for SPIR-V (the
   /// option `double-buffer`).
@@ -181,8 +185,8 @@ struct KernelShape {
   /// lane or subgroup, `vector_width` the f32 elements of a vector (GPU:
   /// per load of a plain dot product; CPU: the vectorizer's width),
   /// `block_words` the words of a q8_0/q4_0 block a GPU lane takes,
-  /// `threads` the host threads of a CPU kernel. A single-lane target keeps
-  /// one lane.
+  /// `gemm_rows` the rows of x of a tiled GEMM's workgroup, `threads` the
+  /// host threads of a CPU kernel. A single-lane target keeps one lane.
   KernelShape withKnobs(DictionaryAttr knobs) const {
     KernelShape shape = *this;
     if (!knobs)
@@ -209,6 +213,8 @@ struct KernelShape {
     }
     if (auto words = knobs.getAs<IntegerAttr>("block_words"))
       shape.blockWords = words.getInt();
+    if (auto rows = knobs.getAs<IntegerAttr>("gemm_rows"))
+      shape.gemmRows = rows.getInt();
     if (auto threads = knobs.getAs<IntegerAttr>("threads"))
       shape.hostThreads = threads.getInt();
     if (auto sub = knobs.getAs<BoolAttr>("subgroup_reduce"))
@@ -227,6 +233,12 @@ struct KernelShape {
     return shape;
   }
 };
+
+/// Rows of x of a tiled GEMM's workgroup: the `gemm_rows` knob's, or
+/// kGemmTile (always with matrix units, whose warps tile 64 rows).
+inline int64_t gemmXRows(const KernelShape &shape) {
+  return shape.matrixUnits || !shape.gemmRows ? kGemmTile : shape.gemmRows;
+}
 
 inline int64_t powerOfTwoAtLeast(int64_t n) {
   int64_t p = 1;

@@ -857,8 +857,11 @@ void GraphLowering::emitTiledMatmul(
   // fixed order of sums). Rows past the end are read clamped and never
   // stored; values of K past its end read as 0.
   constexpr int64_t kTile = kGemmTile, kSlice = kGemmSlice;
-  constexpr int64_t kPerLane = kTile / 16; // register tile side
   static_assert(kTile * kSlice == 4 * kGemmLanes, "four staged values a lane");
+  // Rows of x of the workgroup's tile (the gemm_rows knob: 64 or 128) and
+  // the lane's register tile: xPer x rows by wPer weight rows.
+  const int64_t xTileRows = gemmXRows(shape);
+  const int64_t xPer = xTileRows / 16, wPer = kTile / 16;
   IndexMath im(b, loc);
   auto xType = cast<RankedTensorType>(x.getType());
   const int64_t k = xType.getShape().back();
@@ -881,20 +884,20 @@ void GraphLowering::emitTiledMatmul(
   Value group = sm::WorkgroupIdOp::create(b, loc, b.getIndexType(), sm::Dim::x);
   Value block = sm::WorkgroupIdOp::create(b, loc, b.getIndexType(), sm::Dim::y);
   Value tx = im.rem(tid, 16), ty = im.div(tid, 16);
-  Value xLane = im.mul(ty, im.c(kPerLane)), wLane = im.mul(tx, im.c(kPerLane));
-  Value firstX = im.mul(block, im.c(kTile));
+  Value xLane = im.mul(ty, im.c(xPer)), wLane = im.mul(tx, im.c(wPer));
+  Value firstX = im.mul(block, im.c(xTileRows));
   // Two copies of each tile with double buffering (below).
-  auto sharedTile = [&]() -> Value {
+  auto sharedTile = [&](int64_t rows) -> Value {
     return sm::SharedAllocOp::create(
         b, loc,
         sm::SharedType::get(b.getContext(),
-                            (shape.doubleBuffer ? 2 : 1) * kTile * kSlice,
+                            (shape.doubleBuffer ? 2 : 1) * rows * kSlice,
                             staged));
   };
-  Value xTile = sharedTile();
+  Value xTile = sharedTile(xTileRows);
   SmallVector<Value> wTiles;
   for (size_t i = 0; i < (gated ? 2 : 1); ++i)
-    wTiles.push_back(sharedTile());
+    wTiles.push_back(sharedTile(kTile));
   // Matrix units: each weight's 64 x 64 results, row-major by x row, where
   // the warps' tiles meet and each lane reads its own 4 x 4 back.
   SmallVector<Value> outTiles;
@@ -905,10 +908,9 @@ void GraphLowering::emitTiledMatmul(
 
   // The GEMM of the weights `ws` (one, or a gated matmul's two) whose
   // weight rows start at `firstW`, n rows each; returns, per weight, the
-  // lane's kPerLane x kPerLane sums, x row i and weight row j at
-  // i * kPerLane + j.
+  // lane's xPer x wPer sums, x row i and weight row j at i * wPer + j.
   auto gemm = [&](ArrayRef<Value> ws, Value firstW, int64_t n) {
-    const int64_t sums = kPerLane * kPerLane;
+    const int64_t sums = xPer * wPer;
     Value zero = ex::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
     // Matrix units: warp w (of 8) multiplies x rows 16 (w % 4).. with
     // weight rows 32 (w / 4).. of each weight, two 16 x 16 accumulator
@@ -928,9 +930,9 @@ void GraphLowering::emitTiledMatmul(
     // with one vector load (x, plain weights) or decoded together
     // (emitDequantizeRun: one block's loads and scales for all four), a
     // run lying wholly inside K or wholly past it. Otherwise it takes one
-    // value at a time, e = tid + 256 s for s < 4: row e / 16, value e % 16
-    // of the slice. Value c of row r goes to slot c * 64 + r; values past
-    // K are 0.
+    // value at a time, e = tid + 256 s: row e / 16, value e % 16 of the
+    // slice. A tile of 128 rows takes twice the runs. Value c of row r
+    // goes to slot c * rows + r; values past K are 0.
     const int64_t width = k % 4 == 0 ? 4 : 1;
     const int64_t perRow = kSlice / width;
     const int64_t slices = ceilDiv(k, kSlice);
@@ -950,49 +952,51 @@ void GraphLowering::emitTiledMatmul(
     using Staging = SmallVector<SmallVector<std::pair<Value, Value>>>;
     auto readSlice = [&](Value first) {
       Staging perTile(1 + ws.size());
-      for (int64_t s = 0; s < 4 / width; ++s) {
-        Value e = im.add(tid, im.c(s * kGemmLanes));
-        Value row = im.div(e, perRow),
-              col = im.mul(im.rem(e, perRow), im.c(width));
-        Value at = im.add(first, col);
-        Value inK = im.lt(at, im.c(k));
-        Value kRead = k % kSlice == 0
-                          ? at
-                          : Value(arith::MinUIOp::create(b, loc, at,
-                                                         im.c(k - width)));
-        auto collect = [&](ArrayRef<Value> values, size_t t) {
+      // Tile t's runs: its rows (of x from firstX, of weight t - 1 from
+      // firstW, clamped to `last`) read from `buffer`.
+      auto stageTile = [&](size_t t, int64_t rows, Value buffer, Type element,
+                           Value firstRow, int64_t last) {
+        for (int64_t s = 0; s < rows * kSlice / (kGemmLanes * width); ++s) {
+          Value e = im.add(tid, im.c(s * kGemmLanes));
+          Value row = im.div(e, perRow),
+                col = im.mul(im.rem(e, perRow), im.c(width));
+          Value at = im.add(first, col);
+          Value inK = im.lt(at, im.c(k));
+          Value kRead = k % kSlice == 0
+                            ? at
+                            : Value(arith::MinUIOp::create(b, loc, at,
+                                                           im.c(k - width)));
+          Value clamped = arith::MinUIOp::create(
+              b, loc, im.add(firstRow, row), im.c(last));
+          SmallVector<Value> values =
+              read(buffer, element, im.add(im.mul(clamped, im.c(k)), kRead));
           for (auto [c, v] : llvm::enumerate(values)) {
             Value f = toF32(v);
             if (k % kSlice != 0)
               f = arith::SelectOp::create(b, loc, inK, f, zero);
             perTile[t].push_back(
-                {im.add(im.mul(im.add(col, im.c(c)), im.c(kTile)), row),
+                {im.add(im.mul(im.add(col, im.c(c)), im.c(rows)), row),
                  toStaged(f)});
           }
-        };
-        Value xRow = arith::MinUIOp::create(b, loc, im.add(firstX, row),
-                                            im.c(m - 1));
-        collect(read(arg(ks, x), xType.getElementType(),
-                     im.add(im.mul(xRow, im.c(k)), kRead)),
-                0);
-        for (auto [t, w] : llvm::enumerate(ws)) {
-          Value wRow = arith::MinUIOp::create(b, loc, im.add(firstW, row),
-                                              im.c(n - 1));
-          Type element = cast<RankedTensorType>(w.getType()).getElementType();
-          collect(read(arg(ks, w), element,
-                       im.add(im.mul(wRow, im.c(k)), kRead)),
-                  1 + t);
         }
-      }
+      };
+      stageTile(0, xTileRows, arg(ks, x), xType.getElementType(), firstX,
+                m - 1);
+      for (auto [t, w] : llvm::enumerate(ws))
+        stageTile(1 + t, kTile, arg(ks, w),
+                  cast<RankedTensorType>(w.getType()).getElementType(), firstW,
+                  n - 1);
       return perTile;
     };
     // Stores a slice's values into copy `copy` (0 or 1) of the tiles.
     auto storeSlice = [&](const Staging &perTile, Value copy) {
-      Value base = im.mul(copy, im.c(kTile * kSlice));
-      for (auto [t, pairs] : llvm::enumerate(perTile))
+      for (auto [t, pairs] : llvm::enumerate(perTile)) {
+        Value base =
+            im.mul(copy, im.c((t == 0 ? xTileRows : kTile) * kSlice));
         for (auto [slot, value] : pairs)
           sm::StoreOp::create(b, loc, value, t == 0 ? xTile : wTiles[t - 1],
                               im.add(base, slot));
+      }
     };
     // The lanes' loads of slice s + 1 are issued before slice s's
     // products and stored after them. Double buffering: slice s is
@@ -1011,12 +1015,13 @@ void GraphLowering::emitTiledMatmul(
     Value slice = loop.getInductionVar();
     Value copy = copies == 2 ? im.rem(slice, 2) : im.c(0);
     Value base = im.mul(copy, im.c(kTile * kSlice));
+    Value xBase = im.mul(copy, im.c(xTileRows * kSlice));
     Value nextSlice = arith::MinUIOp::create(b, loc, im.add(slice, im.c(1)),
                                              im.c(slices - 1));
     Staging next = readSlice(im.mul(nextSlice, im.c(kSlice)));
     SmallVector<Value> acc(loop.getRegionIterArgs());
     // The slice's products: a warp's tiles (multiplyTiles), or each
-    // lane's kPerLane x kPerLane register tile (multiplyLanes).
+    // lane's xPer x wPer register tile (multiplyLanes).
     auto multiplyTiles = [&] {
       // The slices are stored value-major (slot = value * 64 + row): the
       // x tile read column-major is A (x rows by values of K), the
@@ -1040,23 +1045,24 @@ void GraphLowering::emitTiledMatmul(
                                         /*b_transpose=*/false);
         }
     };
-    // Lane (tx, ty) holds x rows 4 ty + i and weight rows 4 tx + j: each
-    // value of K is one 16-byte read of the x tile and one of each weight
-    // tile (consecutive slots) for 16 products a weight.
+    // Lane (tx, ty) holds x rows xPer ty + i and weight rows 4 tx + j:
+    // each value of K is one or two 16-byte reads of the x tile and one of
+    // each weight tile (consecutive slots) for 4 xPer products a weight.
     auto multiplyLanes = [&] {
       for (int64_t c = 0; c < kSlice; ++c) {
         Value column = im.add(base, im.c(c * kTile));
+        Value xColumn = im.add(xBase, im.c(c * xTileRows));
         SmallVector<Value> xs;
-        for (int64_t i = 0; i < kPerLane; ++i)
+        for (int64_t i = 0; i < xPer; ++i)
           xs.push_back(sm::LoadOp::create(
-              b, loc, f32, xTile, im.add(column, im.add(xLane, im.c(i)))));
+              b, loc, f32, xTile, im.add(xColumn, im.add(xLane, im.c(i)))));
         for (auto [t, tile] :
              llvm::enumerate(ArrayRef(wTiles).take_front(ws.size()))) {
-          for (int64_t j = 0; j < kPerLane; ++j) {
+          for (int64_t j = 0; j < wPer; ++j) {
             Value wv = sm::LoadOp::create(
                 b, loc, f32, tile, im.add(column, im.add(wLane, im.c(j))));
-            for (int64_t i = 0; i < kPerLane; ++i) {
-              Value &sum = acc[t * sums + i * kPerLane + j];
+            for (int64_t i = 0; i < xPer; ++i) {
+              Value &sum = acc[t * sums + i * wPer + j];
               sum = ex::FmaOp::create(b, loc, xs[i], wv, sum);
             }
           }
@@ -1079,7 +1085,7 @@ void GraphLowering::emitTiledMatmul(
       return SmallVector<Value>(loop.getResults());
     // The warps' tiles meet in workgroup memory; each lane reads back the
     // outputs the SIMT kernel's lane would hold (x row 4 ty + i, weight
-    // row 4 tx + j at i * kPerLane + j).
+    // row 4 tx + j at i * wPer + j).
     for (size_t t = 0; t < ws.size(); ++t)
       for (int64_t j = 0; j < 2; ++j)
         sm::MatrixStoreOp::create(
@@ -1090,21 +1096,21 @@ void GraphLowering::emitTiledMatmul(
     sm::BarrierOp::create(b, loc);
     SmallVector<Value> results;
     for (size_t t = 0; t < ws.size(); ++t)
-      for (int64_t i = 0; i < kPerLane; ++i)
-        for (int64_t j = 0; j < kPerLane; ++j)
+      for (int64_t i = 0; i < xPer; ++i)
+        for (int64_t j = 0; j < wPer; ++j)
           results.push_back(sm::LoadOp::create(
               b, loc, f32, outTiles[t],
               im.add(im.mul(im.add(xLane, im.c(i)), im.c(kTile)),
                      im.add(wLane, im.c(j)))));
     return results;
   };
-  // Runs `body(x row, weight row, i * kPerLane + j)` for this lane's
-  // outputs that exist.
+  // Runs `body(x row, weight row, i * wPer + j)` for this lane's outputs
+  // that exist.
   auto forEachOutput = [&](Value firstW, int64_t n,
                            llvm::function_ref<void(Value, Value, int64_t)>
                                body) {
-    for (int64_t i = 0; i < kPerLane; ++i)
-      for (int64_t j = 0; j < kPerLane; ++j) {
+    for (int64_t i = 0; i < xPer; ++i)
+      for (int64_t j = 0; j < wPer; ++j) {
         OpBuilder::InsertionGuard guard(b);
         Value xRow = im.add(firstX, im.add(xLane, im.c(i)));
         Value wRow = im.add(firstW, im.add(wLane, im.c(j)));
@@ -1113,7 +1119,7 @@ void GraphLowering::emitTiledMatmul(
             arith::AndIOp::create(b, loc, im.lt(xRow, im.c(m)),
                                   im.lt(wRow, im.c(n))));
         b.setInsertionPointToStart(exists.thenBlock());
-        body(xRow, wRow, i * kPerLane + j);
+        body(xRow, wRow, i * wPer + j);
       }
   };
 
@@ -1121,7 +1127,7 @@ void GraphLowering::emitTiledMatmul(
     int64_t n = rowsOf(weights[0]);
     Value firstW = im.mul(group, im.c(kTile));
     SmallVector<Value> sums = gemm(weights, firstW, n);
-    const int64_t half = kPerLane * kPerLane;
+    const int64_t half = xPer * wPer;
     forEachOutput(firstW, n, [&](Value xRow, Value wRow, int64_t s) {
       combineOutputs(sums[s], sums[half + s], xRow, wRow, n);
     });
@@ -1219,7 +1225,7 @@ LogicalResult GraphLowering::lowerMatmul(Operation *op, Value x,
                       : 1;
   int64_t xBlocks = ceilDiv(m, xRows);
   if (tiled) { // emitTiledMatmul's grid
-    xBlocks = ceilDiv(m, kGemmTile);
+    xBlocks = ceilDiv(m, gemmXRows(shape));
     totalGroups = 0;
     for (Value w : combine ? weights.take_front() : weights)
       totalGroups += ceilDiv(rowsOf(w), kGemmTile);
