@@ -743,6 +743,24 @@ int main(int argc, char **argv) {
       return usage(problem);
   if (std::string model = hesper::run::modelPath(inputFilename);
       !model.empty()) {
+    // Flags of MLIR programs and Circuit graphs that a model's session
+    // would ignore: refused rather than dropped.
+    for (auto [flag, set] :
+         {std::pair<const char *, bool>{"--plan", !planPath.empty()},
+          {"--emit-plan", !emitPlanPath.empty()},
+          {"--input", !inputSpecs.empty()},
+          {"--output", !outputSpecs.empty()},
+          {"--check", checkFlag},
+          {"--print-results", printResults},
+          {"--determinism-runs", determinismRuns.getNumOccurrences() > 0},
+          {"--repeat", repeat.getNumOccurrences() > 0},
+          {"--save-bundle", !saveBundle.empty()},
+          {"--validate-fusion", validateFusion},
+          {"--graph", !graphName.empty()}})
+      if (set)
+        return usage(llvm::Twine(flag) +
+                     " applies to MLIR programs and Circuit graphs, not to "
+                     "a GGUF model");
     hesper::run::ModelModeHooks hooks;
     hooks.openSession = hesper::models::Session::create;
     hooks.emitGraphs = emitModelGraphs;

@@ -162,7 +162,15 @@ TEST_F(PlanTest, EachLimitIsNamed) {
        "device's subgroups of 32"},
       {map, knobs({{"tiles", i(4)}}), &gpu,
        "unknown knob 'tiles' (known: lanes, rows, cols, subgroup_reduce, "
-       "unroll, vector_width, block_words, threads)"},
+       "unroll, vector_width, block_words, gemm_rows, threads)"},
+      {matmul, knobs({{"gemm_rows", i(96)}}), &gpu,
+       "gemm_rows = 96 must be 64 or 128"},
+      {map, knobs({{"gemm_rows", i(128)}}), &gpu,
+       "knob 'gemm_rows' applies to matmul, multi_matmul and gated_matmul "
+       "only, not to circuit.map"},
+      {matmul, knobs({{"gemm_rows", i(128)}}), &cpu,
+       "knob 'gemm_rows' applies to GPU targets only (the CPU target has "
+       "no tiled GEMM)"},
       {reduce, knobs({{"unroll", i(3)}}), &cpu,
        "unroll = 3 must be 1, 2, 4 or 8"},
       {map, knobs({{"unroll", i(2)}}), &gpu,
