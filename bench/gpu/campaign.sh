@@ -12,8 +12,10 @@
 #      (vulkan-tests-on-cuda.sh);
 #   2. bench/llama_compare.py on the 1B-class llama in q8_0, q4_k and f16:
 #      decode at depth 0 and 512, prefill of 512 tokens, --kernel-times;
-#   3. prefill variants side by side, alternating: the default SIMT tiles,
-#      --matrix-units, and a plan with gemm_rows = 128 on every GEMM;
+#   3. prefill variants side by side, alternating: the default SIMT tiles
+#      and --matrix-units; then hesper-tune on the q8_0 file's prefill graph
+#      (gemm_rows = 128 among its candidates) and the tuned prefill beside
+#      the default (the tuning cache in $OUT/tuned);
 #   4. decode with --quantize-activations (dp4a) beside the default;
 #   5. hesper-eval's matvecs of the 8B shapes (bandwidth-sized) and the
 #      512-row GEMMs of the 1B shapes, and PyTorch's copy bandwidth;
@@ -49,21 +51,23 @@ bounded $(( $(left) * 2 / 5 )) "$PY" bench/llama_compare.py --bin build/bin \
   --backend cuda --models 1b --types q8_0,q4_k,f16 --runs 2 --no-eval \
   --out "$O/compare" --models-dir "$M" 2>&1 | tail -10
 
-t "3. prefill 512: default, --matrix-units, gemm_rows = 128"
+t "3. prefill 512: default tiles and --matrix-units; then tuned (hesper-tune on the q8_0 prefill graph, gemm_rows among its candidates)"
 TOK=$(seq 0 511 | awk '{printf "%s%d", (NR > 1 ? "," : ""), 1 + ($1 * 37) % 1000}')
-for ty in q8_0 q4_k f16; do
-  "$HR" "$M/1b-$ty.gguf" --backend=cuda -b 512 --emit-plan "$O/plan-$ty.json" >/dev/null 2>&1
-  "$PY" -c "import json,sys; p=json.load(open(sys.argv[1])); \
-[k.__setitem__('knobs', {'gemm_rows': 128}) for k in p['kernels'] \
- if 'matmul' in k['signature'] and 'expert' not in k['signature']]; \
-json.dump(p, open(sys.argv[2], 'w'))" "$O/plan-$ty.json" "$O/plan-$ty-128.json" 2>/dev/null
-done
-for r in 1 2; do for ty in q8_0 q4_k f16; do
-  for v in "" --matrix-units "--plan $O/plan-$ty-128.json"; do
-    (( $(left) > 60 )) || break 3
-    echo "1b-$ty ${v:-default}: $(bounded 30 "$HR" "$M/1b-$ty.gguf" --backend=cuda --tokens "$TOK" -n 1 -b 512 $v 2>&1 | grep -E '^prompt:|error')"
-  done
-done; done | tee "$O/prefill.txt"
+prefill() { # MODEL [flags]: the prompt line of a 512-token prefill
+  bounded 30 "$HR" "$1" --backend=cuda --tokens "$TOK" -n 1 -b 512 "${@:2}" 2>&1 | grep -E '^prompt:|error'
+}
+for r in 1 2; do for ty in q8_0 q4_k f16; do for v in "" --matrix-units; do
+  (( $(left) > 200 )) || break 3
+  echo "1b-$ty ${v:-default}: $(prefill "$M/1b-$ty.gguf" $v)"
+done; done; done | tee "$O/prefill.txt"
+"$HR" "$M/1b-q8_0.gguf" --emit-mlir "$O/1b-q8_0.mlir" -b 512 >/dev/null 2>&1
+bounded $(( $(left) / 3 )) build/bin/hesper-tune "$O/1b-q8_0.mlir" --graph prefill \
+  --backend=cuda --cache-dir "$O/tuned" --runs 3 > "$O/tune-prefill.txt" 2>&1
+tail -25 "$O/tune-prefill.txt"
+for r in 1 2; do
+  echo "1b-q8_0 default: $(prefill "$M/1b-q8_0.gguf")"
+  echo "1b-q8_0 tuned: $(HESPER_CACHE_DIR="$O/tuned" prefill "$M/1b-q8_0.gguf")"
+done | tee -a "$O/prefill.txt"
 
 t "4. decode with q8_1 activations"
 for ty in q8_0 q4_k; do for qa in false true; do
