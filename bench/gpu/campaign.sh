@@ -6,6 +6,12 @@
 #
 #   bash .gpu/run.sh bash bench/gpu/campaign.sh      # BUDGET=540 seconds
 #
+# (As of 2026-11-29 that kit's pack.sh collects the shared libraries from
+# hesper-run, which no longer links libLLVM, and leaves out
+# build/libexec/hesper/hesper-run-compiler, which hesper-run runs to
+# compile: pack with a copy that runs ldd on build/bin/hesper-opt and
+# also strips the compiler into root/build/libexec/hesper/.)
+#
 # In order, each step bounded so that the budget holds (logs under $OUT,
 # or /tmp/hesper-campaign):
 #   1. correctness: the CUDA lit tests and the Vulkan ones run on CUDA
