@@ -176,12 +176,21 @@ int main(int argc, char **argv) {
   options.minSpeedup = minSpeedup;
   options.confirmInGraph = !noGraphCheck;
   options.kernelDumpDir = kernelDump;
+  // On a terminal, a line that follows every candidate; elsewhere (a log),
+  // one line as each kernel starts, so that a run cut short by a timeout
+  // still says how far it got.
+  size_t announced = SIZE_MAX;
   auto report = tune::tuneGraph(
       *module, name, *device, options,
       [&](size_t kernel, size_t kernels, const std::string &line) {
-        if (tty)
+        if (tty) {
           errs() << "\r\033[K[kernel " << kernel + 1 << "/" << kernels
                  << "] " << line;
+        } else if (kernel != announced) {
+          announced = kernel;
+          errs() << "[kernel " << kernel + 1 << "/" << kernels << "] "
+                 << line.substr(0, line.find(' ')) << "\n";
+        }
       });
   if (tty)
     errs() << "\r\033[K";
