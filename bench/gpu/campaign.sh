@@ -37,8 +37,9 @@ bounded() { local s=$1; shift; (( s > 5 )) && timeout "$s" "$@"; }
 HR=$PWD/build/bin/hesper-run
 PY=$(command -v python3)
 M=${MODELS_DIR:-/tmp/hesper-models}; mkdir -p "$M"
-ONEB=(--arch llama --dim 2048 --layers 16 --heads 32 --kv-heads 8 --ffn 8192
-      --vocab 32000 --ctx 4096 --seed 1)
+# The 1B-class llama's make_model.py arguments, as llama_compare.py has them.
+ONEB=($("$PY" -c "import sys; sys.path.insert(0, 'bench'); \
+import llama_compare; print(' '.join(llama_compare.MODELS['1b']))"))
 t "start: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1)"
 P=()
 for ty in q8_0 q4_k f16; do

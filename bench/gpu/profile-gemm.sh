@@ -26,9 +26,11 @@ shift || true
 python=python3
 if [[ -z $model ]]; then
   model=/tmp/hesper-models/1b-q8_0.gguf
-  [[ -f $model ]] || "$python" utils/gguf/make_model.py "$model" --arch llama \
-    --dim 2048 --layers 16 --heads 32 --kv-heads 8 --ffn 8192 --vocab 32000 \
-    --ctx 4096 --seed 1 --type q8_0 --quiet
+  # The 1B-class llama, as bench/llama_compare.py writes it.
+  oneb=$("$python" -c "import sys; sys.path.insert(0, 'bench'); \
+import llama_compare; print(' '.join(llama_compare.MODELS['1b']))")
+  [[ -f $model ]] || "$python" utils/gguf/make_model.py "$model" $oneb \
+    --type q8_0 --quiet
 fi
 prompt=$(seq 0 511 | awk '{printf "%s%d", (NR > 1 ? "," : ""), 1 + ($1 * 37) % 1000}')
 for kind in gated_matmul matmul; do

@@ -353,11 +353,17 @@ std::vector<uint8_t> pushWords(uint32_t n, uint32_t add) {
 
 constexpr uint32_t kN = 1000;
 
-std::vector<uint32_t> iota(uint32_t n) {
-  std::vector<uint32_t> v(n);
-  for (uint32_t i = 0; i < n; ++i)
-    v[i] = i;
-  return v;
+/// A buffer of kN words holding 0, 1, ..., kN - 1.
+Result<std::unique_ptr<Buffer>> iotaBuffer(Device &dev) {
+  Result<std::unique_ptr<Buffer>> buf = dev.createBuffer(kN * 4);
+  if (!buf.ok())
+    return buf;
+  std::vector<uint32_t> init(kN);
+  for (uint32_t i = 0; i < kN; ++i)
+    init[i] = i;
+  if (Status s = dev.upload(**buf, init.data(), kN * 4); !s.ok())
+    return s;
+  return buf;
 }
 
 /// Checks buf[i] == i + delta.
@@ -449,10 +455,8 @@ TEST(CudaDriver, GraphReplayAndPushConstants) {
   OPEN_CUDA_OR_SKIP(dev, DeviceOptions());
   Result<std::unique_ptr<Kernel>> k = dev.createKernel(addScalarDesc());
   ASSERT_TRUE(k.ok()) << k.status().message();
-  Result<std::unique_ptr<Buffer>> buf = dev.createBuffer(kN * 4);
-  ASSERT_TRUE(buf.ok());
-  std::vector<uint32_t> init = iota(kN);
-  ASSERT_TRUE(dev.upload(**buf, init.data(), kN * 4).ok());
+  Result<std::unique_ptr<Buffer>> buf = iotaBuffer(dev);
+  ASSERT_TRUE(buf.ok()) << buf.status().message();
 
   Result<std::unique_ptr<CommandList>> list = dev.createCommandList();
   ASSERT_TRUE(list.ok());
@@ -486,10 +490,8 @@ TEST(CudaDriver, TimingGivesOneTimePerDispatch) {
   OPEN_CUDA_OR_SKIP(dev, DeviceOptions());
   Result<std::unique_ptr<Kernel>> k = dev.createKernel(addScalarDesc());
   ASSERT_TRUE(k.ok()) << k.status().message();
-  Result<std::unique_ptr<Buffer>> buf = dev.createBuffer(kN * 4);
-  ASSERT_TRUE(buf.ok());
-  std::vector<uint32_t> init = iota(kN);
-  ASSERT_TRUE(dev.upload(**buf, init.data(), kN * 4).ok());
+  Result<std::unique_ptr<Buffer>> buf = iotaBuffer(dev);
+  ASSERT_TRUE(buf.ok()) << buf.status().message();
   Result<std::unique_ptr<CommandList>> list = dev.createCommandList(true);
   ASSERT_TRUE(list.ok());
   ASSERT_TRUE((*list)
@@ -553,10 +555,8 @@ TEST(CudaDriver, KernelsOfOneBinaryShareItsModule) {
   ASSERT_TRUE(first.ok() && second.ok());
   first->reset();
   for (uint32_t add : {3u, 4u}) {
-    Result<std::unique_ptr<Buffer>> buf = dev.createBuffer(kN * 4);
-    ASSERT_TRUE(buf.ok());
-    std::vector<uint32_t> init = iota(kN);
-    ASSERT_TRUE(dev.upload(**buf, init.data(), kN * 4).ok());
+    Result<std::unique_ptr<Buffer>> buf = iotaBuffer(dev);
+    ASSERT_TRUE(buf.ok()) << buf.status().message();
     Result<std::unique_ptr<CommandList>> list = dev.createCommandList();
     ASSERT_TRUE(list.ok());
     Dispatch d = addDispatch(second->get(), buf->get(), add);
@@ -586,10 +586,8 @@ TEST(CudaDriver, CubinCache) {
     struct stat st;
     ASSERT_EQ(stat(path.c_str(), &st), 0) << path;
     EXPECT_GT(st.st_size, 0);
-    Result<std::unique_ptr<Buffer>> buf = dev.createBuffer(kN * 4);
-    ASSERT_TRUE(buf.ok());
-    std::vector<uint32_t> init = iota(kN);
-    ASSERT_TRUE(dev.upload(**buf, init.data(), kN * 4).ok());
+    Result<std::unique_ptr<Buffer>> buf = iotaBuffer(dev);
+    ASSERT_TRUE(buf.ok()) << buf.status().message();
     Result<std::unique_ptr<CommandList>> list = dev.createCommandList();
     ASSERT_TRUE(list.ok());
     ASSERT_TRUE((*list)->record({addDispatch(k->get(), buf->get(), 5)}).ok());

@@ -298,6 +298,16 @@ static std::unique_ptr<hesper::rt::Device> device;
 /// --output bindings, NAME -> path.
 static SmallVector<std::pair<std::string, std::string>> outputs;
 
+/// The first of `flags` (its name, whether it was given) that was given, or
+/// null: what a mode refuses to ignore.
+static const char *
+firstGiven(std::initializer_list<std::pair<const char *, bool>> flags) {
+  for (auto [flag, given] : flags)
+    if (given)
+      return flag;
+  return nullptr;
+}
+
 static hesper::exec::DeviceModeOptions deviceOptions() {
   hesper::exec::DeviceModeOptions opts = hesper::run::deviceFlags();
   opts.repeat = repeat;
@@ -717,18 +727,16 @@ int main(int argc, char **argv) {
   if (checkBounds && !hesper::run::interpreterChosen())
     return usage("--check-bounds runs in the interpreter: add "
                  "--backend=interp");
-  if (hesper::run::interpreterChosen()) {
-    for (auto [flag, set] :
-         {std::pair<const char *, bool>{"--profile", !profilePath.empty()},
-          {"--save-bundle", !saveBundle.empty()},
-          {"--dump-dir", !dumpDir.empty()},
-          {"--device", hesper::run::deviceIndexGiven()},
-          {"--plan", !planPath.empty()}})
-      if (set)
-        return usage(llvm::Twine(flag) +
-                     " needs a device backend; --backend=interp runs the "
-                     "reference interpreter, which compiles nothing");
-  }
+  if (hesper::run::interpreterChosen())
+    if (const char *flag =
+            firstGiven({{"--profile", !profilePath.empty()},
+                        {"--save-bundle", !saveBundle.empty()},
+                        {"--dump-dir", !dumpDir.empty()},
+                        {"--device", hesper::run::deviceIndexGiven()},
+                        {"--plan", !planPath.empty()}}))
+      return usage(llvm::Twine(flag) +
+                   " needs a device backend; --backend=interp runs the "
+                   "reference interpreter, which compiles nothing");
   if (!emitPlanPath.empty() && !compileTarget.empty())
     return usage("--emit-plan writes a plan for a device (--backend); "
                  "--target compiles without one");
@@ -745,22 +753,21 @@ int main(int argc, char **argv) {
       !model.empty()) {
     // Flags of MLIR programs and Circuit graphs that a model's session
     // would ignore: refused rather than dropped.
-    for (auto [flag, set] :
-         {std::pair<const char *, bool>{"--plan", !planPath.empty()},
-          {"--emit-plan", !emitPlanPath.empty()},
-          {"--input", !inputSpecs.empty()},
-          {"--output", !outputSpecs.empty()},
-          {"--check", checkFlag},
-          {"--print-results", printResults},
-          {"--determinism-runs", determinismRuns.getNumOccurrences() > 0},
-          {"--repeat", repeat.getNumOccurrences() > 0},
-          {"--save-bundle", !saveBundle.empty()},
-          {"--validate-fusion", validateFusion},
-          {"--graph", !graphName.empty()}})
-      if (set)
-        return usage(llvm::Twine(flag) +
-                     " applies to MLIR programs and Circuit graphs, not to "
-                     "a GGUF model");
+    if (const char *flag = firstGiven(
+            {{"--plan", !planPath.empty()},
+             {"--emit-plan", !emitPlanPath.empty()},
+             {"--input", !inputSpecs.empty()},
+             {"--output", !outputSpecs.empty()},
+             {"--check", checkFlag},
+             {"--print-results", printResults},
+             {"--determinism-runs", determinismRuns.getNumOccurrences() > 0},
+             {"--repeat", repeat.getNumOccurrences() > 0},
+             {"--save-bundle", !saveBundle.empty()},
+             {"--validate-fusion", validateFusion},
+             {"--graph", !graphName.empty()}}))
+      return usage(llvm::Twine(flag) +
+                   " applies to MLIR programs and Circuit graphs, not to a "
+                   "GGUF model");
     hesper::run::ModelModeHooks hooks;
     hooks.openSession = hesper::models::Session::create;
     hooks.emitGraphs = emitModelGraphs;
