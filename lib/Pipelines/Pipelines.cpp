@@ -27,7 +27,7 @@ void hesper::buildHesperToGPUPipeline(
     OpPassManager &pm, bool fuse, bool sharedMemoryAsAlloc,
     unsigned subgroupSize, bool singleLane,
     llvm::function_ref<void(OpPassManager &)> beforeExpToStd,
-    bool matrixUnits, bool wideLoads, bool doubleBuffer) {
+    bool matrixUnits, bool wideLoads, bool doubleBuffer, int64_t gemmSlice) {
   if (fuse)
     circuit::buildHesperFusePipeline(pm);
   // One kernel per dispatch op, then one copy of identical kernels (the
@@ -38,6 +38,7 @@ void hesper::buildHesperToGPUPipeline(
   toShaderM.matrixUnits = matrixUnits;
   toShaderM.wideLoads = wideLoads;
   toShaderM.doubleBuffer = doubleBuffer;
+  toShaderM.gemmSlice = gemmSlice;
   pm.addPass(createConvertCircuitToShaderMPass(toShaderM));
   pm.addPass(shaderm::createShaderMDedupKernelsPass());
   ConvertShaderMToGPUPassOptions toGPU;

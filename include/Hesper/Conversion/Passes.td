@@ -98,6 +98,10 @@ def ConvertCircuitToShaderMPass
            "for SPIR-V (lavapipe allows 32 KiB of workgroup memory, and "
            "its validation layer counts every kernel's arrays of a module "
            "against that)">,
+    Option<"gemmSlice", "gemm-slice", "int64_t", "16",
+           "Values of K the tiled GEMM stages per slice, 16 or 32 (more "
+           "products between barriers; the CUDA pipeline takes 32); a "
+           "kernel whose tiles would pass 48 KiB takes 16">,
     Option<"mutant", "mutant", "std::string", /*default=*/"\"\"",
            "Test only: build one kind of kernel deliberately wrong, to "
            "check that verification catches it: drop-scale, "

@@ -35,13 +35,14 @@ struct GPUPipelineOptions : mlir::PassPipelineOptions<GPUPipelineOptions> {
 /// allocations when `sharedMemoryAsAlloc`), convert-exp-to-std,
 /// canonicalize, cse, loop-invariant-code-motion. `beforeExpToStd` adds a
 /// target's own lowering of Exp ops ahead of the portable one.
-/// `matrixUnits`, `wideLoads` and `doubleBuffer` are
+/// `matrixUnits`, `wideLoads`, `doubleBuffer` and `gemmSlice` are
 /// convert-circuit-to-shaderm's options.
 void buildHesperToGPUPipeline(
     mlir::OpPassManager &pm, bool fuse, bool sharedMemoryAsAlloc,
     unsigned subgroupSize = 0, bool singleLane = false,
     llvm::function_ref<void(mlir::OpPassManager &)> beforeExpToStd = nullptr,
-    bool matrixUnits = false, bool wideLoads = true, bool doubleBuffer = true);
+    bool matrixUnits = false, bool wideLoads = true, bool doubleBuffer = true,
+    int64_t gemmSlice = 16);
 
 /// Registers hesper-to-gpu, hesper-to-ptx and hesper-to-spirv.
 void registerHesperPipelines();

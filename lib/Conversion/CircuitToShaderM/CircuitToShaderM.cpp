@@ -267,6 +267,13 @@ struct ConvertCircuitToShaderMPass
     shape.matrixUnits = matrixUnits;
     shape.wideLoads = wideLoads;
     shape.doubleBuffer = doubleBuffer;
+    if (gemmSlice != 16 && gemmSlice != 32) {
+      module.emitError("convert-circuit-to-shaderm: gemm-slice must be 16 "
+                       "or 32, not ")
+          << static_cast<int64_t>(gemmSlice);
+      return signalPassFailure();
+    }
+    shape.gemmSlice = gemmSlice;
     // The mutant comes from the option or, so that a whole compile
     // pipeline can be run with one, from the module's `hesper.mutant`.
     std::string chosen = mutant;

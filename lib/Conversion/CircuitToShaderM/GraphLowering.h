@@ -100,6 +100,9 @@ inline constexpr int64_t kByteTileRows = 16;
 inline constexpr int64_t kGemmLanes = 256;
 inline constexpr int64_t kGemmTile = 64;
 inline constexpr int64_t kGemmSlice = 16;
+/// The most workgroup memory a tiled GEMM's tiles take: what CUDA gives a
+/// kernel's static arrays (48 KiB) without opting in to more.
+inline constexpr int64_t kGemmMaxTileBytes = 48 * 1024;
 inline constexpr int64_t kGemmMinRows = 16;
 
 inline int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -167,6 +170,10 @@ struct KernelShape {
   /// loads overlap the previous slice's products); off for SPIR-V (the
   /// option `double-buffer`).
   bool doubleBuffer = true;
+  /// Values of K per staged slice of the tiled GEMM (16 or 32, the option
+  /// `gemm-slice`; 0: kGemmSlice). A kernel whose tiles would then pass
+  /// kGemmMaxTileBytes takes kGemmSlice.
+  int64_t gemmSlice = 0;
   /// A deliberately wrong lowering (the pass's `mutant` option, for the
   /// verifier's mutation tests); empty in every real compile.
   std::string mutant;
