@@ -106,7 +106,7 @@ def ConvertCircuitToShaderMPass
            "Test only: build one kind of kernel deliberately wrong, to "
            "check that verification catches it: drop-scale, "
            "short-reduction, unmasked-tail, guard-off-by-one, block-size, "
-           "tile-layout (matrix units: the x tile read row-major) "
+           "tile-layout (matrix units: the x tile read column-major) "
            "(also taken from the module's `hesper.mutant` attribute)">,
   ];
   let dependentDialects = ["::hesper::shaderm::ShaderMDialect",

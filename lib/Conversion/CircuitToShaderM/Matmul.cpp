@@ -864,22 +864,24 @@ void GraphLowering::emitTiledMatmul(
   // With matrix units (shape.matrixUnits) the staged tiles hold f16 and
   // the products are 16 x 16 tiles of a warp (multiplyTiles below).
   const bool matrixUnits = shape.matrixUnits;
+  // Matrix units' tiles are row-major, each row a slice and 8 values of
+  // padding (`lead` values apart: 16-byte multiples, which wmma loads
+  // need, and rows that do not all start in the same banks).
+  auto leadOf = [&](int64_t slice) { return matrixUnits ? slice + 8 : slice; };
   // Values of K a slice: the option's, unless the tiles (and matrix units'
-  // output tiles) would then pass kGemmMaxTileBytes.
+  // output tile) would then pass kGemmMaxTileBytes.
   auto tileBytes = [&](int64_t slice) {
     int64_t tiles = xTileRows + (gated ? 2 : 1) * kTile;
-    return (shape.doubleBuffer ? 2 : 1) * tiles * slice *
+    return (shape.doubleBuffer ? 2 : 1) * tiles * leadOf(slice) *
                (matrixUnits ? 2 : 4) +
-           (matrixUnits ? (gated ? 2 : 1) * kTile * kTile * 4 : 0);
+           (matrixUnits ? kTile * kTile * 4 : 0);
   };
   const int64_t kSlice =
       shape.gemmSlice && tileBytes(shape.gemmSlice) <= kGemmMaxTileBytes
           ? shape.gemmSlice
           : kGemmSlice;
+  const int64_t lead = leadOf(kSlice);
   assert(kTile * kSlice % (4 * kGemmLanes) == 0 && "whole runs a lane");
-  // The SIMT tiles are swizzled (slotOf below); matrix units' tile loads
-  // take plain rows.
-  const bool swizzle = !matrixUnits;
   IndexMath im(b, loc);
   auto xType = cast<RankedTensorType>(x.getType());
   const int64_t k = xType.getShape().back();
@@ -906,20 +908,20 @@ void GraphLowering::emitTiledMatmul(
     return sm::SharedAllocOp::create(
         b, loc,
         sm::SharedType::get(b.getContext(),
-                            (shape.doubleBuffer ? 2 : 1) * rows * kSlice,
+                            (shape.doubleBuffer ? 2 : 1) * rows * lead,
                             staged));
   };
   Value xTile = sharedTile(xTileRows);
   SmallVector<Value> wTiles;
   for (size_t i = 0; i < (gated ? 2 : 1); ++i)
     wTiles.push_back(sharedTile(kTile));
-  // Matrix units: each weight's 64 x 64 results, row-major by x row, where
-  // the warps' tiles meet and each lane reads its own 4 x 4 back.
-  SmallVector<Value> outTiles;
+  // Matrix units: a weight's 64 x 64 results, row-major by x row, where
+  // the warps' tiles meet and each lane reads its own 4 x 4 back (one
+  // weight after the other).
+  Value outTile;
   if (matrixUnits)
-    for (size_t i = 0; i < wTiles.size(); ++i)
-      outTiles.push_back(sm::SharedAllocOp::create(
-          b, loc, sm::SharedType::get(b.getContext(), kTile * kTile, f32)));
+    outTile = sm::SharedAllocOp::create(
+        b, loc, sm::SharedType::get(b.getContext(), kTile * kTile, f32));
 
   // The GEMM of the weights `ws` (one, or a gated matmul's two) whose
   // weight rows start at `firstW`, n rows each; returns, per weight, the
@@ -946,27 +948,28 @@ void GraphLowering::emitTiledMatmul(
     // (emitDequantizeRun: one block's loads and scales for all four), a
     // run lying wholly inside K or wholly past it. Otherwise it takes one
     // value at a time, e = tid + 256 s: row e / 16, value e % 16 of the
-    // slice. A tile of 128 rows takes twice the runs. Value c of row r
-    // goes to slot c * rows + r; values past K are 0.
+    // slice. A tile of 128 rows takes twice the runs (slotOf: where value
+    // c of row r goes); values past K are 0.
     const int64_t width = k % 4 == 0 ? 4 : 1;
     const int64_t perRow = kSlice / width;
     const int64_t slices = ceilDiv(k, kSlice);
-    // Value v of row r of a tile of `rows` rows is at v * rows + r, or,
-    // swizzled, at v * rows + (r ^ sw(v)): sw(v) is a multiple of 4 that
-    // puts the staging stores of a warp (32 / (kSlice / 4) rows, kSlice / 4
-    // runs of 4 values each) in 32 distinct banks and keeps every aligned
-    // group of 4 rows together (the products' 16-byte reads). Unswizzled,
-    // the 4 runs of a row fell in one bank: a 4-way conflict on every
-    // staging store (H200, Nsight Compute, q8_0 gated FFN of a 512-row
-    // chunk: 1.22 -> 1.04 ms).
+    // Value v of row r of a SIMT tile of `rows` rows is at
+    // v * rows + (r ^ sw(v)) (value-major, swizzled): sw(v) is a multiple
+    // of 4 that puts the staging stores of a warp (32 / (kSlice / 4) rows,
+    // kSlice / 4 runs of 4 values each) in 32 distinct banks and keeps
+    // every aligned group of 4 rows together (the products' 16-byte
+    // reads). At v * rows + r the 4 runs of a row fell in one bank: a
+    // 4-way conflict on every staging store (H200, Nsight Compute, q8_0
+    // gated FFN of a 512-row chunk: 1.22 -> 1.04 ms). Matrix units' tiles
+    // are row-major: r * lead + v, a run's 4 values side by side.
     const int64_t swizzleStep = std::max<int64_t>(4, 4 * 32 / kSlice);
     auto swizzleOf = [&](int64_t v) {
-      return swizzle ? swizzleStep * ((v / 4) % (kSlice / 4)) : 0;
+      return matrixUnits ? 0 : swizzleStep * ((v / 4) % (kSlice / 4));
     };
     auto slotOf = [&](Value v, Value row, int64_t rows) -> Value {
+      if (matrixUnits)
+        return im.add(im.mul(row, im.c(lead)), v);
       Value at = im.mul(v, im.c(rows));
-      if (!swizzle)
-        return im.add(at, row);
       Value sw = im.mul(im.rem(im.div(v, 4), kSlice / 4), im.c(swizzleStep));
       return im.add(at, arith::XOrIOp::create(b, loc, row, sw));
     };
@@ -1025,7 +1028,7 @@ void GraphLowering::emitTiledMatmul(
     auto storeSlice = [&](const Staging &perTile, Value copy) {
       for (auto [t, pairs] : llvm::enumerate(perTile)) {
         Value base =
-            im.mul(copy, im.c((t == 0 ? xTileRows : kTile) * kSlice));
+            im.mul(copy, im.c((t == 0 ? xTileRows : kTile) * lead));
         for (auto [slot, value] : pairs)
           sm::StoreOp::create(b, loc, value, t == 0 ? xTile : wTiles[t - 1],
                               im.add(base, slot));
@@ -1047,8 +1050,8 @@ void GraphLowering::emitTiledMatmul(
     b.setInsertionPointToStart(loop.getBody());
     Value slice = loop.getInductionVar();
     Value copy = copies == 2 ? im.rem(slice, 2) : im.c(0);
-    Value base = im.mul(copy, im.c(kTile * kSlice));
-    Value xBase = im.mul(copy, im.c(xTileRows * kSlice));
+    Value base = im.mul(copy, im.c(kTile * lead));
+    Value xBase = im.mul(copy, im.c(xTileRows * lead));
     Value nextSlice = arith::MinUIOp::create(b, loc, im.add(slice, im.c(1)),
                                              im.c(slices - 1));
     Block *body = loop.getBody();
@@ -1092,29 +1095,30 @@ void GraphLowering::emitTiledMatmul(
     // The slice's products: a warp's tiles (multiplyTiles), or each
     // lane's xPer x wPer register tile (multiplyLanes).
     auto multiplyTiles = [&] {
-      // The slices are stored value-major (slot = value * 64 + row): the
-      // x tile read column-major is A (x rows by values of K), the
-      // weight tile read row-major is B (values of K by weight rows).
+      // The tiles are row-major (slot = row * lead + value): the x tile
+      // read row-major is A (x rows by values of K), a weight tile read
+      // column-major is B (values of K by weight rows).
       Type f16 = b.getF16Type();
-      // A mutant: the x tile read row-major, as if it were stored so.
-      const bool aColumns = shape.mutant != "tile-layout";
+      // A mutant: the x tile read column-major, as if it were stored so.
+      const bool aColumns = shape.mutant == "tile-layout";
       // One tile product per 16 values of the slice.
       for (int64_t h = 0; h < kSlice / 16; ++h) {
-        Value at = im.add(base, im.c(16 * h * kTile));
         Value a = sm::MatrixLoadOp::create(
             b, loc, gpu::MMAMatrixType::get({16, 16}, f16, "AOp"), xTile,
-            im.add(at, warpRow), kTile, /*transpose=*/aColumns);
+            im.add(xBase, im.add(im.mul(warpRow, im.c(lead)), im.c(16 * h))),
+            lead, /*transpose=*/aColumns);
         for (auto [t, tile] :
              llvm::enumerate(ArrayRef(wTiles).take_front(ws.size())))
           for (int64_t j = 0; j < 2; ++j) {
+            Value rows = im.add(warpCol, im.c(16 * j));
             Value bTile = sm::MatrixLoadOp::create(
                 b, loc, gpu::MMAMatrixType::get({16, 16}, f16, "BOp"), tile,
-                im.add(at, im.add(warpCol, im.c(16 * j))), kTile,
-                /*transpose=*/false);
+                im.add(base, im.add(im.mul(rows, im.c(lead)), im.c(16 * h))),
+                lead, /*transpose=*/true);
             Value &sum = acc[2 * t + j];
             sum = sm::MatrixMmaOp::create(b, loc, accTile, a, bTile, sum,
                                           /*a_transpose=*/aColumns,
-                                          /*b_transpose=*/false);
+                                          /*b_transpose=*/true);
           }
       }
     };
@@ -1165,25 +1169,27 @@ void GraphLowering::emitTiledMatmul(
     b.setInsertionPointAfter(loop);
     if (!matrixUnits)
       return SmallVector<Value>(loop.getResults());
-    // The warps' tiles meet in workgroup memory; each lane reads back the
-    // outputs the SIMT kernel's lane would hold (x row 4 ty + i, weight
-    // row 4 tx + j at i * wPer + j).
-    for (size_t t = 0; t < ws.size(); ++t)
+    // The warps' tiles meet in workgroup memory, a weight at a time; each
+    // lane reads back the outputs the SIMT kernel's lane would hold (x row
+    // 4 ty + i, weight row 4 tx + j at i * wPer + j).
+    SmallVector<Value> results;
+    for (size_t t = 0; t < ws.size(); ++t) {
+      if (t > 0)
+        sm::BarrierOp::create(b, loc);
       for (int64_t j = 0; j < 2; ++j)
         sm::MatrixStoreOp::create(
-            b, loc, loop.getResult(2 * t + j), outTiles[t],
+            b, loc, loop.getResult(2 * t + j), outTile,
             im.add(im.mul(warpRow, im.c(kTile)),
                    im.add(warpCol, im.c(16 * j))),
             kTile);
-    sm::BarrierOp::create(b, loc);
-    SmallVector<Value> results;
-    for (size_t t = 0; t < ws.size(); ++t)
+      sm::BarrierOp::create(b, loc);
       for (int64_t i = 0; i < xPer; ++i)
         for (int64_t j = 0; j < wPer; ++j)
           results.push_back(sm::LoadOp::create(
-              b, loc, f32, outTiles[t],
+              b, loc, f32, outTile,
               im.add(im.mul(im.add(xLane, im.c(i)), im.c(kTile)),
                      im.add(wLane, im.c(j)))));
+    }
     return results;
   };
   // Runs `body(x row, weight row, i * wPer + j)` for this lane's outputs
