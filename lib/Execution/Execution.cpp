@@ -176,6 +176,12 @@ hesper::compileForDevice(ModuleOp module, ArrayRef<std::string> graphNames,
     target = target->withMatrixUnits(whyNot);
     if (!target)
       return module.emitError("matrix units: ") << whyNot;
+  } else if (options.matrixUnitsWhereFast &&
+             target->backend() == TargetBackend::Cuda) {
+    // (The CPU target's matrix units are a slow stand-in for tests.)
+    std::string whyNot;
+    if (std::unique_ptr<Target> withUnits = target->withMatrixUnits(whyNot))
+      target = std::move(withUnits);
   }
   FailureOr<tune::Plan> plan = tune::Plan();
   bool fromCache = false;

@@ -223,7 +223,7 @@ LogicalResult hesper::exec::runGraphOnDevice(
   compileOptions.fuse = opts.fuse;
   compileOptions.dumpDir = opts.dumpDir;
   compileOptions.planPath = opts.planPath;
-  compileOptions.matrixUnits = opts.matrixUnits;
+  compileOptions.matrixUnits = opts.matrixUnits.value_or(false);
   compileOptions.events = &events;
   double compileStart = nowUs();
   FailureOr<rt::Program> program =

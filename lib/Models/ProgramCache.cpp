@@ -131,7 +131,8 @@ std::string hesper::models::programCacheKey(const Model &model,
                     int64_t(options.cacheTypes.k),
                     int64_t(options.cacheTypes.v),
                     int64_t(options.quantizedActivations.value_or(false)),
-                    int64_t(options.matrixUnits)})
+                    options.matrixUnits ? int64_t(*options.matrixUnits)
+                                        : int64_t(2)})
     k.number(v);
   const rt::GgufFile &file = model.file();
   // The tokenizer's keys (its vocabulary, merges and scores: hundreds of

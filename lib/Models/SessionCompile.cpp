@@ -303,7 +303,8 @@ Status Session::Impl::compile() {
   std::vector<CompileEvent> events;
   CompileOptions compileOptions;
   compileOptions.fuse = options.fuse;
-  compileOptions.matrixUnits = options.matrixUnits;
+  compileOptions.matrixUnits = options.matrixUnits.value_or(false);
+  compileOptions.matrixUnitsWhereFast = !options.matrixUnits.has_value();
   compileOptions.dumpDir = options.dumpDir;
   compileOptions.events = &events;
   std::vector<std::string> names;

@@ -56,7 +56,10 @@ static llvm::cl::opt<bool> matrixUnits(
     llvm::cl::desc("Prompt-chunk matmuls on the matrix units: CUDA's tensor "
                    "cores (wmma, f16 tiles, f32 sums; sm_70 and up), or on "
                    "the CPU the same kernels with the tiles emulated (a "
-                   "stand-in to test them)"),
+                   "stand-in to test them). GGUF models take them by "
+                   "default on CUDA devices that have them "
+                   "(--matrix-units=false: f32 tiles); programs only when "
+                   "asked"),
     llvm::cl::init(false), llvm::cl::cat(hesper::run::deviceCategory()));
 
 bool hesper::run::interpreterChosen() {
@@ -82,7 +85,8 @@ exec::DeviceModeOptions hesper::run::deviceFlags() {
   opts.threads = threads;
   opts.deviceIndex = deviceIndex;
   opts.validation = validationLayer;
-  opts.matrixUnits = matrixUnits;
+  if (matrixUnits.getNumOccurrences())
+    opts.matrixUnits = matrixUnits;
   if (const char *env = std::getenv("HESPER_VK_VALIDATION"))
     opts.validation |= llvm::StringRef(env) == "1";
   return opts;

@@ -510,6 +510,8 @@ TEST_F(SessionTest, ProgramCacheKeyCoversWhatChangesThePrograms) {
   withOption([](SessionOptions &o) { o.batchInvariant = true; });
   withOption([](SessionOptions &o) { o.fuse = false; });
   withOption([](SessionOptions &o) { o.matrixUnits = true; });
+  // Turned off is not the session's own choice (unset).
+  withOption([](SessionOptions &o) { o.matrixUnits = false; });
   rt::DeviceInfo v4 = cpu;
   v4.cacheId = "cpu:x86-64-v4";
   changed.push_back(key(*model, options, kCtx, v4));

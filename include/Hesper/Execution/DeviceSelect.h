@@ -40,7 +40,9 @@ struct DeviceModeOptions {
   std::string dumpDir;
   std::string saveBundlePath;
   std::string planPath; ///< a tuning plan to compile with (CompileOptions)
-  bool matrixUnits = false; ///< CompileOptions::matrixUnits
+  /// --matrix-units, when given (CompileOptions::matrixUnits; a model's
+  /// session chooses for itself when not).
+  std::optional<bool> matrixUnits;
 };
 
 /// A Chrome trace (chrome://tracing, Perfetto) of complete events: compile

@@ -60,6 +60,9 @@ struct CompileOptions {
   /// `:mma` option: CUDA's tensor cores, or the CPU target's stand-in for
   /// them); an error on a target without them.
   bool matrixUnits = false;
+  /// Take the matrix units where they are the faster kernels (CUDA with
+  /// tensor cores), and quietly not elsewhere.
+  bool matrixUnitsWhereFast = false;
 };
 
 /// Lowers a copy of `module` for the target of `device` (targetForDevice:

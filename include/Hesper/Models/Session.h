@@ -44,8 +44,10 @@ struct SessionOptions {
   std::string dumpDir;
   /// Record per-kernel device times (when the device has timestamps).
   bool timing = false;
-  /// Prompt-chunk matmuls on the matrix units (CompileOptions::matrixUnits).
-  bool matrixUnits = false;
+  /// Prompt-chunk matmuls on the matrix units (CompileOptions::matrixUnits):
+  /// unset, wherever they are the faster kernels (CUDA's tensor cores:
+  /// CompileOptions::matrixUnitsWhereFast); false, the f32 tiles.
+  std::optional<bool> matrixUnits;
   /// Tokens per prompt chunk (llama.cpp's -b): prompts run through a
   /// second program whose matmuls take this many tokens at once, with a
   /// causal mask inside the chunk. 1 runs prompts token by token; 0 takes
