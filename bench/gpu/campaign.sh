@@ -18,8 +18,8 @@
 #      (vulkan-tests-on-cuda.sh);
 #   2. bench/llama_compare.py on the 1B-class llama in q8_0, q4_k and f16:
 #      decode at depth 0 and 512, prefill of 512 tokens, --kernel-times;
-#   3. prefill variants side by side, alternating: the default SIMT tiles
-#      and --matrix-units; then hesper-tune on the q8_0 file's prefill graph
+#   3. prefill variants side by side, alternating: the default (tensor
+#      cores) and the f32 tiles (--matrix-units=false); then hesper-tune on the q8_0 file's prefill graph
 #      (gemm_rows = 128 among its candidates) and the tuned prefill beside
 #      the default (the tuning cache in $OUT/tuned);
 #   4. decode with --quantize-activations (dp4a) beside the default;
@@ -58,12 +58,12 @@ bounded $(( $(left) * 2 / 5 )) "$PY" bench/llama_compare.py --bin build/bin \
   --backend cuda --models 1b --types q8_0,q4_k,f16 --runs 2 --no-eval \
   --out "$O/compare" --models-dir "$M" 2>&1 | tail -10
 
-t "3. prefill 512: default tiles and --matrix-units; then tuned (hesper-tune on the q8_0 prefill graph, gemm_rows among its candidates)"
+t "3. prefill 512: default (tensor cores) and --matrix-units=false; then tuned (hesper-tune on the q8_0 prefill graph, gemm_rows among its candidates)"
 TOK=$(seq 0 511 | awk '{printf "%s%d", (NR > 1 ? "," : ""), 1 + ($1 * 37) % 1000}')
 prefill() { # MODEL [flags]: the prompt line of a 512-token prefill
   bounded 30 "$HR" "$1" --backend=cuda --tokens "$TOK" -n 1 -b 512 "${@:2}" 2>&1 | grep -E '^prompt:|error'
 }
-for r in 1 2; do for ty in q8_0 q4_k f16; do for v in "" --matrix-units; do
+for r in 1 2; do for ty in q8_0 q4_k f16; do for v in "" --matrix-units=false; do
   (( $(left) > 200 )) || break 3
   echo "1b-$ty ${v:-default}: $(prefill "$M/1b-$ty.gguf" $v)"
 done; done; done | tee "$O/prefill.txt"

@@ -6,7 +6,7 @@
 # demo model and a 1B-class llama in q8_0, q4_k and f16, beside llama.cpp's
 # llama-bench when one is given or found under /tmp (built by hand on that
 # machine from a snapshot; nothing here builds it). Extra arguments go to
-# llama_compare.py. Then tensor cores (--matrix-units) and q8_1
+# llama_compare.py. Then the f32 tiles (--matrix-units=false) and q8_1
 # activations (--quantize-activations) side by side with the defaults
 # ($OUT/matrix-units-*.txt, $OUT/q8-activations-decode.txt). The logs go
 # to $OUT/compare when $OUT is set (the device
@@ -46,8 +46,8 @@ if [[ -d .gpu-bench/upstream ]]; then
     --hesper-run "$bin/hesper-run" --filecheck builtin --mlir-opt /nonexistent \
     --other-mlir "$other" | tee "${OUT:-/tmp}/upstream-cuda.txt" || true
 fi
-# Tensor cores (--matrix-units, off by default until measured here): the
-# tiled GEMM's wmma kernels on inputs exact in f16 must equal the
+# Tensor cores (models' default on CUDA since 2026-11-29): the tiled
+# GEMM's wmma kernels on inputs exact in f16 must equal the
 # interpreter exactly (test/Target/CPU/matrix-units.test runs the same
 # cases with the tiles emulated on the CPU).
 logs=${OUT:-/tmp}
@@ -59,13 +59,14 @@ status=0
 "$python" bench/llama_compare.py --bin "$bin" --backend cuda \
   --python "$python" --out "${out:-/tmp/hesper-compare}" \
   --models-dir /tmp/hesper-models "${args[@]}" "$@" || status=$?
-# Prefill of a 512-token prompt in one chunk, without and with tensor
-# cores, on the files llama_compare.py wrote (side by side, one run each).
+# Prefill of a 512-token prompt in one chunk, with tensor cores (the
+# default) and the f32 tiles, on the files llama_compare.py wrote (side by
+# side, one run each).
 prompt=$(seq 0 511 | awk '{printf "%s%d", (NR > 1 ? "," : ""), 1 + ($1 * 37) % 1000}')
 for f in /tmp/hesper-models/1b-q8_0.gguf /tmp/hesper-models/1b-f16.gguf; do
   [[ -f $f ]] || continue
-  for mu in "" --matrix-units; do
-    echo "$f ${mu:-(SIMT tiles)}"
+  for mu in "" --matrix-units=false; do
+    echo "$f ${mu:-(tensor cores)}"
     "$bin/hesper-run" "$f" --backend=cuda --tokens "$prompt" -n 1 -b 512 \
       --no-cache $mu 2>&1 | grep -E "^prompt:|error" || true
   done
