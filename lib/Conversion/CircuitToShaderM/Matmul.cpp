@@ -847,10 +847,11 @@ void GraphLowering::emitTiledMatmul(
         combineOutputs) {
   // Workgroup (g, y) computes rows 64y.. of x by weight rows 64g'.. of the
   // weight that owns group g (a gated matmul: of both weights at once).
-  // Per slice of 16 values of K, its 256 lanes stage the x tile (64 x 16,
-  // four values each) and each weight's tile, decoded to f32 from its
-  // format (emitDequantizeElement), in workgroup memory, slice-major, two
-  // copies deep (the next slice's loads overlap this slice's products);
+  // Per slice of 16 or 32 values of K (shape.gemmSlice), its 256 lanes
+  // stage the x tile (64 x 16: four values each) and each weight's tile,
+  // decoded to f32 from its format (emitDequantizeElement), in workgroup
+  // memory, slice-major and swizzled, two copies deep (the next slice's
+  // loads overlap this slice's products);
   // lane (tx, ty) = (tid % 16, tid / 16) multiplies x rows 4 ty + i with
   // weight rows 4 tx + j (i, j < 4) out of it: 16 products per value of K
   // from two 16-byte workgroup reads (four values each), in K order (a
@@ -959,9 +960,10 @@ void GraphLowering::emitTiledMatmul(
     // kSlice / 4 runs of 4 values each) in 32 distinct banks and keeps
     // every aligned group of 4 rows together (the products' 16-byte
     // reads). At v * rows + r the 4 runs of a row fell in one bank: a
-    // 4-way conflict on every staging store (H200, Nsight Compute, q8_0
-    // gated FFN of a 512-row chunk: 1.22 -> 1.04 ms). Matrix units' tiles
-    // are row-major: r * lead + v, a run's 4 values side by side.
+    // 4-way conflict on every staging store (H200, Nsight Compute; q8_0
+    // gated FFN of a 512-row chunk, swizzled and with the decoding after
+    // the products below: 1.22 -> 1.04 ms). Matrix units' tiles are
+    // row-major: r * lead + v, a run's 4 values side by side.
     const int64_t swizzleStep = std::max<int64_t>(4, 4 * 32 / kSlice);
     auto swizzleOf = [&](int64_t v) {
       return matrixUnits ? 0 : swizzleStep * ((v / 4) % (kSlice / 4));
@@ -970,6 +972,7 @@ void GraphLowering::emitTiledMatmul(
       if (matrixUnits)
         return im.add(im.mul(row, im.c(lead)), v);
       Value at = im.mul(v, im.c(rows));
+      // swizzleOf(v), for a v known only when the kernel runs.
       Value sw = im.mul(im.rem(im.div(v, 4), kSlice / 4), im.c(swizzleStep));
       return im.add(at, arith::XOrIOp::create(b, loc, row, sw));
     };
