@@ -43,9 +43,12 @@ for kind in gated_matmul matmul; do
   grep -E "Duration|Compute \(SM\) Throughput|Memory Throughput|Achieved Occupancy|Registers Per|Stall|Warp Cycles Per Issued" \
     "$out/ncu-$kind.txt" | head -20 || true
 done
-# The machine code of the prefill kernels.
+# The machine code of the prefill kernels (tensor-core tiles, as a model
+# takes by default, unless the flags say --matrix-units=false).
 "$bin/hesper-run" "$model" --emit-mlir "$out/model.mlir" -b 512 "$@"
-"$bin/hesper-opt" "$out/model.mlir" --hesper-to-ptx="fuse chip=sm_90" \
+mma=" matrix-units"
+[[ " $* " == *" --matrix-units=false "* ]] && mma=""
+"$bin/hesper-opt" "$out/model.mlir" --hesper-to-ptx="fuse chip=sm_90$mma" \
   -o "$out/model.ptx.mlir"
 python3 utils/extract-binary.py --format=ptx "$out/model.ptx.mlir" \
   -o "$out/model.ptx"
@@ -55,6 +58,6 @@ nvdisasm -c "$out/model.cubin" > "$out/model.sass"
 for kind in gated_matmul matmul; do
   awk -v k="_${kind}" '/^\s*\.text\./ {p = ($0 ~ "prefill_k[0-9]+" k "$")} p' \
     "$out/model.sass" > "$out/prefill-$kind.sass"
-  echo "$kind: $(grep -c 'FFMA' "$out/prefill-$kind.sass") FFMA, $(grep -c 'LDG' "$out/prefill-$kind.sass") LDG, $(grep -c 'LDS' "$out/prefill-$kind.sass") LDS, $(grep -c 'BAR' "$out/prefill-$kind.sass") BAR"
+  echo "$kind: $(grep -c 'FFMA' "$out/prefill-$kind.sass") FFMA, $(grep -c 'HMMA' "$out/prefill-$kind.sass") HMMA, $(grep -c 'LDG' "$out/prefill-$kind.sass") LDG, $(grep -c 'LDS' "$out/prefill-$kind.sass") LDS, $(grep -c 'BAR' "$out/prefill-$kind.sass") BAR"
 done
 echo "profile-gemm: $out"
