@@ -726,6 +726,37 @@ SmallVector<Value> GraphLowering::emitQ6_KDot(const DotOperands &d,
   return finishUnits(loop, totals);
 }
 
+/// The ops of `ops` (consecutive in one block) that neither load nor
+/// compute what a load needs (its address, a guard), in their order: those
+/// that decode loaded values and may move below later, independent work.
+/// Ops with regions stay with the loads.
+static SmallVector<Operation *>
+opsAfterLoads(llvm::iterator_range<Block::iterator> ops) {
+  llvm::SmallPtrSet<Operation *, 32> inRange, feedsLoads;
+  SmallVector<Operation *> work;
+  for (Operation &op : ops) {
+    inRange.insert(&op);
+    if (isa<sm::LoadOp>(op) || op.getNumRegions() != 0)
+      work.push_back(&op);
+  }
+  while (!work.empty()) {
+    Operation *op = work.pop_back_val();
+    if (!feedsLoads.insert(op).second)
+      continue;
+    // Its operands and those of the ops nested in it.
+    op->walk([&](Operation *inner) {
+      for (Value v : inner->getOperands())
+        if (Operation *def = v.getDefiningOp(); def && inRange.contains(def))
+          work.push_back(def);
+    });
+  }
+  SmallVector<Operation *> rest;
+  for (Operation &op : ops)
+    if (!feedsLoads.contains(&op))
+      rest.push_back(&op);
+  return rest;
+}
+
 /// The rows of one weight matrix ([N, K], or an expert's of [E, N, K]).
 static int64_t rowsOf(Value w) {
   ArrayRef<int64_t> dims = cast<RankedTensorType>(w.getType()).getShape();
@@ -848,15 +879,15 @@ void GraphLowering::emitTiledMatmul(
   // Workgroup (g, y) computes rows 64y.. of x by weight rows 64g'.. of the
   // weight that owns group g (a gated matmul: of both weights at once).
   // Per slice of 16 or 32 values of K (shape.gemmSlice), its 256 lanes
-  // stage the x tile (64 x 16: four values each) and each weight's tile,
-  // decoded to f32 from its format (emitDequantizeElement), in workgroup
-  // memory, slice-major and swizzled, two copies deep (the next slice's
-  // loads overlap this slice's products);
-  // lane (tx, ty) = (tid % 16, tid / 16) multiplies x rows 4 ty + i with
-  // weight rows 4 tx + j (i, j < 4) out of it: 16 products per value of K
-  // from two 16-byte workgroup reads (four values each), in K order (a
-  // fixed order of sums). Rows past the end are read clamped and never
-  // stored; values of K past its end read as 0.
+  // stage the x tile and each weight's tile, decoded to f32 from its
+  // format (emitDequantizeElement), in workgroup memory, slice-major and
+  // swizzled, two copies deep (the next slice's loads overlap this slice's
+  // products); lane (tx, ty) = (tid % 16, tid / 16) multiplies x rows
+  // xPer ty + i with weight rows 4 tx + j (i < xPer, j < 4) out of it:
+  // 4 xPer products per value of K and weight from 16-byte workgroup reads
+  // (four values each), in K order (a fixed order of sums). Rows past the
+  // end are read clamped and never stored; values of K past its end read
+  // as 0.
   constexpr int64_t kTile = kGemmTile;
   // Rows of x of the workgroup's tile (the gemm_rows knob: 64 or 128) and
   // the lane's register tile: xPer x rows by wPer weight rows.
@@ -965,16 +996,16 @@ void GraphLowering::emitTiledMatmul(
     // the products below: 1.22 -> 1.04 ms). Matrix units' tiles are
     // row-major: r * lead + v, a run's 4 values side by side.
     const int64_t swizzleStep = std::max<int64_t>(4, 4 * 32 / kSlice);
-    auto swizzleOf = [&](int64_t v) {
-      return matrixUnits ? 0 : swizzleStep * ((v / 4) % (kSlice / 4));
+    // r ^ sw(v), the row's place within value v's column (SIMT tiles).
+    auto swizzled = [&](Value v, Value row) -> Value {
+      Value sw = im.mul(im.rem(im.div(v, 4), kSlice / 4), im.c(swizzleStep));
+      return arith::XOrIOp::create(b, loc, row, sw);
     };
     auto slotOf = [&](Value v, Value row, int64_t rows) -> Value {
       if (matrixUnits)
         return im.add(im.mul(row, im.c(lead)), v);
       Value at = im.mul(v, im.c(rows));
-      // swizzleOf(v), for a v known only when the kernel runs.
-      Value sw = im.mul(im.rem(im.div(v, 4), kSlice / 4), im.c(swizzleStep));
-      return im.add(at, arith::XOrIOp::create(b, loc, row, sw));
+      return im.add(at, swizzled(v, row));
     };
     // `width` values of `buffer` (of `element`s) from `index` on, as f32.
     auto read = [&](Value buffer, Type element,
@@ -1064,36 +1095,10 @@ void GraphLowering::emitTiledMatmul(
     // but the loads and what their addresses need), moved below the
     // products, so that a warp multiplies while its loads are in flight
     // instead of waiting for them first.
-    SmallVector<Operation *> decoding;
-    {
-      llvm::SmallPtrSet<Operation *, 32> made, keep;
-      SmallVector<Operation *> order;
-      for (Operation &op : llvm::make_range(
-               beforeNext ? std::next(beforeNext->getIterator())
-                          : body->begin(),
-               body->end())) {
-        made.insert(&op);
-        order.push_back(&op);
-      }
-      SmallVector<Operation *> work;
-      for (Operation *op : order)
-        if (isa<sm::LoadOp>(op) || op->getNumRegions() != 0)
-          work.push_back(op);
-      while (!work.empty()) {
-        Operation *op = work.pop_back_val();
-        if (!keep.insert(op).second)
-          continue;
-        // Its operands and those of the ops nested in it.
-        op->walk([&](Operation *inner) {
-          for (Value v : inner->getOperands())
-            if (Operation *def = v.getDefiningOp(); def && made.contains(def))
-              work.push_back(def);
-        });
-      }
-      for (Operation *op : order)
-        if (!keep.contains(op))
-          decoding.push_back(op);
-    }
+    SmallVector<Operation *> decoding = opsAfterLoads(
+        llvm::make_range(beforeNext ? std::next(beforeNext->getIterator())
+                                    : body->begin(),
+                         body->end()));
     SmallVector<Value> acc(loop.getRegionIterArgs());
     // The slice's products: a warp's tiles (multiplyTiles), or each
     // lane's xPer x wPer register tile (multiplyLanes).
@@ -1132,12 +1137,12 @@ void GraphLowering::emitTiledMatmul(
       for (int64_t c = 0; c < kSlice; ++c) {
         Value column = im.add(base, im.c(c * kTile));
         Value xColumn = im.add(xBase, im.c(c * xTileRows));
-        // Row `lane` + i of the column (lane a multiple of 4).
+        // Row `lane` + i of the column (lane a multiple of 4): its aligned
+        // group of 4 swizzled (an xor by a constant), plus i % 4, so that
+        // 4 rows read as one.
         auto rowAt = [&](Value lane, int64_t i) -> Value {
-          Value group = im.add(lane, im.c(i / 4 * 4));
-          if (int64_t sw = swizzleOf(c))
-            group = arith::XOrIOp::create(b, loc, group, im.c(sw));
-          return im.add(group, im.c(i % 4));
+          return im.add(swizzled(im.c(c), im.add(lane, im.c(i / 4 * 4))),
+                        im.c(i % 4));
         };
         SmallVector<Value> xs;
         for (int64_t i = 0; i < xPer; ++i)
