@@ -10,10 +10,10 @@
 # FFN 8192, vocabulary 32000), in each weight type, written by
 # utils/gguf/make_model.py,
 #
-#   - Hesper's decode tok/s at depth 0 (one prompt token) and after a
-#     512-token prompt, and its prefill tok/s over that prompt (hesper-run,
-#     greedy, EOS ignored; the median of --runs runs, after one that fills
-#     the program cache);
+#   - Hesper's decode tok/s at depth 0 and after a 512-token prompt, and
+#     its prefill tok/s over that prompt, measured as llama-bench measures
+#     them (`hesper-run --bench`: each test warmed up once, then the mean
+#     of --runs runs; after a run that fills the program cache);
 #   - llama.cpp's `llama-bench` on the same files (tg and pp at depth 0 and
 #     at the same depth; an existing build given by --llama-bench, made by
 #     hand outside the repository: never a script here that builds it);
@@ -35,7 +35,6 @@ import argparse
 import json
 import os
 import re
-import statistics
 import subprocess
 import sys
 
@@ -74,13 +73,6 @@ def run(cmd, timeout=1800):
     return proc
 
 
-def rate(pattern, text, what):
-    m = re.search(pattern, text, re.M)
-    if not m:
-        raise BenchError(f"no {what} line in hesper-run's output:\n{text}")
-    return float(m.group(1))
-
-
 def hesper_run(args, model, tokens, gen, extra=()):
     cmd = [os.path.join(args.bin, "hesper-run"), model,
            f"--backend={args.backend}", "--tokens", tokens, "-n", str(gen),
@@ -88,21 +80,34 @@ def hesper_run(args, model, tokens, gen, extra=()):
     return run(cmd).stderr
 
 
+def bench_results(data, depth, what):
+    """tg and pp at depth 0 and tg at `depth` (0.0 when absent) from
+    llama-bench's -o json list, which hesper-run --bench writes too."""
+    found = {}
+    for entry in data:
+        d = entry.get("n_depth", 0)
+        prompt, gen = entry.get("n_prompt", 0), entry.get("n_gen", 0)
+        kind = "pg" if prompt and gen else "tg" if gen else "pp"
+        found[(kind, d)] = float(entry["avg_ts"])
+    try:
+        tg, pp = found[("tg", 0)], found[("pp", 0)]
+    except KeyError as missing:
+        raise BenchError(f"{what} gave no {missing} result: {data}")
+    return tg, pp, found.get(("tg", depth), 0.0), found
+
+
 def measure_hesper(args, model, prompt):
     """Decode tok/s at depth 0 and after the prompt, prefill tok/s."""
-    decode_re = r"^decode: \d+ tokens in [0-9.]+ ms \(([0-9.]+) tok/s\)"
-    prompt_re = r"^prompt: \d+ tokens in [0-9.]+ ms \(([0-9.]+) tok/s\)"
     hesper_run(args, model, "1", 2)  # fills the program cache
-    d0, dd, pp = [], [], []
-    for _ in range(args.runs):
-        d0.append(rate(decode_re, hesper_run(args, model, "1", args.gen),
-                       "decode"))
-        out = hesper_run(args, model, prompt, args.gen)
-        dd.append(rate(decode_re, out, "decode"))
-        pp.append(rate(prompt_re, out, "prompt"))
+    cmd = [os.path.join(args.bin, "hesper-run"), model,
+           f"--backend={args.backend}", "--bench", "--bench-output=json",
+           f"--bench-prompt={args.depth}", f"--bench-gen={args.gen}",
+           f"--bench-depth=0,{args.depth}", f"--bench-reps={args.runs}",
+           *args.hesper_args.split()]
+    d0, pp, dd, _ = bench_results(json.loads(run(cmd).stdout), args.depth,
+                                  "hesper-run --bench")
     times = hesper_run(args, model, prompt, args.gen, ["--kernel-times"])
-    return (statistics.median(d0), statistics.median(dd),
-            statistics.median(pp), times)
+    return d0, dd, pp, times
 
 
 def measure_llama(args, model):
@@ -117,18 +122,8 @@ def measure_llama(args, model):
         out = run(cmd + ["-d", f"0,{args.depth}"]).stdout
     except BenchError:
         out = run(cmd + ["-pg", f"{args.depth},{args.gen}"]).stdout
-    data = json.loads(out)
-    found = {}
-    for entry in data:
-        depth = entry.get("n_depth", 0)
-        prompt, gen = entry.get("n_prompt", 0), entry.get("n_gen", 0)
-        kind = "pg" if prompt and gen else "tg" if gen else "pp"
-        found[(kind, depth)] = float(entry["avg_ts"])
-    try:
-        tg, pp = found[("tg", 0)], found[("pp", 0)]
-    except KeyError as missing:
-        raise BenchError(f"llama-bench gave no {missing} result: {data}")
-    at_depth = found.get(("tg", args.depth), 0.0)
+    tg, pp, at_depth, found = bench_results(json.loads(out), args.depth,
+                                            "llama-bench")
     derived = False
     pg = found.get(("pg", 0), 0.0)
     if not at_depth and pg:

@@ -694,6 +694,31 @@ std::vector<int64_t> Session::tailChunkRowCounts() const {
     out.push_back(t.rows);
   return out;
 }
+Status Session::warmUp() {
+  Impl &s = *impl;
+  if (!s.device)
+    return Status();
+  double start = nowMs();
+  if (s.options.sequences > 0) {
+    if (Status st = s.runBatch({BatchRow{}}, nullptr); !st)
+      return st;
+  } else {
+    s.pos = 0;
+    int32_t token = 0;
+    if (Status st = s.run(s.decode, &token, 1, nullptr); !st)
+      return st;
+    s.pos = 0;
+  }
+  // The warm-up is not one of the steps the kernel times describe.
+  s.kernelTotalsNs.clear();
+  s.chunkKernelTotalsNs.clear();
+  s.kernelBytes.clear();
+  s.chunkKernelBytes.clear();
+  s.timedTokens = s.timedChunks = 0;
+  s.stats.warmUpMs = nowMs() - start;
+  return Status();
+}
+
 void Session::reset() { impl->pos = 0; }
 void Session::rewind(int64_t position) {
   impl->pos = std::clamp<int64_t>(position, 0, impl->pos);

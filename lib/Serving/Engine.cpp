@@ -181,6 +181,9 @@ Engine::create(const models::Model &model, rt::Device *device,
   if (!session)
     return session.status();
   m.session = std::move(*session);
+  if (options.warmup)
+    if (Status s = m.session->warmUp(); !s)
+      return s;
   // A prompt takes up to a chunk of the largest step's rows per step (the
   // rest carry the other slots' tokens).
   m.chunk = std::max<int64_t>(1, m.session->maxBatchRows() - options.slots);

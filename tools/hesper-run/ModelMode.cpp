@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ModelMode.h"
+#include "BenchMode.h"
 
 #include "Hesper/Models/Chat.h"
 #include "Hesper/Models/Generate.h"
@@ -63,6 +64,43 @@ static llvm::cl::opt<bool> ignoreEos(
     "ignore-eos",
     llvm::cl::desc("Generate past end-of-generation tokens (all -n tokens)"),
     llvm::cl::cat(modelCategory));
+static llvm::cl::opt<bool> noWarmup(
+    "no-warmup",
+    llvm::cl::desc("Do not run a token through the model before the "
+                   "prompt (as llama.cpp's --no-warmup): the first prompt "
+                   "then pays the first touch of the weights"),
+    llvm::cl::cat(modelCategory));
+static llvm::cl::OptionCategory benchCategory(
+    "Benchmark (--bench: llama-bench's tests on a GGUF model)");
+static llvm::cl::opt<bool> benchFlag(
+    "bench",
+    llvm::cl::desc("Measure prompt processing (ppN) and generation (tgN) "
+                   "speed as llama-bench does, instead of generating text"),
+    llvm::cl::cat(benchCategory));
+static llvm::cl::list<int64_t> benchPrompt(
+    "bench-prompt",
+    llvm::cl::desc("Prompt sizes of the pp tests (llama-bench's -p; "
+                   "default 512, 0: none)"),
+    llvm::cl::CommaSeparated, llvm::cl::cat(benchCategory));
+static llvm::cl::list<int64_t> benchGen(
+    "bench-gen",
+    llvm::cl::desc("Token counts of the tg tests (llama-bench's -n; "
+                   "default 128, 0: none)"),
+    llvm::cl::CommaSeparated, llvm::cl::cat(benchCategory));
+static llvm::cl::list<int64_t> benchDepth(
+    "bench-depth",
+    llvm::cl::desc("Tokens in the KV cache before each test (llama-bench's "
+                   "-d; default 0)"),
+    llvm::cl::CommaSeparated, llvm::cl::cat(benchCategory));
+static llvm::cl::opt<int> benchReps(
+    "bench-reps",
+    llvm::cl::desc("Timed runs of each test (llama-bench's -r)"),
+    llvm::cl::init(5), llvm::cl::cat(benchCategory));
+static llvm::cl::opt<std::string> benchOutput(
+    "bench-output",
+    llvm::cl::desc("md (a Markdown table) or json (llama-bench's -o json "
+                   "keys)"),
+    llvm::cl::init("md"), llvm::cl::cat(benchCategory));
 static llvm::cl::opt<int64_t> ctxSize(
     "c", llvm::cl::desc("KV cache positions (0: the model's context, at "
                         "most 4096)"),
@@ -598,6 +636,9 @@ int hesper::run::runModelMode(const std::string &path,
   if (!session)
     return fail(session.status().message());
   Session &s = **session;
+  if (!noWarmup)
+    if (rt::Status st = s.warmUp(); !st)
+      return fail(st.message());
   const SessionStats &stats = s.stats();
   llvm::errs() << "model: " << path << " (" << hp.arch << ", "
                << hp.layers << " layers, dim " << hp.dim << ", "
@@ -618,7 +659,11 @@ int hesper::run::runModelMode(const std::string &path,
                        ? "weights read in place from the file, buffers set "
                          "up in "
                        : "weights uploaded in ")
-               << llvm::format("%.0f", stats.uploadMs) << " ms\n";
+               << llvm::format("%.0f", stats.uploadMs) << " ms";
+  if (stats.warmUpMs > 0)
+    llvm::errs() << "; warmed up in " << llvm::format("%.0f", stats.warmUpMs)
+                 << " ms";
+  llvm::errs() << "\n";
   if (!opts.profilePath.empty()) {
     // Where the start went: the compile's stages (or the cache's load).
     exec::ChromeTrace trace;
@@ -633,6 +678,31 @@ int hesper::run::runModelMode(const std::string &path,
   if (!stats.programCache.empty())
     llvm::errs() << "program cache: " << stats.programCache << " ("
                  << stats.programCachePath << ")\n";
+
+  if (benchFlag) {
+    run::BenchSpec spec;
+    if (!benchPrompt.empty())
+      spec.prompts.assign(benchPrompt.begin(), benchPrompt.end());
+    if (!benchGen.empty())
+      spec.gens.assign(benchGen.begin(), benchGen.end());
+    if (!benchDepth.empty())
+      spec.depths.assign(benchDepth.begin(), benchDepth.end());
+    spec.reps = benchReps;
+    spec.json = benchOutput == "json";
+    if (benchReps < 1)
+      return fail("--bench-reps takes a count of at least 1");
+    if (benchOutput != "md" && benchOutput != "json")
+      return fail("--bench-output is md or json, not '" + benchOutput + "'");
+    for (int64_t n : llvm::concat<const int64_t>(spec.prompts, spec.gens,
+                                                 spec.depths))
+      if (n < 0)
+        return fail("--bench-prompt, --bench-gen and --bench-depth take "
+                    "counts of at least 0");
+    return run::runBench(
+        s, model, path,
+        device ? rt::backendName(device->info().backend) : "interp", spec,
+        llvm::outs(), llvm::errs());
+  }
 
   GenerateOptions g;
   g.maxTokens = nPredict;

@@ -140,6 +140,11 @@ static cl::opt<bool> noCache(
     cl::desc("Compile the model's programs instead of loading them from the "
              "program cache (and store nothing)"),
     cl::cat(serverCategory));
+static cl::opt<bool> noWarmup(
+    "no-warmup",
+    cl::desc("Do not run a token through the model before serving (as "
+             "llama-server's --no-warmup)"),
+    cl::cat(serverCategory));
 static cl::opt<bool> listDevicesFlag("list-devices",
                                      cl::desc("List the devices and exit"),
                                      cl::cat(serverCategory));
@@ -241,6 +246,7 @@ int main(int argc, char **argv) {
   serving::EngineOptions engineOptions;
   engineOptions.slots = parallel;
   engineOptions.queueSize = queueSize;
+  engineOptions.warmup = !noWarmup;
   engineOptions.session.contextSize = ctxSize;
   engineOptions.session.cacheTypes = cacheTypes;
   if (quantizeActivations != cl::BOU_UNSET)

@@ -124,6 +124,7 @@ struct SessionStats {
   uint64_t inPlaceWeightBytes = 0;
   double compileMs = 0;           ///< building, fusing and lowering
   double uploadMs = 0;            ///< weights to the device
+  double warmUpMs = 0;            ///< Session::warmUp (0: not run)
   /// Where compileMs went, for traces (hesper-run --profile): "graphs"
   /// (building the model's Circuit graphs), then each pass of the target
   /// pipeline as it ran (nested passes inside their adaptor's span); on a
@@ -193,6 +194,15 @@ public:
   int64_t maxBatchRows() const;
   /// The batch steps' row counts, ascending (empty: single-sequence).
   std::vector<int64_t> batchRowCounts() const;
+  /// Runs the decode step once (token 0 at position 0; a multi-sequence
+  /// session, its one-row step in sequence 0), then starts over at
+  /// position 0, as llama.cpp runs a token through a model when it loads
+  /// it (its --no-warmup turns that off). The step reads every weight, so
+  /// the first prompt does not pay the first touch of the weights' pages,
+  /// the kernels' code and the buffers (on a virtual machine, a 64-token
+  /// prompt's first run took four times as long as the next). Not counted
+  /// in the kernel times. Nothing for the interpreter.
+  rt::Status warmUp();
   /// Starts over at position 0 (the cache needs no clearing: positions past
   /// the current one are masked).
   void reset();

@@ -52,6 +52,9 @@ namespace hesper::serving {
 struct EngineOptions {
   int slots = 1;      ///< sequences decoded at once (-np)
   int queueSize = 64; ///< requests waiting for a slot before 503s
+  /// Run a token through the model before the first request
+  /// (Session::warmUp; llama-server's --no-warmup turns it off).
+  bool warmup = true;
   /// Context per slot, chunk size, batchInvariant (bit-identical tokens
   /// for a request alone or beside others, at a lone stream's cost).
   models::SessionOptions session;
