@@ -56,6 +56,13 @@ if "cuda 0:" in devices or any(
         and not re.search(r"\(cpu, subgroup", line)
         for line in devices.splitlines() if line.startswith("vulkan ")):
     config.available_features.add("gpu")
+# No node that a GPU's driver opens (DRM render nodes, NVIDIA's, WSL's
+# /dev/dxg): there `--backend=auto` does not load the Vulkan drivers.
+import glob
+if not glob.glob("/dev/dri/renderD*") and not any(
+        os.path.exists(n) for n in ["/dev/nvidiactl", "/dev/nvidia0",
+                                    "/dev/dxg"]):
+    config.available_features.add("no-gpu-nodes")
 # The native CPU target needs the CPU driver and a C compiler driver (cc)
 # to link its kernels.
 if "cpu 0:" in devices and shutil.which("cc"):

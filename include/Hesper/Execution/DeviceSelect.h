@@ -62,7 +62,9 @@ private:
 /// prints `error: ...` and returns null), or for auto a GPU (CUDA, then a
 /// Vulkan device that is not a CPU), else the CPU target, else a Vulkan
 /// CPU device such as lavapipe (null, silently, when none opens: the caller
-/// falls back to the interpreter).
+/// falls back to the interpreter). Vulkan's drivers are loaded before the
+/// CPU target only where a GPU's device node exists (/dev/dri/renderD*,
+/// NVIDIA's, /dev/dxg).
 std::unique_ptr<rt::Device> openRequestedDevice(const DeviceModeOptions &opts);
 } // namespace hesper::exec
 
