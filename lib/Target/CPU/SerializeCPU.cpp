@@ -14,8 +14,10 @@
 //      running workgroups begin..end-1 (linear, x fastest) by calling the
 //      inlined body in a loop over x within each row of the grid, which the
 //      loop vectorizer can widen for kernels of one element per workgroup;
-//   3. split the module into one module per kernel and, in parallel on
-//      the MLIR context's threads, optimize each at O3 for the chosen CPU
+//   3. split the module into one module per kernel (a kernel whose LLVM IR,
+//      inlined and without dead code, is an earlier one's but for the
+//      names becomes aliases of that one's entry points) and, in parallel
+//      on the MLIR context's threads, optimize each at O3 for the chosen CPU
 //      and features (the host's, or an x86-64 micro-architecture level)
 //      and emit its object file (and, for --dump-dir, its optimized IR
 //      and assembly); then link the objects with the system C compiler
@@ -58,7 +60,12 @@
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/Triple.h"
+#include "llvm/Transforms/IPO/AlwaysInliner.h"
+#include "llvm/Transforms/IPO/GlobalDCE.h"
+#include "llvm/Transforms/Scalar/ADCE.h"
 #include "llvm/Transforms/Utils/Cloning.h"
+
+#include <map>
 
 using namespace mlir;
 
@@ -304,6 +311,27 @@ void optimize(llvm::Module &module, llvm::TargetMachine &machine) {
   passes.run(module, mam);
 }
 
+/// Inlines the always-inline bodies into their entries and drops what is
+/// then dead (a buffer's static size in a memref descriptor that no
+/// instruction reads): what the comparison of kernels looks at.
+void inlineAndDropDeadCode(llvm::Module &module) {
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder builder;
+  builder.registerModuleAnalyses(mam);
+  builder.registerCGSCCAnalyses(cgam);
+  builder.registerFunctionAnalyses(fam);
+  builder.registerLoopAnalyses(lam);
+  builder.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::ModulePassManager passes;
+  passes.addPass(llvm::AlwaysInlinerPass());
+  passes.addPass(llvm::GlobalDCEPass());
+  passes.addPass(llvm::createModuleToFunctionPassAdaptor(llvm::ADCEPass()));
+  passes.run(module, mam);
+}
+
 bool emit(llvm::Module &module, llvm::TargetMachine &machine,
           llvm::CodeGenFileType kind, SmallVectorImpl<char> &out) {
   llvm::raw_svector_ostream os(out);
@@ -424,11 +452,25 @@ void collectReachable(const llvm::GlobalValue *root,
   }
 }
 
+/// One kernel's module, as bitcode, and the entry points of the kernels
+/// whose code is the same but for their names: the part defines those
+/// names as aliases of its own entries (`aliases`: alias, entry).
+struct Part {
+  SmallVector<char, 0> bitcode;
+  SmallVector<std::pair<std::string, std::string>> aliases;
+};
+
 /// Splits `module` into one module per kernel, as bitcode: the kernel's
 /// entry points (`kernel` and its thread entry, when it has one) and the
-/// definitions they reach; the other kernels' become declarations.
-std::vector<SmallVector<char, 0>>
-splitByEntry(const llvm::Module &module, llvm::ArrayRef<std::string> entries) {
+/// definitions they reach; the other kernels' become declarations. A
+/// kernel whose module, with its name in every definition's name replaced
+/// by a placeholder, is byte for byte an earlier kernel's becomes aliases
+/// in that kernel's part instead of a part of its own: a model's decode
+/// step and its prompt chunks share kernels whose ShaderM differed only in
+/// buffer sizes that the LLVM IR does not carry (attention, quantize,
+/// gathers), and each distinct one is optimized and compiled once.
+std::vector<Part> splitByEntry(const llvm::Module &module,
+                               llvm::ArrayRef<std::string> entries) {
   // A kernel's workgroup and thread entries go together.
   llvm::StringMap<SmallVector<const llvm::GlobalValue *, 2>> groups;
   SmallVector<std::string> order;
@@ -440,7 +482,9 @@ splitByEntry(const llvm::Module &module, llvm::ArrayRef<std::string> entries) {
       order.push_back(kernel.str());
     it->second.push_back(module.getFunction(name));
   }
-  std::vector<SmallVector<char, 0>> parts;
+  std::vector<Part> parts;
+  // Each distinct kernel's placeholder-named bitcode, its part and name.
+  std::map<SmallVector<char, 0>, std::pair<size_t, std::string>> distinct;
   for (const std::string &kernel : order) {
     llvm::SmallPtrSet<const llvm::GlobalValue *, 16> keep;
     for (const llvm::GlobalValue *entry : groups[kernel]) {
@@ -451,8 +495,48 @@ splitByEntry(const llvm::Module &module, llvm::ArrayRef<std::string> entries) {
     std::unique_ptr<llvm::Module> part = llvm::CloneModule(
         module, map,
         [&](const llvm::GlobalValue *gv) { return keep.contains(gv); });
+    // Without the declarations of the other kernels' definitions.
+    for (llvm::Function &f : llvm::make_early_inc_range(part->functions()))
+      if (f.isDeclaration() && f.use_empty())
+        f.eraseFromParent();
+    for (llvm::GlobalVariable &g : llvm::make_early_inc_range(part->globals()))
+      if (g.isDeclaration() && g.use_empty())
+        g.eraseFromParent();
+    // The definitions named after the kernel, under a placeholder.
+    SmallVector<std::pair<llvm::GlobalValue *, std::string>> renamed;
+    for (llvm::GlobalValue &gv : part->global_values()) {
+      std::string name = gv.getName().str();
+      size_t at = name.find(kernel);
+      if (gv.isDeclaration() || at == std::string::npos)
+        continue;
+      renamed.push_back({&gv, name});
+      gv.setName(name.substr(0, at) + "\x01" +
+                 name.substr(at + kernel.size()));
+    }
+    SmallVector<char, 0> canonical;
+    {
+      llvm::ValueToValueMapTy copyMap;
+      std::unique_ptr<llvm::Module> copy = llvm::CloneModule(*part, copyMap);
+      inlineAndDropDeadCode(*copy);
+      llvm::raw_svector_ostream os(canonical);
+      llvm::WriteBitcodeToFile(*copy, os);
+    }
+    auto [it, inserted] =
+        distinct.try_emplace(std::move(canonical), parts.size(), kernel);
+    if (!inserted) {
+      auto &[index, kept] = it->second;
+      for (const llvm::GlobalValue *entry : groups[kernel]) {
+        std::string alias = entry->getName().str();
+        std::string target = alias;
+        target.replace(alias.find(kernel), kernel.size(), kept);
+        parts[index].aliases.push_back({alias, target});
+      }
+      continue;
+    }
+    for (auto &[gv, name] : renamed)
+      gv->setName(name);
     parts.emplace_back();
-    llvm::raw_svector_ostream os(parts.back());
+    llvm::raw_svector_ostream os(parts.back().bitcode);
     llvm::WriteBitcodeToFile(*part, os);
   }
   return parts;
@@ -460,19 +544,29 @@ splitByEntry(const llvm::Module &module, llvm::ArrayRef<std::string> entries) {
 
 /// Optimizes and compiles one part (bitcode) into `object`, and its
 /// assembly into `assembly` when given; returns an error or "".
-std::string compilePart(ArrayRef<char> bitcode, const ISA &isa,
+std::string compilePart(const Part &part, const ISA &isa,
                         SmallVector<char, 0> &object,
                         SmallVector<char, 0> *assembly,
                         SmallVector<char, 0> *optimizedIR) {
   llvm::LLVMContext context;
   llvm::Expected<std::unique_ptr<llvm::Module>> module =
       llvm::parseBitcodeFile(
-          llvm::MemoryBufferRef(StringRef(bitcode.data(), bitcode.size()),
-                                "hesper_kernels"),
+          llvm::MemoryBufferRef(
+              StringRef(part.bitcode.data(), part.bitcode.size()),
+              "hesper_kernels"),
           context);
   if (!module)
     return "cannot read back a CPU kernel's bitcode: " +
            llvm::toString(module.takeError());
+  for (const auto &[alias, target] : part.aliases) {
+    llvm::Function *entry = (*module)->getFunction(target);
+    if (!entry)
+      return "a CPU kernel part has no entry '" + target + "' to alias";
+    llvm::GlobalAlias::create(entry->getValueType(),
+                              entry->getAddressSpace(),
+                              llvm::GlobalValue::ExternalLinkage, alias,
+                              entry, module->get());
+  }
   std::string error;
   std::unique_ptr<llvm::TargetMachine> machine =
       createTargetMachine(isa, error);
@@ -561,7 +655,7 @@ struct SerializeCPUPass
       entries.push_back(name);
     for (auto &[body, name] : threads)
       entries.push_back(std::string(kThreadEntryPrefix) + name);
-    std::vector<SmallVector<char, 0>> parts = splitByEntry(*ir, entries);
+    std::vector<Part> parts = splitByEntry(*ir, entries);
     std::vector<SmallVector<char, 0>> objects(parts.size()),
         assembly(parts.size()), optimizedIR(parts.size());
     std::vector<std::string> errors(parts.size());
