@@ -335,6 +335,29 @@ OwningOpRef<ModuleOp> hesper::tune::buildWorkload(MLIRContext *context,
   return nullptr;
 }
 
+std::optional<DataSheetPeak>
+hesper::tune::dataSheetPeak(llvm::StringRef deviceName) {
+  // NVIDIA's data sheets, FP16 Tensor Core without sparsity. The more
+  // specific names first: an H100 PCIe or NVL is not an SXM part.
+  static const struct {
+    const char *name; ///< in the CUDA device name
+    DataSheetPeak peak;
+  } parts[] = {
+      {"H100 PCIe", {756000, "H100 PCIe"}},
+      {"H100 NVL", {835500, "H100 NVL"}},
+      {"H100", {989400, "H100 SXM"}},
+      {"H200 NVL", {835500, "H200 NVL"}},
+      {"H200", {989400, "H200 SXM"}},
+      {"A100", {312000, "A100"}},
+      {"L40S", {362050, "L40S"}},
+      {"L4", {121000, "L4"}},
+  };
+  for (const auto &p : parts)
+    if (deviceName.contains(p.name))
+      return p.peak;
+  return std::nullopt;
+}
+
 FailureOr<EvalReport> hesper::tune::runEval(
     MLIRContext *context, rt::Device &device, const EvalOptions &options,
     ArrayRef<Workload> selected,
@@ -346,8 +369,16 @@ FailureOr<EvalReport> hesper::tune::runEval(
   report.deviceId = info.cacheId;
   report.compiler = compilerVersion();
   unsigned runs = std::max(options.runs, 3u);
-  if (info.backend == rt::Backend::Cpu)
+  if (info.backend == rt::Backend::Cpu) {
     report.peakGflops = measureCpuFmaPeakGflops(info.threads);
+    report.peakKind = "f32 FMA peak, measured";
+  } else if (info.backend == rt::Backend::Cuda) {
+    if (std::optional<DataSheetPeak> peak = dataSheetPeak(info.name)) {
+      report.peakGflops = peak->gflops;
+      report.peakKind = std::string("f16 tensor-core peak of the ") +
+                        peak->part + " (data sheet, dense)";
+    }
+  }
 
   // The device's copy bandwidth: the faster of a copy kernel (y = x) and
   // the driver's own copy, over more bytes than the device's last-level

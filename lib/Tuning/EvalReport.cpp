@@ -41,6 +41,8 @@ std::string hesper::tune::printReport(const EvalReport &report) {
       {"driver_copy_gbps", report.driverCopyGbps},
       {"peak_gflops", report.peakGflops},
       {"workloads", std::move(workloads)}};
+  if (!report.peakKind.empty())
+    (*root.getAsObject())["peak_kind"] = report.peakKind;
   return json::print(root);
 }
 
@@ -96,6 +98,9 @@ FailureOr<EvalReport> hesper::tune::parseReport(StringRef text,
   // none.
   if (root->get("peak_gflops") &&
       !num(*root, "peak_gflops", report.peakGflops, "report"))
+    return failure();
+  if (root->get("peak_kind") &&
+      !str(*root, "peak_kind", report.peakKind, "report"))
     return failure();
   if (root->get("copy_kernel_gbps") &&
       !num(*root, "copy_kernel_gbps", report.copyKernelGbps, "report"))

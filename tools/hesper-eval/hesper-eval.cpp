@@ -159,11 +159,12 @@ int main(int argc, char **argv) {
            << format("%.1f", report.copyKernelGbps) << ", driver copy "
            << format("%.1f", report.driverCopyGbps) << ")";
     // The "of peak" column where the device's peak is known (the CPU
-    // target's measured FMA rate).
+    // target's measured FMA rate, a GPU's data sheet).
     const bool peak = report.peakGflops > 0;
     if (peak)
-      outs() << "; f32 FMA peak " << format("%.1f", report.peakGflops)
-             << " GFLOP/s";
+      outs() << "; "
+             << (report.peakKind.empty() ? "f32 FMA peak" : report.peakKind)
+             << " " << format("%.1f", report.peakGflops) << " GFLOP/s";
     outs() << "\n| workload | min us | median us | noise | GB/s | GFLOP/s | "
            << (peak ? "of peak | " : "") << "of copy | max error |\n"
            << "|---|---|---|---|---|---|---|---|" << (peak ? "---|" : "")

@@ -88,3 +88,21 @@ TEST(EvalReportTest, DiffFlagsOnlyRealSlowdowns) {
 }
 
 } // namespace
+
+TEST(EvalReportTest, PeakKindIsOptionalAndRoundTrips) {
+  std::string error;
+  std::string text(kReport);
+  text.replace(text.find("\"copy_gbps\": 10"), 15,
+               "\"copy_gbps\": 10, \"peak_gflops\": 989400, \"peak_kind\": "
+               "\"f16 tensor-core peak\"");
+  auto report = parseReport(text, error);
+  ASSERT_TRUE(mlir::succeeded(report)) << error;
+  EXPECT_EQ(report->peakKind, "f16 tensor-core peak");
+  auto again = parseReport(printReport(*report), error);
+  ASSERT_TRUE(mlir::succeeded(again)) << error;
+  EXPECT_EQ(again->peakKind, "f16 tensor-core peak");
+  // Not a string: refused, naming the field.
+  text.replace(text.find("\"f16 tensor-core peak\""), 22, "7");
+  EXPECT_TRUE(mlir::failed(parseReport(text, error)));
+  EXPECT_NE(error.find("peak_kind"), std::string::npos) << error;
+}

@@ -4,10 +4,13 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Hesper/Tuning/Eval.h"
 #include "Hesper/Tuning/Tuner.h"
 
 #include <gtest/gtest.h>
 
+using hesper::tune::DataSheetPeak;
+using hesper::tune::dataSheetPeak;
 using hesper::tune::graphSaving;
 
 namespace {
@@ -43,6 +46,27 @@ TEST(TunerTest, GraphRejectsNoiseLossesAndUnsteadyWins) {
   EXPECT_FALSE(graphSaving({1000, 1000, 1000}, {1000, 1000, 1000}, 0));
   EXPECT_FALSE(graphSaving({}, {}, 0));
   EXPECT_FALSE(graphSaving({1000}, {}, 0));
+}
+
+
+// hesper-eval's "of peak" on CUDA: the data sheets' dense f16 tensor-core
+// rates, the more specific part first (a PCIe H100 is not an SXM one),
+// nothing for a name it does not know.
+TEST(TunerTest, DataSheetPeaksByDeviceName) {
+  auto peak = [](const char *name) {
+    std::optional<DataSheetPeak> p = dataSheetPeak(name);
+    return p ? p->gflops : 0.0;
+  };
+  EXPECT_EQ(peak("NVIDIA H100 80GB HBM3"), 989400);
+  EXPECT_EQ(peak("NVIDIA H100 PCIe"), 756000);
+  EXPECT_EQ(peak("NVIDIA H100 NVL"), 835500);
+  EXPECT_EQ(peak("NVIDIA H200"), 989400);
+  EXPECT_EQ(peak("NVIDIA A100-SXM4-80GB"), 312000);
+  EXPECT_EQ(peak("NVIDIA L40S"), 362050);
+  EXPECT_EQ(peak("NVIDIA L4"), 121000);
+  EXPECT_EQ(peak("NVIDIA GeForce RTX 3060"), 0);
+  EXPECT_EQ(peak("llvmpipe (LLVM 15.0.6, 256 bits)"), 0);
+  EXPECT_STREQ(dataSheetPeak("NVIDIA H100 PCIe")->part, "H100 PCIe");
 }
 
 } // namespace

@@ -26,6 +26,7 @@
 #include "mlir/Support/LLVM.h"
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -78,6 +79,16 @@ mlir::OwningOpRef<mlir::ModuleOp> buildWorkload(mlir::MLIRContext *context,
 /// for hesper-eval's "of peak" column; 0 where it is not measured (other
 /// architectures, CPUs without FMA).
 double measureCpuFmaPeakGflops(unsigned threads);
+
+/// A GPU's dense f16 tensor-core peak (f32 sums, no sparsity) in GFLOP/s,
+/// from NVIDIA's data sheets, for the parts whose CUDA device names it
+/// knows ("NVIDIA H100 80GB HBM3": 989,400); `part` names the data sheet's
+/// part. Nullopt for any other name.
+struct DataSheetPeak {
+  double gflops = 0;
+  const char *part = "";
+};
+std::optional<DataSheetPeak> dataSheetPeak(llvm::StringRef deviceName);
 
 /// Runs `workloads` (selectWorkloads), `options.runs` timed runs each;
 /// `progress` is called before each workload.

@@ -46,9 +46,14 @@ struct EvalReport {
   /// CPU device's threaded memcpy), over copyBandwidthBytes. Optional in a
   /// report (0: not measured).
   double copyKernelGbps = 0, driverCopyGbps = 0;
-  /// The device's f32 peak in GFLOP/s: measured on the CPU target
-  /// (measureCpuFmaPeakGflops); 0 where unknown. Optional in a report.
+  /// The device's peak in GFLOP/s: the f32 FMA rate measured on the CPU
+  /// target (measureCpuFmaPeakGflops), a GPU's dense f16 tensor-core rate
+  /// from its maker's data sheet (dataSheetPeak); 0 where unknown.
+  /// Optional in a report.
   double peakGflops = 0;
+  /// What peakGflops is ("f32 FMA peak, measured", ...); "" for a report
+  /// that has none (older ones: the CPU's f32 FMA peak).
+  std::string peakKind;
   std::vector<WorkloadResult> workloads;
 };
 
