@@ -17,6 +17,12 @@
 
 #include <httplib.h>
 
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -60,6 +66,7 @@ struct Server::Impl {
   std::atomic<uint64_t> nextId{1};
   std::atomic<uint64_t> rejected{0}, badRequests{0}, httpRequests{0};
   std::atomic<bool> stopped{false};
+  int port = 0; ///< where it listens (bind)
   int64_t started = static_cast<int64_t>(std::time(nullptr));
 
   Impl(Engine &engine, ApiContext api, ServerOptions options)
@@ -410,10 +417,48 @@ rt::Result<int> Server::bind() {
     return rt::Status::error("cannot listen on " + host + ":" +
                              std::to_string(impl->options.port) +
                              " (in use, or not an address of this machine)");
+  impl->port = port;
   return port;
 }
 
 bool Server::run() { return impl->http.listen_after_bind(); }
+
+/// Shuts down this process's TCP connections whose local port is `port`:
+/// the connections the listener accepted. cpp-httplib (0.11) keeps a
+/// worker on each idle keep-alive connection until the client sends or
+/// the keep-alive timeout (60 s here) passes, and its stop() waits for the
+/// workers: a server that a client had talked to took a minute to stop.
+/// A shut-down socket reads as closed at once, so each worker ends.
+/// httplib gives no handle on its connections; the process's descriptors
+/// (/proc/self/fd) are the sockets, and only accepted connections have the
+/// listener's port as theirs (the listener itself is closed by now).
+static void closeConnections(int port) {
+  if (port <= 0)
+    return;
+  DIR *dir = opendir("/proc/self/fd");
+  if (!dir)
+    return;
+  int self = dirfd(dir);
+  while (struct dirent *entry = readdir(dir)) {
+    char *end = nullptr;
+    long fd = std::strtol(entry->d_name, &end, 10);
+    if (!end || *end || fd < 0 || fd == self)
+      continue;
+    sockaddr_storage local{};
+    socklen_t length = sizeof(local);
+    if (getsockname(static_cast<int>(fd), reinterpret_cast<sockaddr *>(&local),
+                    &length) != 0)
+      continue; // not a socket
+    int localPort = -1;
+    if (local.ss_family == AF_INET)
+      localPort = ntohs(reinterpret_cast<sockaddr_in *>(&local)->sin_port);
+    else if (local.ss_family == AF_INET6)
+      localPort = ntohs(reinterpret_cast<sockaddr_in6 *>(&local)->sin6_port);
+    if (localPort == port)
+      shutdown(static_cast<int>(fd), SHUT_RDWR);
+  }
+  closedir(dir);
+}
 
 void Server::stop() {
   // Once: the signal thread stops the server, then the destructor calls
@@ -424,4 +469,6 @@ void Server::stop() {
   // The streams write their last events within one wait of the provider.
   std::this_thread::sleep_for(std::chrono::milliseconds(250));
   impl->http.stop();
+  closeConnections(impl->port);
 }
+

@@ -50,8 +50,9 @@ public:
   rt::Result<int> bind();
   /// Serves until stop(); returns false if the socket failed.
   bool run();
-  /// Ends every request (streams get a final event), then stops listening.
-  /// Safe from any thread.
+  /// Ends every request (streams get a final event), then stops listening
+  /// and closes the clients' idle keep-alive connections (run() returns
+  /// at once). Safe from any thread.
   void stop();
 
 private:
