@@ -694,6 +694,7 @@ std::vector<int64_t> Session::tailChunkRowCounts() const {
     out.push_back(t.rows);
   return out;
 }
+
 Status Session::warmUp() {
   Impl &s = *impl;
   if (!s.device)

@@ -190,18 +190,16 @@ int hesper::run::runBench(Session &s, const Model &model,
           {"samples_ns", std::move(ns)},
           {"samples_ts", std::move(tps)}});
     }
-    out << llvm::formatv("{0:2}", llvm::json::Value(std::move(array)))
-        << "\n";
+    out << llvm::formatv("{0:2}", llvm::json::Value(std::move(array))) << "\n";
     return 0;
   }
   out << "| model | size | params | backend | n_batch | test | t/s |\n"
       << "| --- | ---: | ---: | --- | ---: | ---: | ---: |\n";
   for (const Test &t : tests) {
     std::vector<double> ts = t.samplesTs();
-    out << "| " << name << " | "
-        << llvm::format("%.2f MiB", bytes / 1048576.0) << " | "
-        << llvm::format("%.2f M", params / 1e6) << " | " << backend << " | "
-        << s.batchSize() << " | " << t.name() << " | "
+    out << "| " << name << " | " << llvm::format("%.2f MiB", bytes / 1048576.0)
+        << " | " << llvm::format("%.2f M", params / 1e6) << " | " << backend
+        << " | " << s.batchSize() << " | " << t.name() << " | "
         << llvm::format("%.2f ± %.2f", mean(ts), stddev(ts)) << " |\n";
   }
   return 0;
