@@ -89,6 +89,8 @@ COMPILER_FREE = [
     "tools/Common/CrashWatchdog.h",
     "tools/Common/ToolFlags.cpp",
     "tools/Common/ToolFlags.h",
+    "tools/hesper-run/BenchMode.cpp",
+    "tools/hesper-run/BenchMode.h",
     "tools/hesper-run/DeviceFlags.cpp",
     "tools/hesper-run/DeviceFlags.h",
     "tools/hesper-run/FrontEnd.cpp",
