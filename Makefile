@@ -73,7 +73,9 @@ test: check-lit check-unit
 # whose evaluation order differs between GCC and clang, so the textual IR
 # that FileCheck reads is the same only with the same compiler. CI runs it
 # beside `make test`. Leaks inside the system's Vulkan driver, validation
-# layers and LLVM are not ours: see utils/sanitizers/lsan.supp.
+# layers and LLVM are not ours: see utils/sanitizers/lsan.supp. Tests marked
+# `UNSUPPORTED: asan` (the Vulkan twins of CPU parity tests) run only in the
+# main build: lit sees the asan and ubsan features in this one.
 SAN_DIR ?= build-san
 # allow_user_poisoning=0: the static MLIR libraries are not instrumented, and
 # LLVM's allocators poison memory from our (instrumented) copies of their
