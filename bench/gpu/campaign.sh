@@ -59,9 +59,8 @@ bounded $(( $(left) * 2 / 5 )) "$PY" bench/llama_compare.py --bin build/bin \
   --out "$O/compare" --models-dir "$M" 2>&1 | tail -10
 
 t "3. prefill 512: default (tensor cores) and --matrix-units=false; then tuned (hesper-tune on the q8_0 prefill graph, gemm_rows among its candidates)"
-TOK=$(seq 0 511 | awk '{printf "%s%d", (NR > 1 ? "," : ""), 1 + ($1 * 37) % 1000}')
-prefill() { # MODEL [flags]: the prompt line of a 512-token prefill
-  bounded 30 "$HR" "$1" --backend=cuda --tokens "$TOK" -n 1 -b 512 "${@:2}" 2>&1 | grep -E '^prompt:|error'
+prefill() { # MODEL [flags]: pp512 as llama-bench measures it (hesper-run --bench)
+  bounded 30 "$HR" "$1" --backend=cuda -b 512 --bench --bench-prompt 512 --bench-gen 0 --bench-reps 3 "${@:2}" 2>&1 | grep -E 'pp512|error'
 }
 for r in 1 2; do for ty in q8_0 q4_k f16; do for v in "" --matrix-units=false; do
   (( $(left) > 200 )) || break 3

@@ -61,14 +61,14 @@ status=0
   --models-dir /tmp/hesper-models "${args[@]}" "$@" || status=$?
 # Prefill of a 512-token prompt in one chunk, with tensor cores (the
 # default) and the f32 tiles, on the files llama_compare.py wrote (side by
-# side, one run each).
-prompt=$(seq 0 511 | awk '{printf "%s%d", (NR > 1 ? "," : ""), 1 + ($1 * 37) % 1000}')
+# side; hesper-run --bench: warmed up, then 3 timed runs, as llama-bench).
 for f in /tmp/hesper-models/1b-q8_0.gguf /tmp/hesper-models/1b-f16.gguf; do
   [[ -f $f ]] || continue
   for mu in "" --matrix-units=false; do
     echo "$f ${mu:-(tensor cores)}"
-    "$bin/hesper-run" "$f" --backend=cuda --tokens "$prompt" -n 1 -b 512 \
-      --no-cache $mu 2>&1 | grep -E "^prompt:|error" || true
+    "$bin/hesper-run" "$f" --backend=cuda -b 512 --no-cache $mu --bench \
+      --bench-prompt 512 --bench-gen 0 --bench-reps 3 2>&1 \
+      | grep -E "pp512|error" || true
   done
 done | tee "$logs/matrix-units-prefill.txt"
 # Decode with the activations quantized to q8_1 (integer dot products:
@@ -88,8 +88,9 @@ for f in /tmp/hesper-models/1b-q8_0.gguf /tmp/hesper-models/1b-q4_k.gguf \
   [[ -f $f ]] || continue
   for qa in false true false true; do
     echo "$f --quantize-activations=$qa"
-    "$bin/hesper-run" "$f" --backend=cuda --tokens 1 -n 128 --temp 0 \
-      --quantize-activations=$qa 2>&1 | grep -E "^prompt:|error" || true
+    "$bin/hesper-run" "$f" --backend=cuda --quantize-activations=$qa \
+      --bench --bench-prompt 0 --bench-gen 128 --bench-reps 2 2>&1 \
+      | grep -E "tg128|error" || true
   done
 done | tee "$logs/q8-activations-decode.txt"
 exit $status
