@@ -502,21 +502,19 @@ std::vector<Part> splitByEntry(const llvm::Module &module,
     for (llvm::GlobalVariable &g : llvm::make_early_inc_range(part->globals()))
       if (g.isDeclaration() && g.use_empty())
         g.eraseFromParent();
-    // The definitions named after the kernel, under a placeholder.
-    SmallVector<std::pair<llvm::GlobalValue *, std::string>> renamed;
-    for (llvm::GlobalValue &gv : part->global_values()) {
-      std::string name = gv.getName().str();
-      size_t at = name.find(kernel);
-      if (gv.isDeclaration() || at == std::string::npos)
-        continue;
-      renamed.push_back({&gv, name});
-      gv.setName(name.substr(0, at) + "\x01" +
-                 name.substr(at + kernel.size()));
-    }
+    // What kernels are compared by: a copy with the definitions named
+    // after the kernel under a placeholder, inlined, without dead code.
     SmallVector<char, 0> canonical;
     {
       llvm::ValueToValueMapTy copyMap;
       std::unique_ptr<llvm::Module> copy = llvm::CloneModule(*part, copyMap);
+      for (llvm::GlobalValue &gv : copy->global_values()) {
+        std::string name = gv.getName().str();
+        size_t at = name.find(kernel);
+        if (!gv.isDeclaration() && at != std::string::npos)
+          gv.setName(name.substr(0, at) + "\x01" +
+                     name.substr(at + kernel.size()));
+      }
       inlineAndDropDeadCode(*copy);
       llvm::raw_svector_ostream os(canonical);
       llvm::WriteBitcodeToFile(*copy, os);
@@ -533,8 +531,6 @@ std::vector<Part> splitByEntry(const llvm::Module &module,
       }
       continue;
     }
-    for (auto &[gv, name] : renamed)
-      gv->setName(name);
     parts.emplace_back();
     llvm::raw_svector_ostream os(parts.back().bitcode);
     llvm::WriteBitcodeToFile(*part, os);
