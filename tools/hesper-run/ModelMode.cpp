@@ -509,6 +509,28 @@ static int runChat(Session &s, const Model &model, const GenerateOptions &g,
 
 /// The sampling parameters from the flags, or an error naming the flag
 /// whose value is out of range (llama.cpp's ranges, Sampler.h).
+/// The --bench-* flags as a BenchSpec; "" or what is wrong with them.
+static std::string benchSpecFromFlags(run::BenchSpec &spec) {
+  if (!benchPrompt.empty())
+    spec.prompts.assign(benchPrompt.begin(), benchPrompt.end());
+  if (!benchGen.empty())
+    spec.gens.assign(benchGen.begin(), benchGen.end());
+  if (!benchDepth.empty())
+    spec.depths.assign(benchDepth.begin(), benchDepth.end());
+  spec.reps = benchReps;
+  spec.json = benchOutput == "json";
+  if (benchReps < 1)
+    return "--bench-reps takes a count of at least 1";
+  if (benchOutput != "md" && benchOutput != "json")
+    return "--bench-output is md or json, not '" + benchOutput + "'";
+  for (int64_t n :
+       llvm::concat<const int64_t>(spec.prompts, spec.gens, spec.depths))
+    if (n < 0)
+      return "--bench-prompt, --bench-gen and --bench-depth take counts of "
+             "at least 0";
+  return "";
+}
+
 static std::string samplerFromFlags(SamplerParams &p) {
   p.temperature = temperature;
   p.topK = topK;
@@ -551,6 +573,10 @@ int hesper::run::runModelMode(const std::string &path,
   SamplerParams sampler;
   if (std::string e = samplerFromFlags(sampler); !e.empty())
     return fail(e);
+  run::BenchSpec spec;
+  if (benchFlag)
+    if (std::string e = benchSpecFromFlags(spec); !e.empty())
+      return fail(e);
   if (tokenIds.getNumOccurrences() && tokenIds.empty())
     return fail("--tokens: no token ids given");
   if (chatTemplate.getNumOccurrences() && chatTemplate.empty())
@@ -596,6 +622,8 @@ int hesper::run::runModelMode(const std::string &path,
       return fail("--chat takes its turns from stdin, not --tokens");
     if (!dumpLogits.empty())
       return fail("--chat does not write --dump-logits");
+  } else if (benchFlag) {
+    // The tests draw their own tokens.
   } else if (!tokenIds.empty()) {
     if (std::string e = parseIds(tokenIds, prompt); !e.empty())
       return fail(e);
@@ -679,30 +707,11 @@ int hesper::run::runModelMode(const std::string &path,
     llvm::errs() << "program cache: " << stats.programCache << " ("
                  << stats.programCachePath << ")\n";
 
-  if (benchFlag) {
-    run::BenchSpec spec;
-    if (!benchPrompt.empty())
-      spec.prompts.assign(benchPrompt.begin(), benchPrompt.end());
-    if (!benchGen.empty())
-      spec.gens.assign(benchGen.begin(), benchGen.end());
-    if (!benchDepth.empty())
-      spec.depths.assign(benchDepth.begin(), benchDepth.end());
-    spec.reps = benchReps;
-    spec.json = benchOutput == "json";
-    if (benchReps < 1)
-      return fail("--bench-reps takes a count of at least 1");
-    if (benchOutput != "md" && benchOutput != "json")
-      return fail("--bench-output is md or json, not '" + benchOutput + "'");
-    for (int64_t n : llvm::concat<const int64_t>(spec.prompts, spec.gens,
-                                                 spec.depths))
-      if (n < 0)
-        return fail("--bench-prompt, --bench-gen and --bench-depth take "
-                    "counts of at least 0");
+  if (benchFlag)
     return run::runBench(
         s, model, path,
         device ? rt::backendName(device->info().backend) : "interp", spec,
         llvm::outs(), llvm::errs());
-  }
 
   GenerateOptions g;
   g.maxTokens = nPredict;
